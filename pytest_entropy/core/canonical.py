@@ -1,0 +1,292 @@
+"""Stable JSON hashing and the reference's JSON text forms (spec §2.7-§2.8).
+
+Three writers share one escaping and number formatter:
+
+* :func:`canonical_json` - keys collated by ICU (root/en-US, as JavaScript
+  ``localeCompare``), array-index keys first; this is the text every digest hashes.
+* :func:`js_stringify` - compact ``JSON.stringify`` in own-key order (trace size bound,
+  review keys).
+* :func:`file_text` - ``JSON.stringify(value, null, 2) + "\\n"`` in own-key order, the byte
+  format of artifact, pool, snapshot and certification files.
+
+All three walk the value with an explicit stack, so hostile nesting cannot exhaust
+Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+from .jscompat import is_array_index_key, js_own_keys, js_string
+
+__all__ = [
+    "EMPTY_ARRAY_DIGEST",
+    "CanonicalError",
+    "canonical_json",
+    "collation_sort_key",
+    "file_text",
+    "icu_version",
+    "js_stringify",
+    "json_string",
+    "schema_digest",
+    "stable_json_hash",
+    "stable_json_hash_array",
+]
+
+EMPTY_ARRAY_DIGEST = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+
+
+class CanonicalError(ValueError):
+    """A value that has no JSON form (a set, an object of another type, a cycle)."""
+
+
+# ------------------------------------------------------------------------ collation
+
+_collator: Any = None
+
+
+def _get_collator() -> Any:
+    global _collator
+    if _collator is None:
+        import icu  # provided by the pyicu-wheels distribution
+
+        collator = icu.Collator.createInstance(icu.Locale("en_US"))
+        # V8 turns normalisation on for localeCompare (ECMA-402: canonically equivalent
+        # strings compare equal), so "A\u030a" and "\u00c5" tie and keep their order.
+        collator.setAttribute(icu.UCollAttribute.NORMALIZATION_MODE, icu.UCollAttributeValue.ON)
+        _collator = collator
+    return _collator
+
+
+def icu_version() -> str:
+    """The ICU version behind the stable hash's key order."""
+    import icu
+
+    return str(icu.ICU_VERSION)
+
+
+@lru_cache(maxsize=65536)
+def collation_sort_key(key: str) -> bytes:
+    """ICU sort key of an object key, as ``localeCompare`` orders it."""
+    return bytes(_get_collator().getSortKey(key))
+
+
+def _canonical_keys(obj: dict[str, Any]) -> list[str]:
+    keys = list(obj)
+    if len(keys) <= 1:
+        return keys
+    index_keys = [k for k in keys if k[:1].isdigit() and is_array_index_key(k)]
+    if index_keys:
+        index_set = set(index_keys)
+        rest = [k for k in keys if k not in index_set]
+        index_keys.sort(key=int)
+    else:
+        rest = keys
+    # A stable sort: keys that collate equal keep their own-key (insertion) order.
+    rest.sort(key=collation_sort_key)
+    return index_keys + rest if index_keys else rest
+
+
+# ------------------------------------------------------------------------- escaping
+
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    """Escape lone surrogates as ``\\udxxx``; a high+low pair is one character (JavaScript)."""
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        cp = ord(ch)
+        if 0xD800 <= cp <= 0xDBFF and i + 1 < n and 0xDC00 <= ord(text[i + 1]) <= 0xDFFF:
+            low = ord(text[i + 1])
+            out.append(chr(0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)))
+            i += 2
+            continue
+        if 0xD800 <= cp <= 0xDFFF:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def json_string(s: str) -> str:
+    """A JSON string literal exactly as ``JSON.stringify`` writes it."""
+    if not _NEEDS_ESCAPE.search(s):
+        return '"' + s + '"'
+    text = json.dumps(s, ensure_ascii=False)
+    if _SURROGATE.search(text):
+        text = _escape_surrogates(text)
+    return text
+
+
+def _number_text(value: Any) -> str:
+    if type(value) is float and not math.isfinite(value):
+        return "null"
+    return js_string(value)
+
+
+# -------------------------------------------------------------------------- writers
+
+_CANONICAL = 0
+_OWN = 1
+
+
+def _write_compact(value: Any, order: int) -> str:
+    parts: list[str] = []
+    append = parts.append
+    # Stack items: ("v", value) to write a value, or ("s", text) to write literal text.
+    stack: list[tuple[bool, Any]] = [(True, value)]
+    seen: set[int] = set()
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        is_value, item = pop()
+        if not is_value:
+            if type(item) is int:  # leaving a container
+                seen.discard(item)
+                continue
+            append(item)
+            continue
+        t = type(item)
+        if t is str:
+            append(json_string(item))
+        elif item is None:
+            append("null")
+        elif item is True:
+            append("true")
+        elif item is False:
+            append("false")
+        elif t is int or t is float:
+            append(_number_text(item))
+        elif t is dict:
+            ident = id(item)
+            if ident in seen:
+                raise CanonicalError("cannot serialise a cyclic structure")
+            if not item:
+                append("{}")
+                continue
+            seen.add(ident)
+            keys = _canonical_keys(item) if order == _CANONICAL else js_own_keys(item)
+            push((False, ident))
+            push((False, "}"))
+            for index in range(len(keys) - 1, -1, -1):
+                key = keys[index]
+                push((True, item[key]))
+                push((False, ("," if index else "{") + json_string(key) + ":"))
+        elif t is list or t is tuple:
+            ident = id(item)
+            if ident in seen:
+                raise CanonicalError("cannot serialise a cyclic structure")
+            if not item:
+                append("[]")
+                continue
+            seen.add(ident)
+            push((False, ident))
+            push((False, "]"))
+            for index in range(len(item) - 1, -1, -1):
+                push((True, item[index]))
+                push((False, "," if index else "["))
+        elif isinstance(item, bool):
+            append("true" if item else "false")
+        elif isinstance(item, int | float):
+            append(_number_text(item))
+        elif isinstance(item, str):
+            append(json_string(item))
+        elif isinstance(item, dict):
+            push((True, dict(item)))
+        elif isinstance(item, list | tuple):
+            push((True, list(item)))
+        else:
+            raise CanonicalError(f"{type(item).__name__} has no JSON form")
+    return "".join(parts)
+
+
+def canonical_json(value: Any) -> str:
+    """``JSON.stringify(canon(value))``: the exact text :func:`stable_json_hash` hashes."""
+    return _write_compact(value, _CANONICAL)
+
+
+def js_stringify(value: Any) -> str:
+    """Compact ``JSON.stringify(value)`` in JavaScript own-key order."""
+    return _write_compact(value, _OWN)
+
+
+def stable_json_hash(value: Any) -> str:
+    """Lowercase hex SHA-256 of the canonical JSON text (spec §2.7).
+
+    >>> stable_json_hash([])
+    '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945'
+    """
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def stable_json_hash_array(items: Any) -> str:
+    """Hash of a large array written item by item; equals ``stable_json_hash(list(items))``."""
+    digest = hashlib.sha256()
+    digest.update(b"[")
+    first = True
+    for item in items:
+        if not first:
+            digest.update(b",")
+        first = False
+        digest.update(canonical_json(item).encode("utf-8"))
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+def schema_digest(schema: Any) -> str:
+    """``schema_digest``: the stable hash of a JSON Schema (spec §2.7.4)."""
+    return stable_json_hash(schema)
+
+
+def file_text(value: Any) -> str:
+    """``JSON.stringify(value, null, 2) + "\\n"`` in own-key order (spec §2.8)."""
+    parts: list[str] = []
+    append = parts.append
+    stack: list[tuple[bool, Any, int]] = [(True, value, 0)]
+    seen: set[int] = set()
+    while stack:
+        is_value, item, depth = stack.pop()
+        if not is_value:
+            if type(item) is int:
+                seen.discard(item)
+            else:
+                append(item)
+            continue
+        t = type(item)
+        if t is dict or t is list or t is tuple:
+            ident = id(item)
+            if ident in seen:
+                raise CanonicalError("cannot serialise a cyclic structure")
+            if not item:
+                append("{}" if t is dict else "[]")
+                continue
+            seen.add(ident)
+            inner = "\n" + "  " * (depth + 1)
+            stack.append((False, ident, depth))
+            stack.append((False, "\n" + "  " * depth + ("}" if t is dict else "]"), depth))
+            if t is dict:
+                keys = js_own_keys(item)
+                for index in range(len(keys) - 1, -1, -1):
+                    key = keys[index]
+                    stack.append((True, item[key], depth + 1))
+                    opener = ("," if index else "{") + inner
+                    stack.append((False, opener + json_string(key) + ": ", depth))
+            else:
+                for index in range(len(item) - 1, -1, -1):
+                    stack.append((True, item[index], depth + 1))
+                    stack.append((False, ("," if index else "[") + inner, depth))
+        else:
+            append(_write_compact(item, _OWN))
+    append("\n")
+    return "".join(parts)

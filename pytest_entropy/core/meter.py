@@ -1,0 +1,526 @@
+"""The entropy meter as a map-merge-finalize (spec §3).
+
+:class:`MeterState` accumulates traces one at a time and never keeps them: memory grows
+with distinct refs, signatures, stages, tasks and action sequences, not with operations.
+States of consecutive corpus slices merge in slice order and reproduce exactly what one
+pass over the concatenation would have accumulated, including the first-seen order of
+every map and the floating-point order of the churn sums (see :meth:`MeterState.merge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .canonical import stable_json_hash
+from .fingerprint import (
+    shannon_entropy_bits,
+    shape_signature,
+    signature_distance,
+    static_freedom,
+)
+from .jscompat import code_unit_key, round_metric
+from .records import (
+    ENTROPY_METRIC_VERSION,
+    ModelRow,
+    Operation,
+    RefRow,
+    RepairRow,
+    Report,
+    ShapeCount,
+    Totals,
+    Trace,
+    coerce_repairs,
+)
+
+__all__ = [
+    "DISCOVERY_PREFIX",
+    "ENTROPY_WEIGHTS",
+    "INVOCATION_REJECTION_STAGES",
+    "WORKFLOW_PREFIX",
+    "MeterState",
+    "measure",
+    "report_hash",
+]
+
+DISCOVERY_PREFIX = "fabric.discovery."
+WORKFLOW_PREFIX = "fabric.workflow."
+INVOCATION_REJECTION_STAGES = frozenset({"resolve", "prepare", "validate"})
+ENTROPY_WEIGHTS = {
+    "shape": 1,
+    "failureStage": 1,
+    "churn": 4,
+    "navigation": 4,
+    "flow": 1,
+    "lexicon": 2,
+    "staticFreedom": 0.25,
+}
+_NO_TASK = "(none)"
+_SEQUENCE_JOIN = "→"
+
+
+class _RefAccumulator:
+    __slots__ = (
+        "calls",
+        "churn_pairs",
+        "churn_sum",
+        "churn_terms",
+        "failed",
+        "signatures",
+        "stages",
+        "succeeded",
+    )
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.succeeded = 0
+        self.failed = 0
+        self.signatures: dict[str, int] = {}
+        self.stages: dict[str, int] = {}
+        self.churn_pairs = 0
+        self.churn_sum = 0.0
+        self.churn_terms: list[float] = []
+
+    def copy(self) -> _RefAccumulator:
+        clone = _RefAccumulator()
+        clone.calls = self.calls
+        clone.succeeded = self.succeeded
+        clone.failed = self.failed
+        clone.signatures = dict(self.signatures)
+        clone.stages = dict(self.stages)
+        clone.churn_pairs = self.churn_pairs
+        clone.churn_sum = self.churn_sum
+        clone.churn_terms = list(self.churn_terms)
+        return clone
+
+
+def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
+    # Existing keys keep their position; new keys follow in the other map's order, which is
+    # exactly the first-seen order of the concatenated input.
+    for key, count in other.items():
+        into[key] = into.get(key, 0) + count
+
+
+class _SurfaceIndex:
+    """Ref -> schema (later duplicates win) with static freedom computed once per ref."""
+
+    __slots__ = ("_freedom", "schemas")
+
+    def __init__(self, surface: Mapping[str, Any] | None) -> None:
+        self.schemas: dict[str, Any] = {}
+        self._freedom: dict[str, float] = {}
+        if surface is None:
+            return
+        for action in surface.get("actions") or ():
+            if type(action) is dict and type(action.get("ref")) is str:
+                self.schemas[action["ref"]] = action.get("inputSchema")
+
+    def freedom(self, ref: str) -> float:
+        if ref not in self.schemas:
+            return 0.0
+        value = self._freedom.get(ref)
+        if value is None:
+            value = static_freedom(self.schemas[ref])
+            self._freedom[ref] = value
+        return value
+
+
+class MeterState:
+    """A mergeable accumulator over traces; :meth:`finalize` turns it into a :class:`Report`.
+
+    ``retain_terms`` keeps the individual churn distances so that this state can later be
+    merged *into* another one (as the right-hand side) with bit-identical float sums. A
+    state that only ever accumulates, or only ever receives merges, can drop them.
+
+    >>> state = MeterState()
+    >>> state.add_trace(Trace((Operation("pi.read", {"path": "a"}, "succeeded"),), "t"))
+    >>> state.finalize().totals.succeeded
+    1
+    """
+
+    __slots__ = (
+        "aborted",
+        "action_operations",
+        "churn_pairs",
+        "churn_sum",
+        "churn_terms",
+        "discovery_operations",
+        "failed",
+        "invocation_rejections",
+        "models",
+        "operations",
+        "refs",
+        "retain_terms",
+        "succeeded",
+        "task_sequences",
+        "timed_out",
+        "traces",
+        "workflow_operations",
+    )
+
+    def __init__(self, *, retain_terms: bool = True) -> None:
+        self.retain_terms = retain_terms
+        self.traces = 0
+        self.operations = 0
+        self.action_operations = 0
+        self.discovery_operations = 0
+        self.workflow_operations = 0
+        self.succeeded = 0
+        self.failed = 0
+        self.aborted = 0
+        self.timed_out = 0
+        self.invocation_rejections = 0
+        self.refs: dict[str, _RefAccumulator] = {}
+        self.churn_pairs = 0
+        self.churn_sum = 0.0
+        self.churn_terms: list[float] = []
+        self.task_sequences: dict[str, dict[str, int]] = {}
+        self.models: dict[str, MeterState] = {}
+
+    # ------------------------------------------------------------------ accumulation
+
+    def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        """Accumulate one trace (a :class:`Trace` or a spec-shaped dict)."""
+        if isinstance(trace, Trace):
+            self.add_operations(trace.operations, trace.task_key, trace.model)
+            return
+        ops = [
+            (op["ref"], op["args"], op["outcome"], op.get("failureStage"))
+            for op in trace.get("operations", ())
+        ]
+        self.add_operations(ops, trace.get("taskKey"), trace.get("model"))
+
+    def add_traces(self, traces: Iterable[Trace | Mapping[str, Any]]) -> None:
+        for trace in traces:
+            self.add_trace(trace)
+
+    def add_operations(
+        self,
+        operations: Iterable[Sequence[Any]],
+        task_key: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Accumulate one trace given as ``(ref, args, outcome, failure_stage)`` tuples.
+
+        This is the ingest hot path: the shape signature and churn distance of each
+        operation are computed once and applied to the global state and, for a stamped
+        trace, to the model's own state.
+        """
+        states: tuple[MeterState, ...]
+        if model:
+            model_state = self.models.get(model)
+            if model_state is None:
+                model_state = MeterState(retain_terms=self.retain_terms)
+                self.models[model] = model_state
+            states = (self, model_state)
+        else:
+            states = (self,)
+        for state in states:
+            state.traces += 1
+        pending: dict[str, str] = {}
+        sequence: list[str] = []
+        rejection_stages = INVOCATION_REJECTION_STAGES
+        for ref, args, outcome, stage in operations:
+            if ref.startswith("fabric."):
+                if ref.startswith(DISCOVERY_PREFIX):
+                    for state in states:
+                        state.operations += 1
+                        state.discovery_operations += 1
+                    continue
+                if ref.startswith(WORKFLOW_PREFIX):
+                    for state in states:
+                        state.operations += 1
+                        state.workflow_operations += 1
+                    continue
+            sequence.append(ref)
+            signature = shape_signature(args)
+            distance = None
+            if pending:
+                previous = pending.pop(ref, None)
+                if previous is not None:
+                    distance = signature_distance(previous, signature)
+            failed = outcome == "failed"
+            if failed:
+                if stage is None:
+                    stage = "unknown"
+                pending[ref] = signature
+            for state in states:
+                state.operations += 1
+                state.action_operations += 1
+                acc = state.refs.get(ref)
+                if acc is None:
+                    acc = _RefAccumulator()
+                    state.refs[ref] = acc
+                acc.calls += 1
+                if outcome == "succeeded":
+                    state.succeeded += 1
+                    acc.succeeded += 1
+                elif failed:
+                    state.failed += 1
+                    acc.failed += 1
+                    stages = acc.stages
+                    stages[stage] = stages.get(stage, 0) + 1
+                    if stage in rejection_stages:
+                        state.invocation_rejections += 1
+                elif outcome == "aborted":
+                    state.aborted += 1
+                else:
+                    state.timed_out += 1
+                signatures = acc.signatures
+                signatures[signature] = signatures.get(signature, 0) + 1
+                if distance is not None:
+                    acc.churn_pairs += 1
+                    acc.churn_sum += distance
+                    state.churn_pairs += 1
+                    state.churn_sum += distance
+                    if state.retain_terms:
+                        acc.churn_terms.append(distance)
+                        state.churn_terms.append(distance)
+        if sequence:
+            key = _SEQUENCE_JOIN.join(sequence)
+            task = _NO_TASK if task_key is None else task_key
+            for state in states:
+                counts = state.task_sequences.get(task)
+                if counts is None:
+                    counts = {}
+                    state.task_sequences[task] = counts
+                counts[key] = counts.get(key, 0) + 1
+
+    # ------------------------------------------------------------------------ merging
+
+    def copy(self) -> MeterState:
+        """An independent deep copy."""
+        clone = MeterState(retain_terms=self.retain_terms)
+        clone.merge(self)
+        return clone
+
+    def merge(self, other: MeterState) -> MeterState:
+        """Fold ``other`` (the slice that follows this one) into this state; returns ``self``.
+
+        The result equals one pass over this state's input followed by ``other``'s input:
+        counters add, every ordered map keeps first-seen order, and the churn sums replay
+        ``other``'s distances one by one onto this state's running sums so the float
+        rounding happens in the same order as in a single pass.
+        """
+        if other.churn_pairs and not other.retain_terms:
+            raise ValueError(
+                "cannot merge a state that dropped its churn terms (create it with "
+                "retain_terms=True to use it as the right-hand side of a merge)"
+            )
+        self.traces += other.traces
+        self.operations += other.operations
+        self.action_operations += other.action_operations
+        self.discovery_operations += other.discovery_operations
+        self.workflow_operations += other.workflow_operations
+        self.succeeded += other.succeeded
+        self.failed += other.failed
+        self.aborted += other.aborted
+        self.timed_out += other.timed_out
+        self.invocation_rejections += other.invocation_rejections
+        for ref, theirs in other.refs.items():
+            mine = self.refs.get(ref)
+            if mine is None:
+                mine = theirs.copy()
+                if not self.retain_terms:
+                    mine.churn_terms = []
+                self.refs[ref] = mine
+                continue
+            mine.calls += theirs.calls
+            mine.succeeded += theirs.succeeded
+            mine.failed += theirs.failed
+            _merge_counts(mine.signatures, theirs.signatures)
+            _merge_counts(mine.stages, theirs.stages)
+            mine.churn_pairs += theirs.churn_pairs
+            running = mine.churn_sum
+            for term in theirs.churn_terms:
+                running += term
+            mine.churn_sum = running
+            if self.retain_terms:
+                mine.churn_terms.extend(theirs.churn_terms)
+        self.churn_pairs += other.churn_pairs
+        running = self.churn_sum
+        for term in other.churn_terms:
+            running += term
+        self.churn_sum = running
+        if self.retain_terms:
+            self.churn_terms.extend(other.churn_terms)
+        for task, sequences in other.task_sequences.items():
+            mine_sequences = self.task_sequences.get(task)
+            if mine_sequences is None:
+                self.task_sequences[task] = dict(sequences)
+            else:
+                _merge_counts(mine_sequences, sequences)
+        for model, theirs_state in other.models.items():
+            mine_state = self.models.get(model)
+            if mine_state is None:
+                mine_state = MeterState(retain_terms=self.retain_terms)
+                self.models[model] = mine_state
+            mine_state.merge(theirs_state)
+        return self
+
+    # --------------------------------------------------------------------- finalising
+
+    def finalize(
+        self,
+        surface: Mapping[str, Any] | None = None,
+        repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
+        catalog_digest: str | None = None,
+    ) -> Report:
+        """The report of everything accumulated so far (spec §3.3-§3.5)."""
+        rows = coerce_repairs(repairs)
+        lexicon: dict[str, int] = {}
+        for row in rows:
+            lexicon[row.ref] = lexicon.get(row.ref, 0) + 1
+        index = _SurfaceIndex(surface)
+        digest = "" if catalog_digest is None else catalog_digest
+        by_model = tuple(
+            self._model_row(model, index, lexicon, len(rows), digest)
+            for model in sorted(self.models, key=code_unit_key)
+        )
+        return self._finalize(index, lexicon, len(rows), digest, by_model)
+
+    def _model_row(
+        self,
+        model: str,
+        index: _SurfaceIndex,
+        lexicon: Mapping[str, int],
+        repair_count: int,
+        digest: str,
+    ) -> ModelRow:
+        scoped = self.models[model]._finalize(index, lexicon, repair_count, digest, ())
+        totals = scoped.totals
+        return ModelRow(
+            model,
+            totals.operations,
+            totals.action_operations,
+            totals.succeeded,
+            totals.invocation_rejections,
+            totals.invocation_rejections_per_1k,
+            scoped.behavioral_score,
+        )
+
+    def _finalize(
+        self,
+        index: _SurfaceIndex,
+        lexicon: Mapping[str, int],
+        repair_count: int,
+        digest: str,
+        by_model: tuple[ModelRow, ...],
+    ) -> Report:
+        ref_rows: list[RefRow] = []
+        static_total = 0.0
+        static_weighted = 0.0
+        shape_weighted = 0.0
+        stage_weighted = 0.0
+        score_sum = 0.0
+        for ref in sorted(self.refs, key=code_unit_key):
+            acc = self.refs[ref]
+            shape_bits = shannon_entropy_bits(acc.signatures.values())
+            stage_bits = shannon_entropy_bits(acc.stages.values())
+            churn = round_metric(acc.churn_sum / acc.churn_pairs) if acc.churn_pairs else 0.0
+            rows = lexicon.get(ref, 0)
+            freedom = index.freedom(ref)
+            score = round_metric(shape_bits + stage_bits + 4 * churn + 2 * rows + 0.25 * freedom)
+            static_total += freedom
+            static_weighted += 0.25 * freedom
+            shape_weighted += shape_bits * acc.calls
+            stage_weighted += stage_bits * acc.failed
+            score_sum += score
+            shapes = sorted(acc.signatures.items(), key=lambda item: code_unit_key(item[0]))
+            shapes.sort(key=lambda item: -item[1])
+            ref_rows.append(
+                RefRow(
+                    ref=ref,
+                    calls=acc.calls,
+                    succeeded=acc.succeeded,
+                    failed=acc.failed,
+                    shape_signatures=tuple(ShapeCount(sig, count) for sig, count in shapes[:8]),
+                    shape_entropy_bits=shape_bits,
+                    failure_stage_entropy_bits=stage_bits,
+                    churn_rate=churn,
+                    lexicon_rows=rows,
+                    static_freedom=freedom,
+                    score=score,
+                )
+            )
+        actions = self.action_operations
+        successes = max(1, self.succeeded)
+        flow_weighted = 0.0
+        flow_occurrences = 0
+        for sequences in self.task_sequences.values():
+            occurrences = 0
+            for count in sequences.values():
+                occurrences += count
+            flow_weighted += shannon_entropy_bits(sequences.values()) * occurrences
+            flow_occurrences += occurrences
+        navigation = round_metric(self.discovery_operations / actions) if actions else 0.0
+        flow = round_metric(flow_weighted / flow_occurrences) if flow_occurrences else 0.0
+        score = round_metric((score_sum + 4 * navigation + 1 * flow) / successes)
+        static_score = round_metric(static_weighted / successes)
+        per_1k = (
+            round_metric(self.invocation_rejections / actions * 1000) if actions else 0.0
+        )
+        totals = Totals(
+            traces=self.traces,
+            operations=self.operations,
+            action_operations=actions,
+            discovery_operations=self.discovery_operations,
+            workflow_operations=self.workflow_operations,
+            succeeded=self.succeeded,
+            failed=self.failed,
+            aborted=self.aborted,
+            timed_out=self.timed_out,
+            invocation_rejections=self.invocation_rejections,
+            invocation_rejections_per_1k=per_1k,
+        )
+        ref_rows.sort(key=lambda row: code_unit_key(row.ref))
+        ref_rows.sort(key=lambda row: -row.score)
+        return Report(
+            metric_version=ENTROPY_METRIC_VERSION,
+            catalog_digest=digest,
+            totals=totals,
+            shape_entropy_bits=round_metric(shape_weighted / actions) if actions else 0.0,
+            failure_stage_entropy_bits=(
+                round_metric(stage_weighted / self.failed) if self.failed else 0.0
+            ),
+            churn_rate=(
+                round_metric(self.churn_sum / self.churn_pairs) if self.churn_pairs else 0.0
+            ),
+            navigation_ratio=navigation,
+            flow_entropy_bits=flow,
+            lexicon_rows=repair_count,
+            static_freedom=round_metric(static_total),
+            static_score=static_score,
+            behavioral_score=round_metric(score - static_score),
+            score=score,
+            refs=tuple(ref_rows),
+            by_model=by_model,
+        )
+
+
+def measure(
+    traces: Iterable[Trace | Mapping[str, Any]],
+    surface: Mapping[str, Any] | None = None,
+    repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
+    catalog_digest: str | None = None,
+) -> Report:
+    """``measureEntropy``: the report of a corpus of traces (spec §3).
+
+    >>> measure([{"operations": [{"ref": "pi.read", "args": {}, "outcome": "succeeded"}]}]).score
+    0.0
+    """
+    state = MeterState(retain_terms=False)
+    state.add_traces(traces)
+    return state.finalize(surface, repairs, catalog_digest)
+
+
+def report_hash(report: Report | Mapping[str, Any]) -> str:
+    """``entropyReportHash``: the stable hash of the report's JSON form."""
+    value = report.to_json() if isinstance(report, Report) else report
+    return stable_json_hash(value)
+
+
+def _operation_tuple(op: Operation | Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
+    if isinstance(op, Operation):
+        return op
+    return (op["ref"], op["args"], op["outcome"], op.get("failureStage"))
