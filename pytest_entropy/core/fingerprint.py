@@ -1,4 +1,7 @@
-"""Shape signatures, signature distance, Shannon entropy, static freedom and trend (spec §2.3-§2.6, §4.1)."""
+"""Shape signatures, signature distance, Shannon entropy, static freedom, trend.
+
+Spec §2.3-§2.6 and §4.1.
+"""
 
 from __future__ import annotations
 

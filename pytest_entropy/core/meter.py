@@ -23,7 +23,6 @@ from .jscompat import code_unit_key, round_metric
 from .records import (
     ENTROPY_METRIC_VERSION,
     ModelRow,
-    Operation,
     RefRow,
     RepairRow,
     Report,
@@ -200,91 +199,121 @@ class MeterState:
         task_key: str | None = None,
         model: str | None = None,
     ) -> None:
-        """Accumulate one trace given as ``(ref, args, outcome, failure_stage)`` tuples.
+        """Accumulate one trace given as ``(ref, args, outcome, failure_stage)`` tuples."""
+        self.add_signed(
+            [(op[0], op[1], op[2], op[3], shape_signature(op[1])) for op in operations],
+            task_key,
+            model,
+        )
 
-        This is the ingest hot path: the shape signature and churn distance of each
-        operation are computed once and applied to the global state and, for a stamped
+    def add_signed(
+        self,
+        operations: Iterable[Sequence[Any]],
+        task_key: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Accumulate one trace of ``(ref, args, outcome, failure_stage, signature)`` tuples.
+
+        This is the ingest hot path. The per-trace derivations (churn distances, the action
+        sequence) happen once; the counts then go to the global state and, for a stamped
         trace, to the model's own state.
         """
-        states: tuple[MeterState, ...]
-        if model:
-            model_state = self.models.get(model)
-            if model_state is None:
-                model_state = MeterState(retain_terms=self.retain_terms)
-                self.models[model] = model_state
-            states = (self, model_state)
-        else:
-            states = (self,)
-        for state in states:
-            state.traces += 1
-        pending: dict[str, str] = {}
+        pending: dict[str, str] | None = None
         sequence: list[str] = []
-        rejection_stages = INVOCATION_REJECTION_STAGES
-        for ref, args, outcome, stage in operations:
+        items: list[tuple[str, str, str, str | None, float | None]] = []
+        append = items.append
+        discovery = workflow = 0
+        for ref, _args, outcome, stage, signature in operations:
             if ref.startswith("fabric."):
                 if ref.startswith(DISCOVERY_PREFIX):
-                    for state in states:
-                        state.operations += 1
-                        state.discovery_operations += 1
+                    discovery += 1
                     continue
                 if ref.startswith(WORKFLOW_PREFIX):
-                    for state in states:
-                        state.operations += 1
-                        state.workflow_operations += 1
+                    workflow += 1
                     continue
             sequence.append(ref)
-            signature = shape_signature(args)
             distance = None
             if pending:
                 previous = pending.pop(ref, None)
                 if previous is not None:
                     distance = signature_distance(previous, signature)
-            failed = outcome == "failed"
-            if failed:
+            if outcome == "failed":
                 if stage is None:
                     stage = "unknown"
+                if pending is None:
+                    pending = {}
                 pending[ref] = signature
-            for state in states:
-                state.operations += 1
-                state.action_operations += 1
-                acc = state.refs.get(ref)
-                if acc is None:
-                    acc = _RefAccumulator()
-                    state.refs[ref] = acc
-                acc.calls += 1
-                if outcome == "succeeded":
-                    state.succeeded += 1
-                    acc.succeeded += 1
-                elif failed:
-                    state.failed += 1
-                    acc.failed += 1
-                    stages = acc.stages
-                    stages[stage] = stages.get(stage, 0) + 1
-                    if stage in rejection_stages:
-                        state.invocation_rejections += 1
-                elif outcome == "aborted":
-                    state.aborted += 1
-                else:
-                    state.timed_out += 1
-                signatures = acc.signatures
-                signatures[signature] = signatures.get(signature, 0) + 1
-                if distance is not None:
-                    acc.churn_pairs += 1
-                    acc.churn_sum += distance
-                    state.churn_pairs += 1
-                    state.churn_sum += distance
-                    if state.retain_terms:
-                        acc.churn_terms.append(distance)
-                        state.churn_terms.append(distance)
-        if sequence:
-            key = _SEQUENCE_JOIN.join(sequence)
-            task = _NO_TASK if task_key is None else task_key
-            for state in states:
-                counts = state.task_sequences.get(task)
-                if counts is None:
-                    counts = {}
-                    state.task_sequences[task] = counts
-                counts[key] = counts.get(key, 0) + 1
+            append((ref, signature, outcome, stage, distance))
+        key = _SEQUENCE_JOIN.join(sequence) if sequence else None
+        task = _NO_TASK if task_key is None else task_key
+        self._apply(items, discovery, workflow, key, task)
+        if model:
+            model_state = self.models.get(model)
+            if model_state is None:
+                model_state = MeterState(retain_terms=self.retain_terms)
+                self.models[model] = model_state
+            model_state._apply(items, discovery, workflow, key, task)
+
+    def _apply(
+        self,
+        items: list[tuple[str, str, str, str | None, float | None]],
+        discovery: int,
+        workflow: int,
+        sequence_key: str | None,
+        task: str,
+    ) -> None:
+        self.traces += 1
+        actions = len(items)
+        self.operations += actions + discovery + workflow
+        self.action_operations += actions
+        self.discovery_operations += discovery
+        self.workflow_operations += workflow
+        if not actions:
+            return
+        refs = self.refs
+        retain = self.retain_terms
+        succeeded = failed = aborted = timed_out = rejections = 0
+        for ref, signature, outcome, stage, distance in items:
+            acc = refs.get(ref)
+            if acc is None:
+                acc = _RefAccumulator()
+                refs[ref] = acc
+            acc.calls += 1
+            if outcome == "succeeded":
+                succeeded += 1
+                acc.succeeded += 1
+            elif outcome == "failed":
+                failed += 1
+                acc.failed += 1
+                stages = acc.stages
+                stages[stage] = stages.get(stage, 0) + 1  # type: ignore[index]
+                if stage in INVOCATION_REJECTION_STAGES:
+                    rejections += 1
+            elif outcome == "aborted":
+                aborted += 1
+            else:
+                timed_out += 1
+            signatures = acc.signatures
+            signatures[signature] = signatures.get(signature, 0) + 1
+            if distance is not None:
+                acc.churn_pairs += 1
+                acc.churn_sum += distance
+                self.churn_pairs += 1
+                self.churn_sum += distance
+                if retain:
+                    acc.churn_terms.append(distance)
+                    self.churn_terms.append(distance)
+        self.succeeded += succeeded
+        self.failed += failed
+        self.aborted += aborted
+        self.timed_out += timed_out
+        self.invocation_rejections += rejections
+        if sequence_key is not None:
+            counts = self.task_sequences.get(task)
+            if counts is None:
+                counts = {}
+                self.task_sequences[task] = counts
+            counts[sequence_key] = counts.get(sequence_key, 0) + 1
 
     # ------------------------------------------------------------------------ merging
 
@@ -457,9 +486,7 @@ class MeterState:
         flow = round_metric(flow_weighted / flow_occurrences) if flow_occurrences else 0.0
         score = round_metric((score_sum + 4 * navigation + 1 * flow) / successes)
         static_score = round_metric(static_weighted / successes)
-        per_1k = (
-            round_metric(self.invocation_rejections / actions * 1000) if actions else 0.0
-        )
+        per_1k = round_metric(self.invocation_rejections / actions * 1000) if actions else 0.0
         totals = Totals(
             traces=self.traces,
             operations=self.operations,
@@ -518,9 +545,3 @@ def report_hash(report: Report | Mapping[str, Any]) -> str:
     """``entropyReportHash``: the stable hash of the report's JSON form."""
     value = report.to_json() if isinstance(report, Report) else report
     return stable_json_hash(value)
-
-
-def _operation_tuple(op: Operation | Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
-    if isinstance(op, Operation):
-        return op
-    return (op["ref"], op["args"], op["outcome"], op.get("failureStage"))

@@ -1,0 +1,106 @@
+"""Validation of parsed input values: surface snapshots and repair tables (spec §1.6-§1.7).
+
+These functions take already-parsed JSON values (no I/O) and return the exact structures
+the meter and the hashes use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import EntropyInputError
+from .jscompat import code_unit_key
+from .records import RepairRow
+
+__all__ = [
+    "SURFACE_SHAPE_ERROR",
+    "entropy_repair_rows",
+    "live_surface_snapshot",
+    "repair_rows_from_value",
+    "surface_from_value",
+]
+
+SURFACE_SHAPE_ERROR = "surface snapshot must be { version: 1, actions: [...] }"
+
+
+def surface_from_value(value: Any, *, source: str | None = None) -> dict[str, Any]:
+    """A surface snapshot as the certification loader accepts it (spec §1.6).
+
+    Keeps, in file order and without re-sorting, the entries that are objects with a
+    string ``ref``; the surface hash covers exactly the result. An entry without an
+    ``inputSchema`` is refused (spec §14 #16).
+    """
+    if (
+        type(value) is not dict
+        or type(value.get("version")) not in (int, float)
+        or value.get("version") != 1
+        or type(value.get("actions")) is not list
+    ):
+        raise EntropyInputError(SURFACE_SHAPE_ERROR, source=source)
+    actions = []
+    for position, entry in enumerate(value["actions"]):
+        if type(entry) is not dict or type(entry.get("ref")) is not str:
+            continue
+        if "inputSchema" not in entry:
+            raise EntropyInputError(
+                f"action {position} ({entry['ref']}) has no inputSchema", source=source
+            )
+        actions.append(entry)
+    return {"version": 1, "actions": actions}
+
+
+def live_surface_snapshot(actions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{version: 1, actions: [{ref, inputSchema}]}`` sorted by ref in code-unit order."""
+    rows = [{"ref": action["ref"], "inputSchema": action.get("inputSchema")} for action in actions]
+    rows.sort(key=lambda row: code_unit_key(row["ref"]))
+    return {"version": 1, "actions": rows}
+
+
+def _text_field(row: Mapping[str, Any], name: str, position: int, source: str | None) -> str:
+    value = row.get(name)
+    if type(value) is not str or not value:
+        raise EntropyInputError(
+            f"repair row {position}: {name!r} must be a non-empty string", source=source
+        )
+    return value
+
+
+def entropy_repair_rows(
+    rows: Iterable[Mapping[str, Any]], *, source: str | None = None
+) -> list[RepairRow]:
+    """Normalise repair-table rows to meter rows, order and duplicates kept (spec §1.7)."""
+    out: list[RepairRow] = []
+    for position, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise EntropyInputError(f"repair row {position} is not an object", source=source)
+        kind = row.get("kind")
+        source_name = _text_field(row, "from", position, source)
+        target = _text_field(row, "to", position, source)
+        if kind == "keyAlias":
+            ref = _text_field(row, "ref", position, source)
+        elif kind == "actionAlias":
+            ref = _text_field(row, "provider", position, source) + "." + target
+        else:
+            raise EntropyInputError(
+                f"repair row {position}: kind must be keyAlias or actionAlias", source=source
+            )
+        out.append(RepairRow(kind, ref, source_name, target))
+    return out
+
+
+def repair_rows_from_value(value: Any, *, source: str | None = None) -> list[RepairRow]:
+    """Rows from a stored repair table (``{"repairs": [...]}``) or a bare array of rows."""
+    if type(value) is dict:
+        rows = value.get("repairs")
+        if type(rows) is not list:
+            raise EntropyInputError(
+                "repair table must be { repairs: [...] } or an array of rows", source=source
+            )
+    elif type(value) is list:
+        rows = value
+    else:
+        raise EntropyInputError(
+            "repair table must be { repairs: [...] } or an array of rows", source=source
+        )
+    return entropy_repair_rows(rows, source=source)

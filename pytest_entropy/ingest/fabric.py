@@ -1,0 +1,604 @@
+"""The native format: session JSONL with ``FabricExecutionTraceV1`` envelopes (spec §1.1-§1.5).
+
+:class:`SessionScanner` consumes raw lines and produces the session evidence: meter traces
+stamped with the current model, audit calls and value observations. It is the single place
+that decides what a line means; every skipped line is counted in :class:`ScanDiagnostics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Final
+
+from msgspec import UNSET
+
+from ..core.canonical import js_stringify
+from ..core.jscompat import MAX_SAFE_INTEGER, js_own_keys
+from ..core.meter import MeterState
+from ..core.records import AuditCall, Operation, Trace, ValueObservation
+from .argtree import (
+    MAX_FLOAT_GROWTH,
+    SignedOperation,
+    count_float,
+    safe_count,
+    signed_args,
+    value_floats,
+)
+from .fast import (
+    FAST_ERRORS,
+    evidence_decoder,
+    meter_decoder,
+    model_decoder,
+    model_of,
+    struct_guard,
+)
+from .jsonparse import JSONParseError, parse_json_bytes, parse_json_text
+from .lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
+
+__all__ = [
+    "TRACE_KIND",
+    "TRACE_SIZE_BOUND",
+    "ScanDiagnostics",
+    "SessionEvidence",
+    "SessionScanner",
+    "audit_records",
+    "guard_trace",
+    "model_from_record",
+    "scan_lines",
+]
+
+TRACE_KIND: Final = "pi-fabric.execution"
+TRACE_SIZE_BOUND: Final = 524_288
+
+_TRACE_MARK: Final = TRACE_KIND.encode()
+_MODEL_CHANGE_MARK: Final = b'"type":"model_change"'
+_ASSISTANT_MARK: Final = b'"role":"assistant"'
+
+_ENVELOPE_KEYS: Final = frozenset(
+    {"kind", "version", "outcome", "phases", "operations", "counts", "error"}
+)
+_OPERATION_KEYS: Final = frozenset(
+    {
+        "type",
+        "sequence",
+        "ref",
+        "provider",
+        "action",
+        "args",
+        "outcome",
+        "failureStage",
+        "error",
+        "result",
+        "resultTruncated",
+    }
+)
+_COUNT_KEYS: Final = frozenset(
+    {"droppedValues", "truncatedValues", "redactedValues", "droppedOperations"}
+)
+OUTCOMES: Final = frozenset({"succeeded", "failed", "aborted", "timed_out"})
+FAILURE_STAGES: Final = frozenset({"resolve", "prepare", "validate", "approve", "invoke", "guard"})
+
+
+# ------------------------------------------------------------------------- diagnostics
+
+
+@dataclass(slots=True)
+class ScanDiagnostics:
+    """Counts of everything a scan saw; skipped lines are counted here, never lost.
+
+    ``samples`` keeps the first few problems as ``file:line: problem`` for humans.
+    """
+
+    files: int = 0
+    unreadable_files: int = 0
+    lines: int = 0
+    empty_lines: int = 0
+    ignored_lines: int = 0
+    model_lines: int = 0
+    trace_lines: int = 0
+    oversized_lines: int = 0
+    malformed_lines: int = 0
+    non_object_lines: int = 0
+    lines_without_details: int = 0
+    lines_without_trace: int = 0
+    fallback_parsed_lines: int = 0
+    traces: int = 0
+    rejected_traces: int = 0
+    rejection_reasons: dict[str, int] = field(default_factory=dict)
+    audit_calls: int = 0
+    skipped_audits: int = 0
+    samples: list[str] = field(default_factory=list)
+
+    SAMPLE_LIMIT = 10
+
+    def note(self, where: str, problem: str) -> None:
+        if len(self.samples) < self.SAMPLE_LIMIT:
+            self.samples.append(f"{where}: {problem}")
+
+    def reject(self, reason: str, where: str) -> None:
+        self.rejected_traces += 1
+        self.rejection_reasons[reason] = self.rejection_reasons.get(reason, 0) + 1
+        self.note(where, f"trace skipped: {reason}")
+
+    def merge(self, other: ScanDiagnostics) -> ScanDiagnostics:
+        """Add ``other``'s counts (the slice that follows); returns ``self``."""
+        for name in _COUNTER_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, count in other.rejection_reasons.items():
+            self.rejection_reasons[reason] = self.rejection_reasons.get(reason, 0) + count
+        room = self.SAMPLE_LIMIT - len(self.samples)
+        if room > 0:
+            self.samples.extend(other.samples[:room])
+        return self
+
+    @property
+    def skipped_lines(self) -> int:
+        """Lines that looked relevant but could not be used."""
+        return (
+            self.oversized_lines
+            + self.malformed_lines
+            + self.non_object_lines
+            + self.lines_without_details
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unreadableFiles": self.unreadable_files,
+            "lines": self.lines,
+            "emptyLines": self.empty_lines,
+            "ignoredLines": self.ignored_lines,
+            "modelLines": self.model_lines,
+            "traceLines": self.trace_lines,
+            "oversizedLines": self.oversized_lines,
+            "malformedLines": self.malformed_lines,
+            "nonObjectLines": self.non_object_lines,
+            "linesWithoutDetails": self.lines_without_details,
+            "linesWithoutTrace": self.lines_without_trace,
+            "fallbackParsedLines": self.fallback_parsed_lines,
+            "traces": self.traces,
+            "rejectedTraces": self.rejected_traces,
+            "rejectionReasons": dict(sorted(self.rejection_reasons.items())),
+            "auditCalls": self.audit_calls,
+            "skippedAudits": self.skipped_audits,
+            "samples": list(self.samples),
+        }
+
+
+_COUNTER_FIELDS: Final = tuple(
+    name
+    for name in ScanDiagnostics.__dataclass_fields__
+    if name not in ("rejection_reasons", "samples")
+)
+
+
+# ------------------------------------------------------------------------------ guard
+
+
+def guard_trace(trace: Any) -> tuple[tuple[Operation, ...], str]:
+    """Check a trace against the V1 guard (spec §1.2).
+
+    Returns ``(operations, "")`` when it passes and ``((), reason)`` when it fails.
+    """
+    signed, reason = guard_signed(trace, None)
+    return tuple(tuple.__new__(Operation, op[:4]) for op in signed), reason
+
+
+def guard_signed(trace: Any, source_length: int | None) -> tuple[list[SignedOperation], str]:
+    """The guard on the ingest hot path: passing operations come back with their signature.
+
+    ``source_length`` is the byte length of the valid UTF-8 line the trace was parsed from
+    (``None`` when unknown); when the line plus the worst-case growth of its floats fits the
+    512 KiB bound, the exact JavaScript serialisation need not be built.
+    """
+    try:
+        return _guard(trace, source_length)
+    except Exception as error:  # the reference treats any exception as a failure
+        return [], f"guard error: {type(error).__name__}"
+
+
+def _guard(trace: Any, source_length: int | None) -> tuple[list[SignedOperation], str]:
+    if type(trace) is not dict:
+        return [], "trace is not an object"
+    if not _ENVELOPE_KEYS.issuperset(trace):
+        return [], "unknown envelope key"
+    get = trace.get
+    if get("kind") != TRACE_KIND:
+        return [], "kind is not pi-fabric.execution"
+    version = get("version")
+    if (type(version) is not int and type(version) is not float) or version != 1:
+        return [], "version is not 1"
+    outcome = get("outcome")
+    if type(outcome) is not str or outcome not in OUTCOMES:
+        return [], "invalid envelope outcome"
+    phases = get("phases")
+    if type(phases) is not list:
+        return [], "phases is not an array"
+    for phase in phases:
+        if type(phase) is not str:
+            return [], "phases holds a non-string"
+    operations = get("operations")
+    if type(operations) is not list:
+        return [], "operations is not an array"
+    counts = get("counts")
+    if type(counts) is not dict or counts.keys() != _COUNT_KEYS:
+        return [], "invalid counts"
+    floats = count_float(version)
+    for count in counts.values():
+        if not safe_count(count):
+            return [], "invalid counts"
+        floats += count_float(count)
+    if "error" in trace and type(trace["error"]) is not str:
+        return [], "envelope error is not a string"
+    signed: list[SignedOperation] = []
+    append = signed.append
+    previous: int | float = -1
+    operation_keys = _OPERATION_KEYS.issuperset
+    outcomes = OUTCOMES
+    for op in operations:
+        if type(op) is not dict:
+            return [], "operation is not an object"
+        if not operation_keys(op):
+            return [], "unknown operation key"
+        op_get = op.get
+        if op_get("type") != "call":
+            return [], "operation type is not call"
+        sequence = op_get("sequence")
+        if type(sequence) is int:
+            if sequence <= previous or sequence > MAX_SAFE_INTEGER:
+                return [], "invalid or non-increasing sequence"
+        elif not safe_count(sequence) or sequence <= previous:
+            return [], "invalid or non-increasing sequence"
+        else:
+            floats += 1
+        previous = sequence
+        ref = op_get("ref")
+        if type(ref) is not str:
+            return [], "ref is not a string"
+        args = op_get("args")
+        if type(args) is not dict:
+            return [], "args is not an object"
+        op_outcome = op_get("outcome")
+        if type(op_outcome) is not str or op_outcome not in outcomes:
+            return [], "invalid operation outcome"
+        stage = None
+        if len(op) > 5:
+            if "provider" in op and type(op["provider"]) is not str:
+                return [], "provider is not a string"
+            if "action" in op and type(op["action"]) is not str:
+                return [], "action is not a string"
+            if "failureStage" in op:
+                stage = op["failureStage"]
+                if type(stage) is not str or stage not in FAILURE_STAGES:
+                    return [], "invalid failureStage"
+            if "error" in op and type(op["error"]) is not str:
+                return [], "operation error is not a string"
+            if "result" in op:
+                result_floats = value_floats(op["result"])
+                if result_floats < 0:
+                    return [], "result is not a bounded JSON value"
+                floats += result_floats
+            if "resultTruncated" in op and type(op["resultTruncated"]) is not bool:
+                return [], "resultTruncated is not a boolean"
+        shape = signed_args(args)
+        if shape is None:
+            return [], "args is not a bounded JSON value"
+        floats += shape[1]
+        append((ref, args, op_outcome, stage, shape[0]))
+    if (
+        source_length is None or source_length + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND
+    ) and len(js_stringify(trace).encode("utf-8")) > TRACE_SIZE_BOUND:
+        return [], "trace larger than 512 KiB"
+    return signed, ""
+
+
+# ------------------------------------------------------------------------ extraction
+
+
+def model_from_record(record: dict[str, Any]) -> str | None:
+    """The model a ``model_change`` record or an assistant message announces (spec §1.1)."""
+    if record.get("type") == "model_change":
+        provider = record.get("provider")
+        model_id = record.get("modelId")
+        if type(provider) is str and provider and type(model_id) is str and model_id:
+            return provider + "/" + model_id
+        # A model_change record never falls back to a message it might also carry.
+        return None
+    message = record.get("message")
+    if type(message) is dict and message.get("role") == "assistant":
+        provider = message.get("provider")
+        model = message.get("model")
+        if type(provider) is str and provider and type(model) is str and model:
+            return provider + "/" + model
+    return None
+
+
+def audit_records(
+    audits: Any,
+    on_call: Callable[[AuditCall], None] | None,
+    on_value: Callable[[ValueObservation], None] | None,
+) -> tuple[int, int]:
+    """Harvest audit calls and value observations (spec §1.4); returns (kept, skipped)."""
+    if type(audits) is not list:
+        return 0, 0
+    kept = skipped = 0
+    for record in audits:
+        if type(record) is not dict:
+            skipped += 1
+            continue
+        ref = record.get("ref")
+        args = record.get("args")
+        if type(ref) is not str or not ref or type(args) is not dict:
+            skipped += 1
+            continue
+        kept += 1
+        if on_call is not None:
+            on_call(tuple.__new__(AuditCall, (ref, args)))
+        if on_value is not None:
+            for key in js_own_keys(args):
+                value = args[key]
+                t = type(value)
+                if t is str or t is int or t is float or t is bool:
+                    on_value(tuple.__new__(ValueObservation, (ref, key, value, None)))
+    return kept, skipped
+
+
+@dataclass(slots=True)
+class SessionEvidence:
+    """One scan's ordered outputs (spec §1.1): traces, value observations, audit calls."""
+
+    traces: list[Trace] = field(default_factory=list)
+    value_observations: list[ValueObservation] = field(default_factory=list)
+    audit_calls: list[AuditCall] = field(default_factory=list)
+
+
+class SessionScanner:
+    """Line-by-line session scanner with its own model cursor (spec §1.1).
+
+    ``on_trace`` receives every guarded trace as a :class:`Trace`; ``meter`` (the fast path)
+    accumulates it directly with the signatures the guard computed. Audits are harvested
+    only when ``on_audit`` or ``on_value`` is given (measurement needs neither, so it does
+    not pay for them).
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_want_audits",
+        "current_model",
+        "diagnostics",
+        "line_number",
+        "meter",
+        "name",
+        "on_audit",
+        "on_trace",
+        "on_value",
+    )
+
+    def __init__(
+        self,
+        on_trace: Callable[[Trace], None] | None = None,
+        *,
+        meter: MeterState | None = None,
+        on_audit: Callable[[AuditCall], None] | None = None,
+        on_value: Callable[[ValueObservation], None] | None = None,
+        diagnostics: ScanDiagnostics | None = None,
+        name: str = "<session>",
+        current_model: str | None = None,
+    ) -> None:
+        self.on_trace = on_trace
+        self.meter = meter
+        self.on_audit = on_audit
+        self.on_value = on_value
+        self._want_audits = on_audit is not None or on_value is not None
+        self._decoder = evidence_decoder if self._want_audits else meter_decoder
+        self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
+        self.name = name
+        self.current_model = current_model
+        self.line_number = 0
+
+    def feed_lines(self, lines: Iterable[bytes | str]) -> None:
+        for line in lines:
+            self.feed(line)
+
+    def scan_stream(
+        self,
+        stream: BinaryIO,
+        *,
+        line_cap: int = DEFAULT_LINE_CAP,
+        info: LineRead | None = None,
+    ) -> None:
+        """Scan a binary stream to its end: :meth:`feed` for every line, in a tight loop."""
+        diagnostics = self.diagnostics
+        trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
+        fast_trace = self._trace_line_fast
+        number = self.line_number
+        counted = empty = ignored = model_lines = trace_lines = 0
+        try:
+            for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
+                counted += len(batch)
+                for raw in batch:
+                    number += 1
+                    if trace_mark in raw:
+                        trace_lines += 1
+                        self.line_number = number
+                        if not fast_trace(raw):
+                            self._trace_line(raw, None)
+                    elif not raw:
+                        if raw is OVERSIZED:
+                            diagnostics.oversized_lines += 1
+                            diagnostics.note(f"{self.name}:{number}", "line longer than the cap")
+                        else:
+                            empty += 1
+                    elif change_mark in raw or assistant_mark in raw:
+                        model_lines += 1
+                        self.line_number = number
+                        self._model_line(raw, None)
+                    else:
+                        ignored += 1
+        finally:
+            self.line_number = number
+            diagnostics.lines += counted
+            diagnostics.empty_lines += empty
+            diagnostics.ignored_lines += ignored
+            diagnostics.model_lines += model_lines
+            diagnostics.trace_lines += trace_lines
+
+    def feed(self, line: bytes | str) -> None:
+        """Process one line (without its trailing ``\\n``)."""
+        self.line_number += 1
+        diagnostics = self.diagnostics
+        diagnostics.lines += 1
+        if line is OVERSIZED:
+            diagnostics.oversized_lines += 1
+            diagnostics.note(f"{self.name}:{self.line_number}", "line longer than the cap")
+            return
+        text: str | None = None
+        if type(line) is bytes:
+            raw = line
+        elif isinstance(line, str):
+            try:
+                raw = line.encode("utf-8")
+            except UnicodeEncodeError:
+                # In-memory text can hold lone surrogates, which no UTF-8 file can; parse the
+                # text itself so they survive as JavaScript would keep them.
+                raw = line.encode("utf-8", "surrogatepass")
+                text = line
+        else:
+            raw = bytes(line)
+        if not raw:
+            diagnostics.empty_lines += 1
+            return
+        if _TRACE_MARK in raw:
+            diagnostics.trace_lines += 1
+            if text is None and self._trace_line_fast(raw):
+                return
+            self._trace_line(raw, text)
+        elif _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw:
+            diagnostics.model_lines += 1
+            self._model_line(raw, text)
+        else:
+            diagnostics.ignored_lines += 1
+
+    def _model_line(self, raw: bytes, text: str | None) -> None:
+        if text is None:
+            try:
+                model = model_of(model_decoder.decode(raw))
+            except FAST_ERRORS:
+                pass
+            else:
+                if model is not None:
+                    self.current_model = model
+                return
+        record = self._parse(raw, text)
+        if record is not None:
+            model = model_from_record(record[0])
+            if model is not None:
+                self.current_model = model
+
+    def _parse(self, raw: bytes, text: str | None) -> tuple[dict[str, Any], bool] | None:
+        diagnostics = self.diagnostics
+        try:
+            if text is None:
+                value, fast = parse_json_bytes(raw)
+            else:
+                value, fast = parse_json_text(text), False
+        except JSONParseError as error:
+            diagnostics.malformed_lines += 1
+            diagnostics.note(f"{self.name}:{self.line_number}", f"malformed JSON ({error})")
+            return None
+        if not fast:
+            diagnostics.fallback_parsed_lines += 1
+        if type(value) is not dict:
+            diagnostics.non_object_lines += 1
+            diagnostics.note(f"{self.name}:{self.line_number}", "line is not a JSON object")
+            return None
+        return value, fast
+
+    def _trace_line_fast(self, raw: bytes) -> bool:
+        """The accelerated path; returns False to hand the line to the generic path."""
+        try:
+            record = self._decoder.decode(raw)
+        except FAST_ERRORS:
+            return False
+        details = record.details
+        if details is UNSET:
+            message = record.message
+            details = UNSET if message is UNSET else message.details
+            if details is UNSET:
+                self.diagnostics.lines_without_details += 1
+                return True
+        trace = details.trace
+        if trace is UNSET:
+            self.diagnostics.lines_without_trace += 1
+        else:
+            signed, floats, reason = struct_guard(trace)
+            if not reason and len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND:
+                return False  # near the size bound: the generic path measures it exactly
+            if reason:
+                self.diagnostics.reject(reason, f"{self.name}:{self.line_number}")
+            else:
+                phases = trace.phases
+                self._emit(signed, phases[0] if phases else "(none)")
+        if self._want_audits:
+            self._harvest(details.audits)  # type: ignore[union-attr]
+        return True
+
+    def _trace_line(self, raw: bytes, text: str | None) -> None:
+        parsed = self._parse(raw, text)
+        if parsed is None:
+            return
+        record, fast = parsed
+        diagnostics = self.diagnostics
+        details = record.get("details")
+        if type(details) is not dict:
+            message = record.get("message")
+            details = message.get("details") if type(message) is dict else None
+            if type(details) is not dict:
+                diagnostics.lines_without_details += 1
+                return
+        if "trace" in details:
+            signed, reason = guard_signed(details["trace"], len(raw) if fast else None)
+            if reason:
+                diagnostics.reject(reason, f"{self.name}:{self.line_number}")
+            else:
+                phases = details["trace"]["phases"]
+                self._emit(signed, phases[0] if phases else "(none)")
+        else:
+            diagnostics.lines_without_trace += 1
+        if self._want_audits:
+            self._harvest(details.get("audits"))
+
+    def _emit(self, signed: list[SignedOperation], task_key: str) -> None:
+        self.diagnostics.traces += 1
+        if self.meter is not None:
+            self.meter.add_signed(signed, task_key, self.current_model)
+        if self.on_trace is not None:
+            operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
+            self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
+
+    def _harvest(self, audits: Any) -> None:
+        kept, skipped = audit_records(audits, self.on_audit, self.on_value)
+        self.diagnostics.audit_calls += kept
+        self.diagnostics.skipped_audits += skipped
+
+
+def scan_lines(
+    lines: Iterable[bytes | str],
+    *,
+    current_model: str | None = None,
+    diagnostics: ScanDiagnostics | None = None,
+    name: str = "<session>",
+) -> SessionEvidence:
+    """One scan over ``lines``: the session evidence (traces, observations, audit calls)."""
+    evidence = SessionEvidence()
+    scanner = SessionScanner(
+        evidence.traces.append,
+        on_audit=evidence.audit_calls.append,
+        on_value=evidence.value_observations.append,
+        diagnostics=diagnostics,
+        name=name,
+        current_model=current_model,
+    )
+    scanner.feed_lines(lines)
+    return evidence

@@ -1,0 +1,192 @@
+"""JSON parsing that accepts exactly what the reference's ``JSON.parse(line.trim())`` accepts.
+
+The fast path is ``orjson.loads`` on the raw bytes. orjson is stricter than JavaScript in
+four ways that matter for session logs, and each has a fallback here so that no line the
+reference would read is lost:
+
+* lone surrogate escapes (``"\\ud800"``): JavaScript keeps them; Python's ``json`` does too;
+* numbers that overflow a double (``1e400``): JavaScript reads ``Infinity``;
+* nesting deeper than orjson's 1024 levels: an iterative parser without a depth limit;
+* invalid UTF-8: the reference's stream decoder substitutes U+FFFD, as ``errors="replace"``;
+* JavaScript ``trim`` whitespace around the value (BOM, NBSP, U+2028 ...).
+
+``NaN``/``Infinity`` literals stay errors, as in JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from json.decoder import scanstring
+from typing import Any
+
+import orjson
+
+from ..core.jscompat import js_trim
+
+__all__ = ["JSONParseError", "parse_json_bytes", "parse_json_text"]
+
+
+class JSONParseError(ValueError):
+    """The text is not a JSON value (as ``JSON.parse`` would refuse it)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise JSONParseError(f"{name} is not valid JSON")
+
+
+def _parse_int(text: str) -> int | float:
+    # Python refuses int literals beyond 4300 digits; JavaScript reads them as a double.
+    if len(text) > 300:
+        return float(text)
+    return int(text)
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
+def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
+    """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it.
+
+    Raises :class:`JSONParseError` when the reference would not parse the line either.
+    """
+    try:
+        return orjson.loads(raw), True
+    except orjson.JSONDecodeError:
+        pass
+    return parse_json_text(raw.decode("utf-8", "replace")), False
+
+
+def parse_json_text(text: str) -> Any:
+    """``JSON.parse(text.trim())`` for text that orjson did not accept."""
+    text = js_trim(text)
+    try:
+        try:
+            return _decoder.decode(text)
+        except RecursionError:
+            return _DeepParser(text).parse()
+    except JSONParseError:
+        raise
+    except ValueError as error:
+        raise JSONParseError(str(error)) from None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+
+class _DeepParser:
+    """An iterative JSON parser for the rare line nested beyond Python's recursion limit."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def _skip(self) -> None:
+        match = _WS.match(self.text, self.pos)
+        if match:
+            self.pos = match.end()
+
+    def _fail(self, what: str) -> JSONParseError:
+        return JSONParseError(f"{what} at offset {self.pos}")
+
+    def _scalar(self) -> Any:
+        text, pos = self.text, self.pos
+        ch = text[pos : pos + 1]
+        if ch == '"':
+            value, self.pos = scanstring(text, pos + 1, True)
+            return value
+        for literal, value in (("true", True), ("false", False), ("null", None)):
+            if text.startswith(literal, pos):
+                self.pos = pos + len(literal)
+                return value
+        match = _NUMBER.match(text, pos)
+        if not match or match.end() == pos:
+            raise self._fail("expected a JSON value")
+        self.pos = match.end()
+        token = match.group()
+        if "." in token or "e" in token or "E" in token:
+            return float(token)
+        return _parse_int(token)
+
+    def parse(self) -> Any:
+        text = self.text
+        # Each frame: [container, pending_key]; pending_key is used for objects.
+        stack: list[list[Any]] = []
+        result: Any = None
+        have_result = False
+        self._skip()
+        while True:
+            self._skip()
+            if self.pos >= len(text):
+                raise self._fail("unexpected end of text")
+            ch = text[self.pos]
+            value: Any
+            opened = False
+            if ch == "{":
+                self.pos += 1
+                self._skip()
+                if text[self.pos : self.pos + 1] == "}":
+                    self.pos += 1
+                    value = {}
+                else:
+                    stack.append([{}, None])
+                    opened = True
+            elif ch == "[":
+                self.pos += 1
+                self._skip()
+                if text[self.pos : self.pos + 1] == "]":
+                    self.pos += 1
+                    value = []
+                else:
+                    stack.append([[], None])
+                    opened = True
+            else:
+                value = self._scalar()
+            if opened:
+                frame = stack[-1]
+                if type(frame[0]) is dict:
+                    frame[1] = self._key()
+                continue
+            # Attach the finished value, closing containers as far as they end here.
+            while True:
+                if not stack:
+                    result = value
+                    have_result = True
+                    break
+                frame = stack[-1]
+                container = frame[0]
+                if type(container) is dict:
+                    container[frame[1]] = value
+                else:
+                    container.append(value)
+                self._skip()
+                ch = text[self.pos : self.pos + 1]
+                if ch == ",":
+                    self.pos += 1
+                    if type(container) is dict:
+                        self._skip()
+                        frame[1] = self._key()
+                    break
+                closer = "}" if type(container) is dict else "]"
+                if ch != closer:
+                    raise self._fail(f"expected ',' or '{closer}'")
+                self.pos += 1
+                stack.pop()
+                value = container
+            if have_result:
+                self._skip()
+                if self.pos != len(text):
+                    raise self._fail("extra data after the JSON value")
+                return result
+
+    def _key(self) -> str:
+        self._skip()
+        if self.text[self.pos : self.pos + 1] != '"':
+            raise self._fail("expected a string key")
+        key, self.pos = scanstring(self.text, self.pos + 1, True)
+        self._skip()
+        if self.text[self.pos : self.pos + 1] != ":":
+            raise self._fail("expected ':'")
+        self.pos += 1
+        return key

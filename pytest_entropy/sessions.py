@@ -1,0 +1,226 @@
+"""Session files on disk: discovery, windows and per-file scans (spec §4.2, §9.3).
+
+Every file is scanned alone with its own model cursor. Reads stream line by line; a file is
+never held in memory whole.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from .core.errors import EntropyInputError
+from .core.jscompat import code_unit_key
+from .core.meter import MeterState
+from .core.records import Trace
+from .ingest.fabric import ScanDiagnostics, SessionEvidence, SessionScanner
+
+__all__ = [
+    "DEFAULT_WINDOW",
+    "SessionFile",
+    "agent_dir_from_env",
+    "directory_session_files",
+    "encode_project_dir",
+    "expand_session_paths",
+    "machine_session_files",
+    "meter_file",
+    "open_session",
+    "project_session_files",
+    "read_file_evidence",
+    "scan_file",
+]
+
+DEFAULT_WINDOW = 8
+SESSION_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def agent_dir_from_env() -> Path:
+    """The Pi agent directory: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".pi" / "agent"
+
+
+def encode_project_dir(cwd: str | os.PathLike[str]) -> str:
+    """Pi's session directory name for a working directory.
+
+    Pi strips one leading separator and turns every ``/``, ``\\`` and ``:`` into ``-``,
+    wrapped in ``--``: ``/home/me/app`` -> ``--home-me-app--``.
+    """
+    resolved = os.path.abspath(os.fspath(cwd))
+    if resolved[:1] in ("/", "\\"):
+        resolved = resolved[1:]
+    for separator in ("/", "\\", ":"):
+        resolved = resolved.replace(separator, "-")
+    return f"--{resolved}--"
+
+
+def _is_session_name(name: str) -> bool:
+    return name.endswith(SESSION_SUFFIXES)
+
+
+def expand_session_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Files as given; a directory means its ``*.jsonl`` (and ``*.jsonl.gz``) files, by name.
+
+    Names sort in UTF-16 code-unit order. A missing path is an input error.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            try:
+                names = [
+                    entry.name
+                    for entry in os.scandir(path)
+                    if _is_session_name(entry.name) and entry.is_file()
+                ]
+            except OSError as error:
+                raise EntropyInputError(
+                    f"cannot list the directory: {error.strerror}", source=str(path)
+                ) from None
+            out.extend(path / name for name in sorted(names, key=code_unit_key))
+        elif path.exists():
+            out.append(path)
+        else:
+            raise EntropyInputError("no such file or directory", source=str(path))
+    return out
+
+
+def open_session(path: Path) -> BinaryIO:
+    """Open a session file for binary reading; ``.gz`` files decompress transparently."""
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def scan_file(
+    path: Path,
+    on_trace: Callable[[Trace], None] | None,
+    *,
+    diagnostics: ScanDiagnostics,
+    evidence: SessionEvidence | None = None,
+    meter: MeterState | None = None,
+    name: str | None = None,
+) -> bool:
+    """Scan one file with a fresh model cursor; returns False when it could not be read."""
+    scanner = SessionScanner(
+        on_trace,
+        meter=meter,
+        on_audit=evidence.audit_calls.append if evidence is not None else None,
+        on_value=evidence.value_observations.append if evidence is not None else None,
+        diagnostics=diagnostics,
+        name=name or str(path),
+    )
+    diagnostics.files += 1
+    try:
+        with open_session(path) as stream:
+            scanner.scan_stream(stream)
+    except (OSError, EOFError) as error:
+        diagnostics.unreadable_files += 1
+        diagnostics.note(str(path), f"unreadable: {error}")
+        return False
+    return True
+
+
+def meter_file(
+    path: Path,
+    *,
+    diagnostics: ScanDiagnostics | None = None,
+    retain_terms: bool = True,
+    into: MeterState | None = None,
+) -> tuple[MeterState | None, ScanDiagnostics]:
+    """Measure one file into a fresh state (or ``into``); ``None`` when unreadable."""
+    diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
+    state = into if into is not None else MeterState(retain_terms=retain_terms)
+    readable = scan_file(path, None, diagnostics=diagnostics, meter=state)
+    return (state if readable else None), diagnostics
+
+
+def read_file_evidence(
+    path: Path, *, diagnostics: ScanDiagnostics | None = None
+) -> SessionEvidence | None:
+    """The session evidence of one file (traces, observations, audit calls), or ``None``."""
+    diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
+    evidence = SessionEvidence()
+    if not scan_file(path, evidence.traces.append, diagnostics=diagnostics, evidence=evidence):
+        return None
+    return evidence
+
+
+# -------------------------------------------------------------------------- windows
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    path: Path
+    mtime_ms: float
+
+
+def _stamp(path: Path) -> SessionFile:
+    try:
+        return SessionFile(path, os.stat(path).st_mtime_ns / 1e6)
+    except OSError:
+        return SessionFile(path, 0.0)
+
+
+def _newest_first(files: list[SessionFile]) -> list[SessionFile]:
+    files.sort(key=lambda item: code_unit_key(str(item.path)))
+    files.sort(key=lambda item: -item.mtime_ms)
+    return files
+
+
+def _session_files_in(directory: Path) -> list[SessionFile]:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        try:
+            if _is_session_name(entry.name) and entry.is_file():
+                out.append(_stamp(Path(entry.path)))
+        except OSError:
+            continue
+    return out
+
+
+def directory_session_files(directory: Path, limit: int = DEFAULT_WINDOW) -> list[SessionFile]:
+    """The newest ``limit`` session files directly inside one directory, newest first."""
+    return _newest_first(_session_files_in(directory))[: max(1, limit)]
+
+
+def project_session_files(
+    agent_dir: Path, cwd: str | os.PathLike[str], limit: int = DEFAULT_WINDOW
+) -> list[SessionFile]:
+    """The current project's newest session files (spec §4.2), newest first."""
+    directory = agent_dir / "sessions" / encode_project_dir(cwd)
+    return _newest_first(_session_files_in(directory))[: max(1, limit)]
+
+
+def machine_session_files(
+    agent_dir: Path, cwd: str | os.PathLike[str] | None, limit: int = DEFAULT_WINDOW
+) -> list[SessionFile]:
+    """The machine-wide window (spec §4.2): newest files across every project, with the
+    current project's newest file always included."""
+    root = agent_dir / "sessions"
+    try:
+        projects = sorted(
+            (entry.name for entry in os.scandir(root) if entry.is_dir()), key=code_unit_key
+        )
+    except OSError:
+        return []
+    files: list[SessionFile] = []
+    for project in projects:
+        files.extend(_session_files_in(root / project))
+    window = max(1, limit)
+    selected = _newest_first(files)[:window]
+    if cwd is not None:
+        current = project_session_files(agent_dir, cwd, 1)
+        if current and all(item.path != current[0].path for item in selected):
+            selected = _newest_first([*selected[: window - 1], current[0]])
+    return selected
