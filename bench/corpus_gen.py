@@ -106,14 +106,24 @@ def _operation(rng: random.Random, sequence: int) -> tuple[dict[str, Any], dict[
     roll = rng.random()
     if roll < 0.05:
         ref = "fabric.discovery." + rng.choice(["search", "describe", "catalog"])
-        op = {"type": "call", "sequence": sequence, "ref": ref, "args": {"limit": 5},
-              "outcome": "succeeded"}
+        op = {
+            "type": "call",
+            "sequence": sequence,
+            "ref": ref,
+            "args": {"limit": 5},
+            "outcome": "succeeded",
+        }
         return op, {"ref": ref, "args": {"limit": 5}}
     if roll < 0.07:
         ref = "fabric.workflow.phase"
         args = {"name": "verify", "id": f"p{sequence}", "total": 1}
-        op = {"type": "call", "sequence": sequence, "ref": ref, "args": args,
-              "outcome": "succeeded"}
+        op = {
+            "type": "call",
+            "sequence": sequence,
+            "ref": ref,
+            "args": args,
+            "outcome": "succeeded",
+        }
         return op, {"ref": ref, "args": args}
     ref = rng.choices(ACTION_REFS, ACTION_WEIGHTS)[0]
     make, projected = ACTIONS[ref]
@@ -135,8 +145,13 @@ def _operation(rng: random.Random, sequence: int) -> tuple[dict[str, Any], dict[
         op["error"] = f"Call failed during {op['failureStage']}"
     elif fail < 0.13:
         op["outcome"] = rng.choice(["aborted", "timed_out"])
-    audit = {"ref": ref, "tool": action, "provider": provider,
-             "success": op["outcome"] == "succeeded", "args": args}
+    audit = {
+        "ref": ref,
+        "tool": action,
+        "provider": provider,
+        "success": op["outcome"] == "succeeded",
+        "args": args,
+    }
     return op, audit
 
 
@@ -157,13 +172,28 @@ def session_lines(rng: random.Random, target_bytes: int, index: int) -> Iterator
         entry += 1
         if rng.random() < 0.03:
             provider, model = rng.choice(MODELS)
-            yield emit({"id": f"m{entry}", "type": "model_change", "provider": provider,
-                        "modelId": model})
-        yield emit({"id": f"u{entry}", "type": "message",
-                    "message": {"role": "user", "content": _output_text(rng, 120)}})
-        yield emit({"id": f"a{entry}", "type": "message",
-                    "message": {"role": "assistant", "provider": provider, "model": model,
-                                "content": [{"type": "text", "text": _output_text(rng, 200)}]}})
+            yield emit(
+                {"id": f"m{entry}", "type": "model_change", "provider": provider, "modelId": model}
+            )
+        yield emit(
+            {
+                "id": f"u{entry}",
+                "type": "message",
+                "message": {"role": "user", "content": _output_text(rng, 120)},
+            }
+        )
+        yield emit(
+            {
+                "id": f"a{entry}",
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "provider": provider,
+                    "model": model,
+                    "content": [{"type": "text", "text": _output_text(rng, 200)}],
+                },
+            }
+        )
         ops = []
         audits = []
         for sequence in range(rng.randrange(1, 9)):
@@ -178,21 +208,33 @@ def session_lines(rng: random.Random, target_bytes: int, index: int) -> Iterator
             "outcome": outcome,
             "phases": phases,
             "operations": ops,
-            "counts": {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0,
-                       "droppedOperations": 0},
-        }
-        yield emit({
-            "id": f"e{entry}",
-            "type": "message",
-            "message": {
-                "role": "toolResult",
-                "toolCallId": f"call-e{entry}",
-                "toolName": "fabric_exec",
-                "content": [{"type": "text", "text": _output_text(rng, rng.randrange(200, 900))}],
-                "details": {"success": outcome == "succeeded", "trace": trace,
-                            "audits": audits, "phases": phases},
+            "counts": {
+                "droppedValues": 0,
+                "truncatedValues": 0,
+                "redactedValues": 0,
+                "droppedOperations": 0,
             },
-        })
+        }
+        yield emit(
+            {
+                "id": f"e{entry}",
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": f"call-e{entry}",
+                    "toolName": "fabric_exec",
+                    "content": [
+                        {"type": "text", "text": _output_text(rng, rng.randrange(200, 900))}
+                    ],
+                    "details": {
+                        "success": outcome == "succeeded",
+                        "trace": trace,
+                        "audits": audits,
+                        "phases": phases,
+                    },
+                },
+            }
+        )
 
 
 def write_corpus(out: Path, files: int, megabytes: float, seed: int) -> tuple[int, int]:

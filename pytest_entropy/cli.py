@@ -53,7 +53,7 @@ def version_text() -> str:
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so :func:`main` can return a status."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         raise _UsageError(f"{self.prog}: error: {message}")
 
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, cast
 
 from .core.errors import EntropyInputError
 from .core.jscompat import code_unit_key
@@ -91,10 +91,10 @@ def expand_session_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def open_session(path: Path) -> BinaryIO:
+def open_session(path: Path) -> IO[bytes]:
     """Open a session file for binary reading; ``.gz`` files decompress transparently."""
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 
 

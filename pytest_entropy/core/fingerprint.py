@@ -157,7 +157,7 @@ def shannon_entropy_bits(counts: Iterable[int | float]) -> float:
     0.811278
     """
     values = list(counts)
-    total = 0
+    total: int | float = 0
     for count in values:
         total += count
     if total <= 0:

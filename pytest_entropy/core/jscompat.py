@@ -276,7 +276,7 @@ def is_safe_integer(value: Any) -> bool:
     """``Number.isSafeInteger``: integral, |x| <= 2**53-1, and not a boolean (pitfall 1, 7)."""
     t = type(value)
     if t is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
     if t is float:
         return math.isfinite(value) and value == int(value) and abs(value) <= MAX_SAFE_INTEGER
     return False

@@ -10,7 +10,7 @@ every map and the floating-point order of the churn sums (see :meth:`MeterState.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .canonical import stable_json_hash
 from .fingerprint import (
@@ -286,7 +286,8 @@ class MeterState:
                 failed += 1
                 acc.failed += 1
                 stages = acc.stages
-                stages[stage] = stages.get(stage, 0) + 1  # type: ignore[index]
+                name = cast(str, stage)  # add_signed gave every failure a stage
+                stages[name] = stages.get(name, 0) + 1
                 if stage in INVOCATION_REJECTION_STAGES:
                     rejections += 1
             elif outcome == "aborted":

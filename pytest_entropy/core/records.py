@@ -87,7 +87,8 @@ class AuditCall(NamedTuple):
         return cls(value["ref"], value["args"])
 
 
-class ValueObservation(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ValueObservation:
     """One observed primitive argument value; ``count`` absent means 1."""
 
     ref: str

@@ -84,9 +84,9 @@ def count_float(value: Any) -> int:
 def safe_count(value: Any) -> bool:
     t = type(value)
     if t is int:
-        return 0 <= value <= MAX_SAFE_INTEGER  # type: ignore[no-any-return]
+        return bool(0 <= value <= MAX_SAFE_INTEGER)
     if t is float:
-        return value - value == 0.0 and value == int(value) and 0 <= value <= MAX_SAFE_INTEGER
+        return bool(value - value == 0.0 and value == int(value) and 0 <= value <= MAX_SAFE_INTEGER)
     return False
 
 

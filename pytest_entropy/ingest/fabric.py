@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Final
+from typing import IO, Any, Final
 
 from msgspec import UNSET
 
@@ -244,7 +244,7 @@ def _guard(trace: Any, source_length: int | None) -> tuple[list[SignedOperation]
         op_get = op.get
         if op_get("type") != "call":
             return [], "operation type is not call"
-        sequence = op_get("sequence")
+        sequence: Any = op_get("sequence")
         if type(sequence) is int:
             if sequence <= previous or sequence > MAX_SAFE_INTEGER:
                 return [], "invalid or non-increasing sequence"
@@ -340,7 +340,7 @@ def audit_records(
                 value = args[key]
                 t = type(value)
                 if t is str or t is int or t is float or t is bool:
-                    on_value(tuple.__new__(ValueObservation, (ref, key, value, None)))
+                    on_value(ValueObservation(ref, key, value))
     return kept, skipped
 
 
@@ -353,16 +353,22 @@ class SessionEvidence:
     audit_calls: list[AuditCall] = field(default_factory=list)
 
 
+def _never(raw: bytes) -> bool:
+    return False
+
+
 class SessionScanner:
     """Line-by-line session scanner with its own model cursor (spec §1.1).
 
     ``on_trace`` receives every guarded trace as a :class:`Trace`; ``meter`` (the fast path)
     accumulates it directly with the signatures the guard computed. Audits are harvested
     only when ``on_audit`` or ``on_value`` is given (measurement needs neither, so it does
-    not pay for them).
+    not pay for them). ``accelerate=False`` turns off the msgspec fast path (tests compare
+    both paths; the results must be identical).
     """
 
     __slots__ = (
+        "_accelerate",
         "_decoder",
         "_want_audits",
         "current_model",
@@ -385,9 +391,11 @@ class SessionScanner:
         diagnostics: ScanDiagnostics | None = None,
         name: str = "<session>",
         current_model: str | None = None,
+        accelerate: bool = True,
     ) -> None:
         self.on_trace = on_trace
         self.meter = meter
+        self._accelerate = accelerate
         self.on_audit = on_audit
         self.on_value = on_value
         self._want_audits = on_audit is not None or on_value is not None
@@ -403,7 +411,7 @@ class SessionScanner:
 
     def scan_stream(
         self,
-        stream: BinaryIO,
+        stream: IO[bytes],
         *,
         line_cap: int = DEFAULT_LINE_CAP,
         info: LineRead | None = None,
@@ -411,7 +419,7 @@ class SessionScanner:
         """Scan a binary stream to its end: :meth:`feed` for every line, in a tight loop."""
         diagnostics = self.diagnostics
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
-        fast_trace = self._trace_line_fast
+        fast_trace = self._trace_line_fast if self._accelerate else _never
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
@@ -471,7 +479,7 @@ class SessionScanner:
             return
         if _TRACE_MARK in raw:
             diagnostics.trace_lines += 1
-            if text is None and self._trace_line_fast(raw):
+            if text is None and self._accelerate and self._trace_line_fast(raw):
                 return
             self._trace_line(raw, text)
         elif _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw:
@@ -481,7 +489,7 @@ class SessionScanner:
             diagnostics.ignored_lines += 1
 
     def _model_line(self, raw: bytes, text: str | None) -> None:
-        if text is None:
+        if text is None and self._accelerate:
             try:
                 model = model_of(model_decoder.decode(raw))
             except FAST_ERRORS:

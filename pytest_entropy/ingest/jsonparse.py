@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -41,6 +41,9 @@ def _parse_int(text: str) -> int | float:
         return float(text)
     return int(text)
 
+
+# The standard library's string scanner (C accelerated); not in the typeshed stubs.
+scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
@@ -94,12 +97,12 @@ class _DeepParser:
         text, pos = self.text, self.pos
         ch = text[pos : pos + 1]
         if ch == '"':
-            value, self.pos = scanstring(text, pos + 1, True)
-            return value
-        for literal, value in (("true", True), ("false", False), ("null", None)):
+            string, self.pos = scanstring(text, pos + 1, True)
+            return string
+        for literal, constant in (("true", True), ("false", False), ("null", None)):
             if text.startswith(literal, pos):
                 self.pos = pos + len(literal)
-                return value
+                return constant
         match = _NUMBER.match(text, pos)
         if not match or match.end() == pos:
             raise self._fail("expected a JSON value")
@@ -184,6 +187,7 @@ class _DeepParser:
         self._skip()
         if self.text[self.pos : self.pos + 1] != '"':
             raise self._fail("expected a string key")
+        key: str
         key, self.pos = scanstring(self.text, self.pos + 1, True)
         self._skip()
         if self.text[self.pos : self.pos + 1] != ":":

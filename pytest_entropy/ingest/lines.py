@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Final
+from typing import IO, Final
 
 __all__ = [
     "CHUNK_SIZE",
@@ -42,7 +42,7 @@ class LineRead:
 
 
 def iter_lines(
-    stream: BinaryIO,
+    stream: IO[bytes],
     *,
     line_cap: int = DEFAULT_LINE_CAP,
     chunk_size: int = CHUNK_SIZE,
@@ -58,7 +58,7 @@ def iter_lines(
 
 
 def iter_line_batches(
-    stream: BinaryIO,
+    stream: IO[bytes],
     *,
     line_cap: int = DEFAULT_LINE_CAP,
     chunk_size: int = CHUNK_SIZE,

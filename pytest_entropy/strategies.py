@@ -1,0 +1,192 @@
+"""Hypothesis strategies for operations, traces, schemas, surfaces and session lines.
+
+Import this module only where hypothesis is installed (it is a runtime dependency of the
+plugin, but nothing else in the package imports it)::
+
+    from hypothesis import given
+    from pytest_entropy import strategies as es
+
+    @given(es.traces())
+    def test_my_tool_surface(traces): ...
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "args",
+    "json_values",
+    "operations",
+    "refs",
+    "schemas",
+    "session_line",
+    "surfaces",
+    "trace_envelopes",
+    "traces",
+]
+
+OUTCOMES = ("succeeded", "failed", "aborted", "timed_out")
+STAGES = ("resolve", "prepare", "validate", "approve", "invoke", "guard")
+
+_key_text = st.text(alphabet=st.characters(codec="utf-8"), min_size=0, max_size=6)
+keys = st.one_of(
+    st.sampled_from(["path", "limit", "query", "mode", "format", "10", "a"]), _key_text
+)
+
+
+@cache
+def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
+    """Any finite JSON value (nested objects and arrays of bounded size)."""
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**53) + 1, 2**53 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=8),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+@cache
+def args(max_leaves: int = 8) -> st.SearchStrategy[dict[str, Any]]:
+    """An operation's argument object."""
+    return st.dictionaries(keys, json_values(max_leaves), max_size=5)
+
+
+@cache
+def refs() -> st.SearchStrategy[str]:
+    """Refs from every family the meter distinguishes (navigation, workflow, actions)."""
+    return st.sampled_from(
+        [
+            "pi.read",
+            "pi.edit",
+            "pi.bash",
+            "mcp.report.render",
+            "mcp.flaky.run",
+            "memory.expand",
+            "state.get",
+            "fabric.discovery.search",
+            "fabric.workflow.phase",
+            "fabric.workflow",
+            "fabric.other.x",
+            "\U0001f600.tool",
+            "\uffff.tool",
+        ]
+    )
+
+
+@st.composite
+def operations(draw: st.DrawFn) -> dict[str, Any]:
+    """A meter operation ``{ref, args, outcome, failureStage?}``."""
+    op: dict[str, Any] = {
+        "ref": draw(refs()),
+        "args": draw(args()),
+        "outcome": draw(st.sampled_from(OUTCOMES)),
+    }
+    if draw(st.booleans()):
+        op["failureStage"] = draw(st.sampled_from(STAGES))
+    return op
+
+
+@st.composite
+def traces(draw: st.DrawFn, max_operations: int = 8) -> dict[str, Any]:
+    """A meter trace ``{operations, taskKey?, model?}``."""
+    trace: dict[str, Any] = {
+        "operations": draw(st.lists(operations(), max_size=max_operations)),
+    }
+    if draw(st.booleans()):
+        trace["taskKey"] = draw(st.sampled_from(["build", "fix", "", "(none)", "verify"]))
+    if draw(st.booleans()):
+        trace["model"] = draw(st.sampled_from(["p/alpha", "p/beta", "z/kimi"]))
+    return trace
+
+
+@cache
+def schemas(max_leaves: int = 10) -> st.SearchStrategy[Any]:
+    """JSON Schemas of the shapes static freedom distinguishes, and some that are not."""
+    leaves = st.one_of(
+        st.sampled_from(
+            [
+                {"type": "string"},
+                {"type": "integer"},
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "null"},
+                {"type": ["string", "null"]},
+                {"const": "x"},
+                {},
+                True,
+            ]
+        ),
+        st.lists(st.text(max_size=4), max_size=70).map(lambda values: {"enum": values}),
+    )
+
+    def extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        objects = st.builds(
+            lambda props, required, closed: {
+                "type": "object",
+                "properties": props,
+                "required": required,
+                **({"additionalProperties": False} if closed else {}),
+            },
+            st.dictionaries(keys, inner, max_size=4),
+            st.lists(keys, max_size=3),
+            st.booleans(),
+        )
+        arrays = st.builds(lambda items: {"type": "array", "items": items}, inner)
+        unions = st.builds(
+            lambda branches, which: {which: branches},
+            st.lists(inner, min_size=1, max_size=3),
+            st.sampled_from(["anyOf", "oneOf"]),
+        )
+        return st.one_of(objects, arrays, unions)
+
+    return st.recursive(leaves, extend, max_leaves=max_leaves)
+
+
+@st.composite
+def surfaces(draw: st.DrawFn) -> dict[str, Any]:
+    """A surface snapshot ``{version: 1, actions: [{ref, inputSchema}]}``."""
+    names = draw(st.lists(refs(), max_size=5, unique=True))
+    return {
+        "version": 1,
+        "actions": [{"ref": name, "inputSchema": draw(schemas())} for name in names],
+    }
+
+
+@st.composite
+def trace_envelopes(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid ``FabricExecutionTraceV1`` envelope."""
+    ops = []
+    for sequence, op in enumerate(draw(st.lists(operations(), max_size=6))):
+        entry: dict[str, Any] = {"type": "call", "sequence": sequence * 2, **op}
+        ops.append(entry)
+    return {
+        "kind": "pi-fabric.execution",
+        "version": 1,
+        "outcome": draw(st.sampled_from(OUTCOMES)),
+        "phases": draw(st.lists(st.sampled_from(["build", "fix", ""]), max_size=2)),
+        "operations": ops,
+        "counts": {
+            "droppedValues": 0,
+            "truncatedValues": 0,
+            "redactedValues": 0,
+            "droppedOperations": 0,
+        },
+    }
+
+
+def session_line(record: Any) -> str:
+    """One compact JSON line as a host writes it."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)

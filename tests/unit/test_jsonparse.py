@@ -1,0 +1,85 @@
+"""The JavaScript-compatible fallback parser: it accepts what JSON.parse(line.trim()) does."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
+
+
+def test_orjson_fast_path_is_reported() -> None:
+    assert parse_json_bytes(b'{"a":1}') == ({"a": 1}, True)
+
+
+def test_lone_surrogate_escape_survives() -> None:
+    value, fast = parse_json_bytes(b'{"k":"\\ud800x"}')
+    assert value == {"k": "\ud800x"}
+    assert not fast
+
+
+def test_overflowing_number_reads_as_infinity() -> None:
+    value, _ = parse_json_bytes(b'{"n":1e400,"m":-1e400}')
+    assert value["n"] == math.inf
+    assert value["m"] == -math.inf
+
+
+def test_huge_integer_literal_reads_as_a_double() -> None:
+    value, _ = parse_json_bytes(b'{"n":' + b"9" * 5000 + b"}")
+    assert value["n"] == math.inf
+
+
+def test_nesting_beyond_every_recursion_limit() -> None:
+    depth = 50_000
+    value, fast = parse_json_bytes(b'{"a":' + b"[" * depth + b"]" * depth + b"}")
+    assert not fast
+    node = value["a"]
+    for _ in range(depth - 1):
+        node = node[0]
+    assert node == []
+
+
+def test_deep_objects_and_mixed_values() -> None:
+    depth = 3000
+    text = '{"k":' * depth + '[1,"s",true,null,{"x":2.5}]' + "}" * depth
+    node = parse_json_text(text)
+    for _ in range(depth):
+        node = node["k"]
+    assert node == [1, "s", True, None, {"x": 2.5}]
+
+
+@pytest.mark.parametrize("prefix", ["\ufeff", "\u00a0", "\u2028", "\u3000", "\u000b"])
+def test_javascript_trim_whitespace(prefix: str) -> None:
+    raw = (prefix + '{"a":1}' + prefix).encode("utf-8")
+    assert parse_json_bytes(raw)[0] == {"a": 1}
+
+
+def test_invalid_utf8_becomes_replacement_characters() -> None:
+    value, fast = parse_json_bytes(b'{"a":"x\xffy"}')
+    assert value == {"a": "x\ufffdy"}
+    assert not fast
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"{ not json",
+        b'{"n":NaN}',
+        b'{"n":Infinity}',
+        b'{"n":-Infinity}',
+        b'{"a":1}{"b":2}',
+        b'{"a":1,}',
+        b"\x1c{}",
+        b"",
+        b"[" * 3000 + b"]" * 2999,
+    ],
+)
+def test_what_javascript_refuses_stays_refused(text: bytes) -> None:
+    with pytest.raises(JSONParseError):
+        parse_json_bytes(text)
+
+
+def test_duplicate_keys_keep_the_last_value_in_the_first_position() -> None:
+    value, _ = parse_json_bytes(b'{"a":1,"b":2,"a":3}')
+    assert list(value.items()) == [("a", 3), ("b", 2)]
