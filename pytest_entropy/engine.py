@@ -7,6 +7,7 @@ file order, so every engine yields the same report bytes as one sequential pass.
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -31,12 +32,18 @@ def _meter_one(path: str) -> tuple[MeterState | None, ScanDiagnostics]:
     return meter_file(Path(path), retain_terms=True)
 
 
+def _start_method() -> str:
+    """``fork`` when it is safe (POSIX, no other threads): workers start instantly with the
+    parent's imports. Otherwise ``spawn``, which never inherits a lock held by a thread."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
 def _mapped_states(
     paths: Sequence[Path], jobs: int
 ) -> Iterator[tuple[MeterState | None, ScanDiagnostics]]:
-    # "spawn" keeps workers independent of whatever threads the parent (a test runner, an
-    # IDE) happens to run; the import cost is paid once per worker.
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         yield from pool.map(_meter_one, [str(path) for path in paths], chunksize=1)
 

@@ -1,0 +1,32 @@
+"""Engines give the same report and diagnostics as one sequential pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_entropy import engine
+from pytest_entropy.core.meter import report_hash
+from pytest_entropy.engine import meter_paths
+from pytest_entropy.sessions import expand_session_paths
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_process_pool_matches_local(
+    method: str, demo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "zz-broken.jsonl.gz"
+    broken.write_bytes(b"not gzip at all")
+    paths = [*expand_session_paths([demo_dir / "sessions"]), broken]
+    local = meter_paths(paths)
+    monkeypatch.setattr(engine, "_start_method", lambda: method)
+    pooled = meter_paths(paths, jobs=2, engine="processes")
+    assert report_hash(pooled.state.finalize()) == report_hash(local.state.finalize())
+    assert pooled.diagnostics.to_json() == local.diagnostics.to_json()
+    assert local.diagnostics.unreadable_files == 1
+
+
+def test_unknown_engine() -> None:
+    with pytest.raises(ValueError, match="unknown engine"):
+        meter_paths([], engine="cluster")
