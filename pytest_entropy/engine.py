@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .core.meter import MeterState
 from .ingest.fabric import ScanDiagnostics
-from .sessions import meter_file
+from .sessions import ReadOptions, meter_file
 
 __all__ = ["ENGINES", "MeterResult", "meter_paths"]
 
@@ -28,8 +28,8 @@ class MeterResult:
     diagnostics: ScanDiagnostics
 
 
-def _meter_one(path: str) -> tuple[MeterState | None, ScanDiagnostics]:
-    return meter_file(Path(path), retain_terms=True)
+def _meter_one(path: str, options: ReadOptions) -> tuple[MeterState | None, ScanDiagnostics]:
+    return meter_file(Path(path), retain_terms=True, options=options)
 
 
 def _start_method() -> str:
@@ -41,15 +41,24 @@ def _start_method() -> str:
 
 
 def _mapped_states(
-    paths: Sequence[Path], jobs: int
+    paths: Sequence[Path], jobs: int, options: ReadOptions
 ) -> Iterator[tuple[MeterState | None, ScanDiagnostics]]:
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        yield from pool.map(_meter_one, [str(path) for path in paths], chunksize=1)
+        yield from pool.map(
+            _meter_one, [str(path) for path in paths], [options] * len(paths), chunksize=1
+        )
 
 
-def meter_paths(paths: Sequence[Path], *, jobs: int = 1, engine: str = "local") -> MeterResult:
+def meter_paths(
+    paths: Sequence[Path],
+    *,
+    jobs: int = 1,
+    engine: str = "local",
+    options: ReadOptions | None = None,
+) -> MeterResult:
     """Measure session files in order; ``engine`` is ``local`` or ``processes``."""
+    options = options or ReadOptions()
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}")
     root = MeterState(retain_terms=False)
@@ -57,9 +66,9 @@ def meter_paths(paths: Sequence[Path], *, jobs: int = 1, engine: str = "local") 
     mapped: Iterator[tuple[MeterState | None, ScanDiagnostics]]
     if engine == "local" or jobs <= 1 or len(paths) <= 1:
         # A file that fails mid-read contributes nothing, exactly as in a worker process.
-        mapped = (_meter_one(str(path)) for path in paths)
+        mapped = (_meter_one(str(path), options) for path in paths)
     else:
-        mapped = _mapped_states(paths, jobs)
+        mapped = _mapped_states(paths, jobs, options)
     for state, file_diagnostics in mapped:
         if state is not None:
             root.merge(state)

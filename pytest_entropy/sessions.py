@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from .core.errors import EntropyInputError
 from .core.jscompat import code_unit_key
@@ -21,7 +21,11 @@ from .ingest.fabric import ScanDiagnostics, SessionEvidence, SessionScanner
 
 __all__ = [
     "DEFAULT_WINDOW",
+    "NATIVE_FORMAT",
+    "SESSION_READERS",
+    "ReadOptions",
     "SessionFile",
+    "SessionReader",
     "agent_dir_from_env",
     "directory_session_files",
     "encode_project_dir",
@@ -36,6 +40,50 @@ __all__ = [
 
 DEFAULT_WINDOW = 8
 SESSION_SUFFIXES = (".jsonl", ".jsonl.gz")
+NATIVE_FORMAT = "fabric"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """How to read session files; travels (pickled) to worker processes.
+
+    ``session_format`` is ``auto``, ``fabric`` (the native trace-envelope JSONL) or the name
+    of a registered foreign reader. ``surface`` lets foreign readers classify failure
+    stages by replaying recorded arguments against the declared schemas.
+    """
+
+    session_format: str = "auto"
+    surface: dict[str, Any] | None = None
+
+
+# A foreign reader turns one file into native session lines (model_change lines and
+# fabric_exec trace lines with audits), so everything downstream - the guard, the meter,
+# `convert` - treats every format alike. Readers register here by name.
+SessionReader = Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]
+SESSION_READERS: dict[str, SessionReader] = {}
+# Content sniffers for `auto`: (name, predicate over the file's first bytes), in order.
+SESSION_DETECTORS: list[tuple[str, Callable[[Path, bytes], bool]]] = []
+
+
+def resolve_format(path: Path, options: ReadOptions) -> str:
+    """The format of one file: the explicit choice, or what its first bytes look like."""
+    chosen = options.session_format
+    if chosen != "auto":
+        if chosen != NATIVE_FORMAT and chosen not in SESSION_READERS:
+            known = ", ".join(sorted(["auto", NATIVE_FORMAT, *SESSION_READERS]))
+            raise EntropyInputError(f"unknown session format {chosen!r} (known: {known})")
+        return chosen
+    if not SESSION_DETECTORS:
+        return NATIVE_FORMAT
+    try:
+        with open_session(path) as stream:
+            head = stream.read(64 << 10)
+    except (OSError, EOFError):
+        return NATIVE_FORMAT
+    for name, detect in SESSION_DETECTORS:
+        if detect(path, head):
+            return name
+    return NATIVE_FORMAT
 
 
 def agent_dir_from_env() -> Path:
@@ -106,8 +154,10 @@ def scan_file(
     evidence: SessionEvidence | None = None,
     meter: MeterState | None = None,
     name: str | None = None,
+    options: ReadOptions | None = None,
 ) -> bool:
     """Scan one file with a fresh model cursor; returns False when it could not be read."""
+    options = options or ReadOptions()
     scanner = SessionScanner(
         on_trace,
         meter=meter,
@@ -117,9 +167,13 @@ def scan_file(
         name=name or str(path),
     )
     diagnostics.files += 1
+    session_format = resolve_format(path, options)
     try:
-        with open_session(path) as stream:
-            scanner.scan_stream(stream)
+        if session_format == NATIVE_FORMAT:
+            with open_session(path) as stream:
+                scanner.scan_stream(stream)
+        else:
+            scanner.feed_lines(SESSION_READERS[session_format](path, options, diagnostics))
     except (OSError, EOFError) as error:
         diagnostics.unreadable_files += 1
         diagnostics.note(str(path), f"unreadable: {error}")
@@ -133,21 +187,27 @@ def meter_file(
     diagnostics: ScanDiagnostics | None = None,
     retain_terms: bool = True,
     into: MeterState | None = None,
+    options: ReadOptions | None = None,
 ) -> tuple[MeterState | None, ScanDiagnostics]:
     """Measure one file into a fresh state (or ``into``); ``None`` when unreadable."""
     diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
     state = into if into is not None else MeterState(retain_terms=retain_terms)
-    readable = scan_file(path, None, diagnostics=diagnostics, meter=state)
+    readable = scan_file(path, None, diagnostics=diagnostics, meter=state, options=options)
     return (state if readable else None), diagnostics
 
 
 def read_file_evidence(
-    path: Path, *, diagnostics: ScanDiagnostics | None = None
+    path: Path,
+    *,
+    diagnostics: ScanDiagnostics | None = None,
+    options: ReadOptions | None = None,
 ) -> SessionEvidence | None:
     """The session evidence of one file (traces, observations, audit calls), or ``None``."""
     diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
     evidence = SessionEvidence()
-    if not scan_file(path, evidence.traces.append, diagnostics=diagnostics, evidence=evidence):
+    if not scan_file(
+        path, evidence.traces.append, diagnostics=diagnostics, evidence=evidence, options=options
+    ):
         return None
     return evidence
 

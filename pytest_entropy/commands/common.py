@@ -1,0 +1,78 @@
+"""Helpers shared by the command modules: exit codes, options, output."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from ..core.canonical import file_text
+from ..core.records import RepairRow
+from ..surfaces import load_repairs, load_surface
+
+__all__ = [
+    "EMPTY_SURFACE",
+    "EXIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "add_json",
+    "add_repairs_option",
+    "add_surface_option",
+    "load_optional_repairs",
+    "load_optional_surface",
+    "positive_int",
+    "print_json",
+    "print_lines",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+EMPTY_SURFACE: dict[str, Any] = {"version": 1, "actions": []}
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    parser.add_argument(
+        "--surface",
+        metavar="FILE",
+        required=required,
+        help="surface snapshot {version: 1, actions: [{ref, inputSchema}]}",
+    )
+
+
+def add_repairs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repairs", metavar="FILE", help="repair table or array of rows")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def print_json(out: TextIO, value: Any) -> None:
+    """The §2.8 serialisation: 2-space JSON with JavaScript number text, then a newline."""
+    out.write(file_text(value))
+
+
+def print_lines(out: TextIO, lines: list[str]) -> None:
+    for line in lines:
+        out.write(line + "\n")
+
+
+def load_optional_surface(path: str | None) -> dict[str, Any] | None:
+    return load_surface(path) if path else None
+
+
+def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
+    return load_repairs(path) if path else None

@@ -1,0 +1,80 @@
+"""``pytest-entropy measure``: session files to one hashed report."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from ..core.corpus import surface_hash
+from ..core.meter import report_hash
+from ..engine import ENGINES, meter_paths
+from ..render import diagnostics_lines, report_lines
+from ..sessions import expand_session_paths
+from .common import (
+    EXIT_OK,
+    add_json,
+    add_repairs_option,
+    add_surface_option,
+    load_optional_repairs,
+    load_optional_surface,
+    positive_int,
+    print_json,
+    print_lines,
+)
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "measure", help="measure session files into a hashed entropy report"
+    )
+    parser.add_argument(
+        "--sessions",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="session files or directories (a directory means its *.jsonl, by name)",
+    )
+    add_surface_option(parser)
+    add_repairs_option(parser)
+    parser.add_argument(
+        "--catalog-digest",
+        metavar="TEXT",
+        help="catalog digest to record (default: the surface hash, or empty)",
+    )
+    parser.add_argument(
+        "--jobs", type=positive_int, default=1, metavar="N", help="worker processes"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="where to run: local (default) or processes (the default when --jobs > 1)",
+    )
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    paths = expand_session_paths(args.sessions)
+    surface = load_optional_surface(args.surface)
+    repairs = load_optional_repairs(args.repairs)
+    if args.catalog_digest is not None:
+        digest = args.catalog_digest
+    else:
+        digest = surface_hash(surface) if surface is not None else ""
+    engine = args.engine or ("processes" if args.jobs > 1 else "local")
+    result = meter_paths(paths, jobs=args.jobs, engine=engine)
+    report = result.state.finalize(surface, repairs, digest)
+    hashed = report_hash(report)
+    if args.json:
+        print_json(
+            out,
+            {
+                "reportHash": hashed,
+                "report": report.to_json(),
+                "diagnostics": result.diagnostics.to_json(),
+            },
+        )
+    else:
+        print_lines(out, report_lines(report, hashed))
+        print_lines(out, diagnostics_lines(result.diagnostics))
+    return EXIT_OK

@@ -1,0 +1,130 @@
+"""``accepts(schema, args)``: does a recorded call validate against a JSON Schema (spec §2.9)?
+
+The reference checks calls with its host registry's validator. Here it is ``jsonschema``
+with the semantics the spec pins:
+
+* JSON Schema 2020-12 unless the schema's ``$schema`` names another draft;
+* ``integer`` accepts integral floats (``2.0``); numbers never accept booleans; ``enum`` and
+  ``const`` compare JSON values (``1 == 1.0``, ``true`` is not ``1``);
+* unknown keywords (``x-fabric-enum-candidate``) are ignored;
+* ``format`` asserts exactly the reference's default registry (below); other names pass;
+* any exception while validating counts as a rejection.
+
+Validators are built once per schema and reused: by object identity first (replay checks
+many calls against one schema object), then by the schema's digest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import jsonschema
+from jsonschema import FormatChecker
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from .canonical import stable_json_hash
+
+__all__ = ["REFERENCE_FORMATS", "accepts", "validator_for_schema"]
+
+REFERENCE_FORMATS: Final = (
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uri-template",
+    "url",
+    "uuid",
+    "json-pointer",
+    "json-pointer-uri-fragment",
+    "relative-json-pointer",
+    "regex",
+)
+
+_POINTER_FRAGMENT: Final = re.compile(
+    r"#(?:/(?:[a-z0-9_\-.!$&'()*+,;:=@]|%[0-9a-f]{2}|~0|~1)*)*\Z", re.IGNORECASE
+)
+
+
+def _url(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if any(ch.isspace() for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https", "ftp") and bool(parts.hostname)
+
+
+def _pointer_fragment(value: object) -> bool:
+    return not isinstance(value, str) or bool(_POINTER_FRAGMENT.match(value))
+
+
+def _format_checker() -> FormatChecker:
+    base = FormatChecker()
+    checker = FormatChecker(formats=())
+    for name in REFERENCE_FORMATS:
+        if name in base.checkers:
+            function, raises = base.checkers[name]
+            checker.checkers[name] = (function, raises)
+    checker.checkers["url"] = (_url, ())
+    checker.checkers["json-pointer-uri-fragment"] = (_pointer_fragment, ())
+    return checker
+
+
+_FORMAT_CHECKER: Final = _format_checker()
+
+_by_identity: dict[int, tuple[Any, Validator]] = {}
+_by_digest: dict[str, Validator] = {}
+_CACHE_LIMIT: Final = 4096
+
+
+def validator_for_schema(schema: dict[str, Any]) -> Validator:
+    """The (cached) validator of one schema."""
+    cached = _by_identity.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    digest = stable_json_hash(schema)
+    validator = _by_digest.get(digest)
+    if validator is None:
+        cls: Callable[..., Validator] = validator_for(
+            schema, default=jsonschema.Draft202012Validator
+        )
+        validator = cls(schema, format_checker=_FORMAT_CHECKER)
+        if len(_by_digest) >= _CACHE_LIMIT:
+            _by_digest.clear()
+        _by_digest[digest] = validator
+    if len(_by_identity) >= _CACHE_LIMIT:
+        _by_identity.clear()
+    # Keep the schema object alive beside its id so the id cannot be reused by another.
+    _by_identity[id(schema)] = (schema, validator)
+    return validator
+
+
+def accepts(schema: Any, args: Any) -> bool:
+    """True iff ``schema`` is a JSON object and ``args`` validates against it.
+
+    >>> accepts({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 2.0})
+    True
+    """
+    if type(schema) is not dict:
+        return False
+    try:
+        return bool(validator_for_schema(schema).is_valid(args))
+    except Exception:
+        return False
