@@ -13,12 +13,14 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 __all__ = [
+    "JS_WHITESPACE",
     "MAX_SAFE_INTEGER",
     "code_unit_key",
     "compare_code_units",
     "is_array_index_key",
     "is_plain_object",
     "is_safe_integer",
+    "is_safe_integer_at_least",
     "js_own_keys",
     "js_round",
     "js_string",
@@ -280,6 +282,11 @@ def is_safe_integer(value: Any) -> bool:
     if t is float:
         return math.isfinite(value) and value == int(value) and abs(value) <= MAX_SAFE_INTEGER
     return False
+
+
+def is_safe_integer_at_least(value: Any, minimum: int) -> bool:
+    """A safe integer no smaller than ``minimum`` (counts, versions, totals)."""
+    return is_safe_integer(value) and bool(value >= minimum)
 
 
 def js_typeof(value: Any) -> str:

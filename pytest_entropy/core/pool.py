@@ -1,0 +1,382 @@
+"""The machine-wide observation pool (spec §1.9, §6).
+
+The pool accumulates audit value counts across every session window the compiler reads,
+with exact per-session deltas: unchanged files are skipped by digest, growing files add
+only their delta, rewritten files retract old counts, evicted sessions are remembered by
+digest ("baked") and never merge again. It is derived evidence: it moves thresholds and
+never gates enforcement.
+
+The pool file is a plain JSON object ``{version, entries, tracked, baked}`` in the
+reference's key orders, so the files interoperate byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .canonical import stable_json_hash
+from .jscompat import code_unit_key, is_safe_integer_at_least, js_trim, value_key
+from .records import ValueObservation
+
+__all__ = [
+    "OBSERVATION_POOL_VERSION",
+    "PoolMerge",
+    "loadable_observation",
+    "merge_observation_window",
+    "observation_identity",
+    "observation_window_digest",
+    "parse_observation_pool",
+    "pool_to_value_observations",
+]
+
+OBSERVATION_POOL_VERSION = 1
+POOL_TRACKED_VALUES = 16
+POOL_TRACKED_SESSIONS = 16
+POOL_BAKED_DIGESTS = 512
+MAX_POOL_ENTRIES = 8192
+MAX_POOL_VALUES = 64
+MAX_POOL_TRACKED = 64
+MAX_POOL_BAKED = 2048
+
+Pool = dict[str, Any]
+_NUL = "\u0000"
+
+
+def _fields(observation: ValueObservation | Mapping[str, Any]) -> tuple[str, str, Any, int]:
+    if isinstance(observation, ValueObservation):
+        return (
+            observation.ref,
+            observation.key,
+            observation.value,
+            1 if observation.count is None else observation.count,
+        )
+    count = observation.get("count")
+    return (
+        observation["ref"],
+        observation["key"],
+        observation["value"],
+        1 if count is None else count,
+    )
+
+
+def observation_identity(observation: ValueObservation | Mapping[str, Any]) -> str:
+    """``ref + NUL + key + NUL + typeof(value) + ":" + String(value)`` (spec §2.7.4)."""
+    ref, key, value, _ = _fields(observation)
+    return ref + _NUL + key + _NUL + value_key(value)
+
+
+def observation_window_digest(observations: Iterable[ValueObservation | Mapping[str, Any]]) -> str:
+    """Stable hash of the sorted identities, one per record (counts are ignored)."""
+    identities = [observation_identity(o) for o in observations]
+    identities.sort(key=code_unit_key)
+    return stable_json_hash(identities)
+
+
+def loadable_observation(observation: ValueObservation | Mapping[str, Any]) -> bool:
+    """Whether a merged pool holding this observation would load back unchanged.
+
+    The reference writes pools its own loader rejects when a ref or key is blank or holds
+    U+0000, and silently renames keys with surrounding spaces on load; a non-finite
+    number cannot be written at all. Such observations are dropped before merging
+    (spec §14 #22, docs/decisions.md).
+    """
+    ref, key, value, _ = _fields(observation)
+    for text in (ref, key):
+        if not text or _NUL in text or js_trim(text) != text:
+            return False
+    return not (type(value) is float and not math.isfinite(value))
+
+
+# ---------------------------------------------------------------------- parsing
+
+
+def _text(value: Any) -> str | None:
+    if type(value) is not str:
+        return None
+    trimmed = js_trim(value)
+    return trimmed or None
+
+
+def _primitive(value: Any) -> bool:
+    t = type(value)
+    if t is float:
+        return math.isfinite(value)
+    return t is str or t is int or t is bool
+
+
+def parse_observation_pool(value: Any) -> Pool | None:
+    """Validate and normalise a pool file (spec §1.9 bounds); ``None`` means "invalid"."""
+    if type(value) is not dict:
+        return None
+    version = value.get("version")
+    if type(version) not in (int, float) or version != OBSERVATION_POOL_VERSION:
+        return None
+    raw_entries, raw_tracked, raw_baked = (
+        value.get("entries"),
+        value.get("tracked"),
+        value.get("baked"),
+    )
+    if type(raw_entries) is not list or len(raw_entries) > MAX_POOL_ENTRIES:
+        return None
+    if type(raw_tracked) is not list or len(raw_tracked) > MAX_POOL_TRACKED:
+        return None
+    if type(raw_baked) is not list or len(raw_baked) > MAX_POOL_BAKED:
+        return None
+    entries = []
+    seen_entries: set[tuple[str, str]] = set()
+    for entry in raw_entries:
+        if type(entry) is not dict:
+            return None
+        ref, key, total, values = (
+            _text(entry.get("ref")),
+            _text(entry.get("key")),
+            entry.get("total"),
+            entry.get("values"),
+        )
+        if ref is None or key is None or (ref, key) in seen_entries:
+            return None
+        seen_entries.add((ref, key))
+        if not is_safe_integer_at_least(total, 0):
+            return None
+        if type(values) is not list or len(values) > MAX_POOL_VALUES:
+            return None
+        kept = []
+        seen_values: set[str] = set()
+        for item in values:
+            if type(item) is not dict or not _primitive(item.get("value")):
+                return None
+            count = item.get("count")
+            if not is_safe_integer_at_least(count, 1):
+                return None
+            identity = value_key(item["value"])
+            if identity in seen_values:
+                return None
+            seen_values.add(identity)
+            kept.append({"value": item["value"], "count": count})
+        entries.append({"ref": ref, "key": key, "total": total, "values": kept})
+    tracked = []
+    seen_files: set[str] = set()
+    for session in raw_tracked:
+        if type(session) is not dict:
+            return None
+        file, digest, counts = (
+            _text(session.get("file")),
+            _text(session.get("digest")),
+            session.get("counts"),
+        )
+        if file is None or digest is None or file in seen_files or type(counts) is not dict:
+            return None
+        seen_files.add(file)
+        for count in counts.values():
+            if not is_safe_integer_at_least(count, 1):
+                return None
+        tracked.append({"file": file, "digest": digest, "counts": dict(counts)})
+    baked = []
+    for digest in raw_baked:
+        text = _text(digest)
+        if text is None:
+            return None
+        baked.append(text)
+    return {
+        "version": OBSERVATION_POOL_VERSION,
+        "entries": entries,
+        "tracked": tracked,
+        "baked": baked,
+    }
+
+
+# ----------------------------------------------------------------------- merging
+
+
+def _reconstruct(identity_value: str) -> Any:
+    kind, _, rest = identity_value.partition(":")
+    if kind == "number":
+        return _js_number(rest)
+    if kind == "boolean":
+        return rest == "true"
+    return rest
+
+
+def _js_number(text: str) -> float | int:
+    """JavaScript ``Number(text)`` for the texts ``String(number)`` produces."""
+    if text == "Infinity":
+        return math.inf
+    if text == "-Infinity":
+        return -math.inf
+    if text == "NaN":
+        return math.nan
+    number = float(text)
+    if number.is_integer() and abs(number) <= 2**53:
+        return int(number)
+    return number
+
+
+@dataclass(frozen=True, slots=True)
+class PoolMerge:
+    """``{file, mergedSessions, skippedSessions}`` plus the observations dropped as unloadable."""
+
+    file: Pool
+    merged_sessions: int
+    skipped_sessions: int
+    dropped_observations: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "mergedSessions": self.merged_sessions,
+            "skippedSessions": self.skipped_sessions,
+            "droppedObservations": self.dropped_observations,
+        }
+
+
+def _summary(observations: Iterable[Any]) -> tuple[dict[str, int], str]:
+    counts: dict[str, int] = {}
+    identities = []
+    for observation in observations:
+        identity = observation_identity(observation)
+        identities.append(identity)
+        counts[identity] = counts.get(identity, 0) + _fields(observation)[3]
+    identities.sort(key=code_unit_key)
+    return counts, stable_json_hash(identities)
+
+
+def merge_observation_window(
+    pool: Mapping[str, Any] | None,
+    windows: Iterable[Mapping[str, Any]],
+    *,
+    drop_unloadable: bool = True,
+) -> PoolMerge:
+    """Merge session windows ``{file, observations}`` into a pool (spec §6.2).
+
+    ``drop_unloadable=False`` reproduces the reference exactly, including pools its own
+    loader would reject; the default drops those observations first and counts them.
+    """
+    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    for entry in (pool or {}).get("entries") or ():
+        entries[(entry["ref"], entry["key"])] = {
+            "total": entry["total"],
+            "values": {value_key(v["value"]): [v["value"], v["count"]] for v in entry["values"]},
+        }
+    tracked = [dict(session) for session in (pool or {}).get("tracked") or ()]
+    baked = list((pool or {}).get("baked") or ())
+    baked_set = set(baked)
+    tracked_digests = {session["digest"] for session in tracked}
+    merged = skipped = dropped = 0
+    for window in windows:
+        observations = list(window.get("observations") or ())
+        if drop_unloadable:
+            kept = [o for o in observations if loadable_observation(o)]
+            dropped += len(observations) - len(kept)
+            observations = kept
+        fresh, digest = _summary(observations)
+        if digest in baked_set or digest in tracked_digests:
+            skipped += 1
+            continue
+        existing_index = next(
+            (i for i, session in enumerate(tracked) if session["file"] == window["file"]), None
+        )
+        existing = tracked[existing_index]["counts"] if existing_index is not None else {}
+        deltas = [
+            (identity, count - existing.get(identity, 0)) for identity, count in fresh.items()
+        ]
+        deltas.extend(
+            (identity, -count) for identity, count in existing.items() if identity not in fresh
+        )
+        touched: list[dict[str, Any]] = []
+        for identity, delta in deltas:
+            if delta == 0:
+                continue
+            ref, _, rest = identity.partition(_NUL)
+            key, _, value_identity = rest.partition(_NUL)
+            entry = entries.get((ref, key))
+            if entry is None:
+                entry = {"total": 0, "values": {}}
+                entries[(ref, key)] = entry
+            values = entry["values"]
+            slot = values.get(value_identity)
+            new = (slot[1] if slot is not None else 0) + delta
+            entry["total"] += delta
+            if new > 0:
+                if slot is None:
+                    values[value_identity] = [_reconstruct(value_identity), new]
+                else:
+                    slot[1] = new
+            elif slot is not None:
+                del values[value_identity]
+            if not values and entry["total"] <= 0:
+                del entries[(ref, key)]
+            elif not any(entry is other for other in touched):
+                touched.append(entry)
+        for entry in touched:
+            values = entry["values"]
+            while len(values) > POOL_TRACKED_VALUES:
+                victim = min(values, key=lambda identity: (values[identity][1], _Desc(identity)))
+                entry["total"] -= values[victim][1]
+                del values[victim]
+        record = {"file": window["file"], "digest": digest, "counts": fresh}
+        if existing_index is not None:
+            tracked[existing_index] = record
+        else:
+            tracked.append(record)
+            if len(tracked) > POOL_TRACKED_SESSIONS:
+                oldest = tracked.pop(0)
+                if oldest["digest"] not in baked_set:
+                    baked.append(oldest["digest"])
+                    baked_set.add(oldest["digest"])
+                    while len(baked) > POOL_BAKED_DIGESTS:
+                        baked.pop(0)
+        tracked_digests.add(digest)
+        merged += 1
+    return PoolMerge(_serialise(entries, tracked, baked), merged, skipped, dropped)
+
+
+class _Desc:
+    """Orders value keys descending in code units (the eviction tie-break: largest first)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, identity: str) -> None:
+        self.key = code_unit_key(identity)
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.key > other.key
+
+
+def _serialise(
+    entries: dict[tuple[str, str], dict[str, Any]], tracked: list[dict[str, Any]], baked: list[str]
+) -> Pool:
+    rows = []
+    for (ref, key), entry in entries.items():
+        values = sorted(entry["values"].items(), key=lambda item: code_unit_key(item[0]))
+        values.sort(key=lambda item: -item[1][1])
+        rows.append(
+            {
+                "ref": ref,
+                "key": key,
+                "total": entry["total"],
+                "values": [{"value": slot[0], "count": slot[1]} for _, slot in values],
+            }
+        )
+    rows.sort(key=lambda row: code_unit_key(row["ref"] + _NUL + row["key"]))
+    return {
+        "version": OBSERVATION_POOL_VERSION,
+        "entries": rows,
+        "tracked": [
+            {"file": s["file"], "digest": s["digest"], "counts": dict(s["counts"])} for s in tracked
+        ],
+        "baked": list(baked),
+    }
+
+
+def pool_to_value_observations(pool: Mapping[str, Any] | None) -> list[ValueObservation]:
+    """One observation ``{ref, key, value, count}`` per stored value, in file order."""
+    if pool is None:
+        return []
+    return [
+        ValueObservation(entry["ref"], entry["key"], item["value"], item["count"])
+        for entry in pool.get("entries") or ()
+        for item in entry["values"]
+    ]
