@@ -283,7 +283,7 @@ def build() -> list[Session]:
             ok("mcp.report.render", format="pdf", title="Incidents v2"),
             ok("mcp.report.render", format="pdf", title="Incidents v3"),
             ok("mcp.notes.create", title="Incident summary", body="three incidents"),
-            ok("mcp.flaky.sync", mode="slow"),
+            failed("mcp.flaky.sync", "invoke", mode="slow"),
         ],
     )
 

@@ -6,10 +6,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from .core.jscompat import js_string, js_to_fixed
+from .core.proposals import (
+    AUTO_APPLY_PROPOSAL_KINDS,
+    entropy_review_signals,
+    format_review_signal,
+)
 from .core.records import Report
 from .ingest.fabric import ScanDiagnostics
 
-__all__ = ["diagnostics_lines", "freedom_lines", "report_lines"]
+__all__ = [
+    "diagnostics_lines",
+    "freedom_lines",
+    "proposal_line",
+    "proposal_lines",
+    "report_lines",
+]
 
 
 def _num(value: float) -> str:
@@ -94,4 +105,33 @@ def freedom_lines(report: Mapping[str, Any]) -> list[str]:
         width = max(len(js_to_fixed(row["freedom"], 6)) for row in rows)
         for row in rows:
             lines.append(f"  {js_to_fixed(row['freedom'], 6).rjust(width)}  {row['ref']}")
+    return lines
+
+
+def proposal_line(proposal: Mapping[str, Any]) -> str:
+    """One readable line per proposal (review kinds use their one-line signal text)."""
+    kind = proposal.get("kind")
+    if kind == "enum-tighten":
+        values = ", ".join(js_string(value) for value in proposal["values"])
+        return (
+            f"enum-tighten {proposal['ref']}.{proposal['key']} to {{{values}}}"
+            f" ({proposal['calls']} observations, top share {js_string(proposal['topShare'])})"
+        )
+    if kind == "noise-quarantine":
+        return (
+            f"noise-quarantine {proposal['ref']} ({proposal['failed']} failed,"
+            f" {proposal['succeeded']} succeeded, stage entropy"
+            f" {js_string(proposal['failureStageEntropyBits'])} bits)"
+        )
+    return format_review_signal(proposal)
+
+
+def proposal_lines(proposals: list[dict[str, Any]]) -> list[str]:
+    """Automatic proposals first, then the review suggestions, each on its own line."""
+    automatic = [p for p in proposals if p.get("kind") in AUTO_APPLY_PROPOSAL_KINDS]
+    review = entropy_review_signals(proposals)
+    lines = [f"automatic proposals ({len(automatic)}):"]
+    lines.extend(f"  {proposal_line(p)}" for p in automatic)
+    lines.append(f"review suggestions ({len(review)}):")
+    lines.extend(f"  {format_review_signal(p)}" for p in review)
     return lines

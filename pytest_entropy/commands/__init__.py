@@ -11,4 +11,10 @@ COMMAND_MODULES = (
     "measure",
     "status",
     "freedom",
+    "propose",
+    "compile",
+    "export",
+    "export_artifact",
+    "import_artifact",
+    "pool",
 )

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..core.canonical import file_text
 from ..core.records import RepairRow
+from ..sessions import ReadOptions
+from ..store import agent_state_dir, default_state_dir
 from ..surfaces import load_repairs, load_surface
 
 __all__ = [
@@ -17,12 +20,17 @@ __all__ = [
     "EXIT_USAGE",
     "add_json",
     "add_repairs_option",
+    "add_sessions_option",
+    "add_state_options",
     "add_surface_option",
     "load_optional_repairs",
     "load_optional_surface",
     "positive_int",
     "print_json",
     "print_lines",
+    "read_options_of",
+    "state_dir_of",
+    "surface_of",
 ]
 
 EXIT_OK = 0
@@ -76,3 +84,47 @@ def load_optional_surface(path: str | None) -> dict[str, Any] | None:
 
 def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
     return load_repairs(path) if path else None
+
+
+def add_sessions_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument(
+        "--sessions",
+        nargs="+",
+        required=required,
+        metavar="PATH",
+        help="session files or directories (a directory means its *.jsonl, by name)",
+    )
+
+
+def add_state_options(parser: argparse.ArgumentParser) -> None:
+    """``--state-dir D`` or ``--agent-dir A`` (state under ``A/fabric/entropy``)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--state-dir", metavar="DIR", help="state directory (default: .entropy/ here)"
+    )
+    where.add_argument(
+        "--agent-dir", metavar="DIR", help="a Pi agent directory (state in fabric/entropy/)"
+    )
+
+
+def state_dir_of(args: argparse.Namespace) -> Path:
+    """The state directory the options name (default ``.entropy/`` in the working dir)."""
+    if getattr(args, "state_dir", None):
+        return Path(args.state_dir)
+    if getattr(args, "agent_dir", None):
+        return agent_state_dir(args.agent_dir)
+    return default_state_dir()
+
+
+def surface_of(args: argparse.Namespace, path: str | None) -> dict[str, Any]:
+    """Load a surface with whatever format options the command registered."""
+    return load_surface(
+        path,  # type: ignore[arg-type]
+        surface_format=getattr(args, "surface_format", None) or "auto",
+        ref_prefix=getattr(args, "ref_prefix", None) or "",
+    )
+
+
+def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) -> ReadOptions:
+    """Session-reading options from the command line (format and surface)."""
+    return ReadOptions(session_format=getattr(args, "format", None) or "auto", surface=surface)

@@ -1,0 +1,83 @@
+"""``pytest-entropy propose``: what the compiler would tighten, and what needs a human."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from ..core.artifact import apply_compiled_surface
+from ..core.corpus import surface_hash
+from ..core.errors import EntropyInputError
+from ..core.meter import measure, report_hash
+from ..core.proposals import entropy_review_signals, propose_entropy_reductions
+from ..evidence import read_window_evidence
+from ..render import proposal_lines
+from ..sessions import expand_session_paths
+from ..store import COMPILED, load_path
+from .common import (
+    EXIT_OK,
+    add_json,
+    add_repairs_option,
+    add_sessions_option,
+    add_surface_option,
+    load_optional_repairs,
+    print_json,
+    print_lines,
+    read_options_of,
+    surface_of,
+)
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "propose", help="proposals from the evidence: tightenings, quarantines, review signals"
+    )
+    add_sessions_option(parser)
+    add_surface_option(parser)
+    add_repairs_option(parser)
+    parser.add_argument(
+        "--artifact",
+        metavar="FILE",
+        help="a compiled artifact: propose against the effective surface, as the compiler does",
+    )
+    parser.add_argument(
+        "--no-audit-values",
+        action="store_true",
+        help="take values from the projected trace arguments instead of the audits",
+    )
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    surface = surface_of(args, args.surface) if args.surface else None
+    repairs = load_optional_repairs(args.repairs)
+    evidence = read_window_evidence(
+        expand_session_paths(args.sessions), read_options_of(args, surface)
+    )
+    effective = surface
+    if args.artifact:
+        loaded = load_path(args.artifact, COMPILED)
+        if loaded.error is not None:
+            raise EntropyInputError(loaded.error, source=args.artifact)
+        if loaded.file is None:
+            raise EntropyInputError("compiled surface file not found", source=args.artifact)
+        if surface is None:
+            raise EntropyInputError("--artifact needs the declared --surface it applies to")
+        effective = dict(apply_compiled_surface(surface, loaded.file))
+    digest = surface_hash(effective) if effective is not None else ""
+    report = measure(evidence.traces, effective, repairs, digest)
+    observations = None if args.no_audit_values else evidence.value_observations
+    proposals = propose_entropy_reductions(
+        report, evidence.traces, effective, repairs, observations
+    )
+    review = entropy_review_signals(proposals)
+    if args.json:
+        print_json(
+            out,
+            {"reportHash": report_hash(report), "proposals": proposals, "reviewSignals": review},
+        )
+    else:
+        print_lines(out, proposal_lines(proposals))
+        out.write(f"report hash {report_hash(report)}\n")
+    return EXIT_OK

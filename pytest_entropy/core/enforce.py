@@ -1,0 +1,81 @@
+"""Live enforcement of a compiled surface for tool hosts (spec §7.4).
+
+A Python tool host (an MCP server, an agent loop) calls :func:`validate_call` before it
+executes a call::
+
+    verdict = validate_call("mcp.report.render", {"format": "docx"}, live_surface, artifact)
+    if not verdict.accepted:
+        return error(verdict.stage, verdict.message)   # "resolve" or "validate"
+
+Every call re-proves the artifact's base digest against the live declared schema, so a tool
+whose schema changed underneath a compile falls back to its declared schema and is never
+mis-enforced. Quarantined and unknown refs are rejected at ``resolve``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .artifact import effective_schema_for, is_quarantined_ref
+from .validation import validator_for_schema
+
+__all__ = ["CallVerdict", "validate_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallVerdict:
+    """Accept, or a typed rejection: ``stage`` is ``resolve`` or ``validate``."""
+
+    accepted: bool
+    stage: str | None = None
+    path: str | None = None
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"accepted": self.accepted}
+        if self.stage is not None:
+            out["stage"] = self.stage
+        if self.path is not None:
+            out["path"] = self.path
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+def _pointer(parts: Any) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def validate_call(
+    ref: str,
+    args: Any,
+    live_surface: Mapping[str, Any],
+    artifact: Mapping[str, Any] | None,
+) -> CallVerdict:
+    """Check one call against the effective schema of ``ref`` (declared + proven overlay)."""
+    declared = None
+    found = False
+    for action in live_surface.get("actions") or ():
+        if action.get("ref") == ref:
+            declared = action.get("inputSchema")
+            found = True
+    if not found:
+        return CallVerdict(False, "resolve", None, f"unknown action {ref}")
+    if is_quarantined_ref(ref, declared, artifact):
+        return CallVerdict(False, "resolve", None, f"unknown action {ref}")
+    schema = effective_schema_for(ref, declared, artifact)
+    if type(schema) is not dict:
+        return CallVerdict(False, "validate", "", "the action has no object schema")
+    try:
+        errors = sorted(
+            validator_for_schema(schema).iter_errors(args),
+            key=lambda error: (len(error.absolute_path), _pointer(error.absolute_path)),
+        )
+    except Exception as error:  # a schema the validator cannot evaluate rejects the call
+        return CallVerdict(False, "validate", "", f"schema could not be evaluated: {error}")
+    if not errors:
+        return CallVerdict(True)
+    first = errors[0]
+    return CallVerdict(False, "validate", _pointer(first.absolute_path), first.message)
