@@ -1,35 +1,89 @@
-"""Where the map-merge-finalize runs: in this process, or in a pool of worker processes.
+"""Where the map-merge-finalize runs: this process, a process pool, or a Dask cluster.
 
-Each file maps to a :class:`~pytest_entropy.core.meter.MeterState`; states merge strictly in
-file order, so every engine yields the same report bytes as one sequential pass.
+:func:`map_merge` is the generic, ordered map-merge: every item is mapped independently
+(on any worker), and the results are folded into one accumulator strictly in item order,
+each as soon as every earlier one has been folded. Results that finish early wait in a
+bounded window, so the client holds at most ``window`` results however large the input is.
+
+Measurement is the first user: each session file maps to a
+:class:`~pytest_entropy.core.meter.MeterState` and the states merge in file order into a
+root that drops churn terms, so every engine yields the bytes of one sequential pass
+(:func:`meter_paths`). Dask is an optional extra, imported only when ``engine="dask"``.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
+import os
 import threading
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
+from .core.errors import EntropyInputError
 from .core.meter import MeterState
 from .ingest.fabric import ScanDiagnostics
+from .remote import EXTRA_HINT, is_url, meter_url
 from .sessions import ReadOptions, meter_file
 
-__all__ = ["ENGINES", "MeterResult", "meter_paths"]
+__all__ = [
+    "ENGINES",
+    "EngineUnavailableError",
+    "MeterResult",
+    "map_merge",
+    "map_ordered",
+    "meter_paths",
+]
 
-ENGINES = ("local", "processes")
+ENGINES = ("local", "processes", "dask")
+
+# Results held per worker while an earlier, slower item is still running. Large enough that
+# one file several times bigger than its neighbours does not idle the other workers, small
+# enough that held results (a few kB to MB each) never matter next to the interpreter.
+WINDOW_PER_WORKER = 8
+# Seconds to wait for a Dask scheduler before giving up with a usage error.
+SCHEDULER_TIMEOUT = 10.0
+
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+AccumulatorT = TypeVar("AccumulatorT")
 
 
-@dataclass(slots=True)
-class MeterResult:
-    state: MeterState
-    diagnostics: ScanDiagnostics
+class EngineUnavailableError(EntropyInputError):
+    """The requested engine cannot run: its optional extra is missing or its scheduler is
+    unreachable (a usage error, exit status 2)."""
 
 
-def _meter_one(path: str, options: ReadOptions) -> tuple[MeterState | None, ScanDiagnostics]:
-    return meter_file(Path(path), retain_terms=True, options=options)
+# ----------------------------------------------------------------------- ordering
+
+
+class _InOrder(Generic[ResultT]):
+    """Releases results strictly by index, holding those that arrive early."""
+
+    __slots__ = ("held", "next_index")
+
+    def __init__(self) -> None:
+        self.held: dict[int, ResultT] = {}
+        self.next_index = 0
+
+    def put(self, index: int, result: ResultT) -> Iterator[ResultT]:
+        """Accept result ``index``; yield every result that is now next in line."""
+        self.held[index] = result
+        while self.next_index in self.held:
+            yield self.held.pop(self.next_index)
+            self.next_index += 1
+
+
+def _window(window: int | None, workers: int) -> int:
+    if window is not None:
+        if window < 1:
+            raise ValueError("window must be at least 1")
+        return window
+    return max(2, WINDOW_PER_WORKER * workers)
 
 
 def _start_method() -> str:
@@ -40,37 +94,244 @@ def _start_method() -> str:
     return "spawn"
 
 
-def _mapped_states(
-    paths: Sequence[Path], jobs: int, options: ReadOptions
-) -> Iterator[tuple[MeterState | None, ScanDiagnostics]]:
+def _pool_ordered(
+    items: Sequence[ItemT],
+    map_fn: Callable[[ItemT], ResultT],
+    jobs: int,
+    window: int,
+) -> Iterator[ResultT]:
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        yield from pool.map(
-            _meter_one, [str(path) for path in paths], [options] * len(paths), chunksize=1
-        )
+        yield from _ordered(items, pool.submit, map_fn, window)
+
+
+def _ordered(
+    items: Sequence[ItemT],
+    submit: Callable[[Callable[[ItemT], ResultT], ItemT], Future[ResultT]],
+    map_fn: Callable[[ItemT], ResultT],
+    window: int,
+) -> Iterator[ResultT]:
+    """Run ``map_fn`` through a :mod:`concurrent.futures` ``submit`` with at most ``window``
+    items submitted or held at once; yield results in item order."""
+    pending = iter(enumerate(items))
+    running: dict[Future[ResultT], int] = {}
+    in_order: _InOrder[ResultT] = _InOrder()
+
+    def fill() -> None:
+        while len(running) + len(in_order.held) < window:
+            following = next(pending, None)
+            if following is None:
+                return
+            index, item = following
+            running[submit(map_fn, item)] = index
+
+    fill()
+    while running:
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            yield from in_order.put(running.pop(future), future.result())
+        fill()
+
+
+# ------------------------------------------------------------------------------ Dask
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise EngineUnavailableError(
+            f"the dask engine needs the optional dask extra: {EXTRA_HINT}"
+        ) from None
+    return distributed
+
+
+@contextmanager
+def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
+    """A client of the scheduler at ``scheduler``, or of a new local cluster of ``jobs``
+    single-threaded worker processes (closed again on exit)."""
+    distributed = _distributed()
+    if scheduler:
+        try:
+            client = distributed.Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError, TypeError) as error:
+            raise EngineUnavailableError(
+                f"cannot reach the Dask scheduler at {scheduler}: {error}"
+            ) from None
+        with client:
+            yield client
+        return
+    # Loopback only, no dashboard: a local cluster is a private pool, not a service. The
+    # scheduler's small HTTP endpoint (health, metrics) always starts; a free loopback port
+    # keeps it off the network and away from another cluster's default port.
+    with (
+        distributed.LocalCluster(
+            n_workers=jobs,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            scheduler_kwargs={"dashboard": False},
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        yield client
+
+
+def _dask_ordered(
+    items: Sequence[ItemT],
+    map_fn: Callable[[ItemT], ResultT],
+    client: Any,
+    window: int | None,
+) -> Iterator[ResultT]:
+    distributed = _distributed()
+    workers = sum(client.nthreads().values()) or 1
+    limit = _window(window, workers)
+    pending = iter(enumerate(items))
+    running: dict[Any, int] = {}
+    in_order: _InOrder[ResultT] = _InOrder()
+    # with_results: results are gathered in the background as tasks finish, instead of one
+    # blocking round trip per future.
+    completed = distributed.as_completed(with_results=True, loop=client.loop)
+
+    def fill() -> None:
+        while len(running) + len(in_order.held) < limit:
+            following = next(pending, None)
+            if following is None:
+                return
+            index, item = following
+            # pure=False: the same file listed twice is measured twice, never deduplicated.
+            # Earlier items get higher priority, so the head of the line is never starved.
+            future = client.submit(map_fn, item, pure=False, priority=-index)
+            running[future] = index
+            completed.add(future)
+
+    fill()
+    for future, result in completed:
+        # Dropping the last reference to a future releases its result on the worker.
+        index = running.pop(future)
+        del future
+        yield from in_order.put(index, result)
+        fill()
+
+
+# -------------------------------------------------------------------------- generic
+
+
+def map_ordered(
+    items: Sequence[ItemT],
+    map_fn: Callable[[ItemT], ResultT],
+    *,
+    engine: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    window: int | None = None,
+) -> Iterator[ResultT]:
+    """``map_fn`` over ``items`` on an engine; results come back in item order.
+
+    ``local`` maps in this process; ``processes`` in a pool of ``jobs`` processes;
+    ``dask`` on the cluster at ``scheduler`` (or a local cluster of ``jobs`` workers).
+    For the last two ``map_fn`` and the items must pickle (a module-level function, or a
+    :func:`functools.partial` of one). At most ``window`` results are in flight or held.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}")
+    if engine == "dask":
+        if items:
+            with _dask_client(scheduler, jobs) as client:
+                yield from _dask_ordered(items, map_fn, client, window)
+        return
+    if engine == "local" or jobs <= 1 or len(items) <= 1:
+        for item in items:
+            yield map_fn(item)
+        return
+    yield from _pool_ordered(items, map_fn, jobs, _window(window, jobs))
+
+
+def map_merge(
+    items: Sequence[ItemT],
+    map_fn: Callable[[ItemT], ResultT],
+    merge_fn: Callable[[AccumulatorT, ResultT], AccumulatorT],
+    initial: AccumulatorT,
+    *,
+    engine: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    window: int | None = None,
+) -> AccumulatorT:
+    """Fold ``merge_fn(accumulator, map_fn(item))`` over ``items`` in item order.
+
+    The maps run wherever ``engine`` says (see :func:`map_ordered`); the merges run here,
+    one result at a time as soon as it is next in line, so the answer is the same on every
+    engine whenever ``merge_fn`` is an ordered (associative) merge.
+
+    >>> map_merge(["a", "bb", "ccc"], len, lambda total, n: total + n, 0)
+    6
+    """
+    accumulator = initial
+    for result in map_ordered(
+        items, map_fn, engine=engine, jobs=jobs, scheduler=scheduler, window=window
+    ):
+        accumulator = merge_fn(accumulator, result)
+    return accumulator
+
+
+# ----------------------------------------------------------------------- measurement
+
+
+@dataclass(slots=True)
+class MeterResult:
+    """The merged meter state of many files and what their scans saw."""
+
+    state: MeterState = field(default_factory=lambda: MeterState(retain_terms=False))
+    diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
+
+
+FileMeasurement = tuple[MeterState | None, ScanDiagnostics]
+
+
+def _meter_one(source: str, options: ReadOptions) -> FileMeasurement:
+    # Each file's state keeps its churn terms: it is the right-hand side of a merge.
+    if is_url(source):
+        return meter_url(source, retain_terms=True, options=options)
+    return meter_file(Path(source), retain_terms=True, options=options)
+
+
+def _merge_measurement(result: MeterResult, measured: FileMeasurement) -> MeterResult:
+    state, diagnostics = measured
+    # An unreadable file contributes nothing but its diagnostics, on every engine.
+    if state is not None:
+        result.state.merge(state)
+    result.diagnostics.merge(diagnostics)
+    return result
 
 
 def meter_paths(
-    paths: Sequence[Path],
+    paths: Iterable[str | os.PathLike[str]],
     *,
     jobs: int = 1,
     engine: str = "local",
     options: ReadOptions | None = None,
+    scheduler: str | None = None,
+    window: int | None = None,
 ) -> MeterResult:
-    """Measure session files in order; ``engine`` is ``local`` or ``processes``."""
-    options = options or ReadOptions()
+    """Measure session files (local paths or fsspec URLs) in order on any engine.
+
+    The root state drops churn terms (it is only ever the left-hand side of a merge), so
+    the client's memory grows with distinct refs, signatures and sequences, not with the
+    corpus. ``finalize()`` the result's state once.
+    """
+    sources = [os.fspath(path) for path in paths]
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}")
-    root = MeterState(retain_terms=False)
-    diagnostics = ScanDiagnostics()
-    mapped: Iterator[tuple[MeterState | None, ScanDiagnostics]]
-    if engine == "local" or jobs <= 1 or len(paths) <= 1:
-        # A file that fails mid-read contributes nothing, exactly as in a worker process.
-        mapped = (_meter_one(str(path), options) for path in paths)
-    else:
-        mapped = _mapped_states(paths, jobs, options)
-    for state, file_diagnostics in mapped:
-        if state is not None:
-            root.merge(state)
-        diagnostics.merge(file_diagnostics)
-    return MeterResult(root, diagnostics)
+    measure_one = functools.partial(_meter_one, options=options or ReadOptions())
+    return map_merge(
+        sources,
+        measure_one,
+        _merge_measurement,
+        MeterResult(),
+        engine=engine,
+        jobs=jobs,
+        scheduler=scheduler,
+        window=window,
+    )

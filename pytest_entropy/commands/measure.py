@@ -6,10 +6,11 @@ import argparse
 from typing import Any, TextIO
 
 from ..core.corpus import surface_hash
+from ..core.errors import EntropyInputError
 from ..core.meter import report_hash
 from ..engine import ENGINES, meter_paths
+from ..remote import expand_session_sources
 from ..render import diagnostics_lines, report_lines
-from ..sessions import expand_session_paths
 from .common import (
     EXIT_OK,
     add_json,
@@ -32,7 +33,8 @@ def register(commands: Any) -> None:
         nargs="+",
         required=True,
         metavar="PATH",
-        help="session files or directories (a directory means its *.jsonl, by name)",
+        help="session files, directories (a directory means its *.jsonl, by name) or fsspec "
+        "URLs (s3://..., file://...; needs the dask extra)",
     )
     add_surface_option(parser)
     add_repairs_option(parser)
@@ -47,22 +49,33 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--engine",
         choices=ENGINES,
-        help="where to run: local (default) or processes (the default when --jobs > 1)",
+        help="where to run: local (default), processes (the default when --jobs > 1) or "
+        "dask (needs the dask extra)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (implies --engine dask; without it the dask engine "
+        "starts a local cluster of --jobs workers)",
     )
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    paths = expand_session_paths(args.sessions)
+    paths = expand_session_sources(args.sessions)
     surface = load_optional_surface(args.surface)
     repairs = load_optional_repairs(args.repairs)
     if args.catalog_digest is not None:
         digest = args.catalog_digest
     else:
         digest = surface_hash(surface) if surface is not None else ""
-    engine = args.engine or ("processes" if args.jobs > 1 else "local")
-    result = meter_paths(paths, jobs=args.jobs, engine=engine)
+    engine = args.engine or (
+        "dask" if args.scheduler is not None else "processes" if args.jobs > 1 else "local"
+    )
+    if args.scheduler is not None and engine != "dask":
+        raise EntropyInputError("--scheduler needs --engine dask")
+    result = meter_paths(paths, jobs=args.jobs, engine=engine, scheduler=args.scheduler)
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)
     if args.json:

@@ -1,0 +1,212 @@
+"""Session files behind ``fsspec`` URLs: expansion on the client, streaming reads on workers.
+
+A session source is a local path or a URL such as ``s3://bucket/sessions/`` or
+``memory://corpus/a.jsonl``. URLs follow the native rules for local paths: a directory (or
+object-store prefix) means its ``*.jsonl`` and ``*.jsonl.gz`` files with names in UTF-16
+code-unit order, ``.gz`` decompresses transparently, and a file that fails while being read
+contributes nothing and is counted as unreadable. Reads stream in chunks; a file is never held
+in memory whole.
+
+``fsspec`` is part of the optional ``dask`` extra and is imported only when a URL is used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from types import ModuleType
+from typing import IO, Any, cast
+
+from . import sessions
+from .core.errors import EntropyInputError
+from .core.jscompat import code_unit_key
+from .core.meter import MeterState
+from .ingest.fabric import ScanDiagnostics, SessionScanner
+from .sessions import NATIVE_FORMAT, SESSION_SUFFIXES, ReadOptions, expand_session_paths
+
+__all__ = [
+    "EXTRA_HINT",
+    "expand_session_sources",
+    "expand_url",
+    "is_url",
+    "meter_url",
+    "open_url",
+]
+
+EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
+
+# A URL is a scheme followed by "://", optionally behind fsspec's chained "proto::" prefixes
+# (``simplecache::s3://...``). Windows drive paths (``C:\\...``) never match.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(::[A-Za-z][A-Za-z0-9+.\-]*)*://")
+_GLOB_CHARACTERS = ("*", "?", "[")
+_SNIFF_BYTES = 64 << 10
+_COPY_CHUNK = 1 << 20
+
+
+def is_url(source: str | os.PathLike[str]) -> bool:
+    """True for ``scheme://...`` sources (read through fsspec), False for local paths."""
+    return isinstance(source, str) and _URL.match(source) is not None
+
+
+def _fsspec() -> ModuleType:
+    try:
+        import fsspec
+    except ImportError:
+        raise EntropyInputError(f"session URLs need fsspec: {EXTRA_HINT}") from None
+    return cast(ModuleType, fsspec)
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    fsspec = _fsspec()
+    try:
+        return cast(tuple[Any, str], fsspec.core.url_to_fs(url))
+    except (ValueError, ImportError) as error:
+        # An unknown protocol, or one whose backend package is not installed (s3fs, gcsfs).
+        raise EntropyInputError(f"cannot open the URL: {error}", source=url) from None
+
+
+def _is_session_name(name: str) -> bool:
+    return name.endswith(SESSION_SUFFIXES)
+
+
+def _basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def expand_url(url: str) -> list[str]:
+    """The session files a URL names, as URLs, in the order they are measured.
+
+    A file is itself; a directory means its ``*.jsonl`` and ``*.jsonl.gz`` files, names in
+    UTF-16 code-unit order (as for local directories); a glob (``*``, ``?``, ``[``) means
+    every file it matches, in code-unit order of the full path. Nothing matching is an input
+    error.
+    """
+    fs, path = _filesystem(url)
+    try:
+        if any(character in path for character in _GLOB_CHARACTERS):
+            matches = [match for match in fs.glob(path) if fs.isfile(match)]
+            if not matches:
+                raise EntropyInputError("no file matches the pattern", source=url)
+            return [fs.unstrip_protocol(match) for match in sorted(matches, key=code_unit_key)]
+        if fs.isdir(path):
+            names = [
+                _basename(entry["name"])
+                for entry in fs.ls(path, detail=True)
+                if entry.get("type") == "file" and _is_session_name(_basename(entry["name"]))
+            ]
+            # Children are spelled by appending to the URL as given, which keeps any chained
+            # protocol prefix (``simplecache::``) that unstrip_protocol would drop.
+            base = url.rstrip("/")
+            return [f"{base}/{name}" for name in sorted(names, key=code_unit_key)]
+        if fs.isfile(path):
+            return [url]
+    except OSError as error:
+        raise EntropyInputError(f"cannot list the URL: {error}", source=url) from None
+    raise EntropyInputError("no such file or directory", source=url)
+
+
+def expand_session_sources(
+    sources: Sequence[str | os.PathLike[str]], options: ReadOptions | None = None
+) -> list[str]:
+    """Local paths and URLs expanded in the order given, as strings a worker can open.
+
+    Local paths expand as :func:`~pytest_entropy.sessions.expand_session_paths` does (with
+    ``options``, a foreign format's directory rule); URLs as :func:`expand_url` (always the
+    native rule).
+    """
+    out: list[str] = []
+    for source in sources:
+        if is_url(source):
+            out.extend(expand_url(cast(str, source)))
+        elif options is None:
+            out.extend(str(path) for path in expand_session_paths([source]))
+        else:
+            out.extend(str(path) for path in expand_session_paths([source], options))
+    return out
+
+
+def open_url(url: str) -> IO[bytes]:
+    """Open a URL for binary streaming reads; ``.gz`` names decompress transparently."""
+    fs, path = _filesystem(url)
+    compression = "gzip" if path.endswith(".gz") else None
+    return cast(IO[bytes], fs.open(path, "rb", compression=compression))
+
+
+def _resolve_url_format(url: str, options: ReadOptions) -> str:
+    """The reader for a URL, decided as for local files: the explicit choice, else sniffing."""
+    # The registries are looked up on the module at call time: readers register on import.
+    readers, detectors = sessions.SESSION_READERS, sessions.SESSION_DETECTORS
+    chosen = options.session_format
+    if chosen != "auto":
+        if chosen != NATIVE_FORMAT and chosen not in readers:
+            known = ", ".join(sorted(["auto", NATIVE_FORMAT, *readers]))
+            raise EntropyInputError(f"unknown session format {chosen!r} (known: {known})")
+        return chosen
+    if not detectors:
+        return NATIVE_FORMAT
+    try:
+        with open_url(url) as stream:
+            head = stream.read(_SNIFF_BYTES)
+    except (OSError, EOFError):
+        return NATIVE_FORMAT
+    name = PurePosixPath(_basename(_filesystem(url)[1]))
+    for format_name, detect in detectors:
+        if detect(Path(name), head):
+            return format_name
+    return NATIVE_FORMAT
+
+
+@contextmanager
+def _local_copy(url: str) -> Iterator[Path]:
+    """A worker-local temporary copy of a remote file, for readers that need a path.
+
+    Copied in chunks, so memory stays bounded; the copy keeps the file's name (readers may
+    look at its suffix) and is removed afterwards.
+    """
+    fs, path = _filesystem(url)
+    directory = tempfile.mkdtemp(prefix="pytest-entropy-")
+    try:
+        target = Path(directory) / _basename(path)
+        with fs.open(path, "rb") as source, open(target, "wb") as sink:
+            shutil.copyfileobj(source, sink, _COPY_CHUNK)
+        yield target
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def meter_url(
+    url: str,
+    *,
+    retain_terms: bool = True,
+    options: ReadOptions | None = None,
+) -> tuple[MeterState | None, ScanDiagnostics]:
+    """Measure one URL into a fresh state; ``None`` when it could not be read.
+
+    The counterpart of :func:`~pytest_entropy.sessions.meter_file`, with the same
+    diagnostics: native files stream through the scanner; files in a foreign format are
+    copied to a local temporary file first because their readers take a path.
+    """
+    options = options or ReadOptions()
+    diagnostics = ScanDiagnostics()
+    state = MeterState(retain_terms=retain_terms)
+    scanner = SessionScanner(None, meter=state, diagnostics=diagnostics, name=url)
+    diagnostics.files += 1
+    session_format = _resolve_url_format(url, options)
+    try:
+        if session_format == NATIVE_FORMAT:
+            with open_url(url) as stream:
+                scanner.scan_stream(stream)
+        else:
+            with _local_copy(url) as copy:
+                reader = sessions.SESSION_READERS[session_format]
+                scanner.feed_lines(reader(copy, options, diagnostics))
+    except (OSError, EOFError) as error:
+        diagnostics.unreadable_files += 1
+        diagnostics.note(url, f"unreadable: {error}")
+        return None, diagnostics
+    return state, diagnostics

@@ -1,0 +1,207 @@
+"""Session files behind fsspec URLs: native expansion rules, streaming reads, same hash."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_entropy import sessions
+from pytest_entropy.cli import main
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.meter import report_hash
+from pytest_entropy.engine import meter_paths
+from pytest_entropy.ingest.fabric import ScanDiagnostics
+from pytest_entropy.remote import expand_session_sources, expand_url, is_url, meter_url
+from pytest_entropy.sessions import ReadOptions
+from tests.dask_support import in_process_cluster, session_text, write_mixed_corpus
+
+fsspec = pytest.importorskip("fsspec", reason='needs pip install -e ".[dask]"')
+
+
+@pytest.fixture
+def memory_root() -> Iterator[str]:
+    """A fresh directory on fsspec's process-wide in-memory filesystem."""
+    root = f"memory://entropy-{uuid.uuid4().hex}"
+    yield root
+    filesystem = fsspec.filesystem("memory")
+    if filesystem.exists(root):
+        filesystem.rm(root, recursive=True)
+
+
+def put(url: str, data: bytes) -> None:
+    with fsspec.open(url, "wb") as stream:
+        stream.write(data)
+
+
+def fingerprint(sources: list[Any], **options: Any) -> tuple[str, dict[str, Any]]:
+    result = meter_paths(sources, **options)
+    diagnostics = result.diagnostics.to_json()
+    # Sample lines name the file as given (path or URL); everything else must agree.
+    diagnostics["samples"] = [sample.rsplit("/", 1)[-1] for sample in diagnostics["samples"]]
+    return report_hash(result.state.finalize()), diagnostics
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("s3://bucket/sessions/", True),
+        ("memory://corpus/a.jsonl", True),
+        ("file:///tmp/a.jsonl", True),
+        ("simplecache::s3://bucket/a.jsonl", True),
+        ("sessions/a.jsonl", False),
+        ("/abs/a.jsonl", False),
+        ("C:\\sessions\\a.jsonl", False),
+        ("weird:name.jsonl", False),
+        (Path("s3://not-a-url-as-a-path"), False),
+    ],
+)
+def test_is_url(source: Any, expected: bool) -> None:
+    assert is_url(source) is expected
+
+
+def test_directory_expands_like_a_local_directory(memory_root: str, tmp_path: Path) -> None:
+    # U+1F600 is a surrogate pair (D83D DE00) and sorts before U+FF5E in UTF-16 code units,
+    # although it comes after it in code points.
+    names = ["b.jsonl", "a.jsonl.gz", "\uff5e.jsonl", "\U0001f600.jsonl", "B.jsonl", "é.jsonl"]
+    for name in names:
+        put(f"{memory_root}/{name}", b"")
+        (tmp_path / name).write_bytes(b"")
+    put(f"{memory_root}/notes.txt", b"")
+    put(f"{memory_root}/nested/c.jsonl", b"")
+    (tmp_path / "notes.txt").write_bytes(b"")
+    (tmp_path / "nested").mkdir()
+    expanded = expand_url(memory_root + "/")
+    local = [path.name for path in sessions.expand_session_paths([tmp_path])]
+    assert [url.rsplit("/", 1)[-1] for url in expanded] == local
+    assert local == [
+        "B.jsonl",
+        "a.jsonl.gz",
+        "b.jsonl",
+        "é.jsonl",
+        "\U0001f600.jsonl",
+        "\uff5e.jsonl",
+    ]
+    assert all(url.startswith(memory_root + "/") for url in expanded)
+
+
+def test_glob_and_single_file(memory_root: str) -> None:
+    for name in ("x-2.jsonl", "x-10.jsonl", "y-1.jsonl"):
+        put(f"{memory_root}/{name}", b"")
+    matched = [url.rsplit("/", 1)[-1] for url in expand_url(f"{memory_root}/x-*.jsonl")]
+    assert matched == ["x-10.jsonl", "x-2.jsonl"]
+    assert expand_url(f"{memory_root}/y-1.jsonl") == [f"{memory_root}/y-1.jsonl"]
+
+
+def test_missing_urls_are_input_errors(memory_root: str) -> None:
+    with pytest.raises(EntropyInputError, match="no such file or directory"):
+        expand_url(f"{memory_root}/absent.jsonl")
+    with pytest.raises(EntropyInputError, match="no file matches"):
+        expand_url(f"{memory_root}/*.jsonl")
+    with pytest.raises(EntropyInputError, match="cannot open the URL"):
+        expand_url("no-such-protocol://x/y.jsonl")
+
+
+def test_mixed_sources_keep_the_given_order(memory_root: str, demo_dir: Path) -> None:
+    put(f"{memory_root}/one.jsonl", b"")
+    local_dir = demo_dir / "sessions"
+    sources = expand_session_sources([f"{memory_root}/one.jsonl", str(local_dir)])
+    assert sources[0] == f"{memory_root}/one.jsonl"
+    assert sources[1:] == [str(path) for path in sessions.expand_session_paths([local_dir])]
+
+
+def test_memory_urls_match_local_files(memory_root: str, tmp_path: Path) -> None:
+    """The awkward corpus (a large file first, empty, trace-less, malformed, gzipped, a
+    truncated .gz) gives the same report and diagnostics from memory:// on every engine."""
+    paths = write_mixed_corpus(tmp_path / "mixed")
+    urls = []
+    for path in paths:
+        url = f"{memory_root}/{path.name}"
+        put(url, path.read_bytes())
+        urls.append(url)
+    expected = fingerprint(paths)
+    assert expected[1]["unreadableFiles"] == 1
+    assert fingerprint(urls) == expected
+    assert fingerprint(urls, engine="processes", jobs=2) == expected
+    with in_process_cluster(workers=2) as scheduler:
+        assert fingerprint(urls, engine="dask", scheduler=scheduler) == expected
+        assert fingerprint(expand_url(memory_root), engine="dask", scheduler=scheduler) == (
+            fingerprint(sessions.expand_session_paths([tmp_path / "mixed"]))
+        )
+
+
+def test_file_urls_match_paths(demo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = demo_dir / "sessions"
+    assert main(["measure", "--sessions", str(directory), "--json"]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main(["measure", "--sessions", directory.as_uri(), "--json"]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    assert remote["reportHash"] == local["reportHash"]
+    assert remote["report"] == local["report"]
+    assert remote["diagnostics"]["lines"] == local["diagnostics"]["lines"] > 0
+
+
+def test_unreadable_url_contributes_nothing(memory_root: str) -> None:
+    put(f"{memory_root}/bad.jsonl.gz", b"\x1f\x8b not really gzip")
+    state, diagnostics = meter_url(f"{memory_root}/bad.jsonl.gz")
+    assert state is None
+    assert diagnostics.files == diagnostics.unreadable_files == 1
+    assert "unreadable" in diagnostics.samples[0]
+
+
+def test_url_streams_without_reading_whole_file(memory_root: str) -> None:
+    """Reads come in bounded chunks, never one read of the whole object."""
+    text = session_text(5, 3_000_000, 0).encode()
+    put(f"{memory_root}/big.jsonl", text)
+    requested: list[int] = []
+    memory_file = type(fsspec.open(f"{memory_root}/big.jsonl", "rb").open())
+    original = memory_file.read
+
+    def spy(self: Any, size: int = -1) -> bytes:
+        requested.append(size)
+        return bytes(original(self, size))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory_file, "read", spy)
+        state, _ = meter_url(f"{memory_root}/big.jsonl")
+    assert state is not None and state.operations > 0
+    assert requested and all(0 < size <= 1 << 20 for size in requested)
+
+
+def _toy_reader(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics) -> Iterable[bytes]:
+    """A stand-in foreign format: native lines behind a one-line header."""
+    with sessions.open_session(path) as stream:
+        lines = stream.read().split(b"\n")
+    return lines[1:]
+
+
+def _toy_detector(path: Path, head: bytes) -> bool:
+    return head.startswith(b"TOY\n") and path.suffix == ".jsonl"
+
+
+def test_foreign_format_behind_a_url(
+    memory_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Readers that need a path get a worker-local copy; detection sees the same head."""
+    monkeypatch.setitem(sessions.SESSION_READERS, "toy", _toy_reader)
+    monkeypatch.setattr(sessions, "SESSION_DETECTORS", [("toy", _toy_detector)])
+    data = b"TOY\n" + session_text(3, 60_000, 1).encode()
+    local = tmp_path / "toy.jsonl"
+    local.write_bytes(data)
+    put(f"{memory_root}/toy.jsonl", data)
+    expected = fingerprint([local])
+    assert expected[1]["traces"] > 0
+    assert fingerprint([f"{memory_root}/toy.jsonl"]) == expected
+    native = fingerprint([local], options=ReadOptions(session_format="fabric"))
+    assert native != expected
+
+
+def test_urls_need_fsspec(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "fsspec", None)
+    with pytest.raises(EntropyInputError, match=r"pytest-entropy\[dask\]"):
+        expand_url("memory://anything/a.jsonl")
