@@ -6,7 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..core.artifact import merge_compiled_surfaces, parse_compiled_surface_artifact
+from ..core.artifact import (
+    merge_compiled_surfaces,
+    parse_compiled_surface_artifact,
+    without_widening_overlays,
+)
 from ..core.errors import EntropyInputError
 from ..store import COMPILED, StoreDamagedError, update_path
 from ..surfaces import load_json_file
@@ -37,6 +41,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if incoming is None:
         raise EntropyInputError(f"Artifact is invalid: {args.path}")
     live = surface_of(args, args.surface)
+    # The reference adopts any digest-proven entry; we also refuse proven overlays that
+    # would widen the live schema (docs/decisions.md), so an import only ever tightens.
+    incoming, refused_widenings = without_widening_overlays(incoming, live)
     target = state_dir_of(args) / COMPILED.filename
     outcome: dict[str, Any] = {}
 
@@ -53,7 +60,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise EntropyInputError(str(error), source=str(target)) from None
     artifact = saved.file
     tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])
-    dropped = outcome["droppedOverlays"] + outcome["droppedQuarantines"]
+    dropped = outcome["droppedOverlays"] + outcome["droppedQuarantines"] + refused_widenings
     adopted_overlays = tightened - outcome["localOverlays"]
     adopted_quarantines = quarantined - outcome["localQuarantines"]
     if args.json:
@@ -68,6 +75,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 "adoptedQuarantines": adopted_quarantines,
                 "droppedOverlays": outcome["droppedOverlays"],
                 "droppedQuarantines": outcome["droppedQuarantines"],
+                "refusedWidenings": refused_widenings,
                 "artifact": artifact,
             },
         )
@@ -76,6 +84,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             f"Imported compiled surface: {tightened} tightened · {quarantined} quarantined ·"
             f" {dropped} dropped (base digest mismatch)\n"
         )
+        if refused_widenings:
+            out.write(f"refused {refused_widenings} overlays that would widen the live schema\n")
         out.write(
             f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
             f" → {target.resolve()}\n"

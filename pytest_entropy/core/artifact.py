@@ -25,10 +25,12 @@ __all__ = [
     "compiled_surface_effect_changed",
     "effective_schema_for",
     "is_quarantined_ref",
+    "is_tightening_overlay",
     "merge_compiled_surfaces",
     "parse_compiled_surface_artifact",
     "quarantined_ref_names",
     "serialize_artifact",
+    "without_widening_overlays",
 ]
 
 COMPILED_SURFACE_VERSION = 1
@@ -209,6 +211,76 @@ def compiled_surface_effect_changed(
     }
     new = {"actions": after["actions"], "quarantined": after["quarantined"]}
     return stable_json_hash(old) != stable_json_hash(new)
+
+
+def is_tightening_overlay(live_schema: Any, overlay_schema: Any) -> bool:
+    """Whether an overlay only narrows enums the live schema already declares.
+
+    That is the only shape the compiler produces (spec §5.3: closed domains only), so an
+    imported overlay of any other shape - looser types, new keys, a widened enum - is
+    refused even when its base digest is proven. The check is structural and exact: every
+    keyword equals the live schema's except top-level ``properties[k].enum``, which must
+    be a non-empty subset of the live property's own ``enum``.
+    """
+    if type(live_schema) is not dict or type(overlay_schema) is not dict:
+        return False
+    if live_schema.keys() != overlay_schema.keys():
+        return False
+    for keyword, value in live_schema.items():
+        if keyword != "properties" and stable_json_hash(value) != stable_json_hash(
+            overlay_schema[keyword]
+        ):
+            return False
+    live_properties = live_schema.get("properties")
+    overlay_properties = overlay_schema.get("properties")
+    if type(live_properties) is not dict or type(overlay_properties) is not dict:
+        return stable_json_hash(live_properties) == stable_json_hash(overlay_properties)
+    if live_properties.keys() != overlay_properties.keys():
+        return False
+    for name, live_property in live_properties.items():
+        overlay_property = overlay_properties[name]
+        if stable_json_hash(live_property) == stable_json_hash(overlay_property):
+            continue
+        if type(live_property) is not dict or type(overlay_property) is not dict:
+            return False
+        if live_property.keys() != overlay_property.keys():
+            return False
+        live_enum, overlay_enum = live_property.get("enum"), overlay_property.get("enum")
+        if type(live_enum) is not list or type(overlay_enum) is not list or not overlay_enum:
+            return False
+        declared = {stable_json_hash(member) for member in live_enum}
+        if any(stable_json_hash(member) not in declared for member in overlay_enum):
+            return False
+        for keyword, value in live_property.items():
+            if keyword != "enum" and stable_json_hash(value) != stable_json_hash(
+                overlay_property[keyword]
+            ):
+                return False
+    return True
+
+
+def without_widening_overlays(
+    incoming: Mapping[str, Any], live: Mapping[str, Any]
+) -> tuple[dict[str, Any], int]:
+    """``incoming`` minus overlays that are not a proven tightening of the live schema.
+
+    Returns the filtered artifact and how many overlays were refused. Entries whose base
+    digest does not prove are left for :func:`merge_compiled_surfaces` to drop and count.
+    """
+    declared = _schemas(live)
+    kept = []
+    refused = 0
+    for entry in incoming.get("actions") or ():
+        ref = entry["ref"]
+        if (
+            ref in declared
+            and schema_digest(declared[ref]) == entry["baseSchemaDigest"]
+            and not is_tightening_overlay(declared[ref], entry["inputSchema"])
+        ):
+            refused += 1
+            continue
+        kept.append(entry)
+    return {**incoming, "actions": kept}, refused
 
 
 def merge_compiled_surfaces(

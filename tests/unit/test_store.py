@@ -1,0 +1,201 @@
+"""The state store: exact load messages, no-op saves, damage never overwritten, the lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.compiler import compile_entropy_surface
+from pytest_entropy.core.pool import merge_observation_window
+from pytest_entropy.store import (
+    COMPILED,
+    POOL,
+    StoreDamagedError,
+    StoreError,
+    StoreLockTimeout,
+    load,
+    save,
+    state_lock,
+    write_file_atomic,
+)
+from tests.vectors import cases_of
+
+RATCHET = next(
+    c
+    for c in cases_of("compiler", "compileEntropySurface", key="kind")
+    if c["id"] == "V2-CV-10:compile"
+)
+
+
+def ratchet_artifact() -> dict:
+    given = RATCHET["input"]
+    outcome = compile_entropy_surface(given["traces"], given["surface"], given.get("repairs"))
+    assert outcome.artifact is not None
+    return outcome.artifact
+
+
+def test_roundtrip_and_noop_save(tmp_path: Path) -> None:
+    # V2-CV-11: first save writes, load equals, an identical save is a no-op.
+    artifact = ratchet_artifact()
+    assert load(tmp_path, COMPILED).to_json() == {}
+    assert save(tmp_path, COMPILED, artifact).written is True
+    assert load(tmp_path, COMPILED).file == artifact
+    assert save(tmp_path, COMPILED, artifact).written is False
+    text = (tmp_path / "compiled.json").read_text(encoding="utf-8")
+    assert text == RATCHET["expected"]["artifactFileText"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{ nope", "compiled surface is malformed JSON"),
+        (b"{}", "compiled surface is invalid"),
+        (b'{"version": NaN}', "compiled surface is malformed JSON"),
+    ],
+)
+def test_damage_is_reported_and_never_overwritten(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "compiled.json"
+    path.write_bytes(content)
+    assert load(tmp_path, COMPILED).error == message
+    with pytest.raises(StoreDamagedError, match=message):
+        save(tmp_path, COMPILED, ratchet_artifact())
+    assert path.read_bytes() == content
+    assert not (tmp_path / "compiled.lock").exists()
+
+
+def test_pool_store_messages(tmp_path: Path) -> None:
+    merged = merge_observation_window(
+        None, [{"file": "a.jsonl", "observations": [{"ref": "r", "key": "k", "value": "v"}]}]
+    )
+    assert save(tmp_path, POOL, merged.file).written is True
+    assert load(tmp_path, POOL).file == merged.file
+    assert save(tmp_path, POOL, merged.file).written is False
+    (tmp_path / "observation-pool.json").write_text("{ nope", encoding="utf-8")
+    assert load(tmp_path, POOL).error == "observation pool is malformed JSON"
+    with pytest.raises(StoreDamagedError, match="observation pool is malformed JSON"):
+        save(tmp_path, POOL, merged.file)
+
+
+def test_unreadable_file_message(tmp_path: Path) -> None:
+    (tmp_path / "compiled.json").mkdir()
+    error = load(tmp_path, COMPILED).error
+    assert error is not None
+    assert error.startswith("compiled surface is unreadable: ")
+
+
+def test_symlink_at_the_artifact_path_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.json"
+    target.write_text(file_text(ratchet_artifact()), encoding="utf-8")
+    (tmp_path / "compiled.json").symlink_to(target)
+    error = load(tmp_path, COMPILED).error
+    assert error is not None
+    assert "symbolic link" in error
+    with pytest.raises(StoreDamagedError):
+        save(tmp_path, COMPILED, ratchet_artifact())
+    assert (tmp_path / "compiled.json").is_symlink()
+
+
+def test_permissions(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    save(state, COMPILED, ratchet_artifact())
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE((state / "compiled.json").stat().st_mode) == 0o600
+
+
+def test_atomic_writer_never_clobbers_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "out.json").mkdir()
+    with pytest.raises(StoreError, match="is a directory"):
+        write_file_atomic(tmp_path / "out.json", "{}\n")
+    assert write_file_atomic(tmp_path / "new" / "out.json", "{}\n") is True
+    assert write_file_atomic(tmp_path / "new" / "out.json", "{}\n") is False
+    assert [p.name for p in (tmp_path / "new").iterdir()] == ["out.json"]
+
+
+# ----------------------------------------------------------------------------- lock
+
+
+def owner_record(lock: Path, token: str, pid: int, created_ms: float) -> None:
+    lock.mkdir()
+    (lock / "owner").write_text(f"{token}\n{pid}\n{int(created_ms)}\n", encoding="utf-8")
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_lock_record_format_and_release(tmp_path: Path) -> None:
+    with state_lock(tmp_path, "compiled.lock", "timeout") as token:
+        lines = (tmp_path / "compiled.lock" / "owner").read_text(encoding="utf-8").split("\n")
+        assert lines[0] == token
+        assert int(lines[1]) == os.getpid()
+        assert abs(int(lines[2]) - time.time() * 1000) < 60_000
+        assert lines[3] == ""
+        assert stat.S_IMODE((tmp_path / "compiled.lock").stat().st_mode) == 0o700
+    assert not (tmp_path / "compiled.lock").exists()
+
+
+def test_stale_lock_of_a_dead_process_is_broken(tmp_path: Path) -> None:
+    owner_record(tmp_path / "compiled.lock", "old", dead_pid(), time.time() * 1000 - 60_000)
+    assert save(tmp_path, COMPILED, ratchet_artifact()).written is True
+    assert not (tmp_path / "compiled.lock").exists()
+    assert not [p for p in tmp_path.iterdir() if ".stale-" in p.name]
+
+
+def test_old_lock_of_a_live_process_is_never_broken(tmp_path: Path) -> None:
+    owner_record(tmp_path / "compiled.lock", "live", os.getpid(), time.time() * 1000 - 3_600_000)
+    with pytest.raises(
+        StoreLockTimeout, match="Timed out waiting for the compiled entropy surface lock"
+    ):
+        save(tmp_path, COMPILED, ratchet_artifact())
+    assert (tmp_path / "compiled.lock" / "owner").read_text(encoding="utf-8").startswith("live\n")
+    assert not (tmp_path / "compiled.json").exists()
+
+
+def test_young_lock_of_a_dead_process_still_blocks(tmp_path: Path) -> None:
+    owner_record(tmp_path / "observation-pool.lock", "young", dead_pid(), time.time() * 1000)
+    with pytest.raises(StoreLockTimeout, match="Timed out waiting for the observation pool lock"):
+        save(tmp_path, POOL, merge_observation_window(None, []).file)
+
+
+def test_lock_without_owner_record_by_age(tmp_path: Path) -> None:
+    lock = tmp_path / "compiled.lock"
+    lock.write_text("not a directory", encoding="utf-8")
+    with pytest.raises(StoreLockTimeout):
+        save(tmp_path, COMPILED, ratchet_artifact())
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    assert save(tmp_path, COMPILED, ratchet_artifact()).written is True
+    assert not lock.exists()
+
+
+def test_release_leaves_a_lock_that_is_no_longer_ours(tmp_path: Path) -> None:
+    lock = tmp_path / "compiled.lock"
+    with state_lock(tmp_path, "compiled.lock", "timeout"):
+        (lock / "owner").write_text(f"someone-else\n{os.getpid()}\n0\n", encoding="utf-8")
+    assert lock.exists()
+
+
+def test_artifact_file_is_what_the_reference_reads(tmp_path: Path) -> None:
+    save(tmp_path, COMPILED, ratchet_artifact())
+    parsed = json.loads((tmp_path / "compiled.json").read_text(encoding="utf-8"))
+    assert list(parsed) == [
+        "version",
+        "metricVersion",
+        "actions",
+        "quarantined",
+        "applied",
+        "gate",
+        "evidenceDigest",
+    ]
