@@ -67,18 +67,36 @@ def _loads_cleanly(state: Path) -> tuple[bool, bool]:
 def concurrency(work: Path, writers: int, rounds: int) -> dict[str, int]:
     state = work / "concurrent-state"
     sessions = sorted((DEMO / "sessions").glob("*.jsonl"))
-    counts = {"runs": 0, "compiled or converged": 0, "rejected": 0, "lock timeouts": 0,
-              "other errors": 0, "invalid files after a round": 0}
+    counts = {
+        "runs": 0,
+        "compiled or converged": 0,
+        "rejected": 0,
+        "lock timeouts": 0,
+        "other errors": 0,
+        "invalid files after a round": 0,
+    }
     for _ in range(rounds):
         processes = []
         for index in range(writers):
             chosen = [str(p) for p in sessions[: 1 + index % len(sessions)]]
             processes.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "pytest_entropy", "compile", "--sessions", *chosen,
-                     "--surface", str(DEMO / "surface.json"), "--state-dir", str(state),
-                     "--write"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                    [
+                        sys.executable,
+                        "-m",
+                        "pytest_entropy",
+                        "compile",
+                        "--sessions",
+                        *chosen,
+                        "--surface",
+                        str(DEMO / "surface.json"),
+                        "--state-dir",
+                        str(state),
+                        "--write",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
                 )
             )
         for process in processes:
@@ -104,8 +122,14 @@ def crash(work: Path, kind: str, trials: int, rng: random.Random) -> dict[str, i
     state = work / f"crash-{kind}"
     first, second = work / f"{kind}-a.json", work / f"{kind}-b.json"
     if kind == "compiled":
-        a = _cli("compile", "--sessions", str(DEMO / "sessions"), "--surface",
-                 str(DEMO / "surface.json"), "--json")
+        a = _cli(
+            "compile",
+            "--sessions",
+            str(DEMO / "sessions"),
+            "--surface",
+            str(DEMO / "surface.json"),
+            "--json",
+        )
         import json
 
         artifact = json.loads(a.stdout)["artifact"]
@@ -126,12 +150,18 @@ def crash(work: Path, kind: str, trials: int, rng: random.Random) -> dict[str, i
     texts = {file_text(values[0]).encode(), file_text(values[1]).encode()}
     name = "compiled.json" if kind == "compiled" else "observation-pool.json"
     lock = "compiled.lock" if kind == "compiled" else "observation-pool.lock"
-    counts = {"trials": 0, "old or new bytes": 0, "no file yet": 0, "torn or other bytes": 0,
-              "leftover temp files": 0}
+    counts = {
+        "trials": 0,
+        "old or new bytes": 0,
+        "no file yet": 0,
+        "torn or other bytes": 0,
+        "trials leaving a temp file": 0,
+    }
     for _ in range(trials):
         process = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(state), kind, str(first), str(second)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert process.stdout is not None
         process.stdout.readline()
@@ -146,10 +176,8 @@ def crash(work: Path, kind: str, trials: int, rng: random.Random) -> dict[str, i
             counts["old or new bytes"] += 1
         else:
             counts["torn or other bytes"] += 1
-        leftovers = [p for p in state.iterdir() if p.name.endswith(".tmp")]
-        counts["leftover temp files"] += len(leftovers)
-        for path in leftovers:
-            path.unlink()
+        if any(p.name.endswith(".tmp") for p in state.iterdir()):
+            counts["trials leaving a temp file"] += 1
         shutil.rmtree(state / lock, ignore_errors=True)  # the dead writer's lock
     return counts
 
@@ -172,12 +200,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.monotonic()
-        print(table(f"{args.writers} concurrent compilers x {args.rounds} rounds",
-                    concurrency(work, args.writers, args.rounds)))
-        print(table(f"SIGKILL during artifact saves ({args.kills} trials)",
-                    crash(work, "compiled", args.kills, rng)))
-        print(table(f"SIGKILL during pool saves ({args.kills} trials)",
-                    crash(work, "pool", args.kills, rng)))
+        print(
+            table(
+                f"{args.writers} concurrent compilers x {args.rounds} rounds",
+                concurrency(work, args.writers, args.rounds),
+            )
+        )
+        print(
+            table(
+                f"SIGKILL during artifact saves ({args.kills} trials)",
+                crash(work, "compiled", args.kills, rng),
+            )
+        )
+        print(
+            table(
+                f"SIGKILL during pool saves ({args.kills} trials)",
+                crash(work, "pool", args.kills, rng),
+            )
+        )
+        # The next locked save sweeps what killed writers left behind.
+        from pytest_entropy.store import COMPILED, load, save
+
+        state = work / "crash-compiled"
+        value = load(state, COMPILED).file
+        if value is not None:
+            save(state, COMPILED, value)
+        left = [p.name for p in state.iterdir() if p.name.endswith(".tmp")]
+        print(f"temp files left after the next save: {len(left)}")
         print(f"elapsed {time.monotonic() - started:.0f} s")
 
 

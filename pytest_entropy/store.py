@@ -348,6 +348,26 @@ def lock_name(path: Path) -> str:
     return Path(path).stem + ".lock"
 
 
+def _sweep_temporaries(path: Path) -> None:
+    """Remove temporary files a killed writer left beside ``path``.
+
+    Every writer of a state file holds its lock while its temporary file exists, so a
+    temporary found while we hold the lock belongs to a writer that died mid-save.
+    """
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+
+
 def update_path(
     path: Path,
     kind: StoreKind,
@@ -361,6 +381,7 @@ def update_path(
     path = Path(path)
     ensure_directory(path.parent)
     with state_lock(path.parent, lock_name(path), kind.timeout_message):
+        _sweep_temporaries(path)
         current = load_path(path, kind)
         if current.error is not None:
             raise StoreDamagedError(current.error)

@@ -199,3 +199,13 @@ def test_artifact_file_is_what_the_reference_reads(tmp_path: Path) -> None:
         "gate",
         "evidenceDigest",
     ]
+
+
+def test_a_killed_writers_temp_file_is_swept_by_the_next_save(tmp_path: Path) -> None:
+    debris = tmp_path / ".compiled.json.0123456789abcdef.tmp"
+    debris.write_text("{ half written", encoding="utf-8")
+    other = tmp_path / ".unrelated.tmp"
+    other.write_text("keep", encoding="utf-8")
+    save(tmp_path, COMPILED, ratchet_artifact())
+    assert not debris.exists()
+    assert other.exists()
