@@ -22,6 +22,8 @@ from .ingest.fabric import ScanDiagnostics, SessionEvidence, SessionScanner
 __all__ = [
     "DEFAULT_WINDOW",
     "NATIVE_FORMAT",
+    "SESSION_DETECTORS",
+    "SESSION_DIRECTORY_RULES",
     "SESSION_READERS",
     "ReadOptions",
     "SessionFile",
@@ -35,7 +37,9 @@ __all__ = [
     "open_session",
     "project_session_files",
     "read_file_evidence",
+    "resolve_format",
     "scan_file",
+    "session_formats",
 ]
 
 DEFAULT_WINDOW = 8
@@ -49,11 +53,15 @@ class ReadOptions:
 
     ``session_format`` is ``auto``, ``fabric`` (the native trace-envelope JSONL) or the name
     of a registered foreign reader. ``surface`` lets foreign readers classify failure
-    stages by replaying recorded arguments against the declared schemas.
+    stages by replaying recorded arguments against the declared schemas. ``ref_prefix``
+    goes before every foreign tool name (empty: the format's own default, ``pi.`` for Pi
+    sessions); ``redact`` drops secret-like values from the audits a reader writes.
     """
 
     session_format: str = "auto"
     surface: dict[str, Any] | None = None
+    ref_prefix: str = ""
+    redact: bool = False
 
 
 # A foreign reader turns one file into native session lines (model_change lines and
@@ -63,10 +71,32 @@ SessionReader = Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]
 SESSION_READERS: dict[str, SessionReader] = {}
 # Content sniffers for `auto`: (name, predicate over the file's first bytes), in order.
 SESSION_DETECTORS: list[tuple[str, Callable[[Path, bytes], bool]]] = []
+# Which files a directory means for a format named explicitly: directory -> files in order.
+# Formats without a rule use the native one (`*.jsonl`, `*.jsonl.gz`).
+SESSION_DIRECTORY_RULES: dict[str, Callable[[Path], list[Path]]] = {}
+
+_formats_loaded = False
+
+
+def _load_formats() -> None:
+    """Register the foreign readers on first use, so ``import pytest_entropy`` stays cheap."""
+    global _formats_loaded
+    if not _formats_loaded:
+        _formats_loaded = True
+        from .ingest import formats
+
+        formats.register()
+
+
+def session_formats() -> list[str]:
+    """Every name ``--format`` accepts, ``auto`` and the native ``fabric`` first."""
+    _load_formats()
+    return ["auto", NATIVE_FORMAT, *sorted(SESSION_READERS)]
 
 
 def resolve_format(path: Path, options: ReadOptions) -> str:
     """The format of one file: the explicit choice, or what its first bytes look like."""
+    _load_formats()
     chosen = options.session_format
     if chosen != "auto":
         if chosen != NATIVE_FORMAT and chosen not in SESSION_READERS:
@@ -112,26 +142,42 @@ def _is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
 
-def expand_session_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+def native_directory_files(path: Path) -> list[Path]:
+    """The native rule: a directory's ``*.jsonl`` and ``*.jsonl.gz`` files, by name."""
+    names = [
+        entry.name for entry in os.scandir(path) if _is_session_name(entry.name) and entry.is_file()
+    ]
+    return [path / name for name in sorted(names, key=code_unit_key)]
+
+
+def directory_files(path: Path, options: ReadOptions | None = None) -> list[Path]:
+    """The session files a directory means for the chosen format (see ``docs/formats.md``)."""
+    chosen = options.session_format if options is not None else "auto"
+    if chosen != NATIVE_FORMAT:
+        _load_formats()
+    rule = SESSION_DIRECTORY_RULES.get(chosen, native_directory_files)
+    try:
+        return rule(path)
+    except OSError as error:
+        raise EntropyInputError(
+            f"cannot list the directory: {error.strerror}", source=str(path)
+        ) from None
+
+
+def expand_session_paths(
+    paths: Sequence[str | os.PathLike[str]], options: ReadOptions | None = None
+) -> list[Path]:
     """Files as given; a directory means its ``*.jsonl`` (and ``*.jsonl.gz``) files, by name.
 
-    Names sort in UTF-16 code-unit order. A missing path is an input error.
+    Names sort in UTF-16 code-unit order. A foreign ``options.session_format`` may mean
+    other files (``docs/formats.md``); ``auto`` adds Claude Code's
+    ``<session>/subagents/*.jsonl``. A missing path is an input error.
     """
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            try:
-                names = [
-                    entry.name
-                    for entry in os.scandir(path)
-                    if _is_session_name(entry.name) and entry.is_file()
-                ]
-            except OSError as error:
-                raise EntropyInputError(
-                    f"cannot list the directory: {error.strerror}", source=str(path)
-                ) from None
-            out.extend(path / name for name in sorted(names, key=code_unit_key))
+            out.extend(directory_files(path, options))
         elif path.exists():
             out.append(path)
         else:
@@ -249,9 +295,22 @@ def _session_files_in(directory: Path) -> list[SessionFile]:
     return out
 
 
-def directory_session_files(directory: Path, limit: int = DEFAULT_WINDOW) -> list[SessionFile]:
-    """The newest ``limit`` session files directly inside one directory, newest first."""
-    return _newest_first(_session_files_in(directory))[: max(1, limit)]
+def directory_session_files(
+    directory: Path, limit: int = DEFAULT_WINDOW, options: ReadOptions | None = None
+) -> list[SessionFile]:
+    """The newest ``limit`` session files of one directory, newest first.
+
+    Without ``options`` (or with the native format) these are the files directly inside it;
+    a foreign format lists what a directory means for it.
+    """
+    if options is None or options.session_format == NATIVE_FORMAT:
+        files = _session_files_in(directory)
+    else:
+        try:
+            files = [_stamp(path) for path in directory_files(directory, options)]
+        except EntropyInputError:
+            files = []
+    return _newest_first(files)[: max(1, limit)]
 
 
 def project_session_files(

@@ -1,7 +1,8 @@
 """Surface and repair-table files (spec §1.6-§1.7): read, parse, validate.
 
-Foreign tool-list formats (MCP, OpenAI, Anthropic, ...) plug in through
-:data:`SURFACE_READERS`; the native snapshot format is always available.
+Foreign tool-list formats (MCP, OpenAI, Anthropic, Pi, BFCL, ...) plug in through
+:data:`SURFACE_READERS` (registered on first use); the native snapshot format is always
+available. ``docs/formats.md`` lists what each reader accepts.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ from typing import Any
 
 from .core.errors import EntropyInputError
 from .core.inputs import repair_rows_from_value, surface_from_value
+from .core.jscompat import code_unit_key
 from .core.records import RepairRow
 from .ingest.jsonparse import JSONParseError, parse_json_bytes
 
 __all__ = [
+    "SURFACE_DEFAULT_PREFIXES",
     "SURFACE_READERS",
     "load_json_file",
     "load_repairs",
     "load_surface",
+    "surface_formats",
 ]
 
 MAX_INPUT_FILE_BYTES = 256 << 20
@@ -28,9 +32,7 @@ MAX_INPUT_FILE_BYTES = 256 << 20
 SurfaceReader = Callable[[Any, str], dict[str, Any]]
 
 
-def load_json_file(path: str | os.PathLike[str], what: str) -> Any:
-    """Parse a whole JSON file with the reference's rules; errors name the file."""
-    source = os.fspath(path)
+def _read_input_bytes(source: str, what: str) -> bytes:
     try:
         with open(source, "rb") as stream:
             raw = stream.read(MAX_INPUT_FILE_BYTES + 1)
@@ -46,6 +48,13 @@ def load_json_file(path: str | os.PathLike[str], what: str) -> Any:
         raise EntropyInputError(
             f"{what} file is larger than {MAX_INPUT_FILE_BYTES >> 20} MiB", source=source
         )
+    return raw
+
+
+def load_json_file(path: str | os.PathLike[str], what: str) -> Any:
+    """Parse a whole JSON file with the reference's rules; errors name the file."""
+    source = os.fspath(path)
+    raw = _read_input_bytes(source, what)
     try:
         value, _ = parse_json_bytes(raw)
     except JSONParseError as error:
@@ -58,24 +67,102 @@ def _snapshot(value: Any, source: str) -> dict[str, Any]:
 
 
 SURFACE_READERS: dict[str, SurfaceReader] = {"snapshot": _snapshot}
+# The ref prefix a format gets when none is given (Pi's tools are ``pi.<tool>``).
+SURFACE_DEFAULT_PREFIXES: dict[str, str] = {}
+
+_SURFACE_FILE_SUFFIXES = (".json", ".jsonl", ".snap")
+
+
+def surface_formats() -> list[str]:
+    """Every name ``--surface-format`` accepts."""
+    from .sessions import _load_formats
+
+    _load_formats()
+    return ["auto", *sorted(SURFACE_READERS)]
+
+
+def _load_surface_file(source: str) -> Any:
+    """One surface file: a JSON document, or JSON Lines (one value per line) as a list."""
+    raw = _read_input_bytes(source, "surface")
+    try:
+        return parse_json_bytes(raw)[0]
+    except JSONParseError as error:
+        values = []
+        for number, line in enumerate(raw.split(b"\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                values.append(parse_json_bytes(line)[0])
+            except JSONParseError:
+                message = f"surface file is not valid JSON ({error})"
+                if values:
+                    raise EntropyInputError(
+                        "surface file is neither JSON nor JSON Lines", source=source, line=number
+                    ) from None
+                raise EntropyInputError(message, source=source) from None
+        return values
+
+
+def _load_surface_value(source: str) -> Any:
+    """A file's value; a directory's ``*.json``/``*.jsonl``/``*.snap`` files by name, their
+    values concatenated (arrays spliced) into one list."""
+    if not os.path.isdir(source):
+        return _load_surface_file(source)
+    try:
+        names = [
+            entry.name
+            for entry in os.scandir(source)
+            if entry.name.endswith(_SURFACE_FILE_SUFFIXES) and entry.is_file()
+        ]
+    except OSError as error:
+        raise EntropyInputError(
+            f"cannot list the surface directory: {error.strerror}", source=source
+        ) from None
+    if not names:
+        raise EntropyInputError(
+            "surface directory holds no .json/.jsonl/.snap files", source=source
+        )
+    values: list[Any] = []
+    for name in sorted(names, key=code_unit_key):
+        value = _load_surface_file(os.path.join(source, name))
+        if type(value) is list:
+            values.extend(value)
+        else:
+            values.append(value)
+    return values
 
 
 def load_surface(
     path: str | os.PathLike[str], *, surface_format: str = "auto", ref_prefix: str = ""
 ) -> dict[str, Any]:
-    """A surface snapshot ``{version: 1, actions: [{ref, inputSchema}]}`` from a file."""
+    """A surface snapshot ``{version: 1, actions: [{ref, inputSchema}]}`` from a file.
+
+    ``surface_format`` names the file's format, or ``auto`` to detect it from the content;
+    ``ref_prefix`` goes before every ref (empty: the format's default, ``pi.`` for Pi tool
+    lists). A directory means its tool files in code-unit order of their names.
+    """
     source = os.fspath(path)
-    value = load_json_file(source, "surface")
-    if surface_format in ("auto", "snapshot"):
-        surface = _snapshot(value, source)
+    chosen = surface_format
+    if chosen == "snapshot":
+        value = load_json_file(source, "surface")
     else:
-        reader = SURFACE_READERS.get(surface_format)
-        if reader is None:
-            known = ", ".join(sorted(["auto", *SURFACE_READERS]))
-            raise EntropyInputError(
-                f"unknown surface format {surface_format!r} (known: {known})", source=source
-            )
-        surface = reader(value, source)
+        from .sessions import _load_formats
+
+        _load_formats()
+        value = _load_surface_value(source)
+    if chosen == "auto":
+        from .ingest.tool_lists import detect_surface_format
+
+        # Nothing recognisable: the snapshot reader says what a snapshot must look like.
+        chosen = detect_surface_format(value) or "snapshot"
+    reader = SURFACE_READERS.get(chosen)
+    if reader is None:
+        known = ", ".join(sorted(["auto", *SURFACE_READERS]))
+        raise EntropyInputError(
+            f"unknown surface format {surface_format!r} (known: {known})", source=source
+        )
+    surface = reader(value, source)
+    ref_prefix = ref_prefix or SURFACE_DEFAULT_PREFIXES.get(chosen, "")
     if ref_prefix:
         surface = {
             "version": 1,

@@ -108,6 +108,19 @@ class ScanDiagnostics:
     rejection_reasons: dict[str, int] = field(default_factory=dict)
     audit_calls: int = 0
     skipped_audits: int = 0
+    # Foreign formats (docs/formats.md): what the readers saw before native lines existed.
+    foreign_records: int = 0
+    foreign_calls: int = 0
+    concatenated_lines: int = 0
+    unknown_records: int = 0
+    unmatched_results: int = 0
+    unanswered_calls: int = 0
+    duplicate_records: int = 0
+    undecodable_arguments: int = 0
+    unstructured_outputs: int = 0
+    unscored_entries: int = 0
+    unrecognized_files: int = 0
+    split_traces: int = 0
     samples: list[str] = field(default_factory=list)
 
     SAMPLE_LIMIT = 10
@@ -162,6 +175,18 @@ class ScanDiagnostics:
             "rejectionReasons": dict(sorted(self.rejection_reasons.items())),
             "auditCalls": self.audit_calls,
             "skippedAudits": self.skipped_audits,
+            "foreignRecords": self.foreign_records,
+            "foreignCalls": self.foreign_calls,
+            "concatenatedLines": self.concatenated_lines,
+            "unknownRecords": self.unknown_records,
+            "unmatchedResults": self.unmatched_results,
+            "unansweredCalls": self.unanswered_calls,
+            "duplicateRecords": self.duplicate_records,
+            "undecodableArguments": self.undecodable_arguments,
+            "unstructuredOutputs": self.unstructured_outputs,
+            "unscoredEntries": self.unscored_entries,
+            "unrecognizedFiles": self.unrecognized_files,
+            "splitTraces": self.split_traces,
             "samples": list(self.samples),
         }
 

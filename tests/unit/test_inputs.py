@@ -58,8 +58,12 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
     assert str(raised.value).startswith(f"{bad}: surface file is not valid JSON")
     with pytest.raises(EntropyInputError, match="not found"):
         load_surface(tmp_path / "missing.json")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(EntropyInputError, match=r"holds no \.json/\.jsonl/\.snap files"):
+        load_surface(empty)
     with pytest.raises(EntropyInputError, match="is a directory"):
-        load_surface(tmp_path)
+        load_surface(tmp_path, surface_format="snapshot")
 
 
 def test_repairs_stored_table_and_bare_array(tmp_path: Path) -> None:

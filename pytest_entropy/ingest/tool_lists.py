@@ -1,0 +1,226 @@
+"""Foreign tool lists -> surface snapshots ``{version: 1, actions: [{ref, inputSchema}]}``.
+
+Each reader takes the parsed file (a JSON value; JSON Lines files and directories arrive as
+the list of their values) and returns the tools in file order, refs being the tool names;
+``load_surface`` adds the ref prefix. ``docs/formats.md`` lists the accepted shapes:
+
+* ``mcp``: ``tools/list`` results (``{"tools": [...]}``, a JSON-RPC response holding one,
+  or a bare array) and one-tool ``.snap`` objects; schema = ``inputSchema``;
+* ``openai``: chat-completions ``{"type": "function", "function": {...}}``, the Responses
+  form ``{"type": "function", "name", "parameters"}`` and legacy ``{"name", "parameters"}``
+  functions, bare or under ``tools``/``functions``; a function without ``parameters`` takes
+  none (``{"type": "object", "properties": {}}``);
+* ``anthropic``: ``{"name", "input_schema"}`` tools, bare or under ``tools``;
+* ``pi``: Pi tool lists ``{"name", "label", "parameters"}`` (refs ``pi.<name>``);
+* ``bfcl``: BFCL function docs, bare, in test entries (``function``) or in JSON Lines;
+  the dialect is mapped to JSON Schema (:mod:`.bfcl_schema`) and refs are the names with
+  ``.`` written as ``_`` (as BFCL's FC handlers send them); one action per name, at its
+  first position, with its last declaration;
+* ``tau-bench``: ``{"domains": {name: [openai tools]}}``, domains in file order;
+* ``openhands``: ``{"tools": [openai tools]}``;
+* ``toolbench``: an answer file's ``answer_generation.function`` list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..core.errors import EntropyInputError
+from .bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
+
+__all__ = ["NO_PARAMETERS", "detect_surface_format", "register"]
+
+Tools = list[tuple[str, Any]]
+
+NO_PARAMETERS: Final = {"type": "object", "properties": {}}
+
+
+def _snapshot(tools: Tools) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "actions": [{"ref": name, "inputSchema": schema} for name, schema in tools],
+    }
+
+
+def _fail(source: str, problem: str) -> EntropyInputError:
+    return EntropyInputError(problem, source=source)
+
+
+def _named(entry: Any, position: int, source: str, what: str) -> dict[str, Any]:
+    if type(entry) is not dict or type(entry.get("name")) is not str or not entry["name"]:
+        raise _fail(source, f"{what} {position} has no name")
+    return entry
+
+
+def _listed(value: Any, source: str, *keys: str) -> list[Any]:
+    """The tool array: the value itself, or under one of ``keys`` (``result`` unwrapped)."""
+    if type(value) is dict and type(value.get("result")) is dict and "jsonrpc" in value:
+        value = value["result"]
+    if type(value) is list:
+        return value
+    if type(value) is dict:
+        for key in keys:
+            items = value.get(key)
+            if type(items) is list:
+                return items
+    raise _fail(source, f"no tool list found (expected an array or {', '.join(keys)})")
+
+
+# ----------------------------------------------------------------------------- readers
+
+
+def read_mcp(value: Any, source: str) -> dict[str, Any]:
+    """MCP ``tools/list`` result, bare array, or one-tool snapshot(s)."""
+    if type(value) is dict and "inputSchema" in value and "name" in value:
+        value = [value]
+    tools: Tools = []
+    for position, entry in enumerate(_listed(value, source, "tools")):
+        tool = _named(entry, position, source, "tool")
+        if "inputSchema" not in tool:
+            raise _fail(source, f"tool {position} ({tool['name']}) has no inputSchema")
+        tools.append((tool["name"], tool["inputSchema"]))
+    return _snapshot(tools)
+
+
+def _openai_tools(items: list[Any], source: str) -> Tools:
+    tools: Tools = []
+    for position, entry in enumerate(items):
+        if type(entry) is dict and type(entry.get("function")) is dict:
+            entry = entry["function"]
+        function = _named(entry, position, source, "function")
+        schema = function.get("parameters", NO_PARAMETERS)
+        tools.append((function["name"], schema))
+    return tools
+
+
+def read_openai(value: Any, source: str) -> dict[str, Any]:
+    """OpenAI chat-completions, Responses or legacy function tool lists."""
+    return _snapshot(_openai_tools(_listed(value, source, "tools", "functions"), source))
+
+
+def read_anthropic(value: Any, source: str) -> dict[str, Any]:
+    """Anthropic tool arrays (``input_schema``)."""
+    tools: Tools = []
+    for position, entry in enumerate(_listed(value, source, "tools")):
+        tool = _named(entry, position, source, "tool")
+        if "input_schema" not in tool:
+            raise _fail(source, f"tool {position} ({tool['name']}) has no input_schema")
+        tools.append((tool["name"], tool["input_schema"]))
+    return _snapshot(tools)
+
+
+def read_pi(value: Any, source: str) -> dict[str, Any]:
+    """Pi tool lists (``parameters``); refs get ``pi.`` unless another prefix is given."""
+    return _snapshot(_openai_tools(_listed(value, source, "tools"), source))
+
+
+def _bfcl_functions(value: Any) -> list[Any]:
+    """Function docs in order: bare, lists, JSON Lines, or test entries' ``function``."""
+    out: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is list:
+            stack.extend(reversed(item))
+        elif type(item) is dict:
+            if "function" in item and "name" not in item:
+                stack.append(item["function"])
+            elif type(item.get("name")) is str and "parameters" in item:
+                out.append(item)
+    return out
+
+
+def read_bfcl(value: Any, source: str) -> dict[str, Any]:
+    """BFCL function docs, dialect mapped to JSON Schema, one action per name."""
+    schemas: dict[str, Any] = {}
+    for function in _bfcl_functions(value):
+        ref = function["name"].replace(".", "_")
+        schemas[ref] = bfcl_to_json_schema(function["parameters"])
+    if not schemas:
+        raise _fail(source, "no BFCL function docs found")
+    return _snapshot(list(schemas.items()))
+
+
+def read_tau_bench(value: Any, source: str) -> dict[str, Any]:
+    """tau-bench tool lists: ``{"domains": {...}}`` or an OpenAI tool array."""
+    if type(value) is dict and type(value.get("domains")) is dict:
+        tools: Tools = []
+        for items in value["domains"].values():
+            if type(items) is list:
+                tools.extend(_openai_tools(items, source))
+        return _snapshot(tools)
+    return read_openai(value, source)
+
+
+def read_toolbench(value: Any, source: str) -> dict[str, Any]:
+    """A ToolBench answer file's function list (or a bare function list)."""
+    if type(value) is dict and type(value.get("answer_generation")) is dict:
+        value = value["answer_generation"].get("function")
+    if type(value) is not list:
+        raise _fail(source, "no answer_generation.function list found")
+    return _snapshot(_openai_tools(value, source))
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def _element_format(entry: Any) -> str | None:
+    if type(entry) is not dict:
+        return None
+    if "inputSchema" in entry:
+        return "mcp"
+    if "input_schema" in entry:
+        return "anthropic"
+    if "function" in entry and "question" in entry:
+        return "bfcl"  # a BFCL test entry
+    if entry.get("type") == "function" or type(entry.get("function")) is dict:
+        return "openai"
+    if "parameters" in entry and "name" in entry:
+        if uses_bfcl_dialect(entry.get("parameters")):
+            return "bfcl"
+        return "pi" if "label" in entry else "openai"
+    return None
+
+
+def detect_surface_format(value: Any) -> str:
+    """The surface format of a parsed file, or ``""`` when nothing matches."""
+    if type(value) is dict:
+        if value.get("version") == 1 and type(value.get("actions")) is list:
+            return "snapshot"
+        if type(value.get("domains")) is dict:
+            return "tau-bench"
+        if type(value.get("answer_generation")) is dict:
+            return "toolbench"
+        if type(value.get("result")) is dict and "jsonrpc" in value:
+            return detect_surface_format(value["result"])
+        for key in ("tools", "functions"):
+            if type(value.get(key)) is list:
+                return detect_surface_format(value[key]) or ""
+        return _element_format(value) or ""
+    if type(value) is list:
+        formats = [_element_format(entry) for entry in value]
+        if "bfcl" in formats:
+            return "bfcl"
+        found = {name for name in formats if name is not None}
+        return found.pop() if len(found) == 1 else ""
+    return ""
+
+
+def register(
+    readers: dict[str, Callable[[Any, str], dict[str, Any]]], prefixes: dict[str, str]
+) -> None:
+    """Add the foreign surface readers (and Pi's default ``pi.`` prefix)."""
+    readers.update(
+        {
+            "mcp": read_mcp,
+            "openai": read_openai,
+            "anthropic": read_anthropic,
+            "pi": read_pi,
+            "bfcl": read_bfcl,
+            "tau-bench": read_tau_bench,
+            "openhands": read_openai,
+            "toolbench": read_toolbench,
+        }
+    )
+    prefixes["pi"] = "pi."
