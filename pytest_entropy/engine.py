@@ -41,10 +41,15 @@ __all__ = [
 
 ENGINES = ("local", "processes", "dask")
 
-# Results held per worker while an earlier, slower item is still running. Large enough that
-# one file several times bigger than its neighbours does not idle the other workers, small
-# enough that held results (a few kB to MB each) never matter next to the interpreter.
+# Tasks held per worker while an earlier, slower one is still running. Large enough that one
+# file several times bigger than its neighbours does not idle the other workers, small
+# enough that held results (a few kB to a few MB each) stay minor next to the interpreter.
 WINDOW_PER_WORKER = 8
+MIN_WINDOW = 32
+# Automatic batching aims at this many tasks per worker (load balance: a slow task delays
+# the end by at most ~1/16 of the run) and caps a task at this many items (granularity).
+TASKS_PER_WORKER = 16
+MAX_BATCH = 64
 # Seconds to wait for a Dask scheduler before giving up with a usage error.
 SCHEDULER_TIMEOUT = 10.0
 
@@ -83,7 +88,42 @@ def _window(window: int | None, workers: int) -> int:
         if window < 1:
             raise ValueError("window must be at least 1")
         return window
-    return max(2, WINDOW_PER_WORKER * workers)
+    return max(MIN_WINDOW, WINDOW_PER_WORKER * workers)
+
+
+def _batch_size(batch: int | None, items: int, workers: int) -> int:
+    if batch is not None:
+        if batch < 1:
+            raise ValueError("batch must be at least 1")
+        return batch
+    return max(1, min(MAX_BATCH, items // (TASKS_PER_WORKER * max(1, workers))))
+
+
+def _fold_batch(
+    map_fn: Callable[[ItemT], ResultT],
+    combine: Callable[[ResultT, ResultT], ResultT],
+    group: Sequence[ItemT],
+) -> ResultT:
+    """Map consecutive items on a worker and combine their results in order."""
+    return functools.reduce(combine, map(map_fn, group))
+
+
+def _tasks(
+    items: Sequence[ItemT],
+    map_fn: Callable[[ItemT], ResultT],
+    combine: Callable[[ResultT, ResultT], ResultT] | None,
+    batch: int | None,
+    workers: int,
+) -> tuple[Sequence[Any], Callable[[Any], ResultT]]:
+    """The units of work: single items, or runs of consecutive items folded on the worker
+    by ``combine`` (fewer, larger tasks: less per-task overhead on scheduler and client)."""
+    if combine is None:
+        return items, map_fn
+    size = _batch_size(batch, len(items), workers)
+    if size <= 1:
+        return items, map_fn
+    groups = [tuple(items[start : start + size]) for start in range(0, len(items), size)]
+    return groups, functools.partial(_fold_batch, map_fn, combine)
 
 
 def _start_method() -> str:
@@ -95,25 +135,25 @@ def _start_method() -> str:
 
 
 def _pool_ordered(
-    items: Sequence[ItemT],
-    map_fn: Callable[[ItemT], ResultT],
+    tasks: Sequence[ItemT],
+    task_fn: Callable[[ItemT], ResultT],
     jobs: int,
     window: int,
 ) -> Iterator[ResultT]:
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        yield from _ordered(items, pool.submit, map_fn, window)
+        yield from _ordered(tasks, pool.submit, task_fn, window)
 
 
 def _ordered(
-    items: Sequence[ItemT],
+    tasks: Sequence[ItemT],
     submit: Callable[[Callable[[ItemT], ResultT], ItemT], Future[ResultT]],
-    map_fn: Callable[[ItemT], ResultT],
+    task_fn: Callable[[ItemT], ResultT],
     window: int,
 ) -> Iterator[ResultT]:
-    """Run ``map_fn`` through a :mod:`concurrent.futures` ``submit`` with at most ``window``
-    items submitted or held at once; yield results in item order."""
-    pending = iter(enumerate(items))
+    """Run ``task_fn`` through a :mod:`concurrent.futures` ``submit`` with at most ``window``
+    tasks submitted or held at once; yield results in task order."""
+    pending = iter(enumerate(tasks))
     running: dict[Future[ResultT], int] = {}
     in_order: _InOrder[ResultT] = _InOrder()
 
@@ -122,8 +162,8 @@ def _ordered(
             following = next(pending, None)
             if following is None:
                 return
-            index, item = following
-            running[submit(map_fn, item)] = index
+            index, task = following
+            running[submit(task_fn, task)] = index
 
     fill()
     while running:
@@ -178,40 +218,44 @@ def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
         yield client
 
 
+def _dask_workers(client: Any) -> int:
+    return max(1, int(sum(client.nthreads().values())))
+
+
 def _dask_ordered(
-    items: Sequence[ItemT],
-    map_fn: Callable[[ItemT], ResultT],
+    tasks: Sequence[ItemT],
+    task_fn: Callable[[ItemT], ResultT],
     client: Any,
-    window: int | None,
+    window: int,
 ) -> Iterator[ResultT]:
     distributed = _distributed()
-    workers = sum(client.nthreads().values()) or 1
-    limit = _window(window, workers)
-    pending = iter(enumerate(items))
+    pending = iter(enumerate(tasks))
     running: dict[Any, int] = {}
     in_order: _InOrder[ResultT] = _InOrder()
-    # with_results: results are gathered in the background as tasks finish, instead of one
-    # blocking round trip per future.
+    # with_results: results are gathered in the background as tasks finish; batches() hands
+    # over everything finished so far at once, instead of one round trip per task.
     completed = distributed.as_completed(with_results=True, loop=client.loop)
 
     def fill() -> None:
-        while len(running) + len(in_order.held) < limit:
+        while len(running) + len(in_order.held) < window:
             following = next(pending, None)
             if following is None:
                 return
-            index, item = following
+            index, task = following
             # pure=False: the same file listed twice is measured twice, never deduplicated.
-            # Earlier items get higher priority, so the head of the line is never starved.
-            future = client.submit(map_fn, item, pure=False, priority=-index)
+            # Earlier tasks get higher priority, so the head of the line is never starved.
+            future = client.submit(task_fn, task, pure=False, priority=-index)
             running[future] = index
             completed.add(future)
 
     fill()
-    for future, result in completed:
-        # Dropping the last reference to a future releases its result on the worker.
-        index = running.pop(future)
-        del future
-        yield from in_order.put(index, result)
+    for finished in completed.batches():
+        arrived = [(running.pop(future), result) for future, result in finished]
+        # These were the last references to the futures: their results leave the workers.
+        del finished
+        for index, result in arrived:
+            yield from in_order.put(index, result)
+        del arrived
         fill()
 
 
@@ -222,30 +266,40 @@ def map_ordered(
     items: Sequence[ItemT],
     map_fn: Callable[[ItemT], ResultT],
     *,
+    combine: Callable[[ResultT, ResultT], ResultT] | None = None,
     engine: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
     window: int | None = None,
+    batch: int | None = None,
 ) -> Iterator[ResultT]:
     """``map_fn`` over ``items`` on an engine; results come back in item order.
 
     ``local`` maps in this process; ``processes`` in a pool of ``jobs`` processes;
     ``dask`` on the cluster at ``scheduler`` (or a local cluster of ``jobs`` workers).
-    For the last two ``map_fn`` and the items must pickle (a module-level function, or a
-    :func:`functools.partial` of one). At most ``window`` results are in flight or held.
+    For the last two, ``map_fn``, ``combine`` and the items must pickle (module-level
+    functions, or :func:`functools.partial` of them).
+
+    With ``combine`` (an ordered merge: ``combine(a, b)`` is the result of ``a``'s items
+    followed by ``b``'s), runs of ``batch`` consecutive items become one task and the
+    worker yields their combined result; ``batch=None`` picks a size from the number of
+    items and workers. At most ``window`` tasks are in flight or held at once.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}")
     if engine == "dask":
         if items:
             with _dask_client(scheduler, jobs) as client:
-                yield from _dask_ordered(items, map_fn, client, window)
+                workers = _dask_workers(client)
+                tasks, task_fn = _tasks(items, map_fn, combine, batch, workers)
+                yield from _dask_ordered(tasks, task_fn, client, _window(window, workers))
         return
     if engine == "local" or jobs <= 1 or len(items) <= 1:
         for item in items:
             yield map_fn(item)
         return
-    yield from _pool_ordered(items, map_fn, jobs, _window(window, jobs))
+    tasks, task_fn = _tasks(items, map_fn, combine, batch, jobs)
+    yield from _pool_ordered(tasks, task_fn, jobs, _window(window, jobs))
 
 
 def map_merge(
@@ -254,23 +308,33 @@ def map_merge(
     merge_fn: Callable[[AccumulatorT, ResultT], AccumulatorT],
     initial: AccumulatorT,
     *,
+    combine: Callable[[ResultT, ResultT], ResultT] | None = None,
     engine: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
     window: int | None = None,
+    batch: int | None = None,
 ) -> AccumulatorT:
     """Fold ``merge_fn(accumulator, map_fn(item))`` over ``items`` in item order.
 
-    The maps run wherever ``engine`` says (see :func:`map_ordered`); the merges run here,
-    one result at a time as soon as it is next in line, so the answer is the same on every
-    engine whenever ``merge_fn`` is an ordered (associative) merge.
+    The maps run wherever ``engine`` says (see :func:`map_ordered`, also for ``combine``
+    and ``batch``); the merges run here, one result at a time as soon as it is next in
+    line, so the answer is the same on every engine whenever ``merge_fn`` and ``combine``
+    are ordered (associative) merges.
 
     >>> map_merge(["a", "bb", "ccc"], len, lambda total, n: total + n, 0)
     6
     """
     accumulator = initial
     for result in map_ordered(
-        items, map_fn, engine=engine, jobs=jobs, scheduler=scheduler, window=window
+        items,
+        map_fn,
+        combine=combine,
+        engine=engine,
+        jobs=jobs,
+        scheduler=scheduler,
+        window=window,
+        batch=batch,
     ):
         accumulator = merge_fn(accumulator, result)
     return accumulator
@@ -297,6 +361,20 @@ def _meter_one(source: str, options: ReadOptions) -> FileMeasurement:
     return meter_file(Path(source), retain_terms=True, options=options)
 
 
+def _combine_measurements(first: FileMeasurement, then: FileMeasurement) -> FileMeasurement:
+    """Two consecutive files' measurements as one, still usable as a right-hand side."""
+    first_state, first_diagnostics = first
+    then_state, then_diagnostics = then
+    if first_state is None:
+        state = then_state
+    elif then_state is None:
+        state = first_state
+    else:
+        # Both keep their churn terms, so the merged state keeps them too, in order.
+        state = first_state.merge(then_state)
+    return state, first_diagnostics.merge(then_diagnostics)
+
+
 def _merge_measurement(result: MeterResult, measured: FileMeasurement) -> MeterResult:
     state, diagnostics = measured
     # An unreadable file contributes nothing but its diagnostics, on every engine.
@@ -314,12 +392,15 @@ def meter_paths(
     options: ReadOptions | None = None,
     scheduler: str | None = None,
     window: int | None = None,
+    batch: int | None = None,
 ) -> MeterResult:
     """Measure session files (local paths or fsspec URLs) in order on any engine.
 
-    The root state drops churn terms (it is only ever the left-hand side of a merge), so
-    the client's memory grows with distinct refs, signatures and sequences, not with the
-    corpus. ``finalize()`` the result's state once.
+    Workers measure files (``batch`` consecutive files per task, chosen automatically by
+    default) and the client merges their states in file order into a root that drops churn
+    terms (it is only ever the left-hand side of a merge), so the client's memory grows
+    with distinct refs, signatures and sequences, not with the corpus. ``finalize()`` the
+    result's state once.
     """
     sources = [os.fspath(path) for path in paths]
     if engine not in ENGINES:
@@ -330,8 +411,10 @@ def meter_paths(
         measure_one,
         _merge_measurement,
         MeterResult(),
+        combine=_combine_measurements,
         engine=engine,
         jobs=jobs,
         scheduler=scheduler,
         window=window,
+        batch=batch,
     )

@@ -4,8 +4,9 @@ A session source is a local path or a URL such as ``s3://bucket/sessions/`` or
 ``memory://corpus/a.jsonl``. URLs follow the native rules for local paths: a directory (or
 object-store prefix) means its ``*.jsonl`` and ``*.jsonl.gz`` files with names in UTF-16
 code-unit order, ``.gz`` decompresses transparently, and a file that fails while being read
-contributes nothing and is counted as unreadable. Reads stream in chunks; a file is never held
-in memory whole.
+contributes nothing and is counted as unreadable. Reads stream in 1 MiB chunks, straight into
+the scanner for the native format, or into a worker-local temporary copy when the format must
+be detected or read by a foreign reader; a file is never held in memory whole.
 
 ``fsspec`` is part of the optional ``dask`` extra and is imported only when a URL is used.
 """
@@ -18,7 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, cast
 
@@ -44,7 +45,6 @@ EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
 # (``simplecache::s3://...``). Windows drive paths (``C:\\...``) never match.
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(::[A-Za-z][A-Za-z0-9+.\-]*)*://")
 _GLOB_CHARACTERS = ("*", "?", "[")
-_SNIFF_BYTES = 64 << 10
 _COPY_CHUNK = 1 << 20
 
 
@@ -137,36 +137,11 @@ def open_url(url: str) -> IO[bytes]:
     return cast(IO[bytes], fs.open(path, "rb", compression=compression))
 
 
-def _resolve_url_format(url: str, options: ReadOptions) -> str:
-    """The reader for a URL, decided as for local files: the explicit choice, else sniffing."""
-    # The registries are looked up on the module at call time: readers register on import.
-    readers, detectors = sessions.SESSION_READERS, sessions.SESSION_DETECTORS
-    chosen = options.session_format
-    if chosen != "auto":
-        if chosen != NATIVE_FORMAT and chosen not in readers:
-            known = ", ".join(sorted(["auto", NATIVE_FORMAT, *readers]))
-            raise EntropyInputError(f"unknown session format {chosen!r} (known: {known})")
-        return chosen
-    if not detectors:
-        return NATIVE_FORMAT
-    try:
-        with open_url(url) as stream:
-            head = stream.read(_SNIFF_BYTES)
-    except (OSError, EOFError):
-        return NATIVE_FORMAT
-    name = PurePosixPath(_basename(_filesystem(url)[1]))
-    for format_name, detect in detectors:
-        if detect(Path(name), head):
-            return format_name
-    return NATIVE_FORMAT
-
-
 @contextmanager
 def _local_copy(url: str) -> Iterator[Path]:
-    """A worker-local temporary copy of a remote file, for readers that need a path.
+    """A worker-local temporary copy of a remote file, under the same name.
 
-    Copied in chunks, so memory stays bounded; the copy keeps the file's name (readers may
-    look at its suffix) and is removed afterwards.
+    Copied in 1 MiB chunks, so memory stays bounded; it is removed afterwards.
     """
     fs, path = _filesystem(url)
     directory = tempfile.mkdtemp(prefix="pytest-entropy-")
@@ -179,6 +154,12 @@ def _local_copy(url: str) -> Iterator[Path]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def _unreadable(url: str, error: BaseException) -> tuple[None, ScanDiagnostics]:
+    diagnostics = ScanDiagnostics(files=1, unreadable_files=1)
+    diagnostics.note(url, f"unreadable: {error}")
+    return None, diagnostics
+
+
 def meter_url(
     url: str,
     *,
@@ -188,23 +169,33 @@ def meter_url(
     """Measure one URL into a fresh state; ``None`` when it could not be read.
 
     The counterpart of :func:`~pytest_entropy.sessions.meter_file`, with the same
-    diagnostics: native files stream through the scanner; files in a foreign format are
-    copied to a local temporary file first because their readers take a path.
+    diagnostics. With the native format named explicitly (``fabric``) the file streams
+    straight from storage into the scanner. Otherwise (``auto`` or a foreign format) the
+    worker copies it to a local temporary file first and measures that exactly as a local
+    file: format detection and foreign readers may need the whole file by path, and this
+    way they decide exactly as they do locally.
     """
     options = options or ReadOptions()
+    if options.session_format != NATIVE_FORMAT:
+        try:
+            with _local_copy(url) as copy:
+                diagnostics = ScanDiagnostics()
+                state = MeterState(retain_terms=retain_terms)
+                readable = sessions.scan_file(
+                    copy, None, diagnostics=diagnostics, meter=state, name=url, options=options
+                )
+        except (OSError, EOFError) as error:  # the copy itself failed
+            return _unreadable(url, error)
+        # Problems are reported against the URL, never the temporary copy.
+        diagnostics.samples = [sample.replace(str(copy), url) for sample in diagnostics.samples]
+        return (state if readable else None), diagnostics
     diagnostics = ScanDiagnostics()
     state = MeterState(retain_terms=retain_terms)
     scanner = SessionScanner(None, meter=state, diagnostics=diagnostics, name=url)
     diagnostics.files += 1
-    session_format = _resolve_url_format(url, options)
     try:
-        if session_format == NATIVE_FORMAT:
-            with open_url(url) as stream:
-                scanner.scan_stream(stream)
-        else:
-            with _local_copy(url) as copy:
-                reader = sessions.SESSION_READERS[session_format]
-                scanner.feed_lines(reader(copy, options, diagnostics))
+        with open_url(url) as stream:
+            scanner.scan_stream(stream)
     except (OSError, EOFError) as error:
         diagnostics.unreadable_files += 1
         diagnostics.note(url, f"unreadable: {error}")

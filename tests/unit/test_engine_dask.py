@@ -76,13 +76,13 @@ def test_mixed_corpus_same_hash_on_every_engine(scheduler: str, mixed_corpus: li
     assert local.diagnostics.files == len(mixed_corpus)
     assert fingerprint(meter_paths(mixed_corpus, engine="processes", jobs=2)) == expected
     assert fingerprint(meter_paths(mixed_corpus, engine="dask", scheduler=scheduler)) == expected
-    for window in (1, 2, 3):
-        assert (
-            fingerprint(
-                meter_paths(mixed_corpus, engine="dask", scheduler=scheduler, window=window)
-            )
-            == expected
+    for window, batch in [(1, 1), (2, 1), (3, 1), (1, 3), (2, 5), (None, 13)]:
+        clustered = meter_paths(
+            mixed_corpus, engine="dask", scheduler=scheduler, window=window, batch=batch
         )
+        assert fingerprint(clustered) == expected, (window, batch)
+    pooled = meter_paths(mixed_corpus, engine="processes", jobs=2, batch=4)
+    assert fingerprint(pooled) == expected
 
 
 def test_client_root_keeps_no_churn_terms(scheduler: str, mixed_corpus: list[Path]) -> None:
@@ -171,6 +171,31 @@ def test_ordered_window_with_threads(window: int) -> None:
             _probe_merge(_Probe.merged, result)
     assert _Probe.merged == list(range(20))
     assert 1 <= _Probe.worst <= window
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 100])
+def test_batches_combine_in_order_on_workers(scheduler: str, batch: int) -> None:
+    letters = [chr(ord("a") + index % 26) * (1 + index % 3) for index in range(40)]
+    joined = map_merge(
+        letters,
+        str.upper,
+        operator.add,
+        "",
+        combine=operator.add,
+        engine="dask",
+        scheduler=scheduler,
+        batch=batch,
+        window=2,
+    )
+    assert joined == "".join(letters).upper()
+
+
+@pytest.mark.parametrize(
+    ("items", "workers", "expected"),
+    [(10, 2, 1), (31, 2, 1), (64, 2, 2), (1000, 2, 31), (1_000_000, 64, 64), (0, 2, 1)],
+)
+def test_automatic_batch_size(items: int, workers: int, expected: int) -> None:
+    assert engine._batch_size(None, items, workers) == expected
 
 
 def _explode(item: int) -> int:
