@@ -17,4 +17,5 @@ COMMAND_MODULES = (
     "export_artifact",
     "import_artifact",
     "pool",
+    "convert",
 )

@@ -8,7 +8,8 @@ from typing import Any, TextIO
 
 from ..core.canonical import file_text
 from ..core.records import RepairRow
-from ..sessions import ReadOptions
+from ..ingest.fabric import ScanDiagnostics
+from ..sessions import ReadOptions, expand_session_paths
 from ..store import agent_state_dir, default_state_dir
 from ..surfaces import load_repairs, load_surface
 
@@ -18,17 +19,20 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_OK",
     "EXIT_USAGE",
+    "add_format_options",
     "add_json",
     "add_repairs_option",
     "add_sessions_option",
     "add_state_options",
     "add_surface_option",
+    "foreign_lines",
     "load_optional_repairs",
     "load_optional_surface",
     "positive_int",
     "print_json",
     "print_lines",
     "read_options_of",
+    "session_paths_of",
     "state_dir_of",
     "surface_of",
 ]
@@ -126,5 +130,80 @@ def surface_of(args: argparse.Namespace, path: str | None) -> dict[str, Any]:
 
 
 def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) -> ReadOptions:
-    """Session-reading options from the command line (format and surface)."""
-    return ReadOptions(session_format=getattr(args, "format", None) or "auto", surface=surface)
+    """Session-reading options from the command line (format, ref prefix and surface)."""
+    return ReadOptions(
+        session_format=getattr(args, "format", None) or "auto",
+        surface=surface,
+        ref_prefix=getattr(args, "ref_prefix", None) or "",
+        redact=bool(getattr(args, "redact", False)),
+    )
+
+
+def session_paths_of(args: argparse.Namespace) -> list[Path]:
+    """The files ``--sessions`` names, directories expanded by ``--format``'s rule."""
+    return expand_session_paths(args.sessions, read_options_of(args, None))
+
+
+def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True) -> None:
+    """``--format`` (with ``sessions``), ``--surface-format`` and ``--ref-prefix``.
+
+    Every command that reads sessions or a surface registers them through this one helper;
+    ``read_options_of``, ``session_paths_of`` and ``surface_of`` read them back.
+    """
+    from ..sessions import session_formats
+    from ..surfaces import surface_formats
+
+    if sessions:
+        parser.add_argument(
+            "--format",
+            default="auto",
+            choices=session_formats(),
+            metavar="FORMAT",
+            help="session format: auto (detect each file), fabric (native) or a foreign "
+            f"format ({', '.join(session_formats()[2:])}); see docs/formats.md",
+        )
+    parser.add_argument(
+        "--surface-format",
+        default="auto",
+        choices=surface_formats(),
+        metavar="FORMAT",
+        help="surface file format: auto (detect), snapshot or a tool list "
+        f"({', '.join(name for name in surface_formats()[1:] if name != 'snapshot')})",
+    )
+    parser.add_argument(
+        "--ref-prefix",
+        default="",
+        metavar="TEXT",
+        help="prefix for every foreign tool name, in sessions and surface alike "
+        "(e.g. mcp.github.; default: none, pi. for Pi)",
+    )
+
+
+_FOREIGN_COUNTERS = (
+    ("concatenated_lines", "lines holding several JSON values"),
+    ("unknown_records", "unknown records"),
+    ("unmatched_results", "results without a call"),
+    ("unanswered_calls", "calls without a result (aborted)"),
+    ("duplicate_records", "repeated records"),
+    ("undecodable_arguments", "undecodable arguments"),
+    ("unstructured_outputs", "unstructured outputs (no call)"),
+    ("unscored_entries", "entries without a score file"),
+    ("unrecognized_files", "files of another format"),
+    ("split_traces", "traces split at the size bound"),
+)
+
+
+def foreign_lines(diagnostics: ScanDiagnostics) -> list[str]:
+    """What the foreign readers saw, one line (nothing when no foreign file was read)."""
+    if not diagnostics.foreign_records and not diagnostics.unrecognized_files:
+        return []
+    parts = [
+        f"foreign records {diagnostics.foreign_records}",
+        f"calls {diagnostics.foreign_calls}",
+    ]
+    parts.extend(
+        f"{label} {getattr(diagnostics, name)}"
+        for name, label in _FOREIGN_COUNTERS
+        if getattr(diagnostics, name)
+    )
+    return [" · ".join(parts)]

@@ -7,8 +7,15 @@ from typing import Any, TextIO
 
 from ..core.fingerprint import surface_freedom_report
 from ..render import freedom_lines
-from ..surfaces import load_surface
-from .common import EXIT_OK, add_json, add_surface_option, print_json, print_lines
+from .common import (
+    EXIT_OK,
+    add_format_options,
+    add_json,
+    add_surface_option,
+    print_json,
+    print_lines,
+    surface_of,
+)
 
 
 def register(commands: Any) -> None:
@@ -16,12 +23,13 @@ def register(commands: Any) -> None:
         "freedom", help="static freedom of every action of a surface, worst first"
     )
     add_surface_option(parser, required=True)
+    add_format_options(parser, sessions=False)
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    report = surface_freedom_report(load_surface(args.surface))
+    report = surface_freedom_report(surface_of(args, args.surface))
     if args.json:
         print_json(out, report)
     else:

@@ -13,14 +13,17 @@ from ..remote import expand_session_sources
 from ..render import diagnostics_lines, report_lines
 from .common import (
     EXIT_OK,
+    add_format_options,
     add_json,
     add_repairs_option,
     add_surface_option,
+    foreign_lines,
     load_optional_repairs,
-    load_optional_surface,
     positive_int,
     print_json,
     print_lines,
+    read_options_of,
+    surface_of,
 )
 
 
@@ -38,6 +41,7 @@ def register(commands: Any) -> None:
     )
     add_surface_option(parser)
     add_repairs_option(parser)
+    add_format_options(parser)
     parser.add_argument(
         "--catalog-digest",
         metavar="TEXT",
@@ -63,8 +67,9 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    paths = expand_session_sources(args.sessions)
-    surface = load_optional_surface(args.surface)
+    surface = surface_of(args, args.surface) if args.surface else None
+    options = read_options_of(args, surface)
+    paths = expand_session_sources(args.sessions, options)
     repairs = load_optional_repairs(args.repairs)
     if args.catalog_digest is not None:
         digest = args.catalog_digest
@@ -75,7 +80,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     if args.scheduler is not None and engine != "dask":
         raise EntropyInputError("--scheduler needs --engine dask")
-    result = meter_paths(paths, jobs=args.jobs, engine=engine, scheduler=args.scheduler)
+    result = meter_paths(
+        paths, jobs=args.jobs, engine=engine, scheduler=args.scheduler, options=options
+    )
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)
     if args.json:
@@ -90,4 +97,5 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print_lines(out, report_lines(report, hashed))
         print_lines(out, diagnostics_lines(result.diagnostics))
+        print_lines(out, foreign_lines(result.diagnostics))
     return EXIT_OK

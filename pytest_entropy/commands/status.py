@@ -14,21 +14,24 @@ from ..core.meter import MeterState
 from ..ingest.fabric import ScanDiagnostics
 from ..render import diagnostics_lines
 from ..sessions import (
+    NATIVE_FORMAT,
     directory_session_files,
     machine_session_files,
     meter_file,
     project_session_files,
 )
-from ..surfaces import load_surface
 from .common import (
     EMPTY_SURFACE,
     EXIT_OK,
+    add_format_options,
     add_json,
     add_repairs_option,
     add_surface_option,
     load_optional_repairs,
     print_json,
     print_lines,
+    read_options_of,
+    surface_of,
 )
 
 
@@ -49,6 +52,7 @@ def register(commands: Any) -> None:
     )
     add_surface_option(parser)
     add_repairs_option(parser)
+    add_format_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -57,11 +61,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     cwd = args.cwd or os.getcwd()
     scope = "machine"
     default_surface = None
+    if not args.sessions and args.format == "auto":
+        # A Pi agent directory is the native layout: read it natively unless told otherwise.
+        args.format = NATIVE_FORMAT
+    options = read_options_of(args, None)
     if args.sessions:
         directory = Path(args.sessions)
         if not directory.is_dir():
             raise EntropyInputError("sessions directory not found", source=args.sessions)
-        files = directory_session_files(directory)
+        files = directory_session_files(directory, options=options)
     else:
         agent_dir = Path(args.agent_dir)
         if not agent_dir.is_dir():
@@ -74,13 +82,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         exported = agent_dir / "fabric" / "entropy" / "surface.json"
         default_surface = str(exported) if exported.is_file() else None
     surface_path = args.surface or default_surface
-    surface = load_surface(surface_path) if surface_path else EMPTY_SURFACE
+    surface = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE
+    options = read_options_of(args, surface if surface_path else None)
     repairs = load_optional_repairs(args.repairs)
     digest = surface_hash(surface)
     diagnostics = ScanDiagnostics()
     states: list[tuple[str, MeterState | None]] = []
     for item in files:
-        state, _ = meter_file(item.path, diagnostics=diagnostics, retain_terms=False)
+        state, _ = meter_file(
+            item.path, diagnostics=diagnostics, retain_terms=False, options=options
+        )
         states.append((str(item.path), state))
     corpus = measure_session_corpus(states, surface, digest, repairs)
     lines = format_status_lines(surface, corpus, scope=scope)
