@@ -57,7 +57,6 @@ def _has(pattern: bytes) -> Callable[[bytes], bool]:
     return lambda head: compiled.search(head) is not None
 
 
-_pi_tool_call = _has(rb'"type"\s*:\s*"toolCall"')
 _jsonrpc = _has(rb'"jsonrpc"\s*:\s*"2\.0"')
 _openai_calls = _has(rb'"tool_calls"\s*:|"function_call"\s*:|"role"\s*:\s*"tool"')
 _anthropic_blocks = _has(rb'"type"\s*:\s*"tool_use"|"type"\s*:\s*"tool_result"')
@@ -71,7 +70,7 @@ def _detect_pi(path: Path, head: bytes) -> bool:
     records = _records(head)
     if not records or records[0].get("type") != "session":
         return False
-    return _file_contains(path, b'"type":"toolCall"') and not _file_contains(path, _FABRIC_MARK)
+    return _file_contains(path, b'"toolCall"') and not _file_contains(path, _FABRIC_MARK)
 
 
 def _detect_claude_code(path: Path, head: bytes) -> bool:
