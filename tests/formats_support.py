@@ -88,3 +88,48 @@ def round_trip(
     assert converted == sorted(expand_session_paths([out], ReadOptions(NATIVE_FORMAT)))
     native, _, _ = measured_hash(converted, ReadOptions(NATIVE_FORMAT), surface)
     return direct, native
+
+
+_CACHE: dict[tuple[Any, ...], tuple[list[tuple[Path, SessionEvidence]], ScanDiagnostics]] = {}
+
+
+def corpus(
+    paths: Sequence[Path],
+    session_format: str = "auto",
+    *,
+    surface: dict[str, Any] | None = None,
+    key: str = "",
+) -> tuple[list[tuple[Path, SessionEvidence]], ScanDiagnostics]:
+    """Every file's evidence (cached per test process under ``key``) and the diagnostics."""
+    cache_key = (tuple(paths), session_format, key)
+    if cache_key not in _CACHE:
+        options = ReadOptions(session_format, surface)
+        diagnostics = ScanDiagnostics()
+        files = []
+        for path in expand_session_paths(paths, options):
+            evidence = read_file_evidence(path, diagnostics=diagnostics, options=options)
+            assert evidence is not None, path
+            files.append((path, evidence))
+        _CACHE[cache_key] = (files, diagnostics)
+    return _CACHE[cache_key]
+
+
+def corpus_operations(files: list[tuple[Path, SessionEvidence]]) -> list[Any]:
+    return [op for _, evidence in files for op in operations(evidence)]
+
+
+# Counters a clean real corpus leaves at zero: nothing dropped, nothing unrecognised.
+DAMAGE = (
+    "malformed_lines",
+    "oversized_lines",
+    "non_object_lines",
+    "unknown_records",
+    "rejected_traces",
+    "unreadable_files",
+    "unrecognized_files",
+    "split_traces",
+)
+
+
+def damage(diagnostics: ScanDiagnostics) -> dict[str, int]:
+    return {name: getattr(diagnostics, name) for name in DAMAGE if getattr(diagnostics, name)}

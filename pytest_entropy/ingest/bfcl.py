@@ -10,9 +10,10 @@ then one line per *failed* entry.
   a raw string (prompt-style models, inference errors) is not decoded: the entry becomes a
   trace without calls and is counted as an unstructured output;
 * outcome, multi-turn: the ``tool`` message at the same position in the step; failed when its
-  text is a JSON object with an ``error`` key or starts with ``Error during execution``
-  (BFCL's own marker). A step that was not executed (its decoding failed: no ``tool``
-  messages) leaves undecodable calls ``failed`` and the others ``aborted``;
+  text is a JSON object with a non-empty ``error`` member or starts with
+  ``Error during execution`` (BFCL's own marker). A step that was not executed (its
+  decoding failed: no ``tool`` messages) leaves undecodable calls ``failed`` and the others
+  ``aborted``;
 * outcome, single-turn: every call of an entry listed in the score file failed, the others
   succeeded (without a score file they count as succeeded and the entries as unscored);
 * trace: one entry; task key: the test category (``simple``, ``live_multiple``,
@@ -123,7 +124,7 @@ def _tool_failed(content: Any) -> bool:
             value = parse_json_text(content)
         except JSONParseError:
             return False
-        return type(value) is dict and "error" in value
+        return type(value) is dict and value.get("error") not in (None, "", False)
     return False
 
 
