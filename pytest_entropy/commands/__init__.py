@@ -17,5 +17,6 @@ COMMAND_MODULES = (
     "export_artifact",
     "import_artifact",
     "pool",
+    "watch",
     "convert",
 )
