@@ -17,16 +17,14 @@ many calls against one schema object), then by the schema's digest.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Final
-from urllib.parse import urlsplit
-
-import jsonschema
-from jsonschema import FormatChecker
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote, urlsplit
 
 from .canonical import stable_json_hash
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+    from jsonschema.protocols import Validator
 
 __all__ = ["REFERENCE_FORMATS", "accepts", "validator_for_schema"]
 
@@ -75,7 +73,30 @@ def _pointer_fragment(value: object) -> bool:
     return not isinstance(value, str) or bool(_POINTER_FRAGMENT.match(value))
 
 
+def _iri(rule: str) -> Any:
+    """An IRI check as RFC 3987 defines it: percent-encode the non-ASCII characters, then
+    the result must be a URI (or URI reference) by RFC 3986."""
+
+    def check(value: object) -> bool:
+        if not isinstance(value, str):
+            return True
+        from rfc3986_validator import validate_rfc3986  # type: ignore[import-untyped]
+
+        ascii_form = quote(value, safe="".join(chr(c) for c in range(0x21, 0x7F)))
+        return validate_rfc3986(ascii_form, rule=rule) is not None
+
+    return check
+
+
+_format_checker_cache: list[FormatChecker] = []
+
+
 def _format_checker() -> FormatChecker:
+    """The reference's format registry (built on first use: jsonschema loads lazily)."""
+    if _format_checker_cache:
+        return _format_checker_cache[0]
+    from jsonschema import FormatChecker
+
     base = FormatChecker()
     checker = FormatChecker(formats=())
     for name in REFERENCE_FORMATS:
@@ -84,10 +105,13 @@ def _format_checker() -> FormatChecker:
             checker.checkers[name] = (function, raises)
     checker.checkers["url"] = (_url, ())
     checker.checkers["json-pointer-uri-fragment"] = (_pointer_fragment, ())
+    if "iri" not in checker.checkers:
+        checker.checkers["iri"] = (_iri("URI"), ())
+    if "iri-reference" not in checker.checkers:
+        checker.checkers["iri-reference"] = (_iri("URI_reference"), ())
+    _format_checker_cache.append(checker)
     return checker
 
-
-_FORMAT_CHECKER: Final = _format_checker()
 
 _by_identity: dict[int, tuple[Any, Validator]] = {}
 _by_digest: dict[str, Validator] = {}
@@ -102,10 +126,11 @@ def validator_for_schema(schema: dict[str, Any]) -> Validator:
     digest = stable_json_hash(schema)
     validator = _by_digest.get(digest)
     if validator is None:
-        cls: Callable[..., Validator] = validator_for(
-            schema, default=jsonschema.Draft202012Validator
-        )
-        validator = cls(schema, format_checker=_FORMAT_CHECKER)
+        from jsonschema import Draft202012Validator
+        from jsonschema.validators import validator_for
+
+        cls = validator_for(schema, default=Draft202012Validator)
+        validator = cls(schema, format_checker=_format_checker())
         if len(_by_digest) >= _CACHE_LIMIT:
             _by_digest.clear()
         _by_digest[digest] = validator

@@ -41,3 +41,17 @@ def test_core_sources_do_no_io() -> None:
             assert not names & FORBIDDEN_IMPORTS, f"{path.name} imports {names}"
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "open", f"{path.name} calls open()"
+
+
+def test_the_cli_starts_without_loading_jsonschema() -> None:
+    # jsonschema (and whatever format libraries a user has installed beside it) loads only
+    # when a schema is actually validated; `measure`, `status` and `--version` never pay.
+    code = (
+        "import sys, pytest_entropy.cli as cli\n"
+        "cli.build_parser()\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
