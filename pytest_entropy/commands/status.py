@@ -7,19 +7,31 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..core.corpus import format_status_lines, measure_session_corpus, ratchet_verdict, surface_hash
+from ..core.artifact import apply_compiled_surface
+from ..core.corpus import (
+    format_compiled_line,
+    format_review_line,
+    format_status_lines,
+    measure_session_corpus,
+    ratchet_verdict,
+    surface_hash,
+)
 from ..core.errors import EntropyInputError
 from ..core.fingerprint import surface_freedom_report
-from ..core.meter import MeterState
-from ..ingest.fabric import ScanDiagnostics
+from ..core.meter import MeterState, measure
+from ..core.pool import merge_observation_window, pool_to_value_observations
+from ..core.proposals import entropy_review_signals, propose_entropy_reductions
+from ..core.records import RepairRow
+from ..ingest.fabric import ScanDiagnostics, SessionEvidence
 from ..render import diagnostics_lines
 from ..sessions import (
     NATIVE_FORMAT,
     directory_session_files,
     machine_session_files,
-    meter_file,
     project_session_files,
+    read_file_evidence,
 )
+from ..store import COMPILED, POOL, agent_state_dir, load
 from .common import (
     EMPTY_SURFACE,
     EXIT_OK,
@@ -53,14 +65,52 @@ def register(commands: Any) -> None:
     add_surface_option(parser)
     add_repairs_option(parser)
     add_format_options(parser)
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where compiled.json and observation-pool.json live (default: .entropy/ here,"
+        " or the agent directory's fabric/entropy/)",
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
+
+
+def _review_line(
+    evidence: list[tuple[str, SessionEvidence]],
+    effective: Any,
+    digest: str,
+    repairs: list[RepairRow] | None,
+    pool: dict[str, Any] | None,
+    pool_error: str | None,
+) -> tuple[str, list[dict[str, Any]]]:
+    """Review signals computed read-only: the pool is merged in memory and never saved."""
+    traces = [trace for _, item in evidence for trace in item.traces]
+    if pool_error is not None or not traces:
+        return format_review_line(None, pool_error=pool_error, has_window_evidence=bool(traces)), []
+    try:
+        windows = [
+            {"file": os.path.abspath(name), "observations": item.value_observations}
+            for name, item in evidence
+        ]
+        merged = merge_observation_window(pool, windows)
+        report = measure(traces, effective, repairs, digest)
+        review = entropy_review_signals(
+            propose_entropy_reductions(
+                report, traces, effective, repairs, pool_to_value_observations(merged.file)
+            )
+        )
+    except Exception:  # the display never fails because of the review line
+        return format_review_line(None), []
+    return format_review_line(review), review
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     cwd = args.cwd or os.getcwd()
     scope = "machine"
     default_surface = None
+    state_dir = Path(args.state_dir) if args.state_dir else Path(cwd) / ".entropy"
+    if args.agent_dir and not args.state_dir:
+        state_dir = agent_state_dir(args.agent_dir)
     if not args.sessions and args.format == "auto":
         # A Pi agent directory is the native layout: read it natively unless told otherwise.
         args.format = NATIVE_FORMAT
@@ -82,19 +132,33 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         exported = agent_dir / "fabric" / "entropy" / "surface.json"
         default_surface = str(exported) if exported.is_file() else None
     surface_path = args.surface or default_surface
-    surface = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE
-    options = read_options_of(args, surface if surface_path else None)
+    live = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE
+    options = read_options_of(args, live if surface_path else None)
     repairs = load_optional_repairs(args.repairs)
+    compiled = load(state_dir, COMPILED)
+    surface = dict(apply_compiled_surface(live, compiled.file)) if compiled.file else live
     digest = surface_hash(surface)
     diagnostics = ScanDiagnostics()
     states: list[tuple[str, MeterState | None]] = []
+    evidence: list[tuple[str, SessionEvidence]] = []
     for item in files:
-        state, _ = meter_file(
-            item.path, diagnostics=diagnostics, retain_terms=False, options=options
-        )
+        read = read_file_evidence(item.path, diagnostics=diagnostics, options=options)
+        state = None
+        if read is not None:
+            state = MeterState(retain_terms=False)
+            state.add_traces(read.traces)
+            evidence.append((str(item.path), read))
         states.append((str(item.path), state))
     corpus = measure_session_corpus(states, surface, digest, repairs)
-    lines = format_status_lines(surface, corpus, scope=scope)
+    pool = load(state_dir, POOL)
+    review_line, review = _review_line(evidence, surface, digest, repairs, pool.file, pool.error)
+    lines = format_status_lines(
+        surface,
+        corpus,
+        scope=scope,
+        compiled_line=format_compiled_line(compiled.file, compiled.error),
+        review_line=review_line,
+    )
     if args.json:
         print_json(
             out,
@@ -106,6 +170,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 },
                 "corpus": corpus.to_json(),
                 "verdict": ratchet_verdict(corpus),
+                "compiled": compiled.to_json(),
+                "review": review,
                 "lines": lines,
                 "diagnostics": diagnostics.to_json(),
             },

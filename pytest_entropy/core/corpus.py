@@ -16,6 +16,8 @@ __all__ = [
     "ModelTrend",
     "SessionCorpus",
     "SessionReport",
+    "format_compiled_line",
+    "format_review_line",
     "format_status_lines",
     "measure_session_corpus",
     "ratchet_verdict",
@@ -200,3 +202,42 @@ def format_status_lines(
             )
         )
     return lines
+
+
+def format_compiled_line(artifact: Mapping[str, Any] | None, error: str | None) -> str:
+    """The status display's ``compiled:`` line (spec §4.5 line 3)."""
+    if error is not None:
+        return f"compiled: unavailable — {error}"
+    if artifact is None:
+        return "compiled: none"
+    gate = artifact["gate"]
+    verdict = "pass" if gate["passed"] else "REJECTED"
+    return (
+        f"compiled: v{artifact['metricVersion']} · {len(artifact['actions'])} tightened ·"
+        f" {len(artifact['quarantined'])} quarantined · {len(artifact['applied'])} applied ·"
+        f" gate {verdict} ({_fmt(gate['beforeScore'])} → {_fmt(gate['afterScore'])})"
+    )
+
+
+def format_review_line(
+    review: Sequence[Mapping[str, Any]] | None,
+    *,
+    pool_error: str | None = None,
+    has_window_evidence: bool = True,
+) -> str:
+    """The status display's ``review:`` line (spec §4.5 line 4); ``review=None`` means the
+    review could not be computed."""
+    from .proposals import format_review_signal
+
+    if pool_error is not None:
+        return f"review: unavailable — {pool_error}"
+    if not has_window_evidence:
+        return "review: no window evidence"
+    if review is None:
+        return "review: unavailable"
+    if not review:
+        return "review: none"
+    count = len(review)
+    shown = " · ".join(format_review_signal(signal) for signal in review[:4])
+    more = f" · +{count - 4} more" if count > 4 else ""
+    return f"review: {count} suggestion{'s' if count != 1 else ''} · {shown}{more}"
