@@ -13,6 +13,8 @@ COMMAND_MODULES = (
     "freedom",
     "propose",
     "compile",
+    "trial",
+    "certify",
     "export",
     "export_artifact",
     "import_artifact",
