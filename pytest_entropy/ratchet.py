@@ -315,3 +315,45 @@ def check_baseline(
     if falls:
         return result("lowered", True, **changes)
     return result("unchanged", True, **changes)
+
+
+# ------------------------------------------------------------------------ the CLI side
+
+CORPUS_ENTRY: Final = "corpus"
+
+
+def add_baseline_options(parser: Any) -> None:
+    """``--baseline FILE`` and ``--update-baseline`` (the ``measure`` command's ratchet)."""
+    from .options import add_cli_option
+
+    add_cli_option(parser, "baseline")
+    add_cli_option(parser, "update")
+
+
+def baseline_exit_status(args: Any, report: Report, out: Any) -> int:
+    """Check ``report`` against ``--baseline`` (entry ``corpus``): 1 on a rise, else 0.
+
+    The verdict goes to ``out``, or to stderr when ``--json`` keeps stdout machine-readable.
+    """
+    import sys
+
+    from .core.errors import EntropyInputError
+    from .options import is_ci
+
+    path = getattr(args, "entropy_baseline", None)
+    if path is None:
+        if getattr(args, "entropy_update", False):
+            raise EntropyInputError("--update-baseline needs --baseline FILE")
+        return 0
+    result = check_baseline(
+        Path(path),
+        CORPUS_ENTRY,
+        report,
+        update=bool(args.entropy_update),
+        ci=is_ci(),
+        update_hint="--update-baseline",
+    )
+    stream = sys.stderr if getattr(args, "json", False) else out
+    for line in result.lines():
+        stream.write(line + "\n")
+    return 0 if result.passed else 1

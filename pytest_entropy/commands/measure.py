@@ -9,10 +9,10 @@ from ..core.corpus import surface_hash
 from ..core.errors import EntropyInputError
 from ..core.meter import report_hash
 from ..engine import ENGINES, meter_paths
+from ..ratchet import add_baseline_options, baseline_exit_status
 from ..remote import expand_session_sources
 from ..render import diagnostics_lines, report_lines
 from .common import (
-    EXIT_OK,
     add_format_options,
     add_json,
     add_repairs_option,
@@ -62,6 +62,7 @@ def register(commands: Any) -> None:
         help="Dask scheduler address (implies --engine dask; without it the dask engine "
         "starts a local cluster of --jobs workers)",
     )
+    add_baseline_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -98,4 +99,4 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print_lines(out, report_lines(report, hashed))
         print_lines(out, diagnostics_lines(result.diagnostics))
         print_lines(out, foreign_lines(result.diagnostics))
-    return EXIT_OK
+    return baseline_exit_status(args, report, out)
