@@ -261,7 +261,10 @@ def _write_entry(path: Path, name: str, entry: Mapping[str, Any]) -> None:
     from .store import ensure_directory, lock_name, state_lock, write_file_atomic
 
     ensure_directory(path.parent)
-    with state_lock(path.parent, lock_name(path), "Timed out waiting for the baseline lock"):
+    # Many pytest-xdist workers may update one file: wait up to 10 s, not the store's 250 ms.
+    with state_lock(
+        path.parent, lock_name(path), "Timed out waiting for the baseline lock", attempts=2000
+    ):
         entries = read_baseline(path) or {}  # re-read under the lock: no lost updates
         entries[name] = dict(entry)
         write_file_atomic(path, baseline_text(entries), mode=0o644)
