@@ -72,7 +72,12 @@ class EvidenceCache:
         return len(self._entries)
 
     def read(self, path: Path, options: ReadOptions | None = None) -> FileRead:
-        """The current evidence of ``path`` (``evidence`` is ``None`` when unreadable)."""
+        """The current evidence of ``path`` (``evidence`` is ``None`` when unreadable).
+
+        The returned evidence shares its lists with the cache (they only ever grow by
+        appending): read it, do not modify it. Copying would make every read cost time in
+        proportion to the whole file.
+        """
         options = options or ReadOptions()
         key = os.path.abspath(path)
         try:
@@ -80,11 +85,6 @@ class EvidenceCache:
         except OSError:
             self._entries.pop(key, None)
             return FileRead(None, "unreadable")
-        if path.name.endswith(".gz") or resolve_format(path, options) != NATIVE_FORMAT:
-            self._entries.pop(key, None)
-            diagnostics = ScanDiagnostics()
-            evidence = read_file_evidence(path, diagnostics=diagnostics, options=options)
-            return FileRead(evidence, "rescanned", info.st_size, False, diagnostics)
         entry = self._entries.get(key)
         if entry is not None:
             same_file = entry.device == info.st_dev and entry.inode == info.st_ino
@@ -94,57 +94,72 @@ class EvidenceCache:
                 and abs(entry.mtime_ns - info.st_mtime_ns) <= _MTIME_TOLERANCE_NS
             ):
                 self._entries.move_to_end(key)
-                return FileRead(_copy(entry.evidence), "reused", 0, True, entry.diagnostics)
+                return FileRead(entry.evidence, "reused", 0, True, entry.diagnostics)
             if same_file and info.st_size > entry.size:
-                return self._scan(key, path, entry, info.st_size)
-        self._entries.pop(key, None)
-        return self._scan(key, path, None, info.st_size)
+                return self._scan(key, path, entry)
+            del self._entries[key]
+        if path.name.endswith(".gz") or resolve_format(path, options) != NATIVE_FORMAT:
+            diagnostics = ScanDiagnostics()
+            evidence = read_file_evidence(path, diagnostics=diagnostics, options=options)
+            return FileRead(evidence, "rescanned", info.st_size, False, diagnostics)
+        return self._scan(key, path, None)
 
-    def _scan(self, key: str, path: Path, base: _Entry | None, size_hint: int) -> FileRead:
+    def _scan(self, key: str, path: Path, base: _Entry | None) -> FileRead:
+        """Scan from the cached size (or byte 0) to the end of the file."""
         start = base.size if base is not None else 0
-        evidence = _copy(base.evidence) if base is not None else SessionEvidence()
+        fresh = SessionEvidence()
         diagnostics = ScanDiagnostics()
-        if base is not None:
-            diagnostics.merge(base.diagnostics)
         scanner = SessionScanner(
-            evidence.traces.append,
-            on_audit=evidence.audit_calls.append,
-            on_value=evidence.value_observations.append,
+            fresh.traces.append,
+            on_audit=fresh.audit_calls.append,
+            on_value=fresh.value_observations.append,
             diagnostics=diagnostics,
             name=str(path),
             current_model=base.cursor if base is not None else None,
         )
-        info_read = LineRead()
+        line_read = LineRead()
         try:
             with open(path, "rb") as stream:
                 opened = os.fstat(stream.fileno())
                 stream.seek(start)
-                scanner.scan_stream(stream, info=info_read)
+                scanner.scan_stream(stream, info=line_read)
         except OSError:
             self._entries.pop(key, None)
             return FileRead(None, "unreadable")
+        mode = "appended" if base is not None else "rescanned"
+        end = start + line_read.bytes_read
+        same_identity = base is None or (opened.st_dev, opened.st_ino) == (
+            base.device,
+            base.inode,
+        )
         if base is None:
             diagnostics.files += 1
-        end = start + info_read.bytes_read
-        mode = "appended" if base is not None else "rescanned"
-        # Cache only a read that ended on a line boundary (R13) and whose file did not
-        # change identity while it was read.
-        if info_read.terminated:
-            if base is not None and (opened.st_dev, opened.st_ino) != (base.device, base.inode):
-                return FileRead(evidence, mode, info_read.bytes_read, False, diagnostics)
-            self._entries[key] = _Entry(
-                opened.st_dev,
-                opened.st_ino,
-                end,
-                opened.st_mtime_ns if end == opened.st_size else -1,
-                scanner.current_model,
-                _copy(evidence),
-                diagnostics,
-            )
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
-            return FileRead(evidence, mode, info_read.bytes_read, True, diagnostics)
+        if not (line_read.terminated and same_identity):
+            # A half-written last line (R13), or the file changed under us: use this read,
+            # commit nothing. The next read starts again from the last committed state.
+            evidence = _copy(base.evidence) if base is not None else SessionEvidence()
+            evidence.traces.extend(fresh.traces)
+            evidence.value_observations.extend(fresh.value_observations)
+            evidence.audit_calls.extend(fresh.audit_calls)
+            total = ScanDiagnostics()
+            if base is not None:
+                total.merge(base.diagnostics)
+            total.merge(diagnostics)
+            return FileRead(evidence, mode, line_read.bytes_read, False, total)
         if base is None:
-            self._entries.pop(key, None)
-        return FileRead(evidence, mode, info_read.bytes_read, False, diagnostics)
+            base = _Entry(
+                opened.st_dev, opened.st_ino, 0, 0, None, SessionEvidence(), ScanDiagnostics()
+            )
+        base.evidence.traces.extend(fresh.traces)
+        base.evidence.value_observations.extend(fresh.value_observations)
+        base.evidence.audit_calls.extend(fresh.audit_calls)
+        base.diagnostics.merge(diagnostics)
+        base.size = end
+        # The mtime identifies this state only if nothing was appended after our fstat.
+        base.mtime_ns = opened.st_mtime_ns if end == opened.st_size else -1
+        base.cursor = scanner.current_model
+        self._entries[key] = base
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+        return FileRead(base.evidence, mode, line_read.bytes_read, True, base.diagnostics)
