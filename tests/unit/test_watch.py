@@ -230,3 +230,30 @@ def test_sigterm_finishes_the_queued_compile(tmp_path: Path) -> None:
     events: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines()]
     assert [e["event"] for e in events] == ["compiled"]
     assert (state / "compiled.json").exists()
+
+
+def test_inotify_triggers_a_compile(tmp_path: Path) -> None:
+    import threading
+
+    import watchfiles  # noqa: F401 - part of the test extra; the watcher polls without it
+
+    sessions, state = tmp_path / "sessions", tmp_path / "state"
+    sessions.mkdir()
+    notices: list[Notice] = []
+    watcher = Watcher(
+        make_loop(sessions, state), [sessions], notices.append, grace_seconds=0.05, use_inotify=True
+    )
+    runner = threading.Thread(target=watcher.run, kwargs={"initial_tick": False})
+    runner.start()
+    try:
+        time.sleep(0.3)  # let the inotify watch start
+        (sessions / "a.jsonl").write_bytes(b"".join(p.read_bytes() for p in SESSION_FILES))
+        deadline = time.monotonic() + 20
+        while not (state / "compiled.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watcher.wait_idle()
+    finally:
+        watcher.stop()
+        runner.join(timeout=10)
+    assert (state / "compiled.json").exists()
+    assert [n.kind for n in notices] == ["compiled"]
