@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from .canonical import stable_json_hash
+from .regex import pattern_search
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
@@ -113,6 +114,159 @@ def _format_checker() -> FormatChecker:
     return checker
 
 
+# ------------------------------------------------------------- regex keywords on RE2
+#
+# jsonschema evaluates `pattern`, `patternProperties` (and, through them,
+# `additionalProperties` and `unevaluatedProperties`) with Python's backtracking `re`. These
+# replacements run every schema pattern on RE2 instead (core.regex). A pattern RE2 cannot
+# compile is never enforced and never makes a key "additional": replay must not fail on a
+# pattern it cannot evaluate safely.
+
+
+def _matches(pattern: Any, text: str) -> bool | None:
+    if not isinstance(pattern, str):
+        return None
+    return pattern_search(pattern, text)
+
+
+def _pattern_keyword(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and _matches(pattern, instance) is False:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties_keyword(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object") or not isinstance(patterns, dict):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _matches(pattern, key) is True:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_keys(instance: dict[str, Any], schema: Any) -> list[str]:
+    declared = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    patterns = schema.get("patternProperties", {}) if isinstance(schema, dict) else {}
+    if not isinstance(declared, dict):
+        declared = {}
+    if not isinstance(patterns, dict):
+        patterns = {}
+    return [
+        key
+        for key in instance
+        if key not in declared and not any(_matches(p, key) is not False for p in patterns)
+    ]
+
+
+def _additional_properties_keyword(
+    validator: Any, additional: Any, instance: Any, schema: Any
+) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _additional_keys(instance, schema)
+    if validator.is_type(additional, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], additional, path=key)
+    elif additional is False and extras:
+        listed = ", ".join(repr(key) for key in sorted(extras))
+        verb = "was" if len(extras) == 1 else "were"
+        yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
+def _evaluated_keys(
+    validator: Any, instance: dict[str, Any], schema: Any, depth: int = 0
+) -> set[str]:
+    """Keys some applicator of ``schema`` evaluates (for ``unevaluatedProperties``)."""
+    if not isinstance(schema, dict) or depth > 64:
+        return set(instance) if depth > 64 else set()
+    keys: set[str] = set()
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        try:
+            resolved = validator._resolver.lookup(ref)
+            keys |= _evaluated_keys(
+                validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
+                instance,
+                resolved.contents,
+                depth + 1,
+            )
+        except Exception:
+            return set(instance)  # unresolvable here: do not count anything as unevaluated
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if keyword in schema:
+            keys |= {
+                key
+                for key, value in instance.items()
+                if validator.evolve(schema=schema[keyword]).is_valid(value)
+            }
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict):
+        keys |= {key for key in instance if any(_matches(p, key) is not False for p in patterns)}
+    dependent = schema.get("dependentSchemas")
+    if isinstance(dependent, dict):
+        for name, subschema in dependent.items():
+            if name in instance:
+                keys |= _evaluated_keys(validator, instance, subschema, depth + 1)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        branches = schema.get(keyword)
+        if isinstance(branches, list):
+            for subschema in branches:
+                if validator.evolve(schema=subschema).is_valid(instance):
+                    keys |= _evaluated_keys(validator, instance, subschema, depth + 1)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys |= _evaluated_keys(validator, instance, schema["if"], depth + 1)
+            keys |= _evaluated_keys(validator, instance, schema.get("then"), depth + 1)
+        else:
+            keys |= _evaluated_keys(validator, instance, schema.get("else"), depth + 1)
+    return keys
+
+
+def _unevaluated_properties_keyword(
+    validator: Any, unevaluated: Any, instance: Any, schema: Any
+) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    rejected = [
+        key
+        for key in instance
+        if key not in evaluated and not validator.evolve(schema=unevaluated).is_valid(instance[key])
+    ]
+    if rejected:
+        listed = ", ".join(repr(key) for key in sorted(rejected))
+        yield ValidationError(f"Unevaluated properties are not allowed ({listed})")
+
+
+_REGEX_KEYWORDS: Final = {
+    "pattern": _pattern_keyword,
+    "patternProperties": _pattern_properties_keyword,
+    "additionalProperties": _additional_properties_keyword,
+    "unevaluatedProperties": _unevaluated_properties_keyword,
+}
+_extended: dict[Any, Any] = {}
+
+
+def _linear_time(cls: Any) -> Any:
+    """``cls`` with the regex keywords it knows replaced by their RE2 versions."""
+    found = _extended.get(cls)
+    if found is None:
+        from jsonschema.validators import extend
+
+        replacements = {k: v for k, v in _REGEX_KEYWORDS.items() if k in cls.VALIDATORS}
+        found = extend(cls, validators=replacements)  # type: ignore[no-untyped-call]
+        _extended[cls] = found
+    return found
+
+
 _by_identity: dict[int, tuple[Any, Validator]] = {}
 _by_digest: dict[str, Validator] = {}
 _CACHE_LIMIT: Final = 4096
@@ -129,7 +283,7 @@ def validator_for_schema(schema: dict[str, Any]) -> Validator:
         from jsonschema import Draft202012Validator
         from jsonschema.validators import validator_for
 
-        cls = validator_for(schema, default=Draft202012Validator)
+        cls = _linear_time(validator_for(schema, default=Draft202012Validator))
         validator = cls(schema, format_checker=_format_checker())
         if len(_by_digest) >= _CACHE_LIMIT:
             _by_digest.clear()
