@@ -25,7 +25,9 @@ __all__ = [
     "refs",
     "schemas",
     "session_line",
+    "surface_pairs",
     "surfaces",
+    "tightened",
     "trace_envelopes",
     "traces",
 ]
@@ -163,6 +165,48 @@ def surfaces(draw: st.DrawFn) -> dict[str, Any]:
         "version": 1,
         "actions": [{"ref": name, "inputSchema": draw(schemas())} for name in names],
     }
+
+
+def _tighten_schema(draw: st.DrawFn, schema: Any) -> Any:
+    """A schema that admits no more than ``schema``: enums narrowed, keys required, closed."""
+    if type(schema) is not dict:
+        return schema
+    out = dict(schema)
+    for union in ("anyOf", "oneOf"):
+        if type(out.get(union)) is list:
+            out[union] = [_tighten_schema(draw, branch) for branch in out[union]]
+    if type(out.get("enum")) is list and len(out["enum"]) > 1:
+        out["enum"] = out["enum"][: draw(st.integers(1, len(out["enum"])))]
+    if type(out.get("items")) is dict:
+        out["items"] = _tighten_schema(draw, out["items"])
+    properties = out.get("properties")
+    if out.get("type") == "object" and type(properties) is dict and properties:
+        out["properties"] = {key: _tighten_schema(draw, value) for key, value in properties.items()}
+        required = list(out.get("required") or [])
+        extra = draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
+        out["required"] = required + [key for key in extra if key not in required]
+        if draw(st.booleans()):
+            out["additionalProperties"] = False
+    return out
+
+
+@st.composite
+def tightened(draw: st.DrawFn, surface: dict[str, Any]) -> dict[str, Any]:
+    """The same tools with schemas that admit no more (static freedom never rises)."""
+    return {
+        "version": 1,
+        "actions": [
+            {"ref": action["ref"], "inputSchema": _tighten_schema(draw, action["inputSchema"])}
+            for action in surface["actions"]
+        ],
+    }
+
+
+@st.composite
+def surface_pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(surface, a tightening of it)``: for ratchet and no-increase properties."""
+    before = draw(surfaces())
+    return before, draw(tightened(before))
 
 
 @st.composite
