@@ -32,6 +32,7 @@ __all__ = [
     "file_text",
     "icu_version",
     "js_stringify",
+    "json_copy",
     "json_string",
     "schema_digest",
     "stable_json_hash",
@@ -209,6 +210,28 @@ def _write_compact(value: Any, order: int) -> str:
         else:
             raise CanonicalError(f"{type(item).__name__} has no JSON form")
     return "".join(parts)
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value without recursion (hostile schemas nest 10**4 deep)."""
+    if type(value) is not dict and type(value) is not list:
+        return value
+    root: Any = {} if type(value) is dict else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if type(source) is dict else enumerate(source)
+        for key, item in items:
+            if type(item) is dict or type(item) is list:
+                child: Any = {} if type(item) is dict else []
+                stack.append((item, child))
+            else:
+                child = item
+            if type(target) is dict:
+                target[key] = child
+            else:
+                target.append(child)
+    return root
 
 
 def canonical_json(value: Any) -> str:

@@ -13,11 +13,10 @@ hash and compare exactly as the reference's do:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .canonical import js_stringify
+from .canonical import js_stringify, json_copy
 from .jscompat import code_unit_key, js_own_keys, js_string, js_typeof, round_metric, value_key
 from .records import Operation, RepairRow, Report, Trace, ValueObservation
 
@@ -442,7 +441,7 @@ def apply_proposals_to_surface(
 ) -> dict[str, Any]:
     """The mechanical rewrite (spec §7.1): pure, input untouched, actions re-sorted by ref."""
     actions = [
-        {"ref": action["ref"], "inputSchema": copy.deepcopy(action.get("inputSchema", {}))}
+        {"ref": action["ref"], "inputSchema": json_copy(action.get("inputSchema", {}))}
         for action in surface.get("actions") or ()
     ]
     removed: set[str] = set()
@@ -459,7 +458,7 @@ def apply_proposals_to_surface(
                     properties = schema.get("properties")
                     if type(properties) is dict and type(properties.get(proposal["key"])) is dict:
                         tightened = dict(properties[proposal["key"]])
-                        tightened["enum"] = copy.deepcopy(list(proposal["values"]))
+                        tightened["enum"] = json_copy(list(proposal["values"]))
                         properties[proposal["key"]] = tightened
                 break
     survivors = [action for action in actions if action["ref"] not in removed]
