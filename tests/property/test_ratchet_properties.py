@@ -23,11 +23,9 @@ def test_a_tightening_never_raises_entropy(pair: tuple[dict[str, Any], dict[str,
     before, after = pair
     comparison = assert_no_entropy_increase(before, after)
     assert comparison.after_total <= comparison.before_total
-    # The other way round fails exactly when some tool's freedom fell.
-    reverse = compare_surfaces(after, before)
-    assert reverse.rose == any(
-        change.rose for change in reverse.changes if change.parameter is None
-    )
+    # The other way round is a loosening: caught whenever the total moved at all.
+    if comparison.before_total - comparison.after_total > 1e-6:
+        assert compare_surfaces(after, before).rose
 
 
 @settings(max_examples=30)
@@ -53,6 +51,7 @@ def test_the_ratchet_holds_for_a_tightening(pair: tuple[dict[str, Any], dict[str
         assert result.status in ("unchanged", "lowered")
 
 
+@settings(max_examples=40)
 @given(st.lists(es.surfaces(), min_size=1, max_size=4), st.randoms())
 def test_the_baseline_file_does_not_depend_on_insertion_order(
     surfaces: list[dict[str, Any]], rng: random.Random
