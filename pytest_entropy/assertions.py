@@ -35,6 +35,7 @@ __all__ = [
     "FreedomChange",
     "assert_deterministic",
     "assert_no_entropy_increase",
+    "assert_ratchet",
     "compare_surfaces",
     "result_hash",
     "snapshot_text",
@@ -226,6 +227,37 @@ def assert_no_entropy_increase(
     if comparison.rose:
         raise AssertionError(comparison.message())
     return comparison
+
+
+def assert_ratchet(
+    surface_or_report: Any,
+    baseline: str | os.PathLike[str] = "entropy-baseline.json",
+    *,
+    name: str,
+    update: bool = False,
+    ci: bool | None = None,
+    allow_new_tools: bool = False,
+) -> RatchetResult:
+    """The ratchet without the fixture: fail when entry ``name`` of ``baseline`` rose.
+
+    ``ci`` defaults to the ``CI`` environment variable (a missing entry fails in CI)::
+
+        assert_ratchet(server.surface_snapshot(), "entropy-baseline.json", name="server")
+    """
+    __tracebackhide__ = True
+    from .options import is_ci
+
+    result = check_baseline(
+        Path(baseline),
+        name,
+        surface_or_report,
+        update=update,
+        ci=is_ci() if ci is None else ci,
+        allow_new_tools=allow_new_tools,
+    )
+    if not result.passed:
+        raise AssertionError(result.message())
+    return result
 
 
 # ---------------------------------------------------------------------- determinism

@@ -14,6 +14,7 @@ from pytest_entropy.assertions import (
     EntropyRatchet,
     assert_deterministic,
     assert_no_entropy_increase,
+    assert_ratchet,
     compare_surfaces,
     result_hash,
     snapshot_text,
@@ -158,3 +159,11 @@ def test_the_ratchet_object_records_notes_and_raises(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="entropy rose above the baseline"):
         ratchet.check(looser)
     assert [result.status for result in ratchet.results] == ["created", "rose"]
+
+
+def test_assert_ratchet_without_the_fixture(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    assert assert_ratchet(BEFORE, path, name="server", ci=False).status == "created"
+    assert assert_ratchet(BEFORE, path, name="server", ci=True).status == "unchanged"
+    with pytest.raises(AssertionError, match="no entropy baseline 'other'"):
+        assert_ratchet(BEFORE, path, name="other", ci=True)
