@@ -336,6 +336,9 @@ class EntropySession:
         lines: list[str] = []
         if self.settings.trial and self.settings.sessions is None and self.settings.certify:
             lines.append("warning: --trial ignored: the trial needs --sessions (spec §14 #13)")
+        if self.settings.certify and self.config.args_source == pytest.Config.ArgsSource.ARGS:
+            ignored = " ".join(self.config.args)
+            lines.append(f"note: --entropy-certify runs the certification; not run: {ignored}")
         report = self.state.report
         if report is not None:
             lines += _certification_lines(report, self.settings)

@@ -148,10 +148,18 @@ def test_junit_properties_carry_scores_and_hashes(pytester: pytest.Pytester) -> 
     assert xml.count('name="entropy_report_hash"') >= 4
 
 
-def test_trial_without_sessions_is_ignored_with_a_warning(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--entropy-certify", "--trial")
+def test_certify_replaces_the_tests_and_ignores_trial_without_sessions(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_mine="def test_mine():\n    raise AssertionError('ran')\n")
+    result = run(pytester, "--entropy-certify", "--trial", "test_mine.py")
     result.assert_outcomes(passed=20)
-    result.stdout.fnmatch_lines(["warning: --trial ignored: the trial needs --sessions*"])
+    result.stdout.fnmatch_lines(
+        [
+            "warning: --trial ignored: the trial needs --sessions*",
+            "note: --entropy-certify runs the certification; not run: test_mine.py",
+        ]
+    )
 
 
 def test_trial_checks_in_corpus_mode(pytester: pytest.Pytester) -> None:
