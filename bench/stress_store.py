@@ -182,6 +182,53 @@ def crash(work: Path, kind: str, trials: int, rng: random.Random) -> dict[str, i
     return counts
 
 
+def crash_watch(work: Path, trials: int, rng: random.Random) -> dict[str, int]:
+    """SIGKILL a `watch --once` tick at a random moment; the state files must stay loadable."""
+    sessions = work / "watch-sessions"
+    sessions.mkdir(exist_ok=True)
+    state = work / "watch-state"
+    texts = [p.read_bytes() for p in sorted((DEMO / "sessions").glob("*.jsonl"))]
+    counts = {
+        "trials": 0,
+        "killed mid-run": 0,
+        "finished before the kill": 0,
+        "state files that failed to load": 0,
+    }
+    for trial in range(trials):
+        # Alternate the evidence so every tick has something new to merge and save.
+        (sessions / "live.jsonl").write_bytes(b"".join(texts[: 1 + trial % len(texts)]))
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest_entropy",
+                "watch",
+                "--sessions",
+                str(sessions),
+                "--surface",
+                str(DEMO / "surface.json"),
+                "--state-dir",
+                str(state),
+                "--once",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.2, 1.5))
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            counts["killed mid-run"] += 1
+        else:
+            counts["finished before the kill"] += 1
+        process.wait()
+        counts["trials"] += 1
+        compiled_ok, pool_ok = _loads_cleanly(state)
+        counts["state files that failed to load"] += int(not compiled_ok) + int(not pool_ok)
+        for lock in ("compiled.lock", "observation-pool.lock"):
+            shutil.rmtree(state / lock, ignore_errors=True)
+    return counts
+
+
 def table(title: str, counts: dict[str, int]) -> str:
     rows = "\n".join(f"| {key} | {value} |" for key, value in counts.items())
     return f"**{title}**\n\n| outcome | count |\n| --- | ---: |\n{rows}\n"
@@ -193,6 +240,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--kills", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--watch-kills", type=int, default=100)
     args = parser.parse_args()
     if os.name != "posix":
         raise SystemExit("POSIX only (SIGKILL)")
