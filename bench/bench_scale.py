@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import pickle
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus_gen import write_corpus  # noqa: E402
 
+from pytest_entropy import engine  # noqa: E402
 from pytest_entropy.core.meter import MeterState  # noqa: E402
 from pytest_entropy.engine import map_merge  # noqa: E402
 from pytest_entropy.sessions import expand_session_paths, meter_file  # noqa: E402
@@ -77,18 +78,68 @@ def best(repeat: int, action: Callable[[], object]) -> float:
     return min(timings)
 
 
+# Runs commands and reports their wall time and peak RSS. Linux keeps a process's RSS
+# high-water mark across exec, so a child forked straight from this benchmark (which holds
+# hundreds of MB) would report this process's size; forked from this small launcher, each
+# child's peak is its own.
+LAUNCHER = r"""
+import json, os, subprocess, sys, tempfile, time
+for line in sys.stdin:
+    command = json.loads(line)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        result = {
+            "status": status,
+            "seconds": seconds,
+            "maxrss": usage.ru_maxrss * 1024,
+            "stdout": out.read().decode(),
+            "stderr": err.read().decode()[-4000:],
+        }
+    print(json.dumps(result), flush=True)
+"""
+
+
+class Launcher:
+    """A small helper process that runs commands for us (see ``LAUNCHER``)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, command: list[str]) -> dict[str, Any]:
+        if self.process.stdin is None or self.process.stdout is None:
+            raise SystemExit("the launcher has no pipes")
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        result: dict[str, Any] = json.loads(self.process.stdout.readline())
+        if result["status"] != 0:
+            raise SystemExit(f"{command} failed: {result['stderr']}")
+        return result
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+LAUNCH: Launcher | None = None
+
+
 def run_cli(args: list[str]) -> tuple[float, int, str]:
     """Wall time, peak RSS (bytes) and report hash of one ``measure --json`` run."""
-    command = [sys.executable, "-m", "pytest_entropy", "measure", "--json", *args]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stdout = process.stdout.read() if process.stdout else b""
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if status != 0:
-        error = process.stderr.read().decode() if process.stderr else ""
-        raise SystemExit(f"{command} failed: {error}")
-    return elapsed, usage.ru_maxrss * 1024, json.loads(stdout)["reportHash"]
+    if LAUNCH is None:
+        raise SystemExit("the launcher is not running")
+    result = LAUNCH.run([sys.executable, "-m", "pytest_entropy", "measure", "--json", *args])
+    return result["seconds"], result["maxrss"], json.loads(result["stdout"])["reportHash"]
 
 
 def peak_rss(pid: int) -> int:
@@ -184,18 +235,23 @@ class Costs:
     pickled_bytes: int
     operations: int
     files: int
+    batch_files: int = 0
+    batch_seconds: float = 0.0  # unpickle + merge of one batch-combined state, mean
+    batch_bytes: int = 0
+    keys_half: int = 0  # distinct keys the client's root holds after half of the files
+    keys_full: int = 0
 
 
-def client_costs(paths: list[Path]) -> Costs:
-    """Map every file in process, then time what a client does per file: unpickle the
-    worker's state and merge it in order into a root that drops churn terms."""
-    states: list[bytes] = []
-    map_seconds = 0.0
-    for path in paths:
-        start = time.perf_counter()
-        state, _ = meter_file(path, retain_terms=True)
-        map_seconds += time.perf_counter() - start
-        states.append(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+def distinct_keys(state: MeterState) -> int:
+    """Map entries a state holds (refs, signatures, stages, task sequences), models included:
+    what its memory and every merge into it grow with."""
+    count = sum(1 + len(ref.signatures) + len(ref.stages) for ref in state.refs.values())
+    count += sum(len(sequences) for sequences in state.task_sequences.values())
+    return count + sum(distinct_keys(scoped) for scoped in state.models.values())
+
+
+def _client_merge(states: list[bytes]) -> tuple[float, float, MeterState]:
+    """Unpickle and merge states in order into a churn-term-free root, as the client does."""
     root = MeterState(retain_terms=False)
     merge_seconds = unpickle_seconds = 0.0
     for data in states:
@@ -205,9 +261,37 @@ def client_costs(paths: list[Path]) -> Costs:
         root.merge(state)
         merge_seconds += time.perf_counter() - middle
         unpickle_seconds += middle - start
+    return unpickle_seconds, merge_seconds, root
+
+
+def client_costs(paths: list[Path], batch: int) -> Costs:
+    """Map every file in process, then time what a client does per task: unpickle the
+    worker's state and merge it in order into a root that drops churn terms; once with one
+    file per task and once with ``batch`` files combined per task (as the engine batches)."""
+    states: list[bytes] = []
+    raw: list[MeterState] = []
+    map_seconds = 0.0
+    for path in paths:
+        start = time.perf_counter()
+        state, _ = meter_file(path, retain_terms=True)
+        map_seconds += time.perf_counter() - start
+        if state is None:
+            raise SystemExit(f"{path} is unreadable")
+        states.append(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        raw.append(state)
+    unpickle_seconds, merge_seconds, root = _client_merge(states)
+    _, _, half_root = _client_merge(states[: len(states) // 2])
     start = time.perf_counter()
     report = root.finalize()
     finalize_seconds = time.perf_counter() - start
+    batch = min(batch, len(raw))
+    batched: list[bytes] = []
+    for first in range(0, len(raw) - batch + 1, batch):
+        combined = MeterState(retain_terms=True)
+        for state in raw[first : first + batch]:
+            combined.merge(state)
+        batched.append(pickle.dumps(combined, protocol=pickle.HIGHEST_PROTOCOL))
+    batch_unpickle, batch_merge, _ = _client_merge(batched)
     return Costs(
         map_seconds,
         merge_seconds,
@@ -216,6 +300,11 @@ def client_costs(paths: list[Path]) -> Costs:
         sum(map(len, states)),
         report.totals.operations,
         len(paths),
+        batch,
+        (batch_unpickle + batch_merge) / len(batched),
+        sum(map(len, batched)) // len(batched),
+        distinct_keys(half_root),
+        distinct_keys(root),
     )
 
 
@@ -240,6 +329,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    global LAUNCH
+    # Started first, while this process is still small.
+    LAUNCH = Launcher()
 
     ensure_corpus(args.corpus, args.files, args.megabytes)
     paths = expand_session_paths([args.corpus])
@@ -250,7 +342,7 @@ def main() -> None:
     half_args = [str(path) for path in half]
 
     floor, trace_lines, trace_bytes = parse_floor(paths)
-    costs = client_costs(paths)
+    costs = client_costs(paths, engine.MAX_BATCH)
     operations = costs.operations
 
     rows: list[tuple[str, float]] = []
@@ -286,8 +378,15 @@ def main() -> None:
     with standing_cluster(2) as cluster:
         _, half_client = run_cli(["--sessions", *half_args, "--scheduler", cluster.address])[:2]
         memory.insert(0, ("50 %", half_size, half_client, cluster.worker_peaks()))
+    # Every file twice: twice the bytes, no new distinct keys (refs, signatures, sequences).
+    twice = [corpus, corpus]
+    with standing_cluster(2) as cluster:
+        _, twice_client = run_cli(["--sessions", *twice, "--scheduler", cluster.address])[:2]
+        memory.append(("100 %, every file twice", 2 * size, twice_client, cluster.worker_peaks()))
     _, half_local, half_hash = run_cli(["--sessions", *half_args])
+    _, twice_local, _ = run_cli(["--sessions", *twice])
 
+    LAUNCH.close()
     if len(hashes) != 1:
         raise SystemExit(f"engines disagree: {sorted(hashes)}")
 
@@ -323,8 +422,8 @@ def main() -> None:
             f" {', '.join(mb(value) for value in workers_rss)} |"
         )
     print(
-        f"\n`--engine local` peak RSS: {mb(half_local)} MB on 50 %, {mb(local_rss)} MB on 100 %"
-        f" (hash at 50 %: `{half_hash[:12]}…`)."
+        f"\n`--engine local` peak RSS: {mb(half_local)} MB on 50 %, {mb(local_rss)} MB on 100 %,"
+        f" {mb(twice_local)} MB on every file twice (hash at 50 %: `{half_hash[:12]}…`)."
     )
 
     per_file_map = costs.map_seconds / costs.files
@@ -338,18 +437,42 @@ def main() -> None:
     print(f"| client: unpickle per file | {costs.unpickle_seconds / costs.files * 1e3:.3f} ms |")
     print(f"| client: ordered merge per file | {costs.merge_seconds / costs.files * 1e3:.3f} ms |")
     print(f"| client: finalize (once) | {costs.finalize_seconds * 1e3:.1f} ms |")
+    print(
+        f"| client: unpickle + merge of one state of {costs.batch_files} combined files"
+        f" ({costs.batch_bytes:,} B) | {costs.batch_seconds * 1e3:.3f} ms |"
+    )
     print(f"| scheduler + client: per trivial task | {overhead * 1e3:.3f} ms |")
 
+    print(
+        f"\nDistinct map entries in the client's root state: {costs.keys_half:,} after 50 %,"
+        f" {costs.keys_full:,} after 100 % of the files."
+    )
+
     worker_rate = megabytes / costs.map_seconds
+    # Client cost of one task = fixed + per MB of sessions behind its state, fitted through
+    # the two measured points (one file; one batch of combined files).
+    file_mb_measured = megabytes / costs.files
+    per_mb = (costs.batch_seconds - per_file_client) / ((costs.batch_files - 1) * file_mb_measured)
+    fixed = max(0.0, per_file_client - per_mb * file_mb_measured)
+    print(
+        f"\nClient cost model: {fixed * 1e3:.2f} ms per task + {per_mb * 1e3:.3f} ms per MB"
+        " of sessions behind the task's state."
+    )
     terabyte = 1e6  # MB
-    print("\nProjection, 1 TB on 64 single-core workers:\n")
-    print("| mean file size | files | map (64 workers) | client merges | scheduler | bound |")
-    print("| ---: | ---: | ---: | ---: | ---: | --- |")
-    for file_mb in (1, 10, 100):
-        files = terabyte / file_mb
-        map_seconds = terabyte / (worker_rate * 64)
-        client_seconds = files * per_file_client
-        scheduler_seconds = files * overhead
+    workers = 64
+    print(f"\nProjection, 1 TB on {workers} single-core workers (automatic batching):\n")
+    print(
+        "| mean file size | files | files per task | tasks | map | client merges |"
+        " scheduler | bound |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for file_mb in (0.1, 1, 10, 100):
+        files = round(terabyte / file_mb)
+        batch = engine._batch_size(None, files, workers)
+        tasks = -(-files // batch)
+        map_seconds = terabyte / (worker_rate * workers)
+        client_seconds = tasks * fixed + terabyte * per_mb
+        scheduler_seconds = tasks * overhead
         bound = max(
             ("map (CPU, or the storage's read bandwidth)", map_seconds),
             ("client merge", client_seconds),
@@ -357,10 +480,18 @@ def main() -> None:
             key=lambda item: item[1],
         )[0]
         print(
-            f"| {file_mb} MB | {files:,.0f} | {map_seconds:,.0f} s | {client_seconds:,.0f} s |"
-            f" {scheduler_seconds:,.0f} s | {bound} |"
+            f"| {file_mb:g} MB | {files:,} | {batch} | {tasks:,} | {map_seconds:,.0f} s |"
+            f" {client_seconds:,.0f} s | {scheduler_seconds:,.0f} s | {bound} |"
         )
-    print(f"\nAggregate read rate needed at 64 workers: {worker_rate * 64 / 1e3:.1f} GB/s.")
+    balance = terabyte / (worker_rate * terabyte * per_mb)
+    print(
+        f"\nMap and client merge take equally long at {balance:.0f} workers; beyond that the"
+        " client's ordered merge is the bound."
+    )
+    print(
+        f"\nAggregate read rate needed at {workers} workers: "
+        f"{worker_rate * workers / 1e3:.1f} GB/s."
+    )
 
 
 if __name__ == "__main__":
