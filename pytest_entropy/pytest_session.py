@@ -284,7 +284,7 @@ class EntropySession:
         from .core.corpus import surface_hash
         from .core.meter import MeterState
         from .ingest.fabric import ScanDiagnostics
-        from .sessions import expand_session_paths, meter_file
+        from .sessions import ReadOptions, expand_session_paths, meter_file
         from .surfaces import load_repairs, load_surface
 
         settings = self.settings
@@ -293,9 +293,11 @@ class EntropySession:
         repairs = load_repairs(settings.repairs) if settings.repairs is not None else None
         state = MeterState()
         diagnostics = ScanDiagnostics()
-        # The same rule as `pytest-entropy measure`: every file scanned alone, in order.
-        for path in expand_session_paths([settings.sessions]):
-            meter_file(path, diagnostics=diagnostics, into=state)
+        # The same rule as `pytest-entropy measure`: every file scanned alone, in order, with
+        # the surface at hand for foreign readers that classify failure stages by it.
+        options = ReadOptions(surface=surface)
+        for path in expand_session_paths([settings.sessions], options):
+            meter_file(path, diagnostics=diagnostics, into=state, options=options)
         digest = surface_hash(surface) if surface is not None else ""
         return state.finalize(surface, repairs, digest)
 
