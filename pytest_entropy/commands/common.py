@@ -60,7 +60,8 @@ def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = Fals
         "--surface",
         metavar="FILE",
         required=required,
-        help="surface snapshot {version: 1, actions: [{ref, inputSchema}]}",
+        help="tool surface: a snapshot {version: 1, actions: [{ref, inputSchema}]} or a tool "
+        "list (MCP, OpenAI, Anthropic, Pi, BFCL, ...; see --surface-format)",
     )
 
 

@@ -75,7 +75,7 @@ def read_claude_code(
                 yield from runs.boundary()
             else:
                 user_tool_results(content, runs)
-        elif kind not in _QUIET_EVENTS:
+        elif type(kind) is not str or kind not in _QUIET_EVENTS:
             diagnostics.unknown_records += 1
             diagnostics.note(f"{where}:{number}", f"unknown event type {str(kind)[:40]!r}")
     yield from runs.finish()

@@ -79,7 +79,7 @@ def read_pi_session(
                 current_model = _model(message.get("provider"), message.get("model")) or (
                     current_model
                 )
-        elif kind not in _QUIET_ENTRIES:
+        elif type(kind) is not str or kind not in _QUIET_ENTRIES:
             diagnostics.unknown_records += 1
             diagnostics.note(f"{where}:{number}", f"unknown entry type {str(kind)[:40]!r}")
     yield from runs.finish()
@@ -113,5 +113,5 @@ def _message(
     elif role == "toolResult":
         failed = message.get("isError") is True
         runs.result(message.get("toolCallId"), "failed" if failed else "succeeded")
-    elif role not in _QUIET_ROLES:
+    elif type(role) is not str or role not in _QUIET_ROLES:
         diagnostics.unknown_records += 1

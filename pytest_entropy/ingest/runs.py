@@ -92,7 +92,7 @@ class RunBuilder:
         """
         queue = self._open.get(call_id) if type(call_id) is str else None
         if not queue:
-            if self.dedupe and call_id in self._answered:
+            if self.dedupe and type(call_id) is str and call_id in self._answered:
                 self.writer.diagnostics.duplicate_records += 1
             else:
                 self.writer.diagnostics.unmatched_results += 1

@@ -192,3 +192,18 @@ def test_measure_and_status_take_the_format_options(
     assert [row["ref"] for row in json.loads(out)["actions"]] == ["pi.bash"]
     code, _, err = run(capsys, "measure", "--sessions", str(sessions), "--format", "nope")
     assert code == 2 and "invalid choice" in err
+
+
+def test_agent_dir_stays_native_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = tmp_path / "agent"
+    project = agent / "sessions" / "--work-app--"
+    pi_log(project / "s.jsonl", {"command": "ls"})
+    base = ["status", "--agent-dir", str(agent), "--cwd", "/work/app", "--json"]
+    code, out, err = run(capsys, *base)
+    assert code == 0, err
+    assert json.loads(out)["diagnostics"]["traces"] == 0
+    code, out, err = run(capsys, *base, "--format", "pi")
+    assert code == 0, err
+    assert json.loads(out)["diagnostics"]["traces"] == 1
