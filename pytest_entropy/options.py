@@ -101,6 +101,7 @@ OPTIONS: Final = (
 
 
 def option(name: str) -> Option:
+    """The option called ``name`` (without the ``entropy-`` prefix)."""
     for entry in OPTIONS:
         if entry.name == name:
             return entry

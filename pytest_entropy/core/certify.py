@@ -55,6 +55,7 @@ __all__ = [
     "check_by_id",
     "corpus_mode_check",
     "markdown_lines",
+    "run_check",
     "sessions_not_found",
     "summary_lines",
     "surface_summary",
@@ -74,6 +75,7 @@ NO_AGENT_ARTIFACT = "no compiled surface in the agent dir (pass --artifact <path
 
 
 def sessions_not_found(directory: str) -> str:
+    """The ``corpus-mode`` evidence for a missing sessions directory."""
     return f"sessions directory not found: {directory}"
 
 
@@ -850,6 +852,7 @@ CORPUS_CHECK_IDS: tuple[str, ...] = ("corpus-mode", "trial-mode", "trial-costs")
 
 
 def check_by_id(check_id: str) -> Check:
+    """The check with this id (``KeyError`` when there is none)."""
     for check in CHECKS:
         if check.id == check_id:
             return check

@@ -53,6 +53,11 @@ def test_the_report_is_complete_and_identical_under_xdist(pytester: pytest.Pytes
     assert report["evaluation"]["passed"] is True
     markdown = (pytester.path / "summary.md").read_text()
     assert markdown.startswith("## Entropy certification (metric v2): PASS")
+    # The CLI writes the very same report.
+    from pytest_entropy.cli import main
+
+    assert main(["certify", "--format", "json", "--report", "cli.json"]) == 0
+    assert (pytester.path / "cli.json").read_text() == text
 
 
 def _copy_demo(pytester: pytest.Pytester) -> tuple[Path, Path]:
