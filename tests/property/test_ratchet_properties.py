@@ -51,7 +51,7 @@ def test_the_ratchet_holds_for_a_tightening(pair: tuple[dict[str, Any], dict[str
         assert result.status in ("unchanged", "lowered")
 
 
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(st.lists(es.surfaces(), min_size=1, max_size=4), st.randoms())
 def test_the_baseline_file_does_not_depend_on_insertion_order(
     surfaces: list[dict[str, Any]], rng: random.Random
