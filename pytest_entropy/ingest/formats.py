@@ -73,17 +73,19 @@ def _detect_pi(path: Path, head: bytes) -> bool:
     return _file_contains(path, b'"toolCall"') and not _file_contains(path, _FABRIC_MARK)
 
 
+_CLAUDE_SESSION = re.compile(rb'"sessionId"\s*:\s*"')
+_CLAUDE_EVENT = re.compile(rb'"type"\s*:\s*"(?:user|assistant|progress|system|summary)"')
+
+
 def _detect_claude_code(path: Path, head: bytes) -> bool:
-    if _FABRIC_MARK in head:
-        return False
-    for record in _records(head):
-        if (
-            type(record.get("sessionId")) is str
-            and "uuid" in record
-            and record.get("type") in ("user", "assistant", "progress", "system", "summary")
-        ):
-            return True
-    return False
+    """Events with ``sessionId``, ``uuid`` and a Claude Code event type (found in the raw
+    head, so one huge first event cannot hide them)."""
+    return (
+        _FABRIC_MARK not in head
+        and _CLAUDE_SESSION.search(head) is not None
+        and re.search(rb'"uuid"\s*:', head) is not None
+        and _CLAUDE_EVENT.search(head) is not None
+    )
 
 
 _BFCL_ENTRY: Final = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"result"\s*:')
@@ -106,33 +108,64 @@ def _detect_tau_bench(path: Path, head: bytes) -> bool:
     )
 
 
+_EVENT_SOURCE = re.compile(rb'"source"\s*:\s*"(?:agent|user|environment)"')
+
+
 def _detect_openhands(path: Path, head: bytes) -> bool:
     if _document_start(head) == b"[":
         return (
-            re.search(rb'"source"\s*:\s*"(agent|user|environment)"', head) is not None
+            _EVENT_SOURCE.search(head) is not None
             and re.search(rb'"(action|observation)"\s*:', head) is not None
         )
-    # Instances are single lines often longer than the head: look for the history array.
-    return _document_start(head) == b"{" and re.search(rb'"history"\s*:\s*\[', head) is not None
+    # Instances are single lines often longer than the head: look for a history array of
+    # events in the raw bytes.
+    return (
+        _document_start(head) == b"{"
+        and re.search(rb'"history"\s*:\s*\[\s*\{', head) is not None
+        and _EVENT_SOURCE.search(head) is not None
+        and re.search(rb'"(action|observation)"\s*:', head) is not None
+    )
+
+
+_TREE_NODE = re.compile(rb'"node_type"\s*:\s*"(?:Action|Action Input|Thought)"')
 
 
 def _detect_toolbench(path: Path, head: bytes) -> bool:
-    return (
-        _document_start(head) == b"{"
-        and re.search(rb'"answer_generation"\s*:|"node_type"\s*:', head) is not None
-    )
+    """One JSON object holding DFSDT tree nodes (``Action``/``Action Input``/``Thought``)."""
+    return _document_start(head) == b"{" and _TREE_NODE.search(head) is not None
 
 
 def _detect_mcp(path: Path, head: bytes) -> bool:
     return _FABRIC_MARK not in head and _jsonrpc(head) and b"tools/call" in head
 
 
+_CONVERSATION_KEYS: Final = ("role", "messages", "choices", "output", "request", "response")
+
+
+def _looks_like_messages(head: bytes) -> bool:
+    """The first record is a message or a conversation (when it can be read from the head;
+    a first record longer than the head is given the benefit of the doubt)."""
+    records = head_records(head, limit=1)
+    if not records:
+        return True
+    first = records[0]
+    if type(first) is list:
+        first = first[0] if first else None
+    if type(first) is not dict:
+        return False
+    return any(key in first for key in _CONVERSATION_KEYS) or first.get("type") in (
+        "message",
+        "function_call",
+        "function_call_output",
+    )
+
+
 def _detect_anthropic(path: Path, head: bytes) -> bool:
-    return _FABRIC_MARK not in head and _anthropic_blocks(head)
+    return _FABRIC_MARK not in head and _anthropic_blocks(head) and _looks_like_messages(head)
 
 
 def _detect_openai(path: Path, head: bytes) -> bool:
-    return _FABRIC_MARK not in head and _openai_calls(head)
+    return _FABRIC_MARK not in head and _openai_calls(head) and _looks_like_messages(head)
 
 
 # ---------------------------------------------------------------- directory rules
