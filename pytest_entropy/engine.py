@@ -142,7 +142,13 @@ def _pool_ordered(
 ) -> Iterator[ResultT]:
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        yield from _ordered(tasks, pool.submit, task_fn, window)
+        try:
+            yield from _ordered(tasks, pool.submit, task_fn, window)
+        except BaseException:
+            # A failed task or merge (or Ctrl-C) ends the run: drop the queued tasks instead
+            # of finishing them before the error surfaces.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _ordered(

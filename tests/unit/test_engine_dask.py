@@ -209,6 +209,11 @@ def test_errors_on_workers_reach_the_client(scheduler: str) -> None:
         map_merge(list(range(6)), _explode, operator.add, 0, engine="dask", scheduler=scheduler)
 
 
+def test_errors_in_worker_processes_reach_the_client() -> None:
+    with pytest.raises(RuntimeError, match="boom at 3"):
+        map_merge(list(range(40)), _explode, operator.add, 0, engine="processes", jobs=2, window=4)
+
+
 def test_cli_dask_scheduler(
     scheduler: str, demo_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
