@@ -9,30 +9,80 @@ The public API re-exported here imports no pytest and does no I/O at import time
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .core.canonical import canonical_json, schema_digest, stable_json_hash
-from .core.corpus import SessionCorpus, measure_session_corpus, ratchet_verdict, surface_hash
-from .core.errors import EntropyError, EntropyInputError
-from .core.fingerprint import (
-    shannon_entropy_bits,
-    shape_signature,
-    signature_distance,
-    static_freedom,
-    surface_freedom_report,
-    trend_from_scores,
-)
-from .core.inputs import entropy_repair_rows, live_surface_snapshot, surface_from_value
-from .core.jscompat import round_metric
-from .core.meter import MeterState, measure, report_hash
-from .core.records import (
-    ENTROPY_METRIC_VERSION,
-    AuditCall,
-    Operation,
-    RepairRow,
-    Report,
-    Trace,
-    ValueObservation,
-)
+
+# Names resolve on first use: the pytest plugin and the CLI import this package on every
+# start, and most of them never need the meter (PEP 562 module __getattr__).
+_LAZY = {
+    "AuditCall": ".core.records",
+    "ENTROPY_METRIC_VERSION": ".core.records",
+    "EntropyError": ".core.errors",
+    "EntropyInputError": ".core.errors",
+    "MeterState": ".core.meter",
+    "Operation": ".core.records",
+    "RepairRow": ".core.records",
+    "Report": ".core.records",
+    "SessionCorpus": ".core.corpus",
+    "Trace": ".core.records",
+    "ValueObservation": ".core.records",
+    "canonical_json": ".core.canonical",
+    "entropy_repair_rows": ".core.inputs",
+    "live_surface_snapshot": ".core.inputs",
+    "measure": ".core.meter",
+    "measure_session_corpus": ".core.corpus",
+    "ratchet_verdict": ".core.corpus",
+    "report_hash": ".core.meter",
+    "round_metric": ".core.jscompat",
+    "schema_digest": ".core.canonical",
+    "shannon_entropy_bits": ".core.fingerprint",
+    "shape_signature": ".core.fingerprint",
+    "signature_distance": ".core.fingerprint",
+    "stable_json_hash": ".core.canonical",
+    "static_freedom": ".core.fingerprint",
+    "surface_freedom_report": ".core.fingerprint",
+    "surface_from_value": ".core.inputs",
+    "surface_hash": ".core.corpus",
+    "trend_from_scores": ".core.fingerprint",
+}
+
+if TYPE_CHECKING:
+    from .core.canonical import canonical_json, schema_digest, stable_json_hash
+    from .core.corpus import SessionCorpus, measure_session_corpus, ratchet_verdict, surface_hash
+    from .core.errors import EntropyError, EntropyInputError
+    from .core.fingerprint import (
+        shannon_entropy_bits,
+        shape_signature,
+        signature_distance,
+        static_freedom,
+        surface_freedom_report,
+        trend_from_scores,
+    )
+    from .core.inputs import entropy_repair_rows, live_surface_snapshot, surface_from_value
+    from .core.jscompat import round_metric
+    from .core.meter import MeterState, measure, report_hash
+    from .core.records import (
+        ENTROPY_METRIC_VERSION,
+        AuditCall,
+        Operation,
+        RepairRow,
+        Report,
+        Trace,
+        ValueObservation,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ENTROPY_METRIC_VERSION",
