@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-import pytest_entropy.core.certify as certify
+import pytest_entropy.core.certify.checks as certify_checks
+import pytest_entropy.core.certify.fixtures as certify_fixtures
 from pytest_entropy.certification import default_ports, load_fixtures, temporary_store
 from pytest_entropy.core.certify import (
     CHECK_IDS,
@@ -234,28 +235,38 @@ def test_a_broken_fixture_names_expected_and_actual() -> None:
 # ------------------------------------------------------- breaking the guarded code
 
 
+def _patch(monkeypatch: pytest.MonkeyPatch, name: str, value: Any) -> None:
+    """Replace ``name`` wherever the certification modules call it."""
+    for module in (certify_fixtures, certify_checks):
+        if hasattr(module, name):
+            monkeypatch.setattr(module, name, value)
+
+
 def test_surface_apply_purity_catches_a_mutating_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = certify.apply_proposals_to_surface
+    real = (
+        getattr(certify_fixtures, "apply_proposals_to_surface", None)
+        or certify_checks.apply_proposals_to_surface
+    )
 
     def mutating(surface: Any, proposals: Any) -> Any:
         out = real(surface, proposals)
         surface["actions"][0]["inputSchema"]["properties"]["format"]["enum"].pop()
         return out
 
-    monkeypatch.setattr(certify, "apply_proposals_to_surface", mutating)
+    _patch(monkeypatch, "apply_proposals_to_surface", mutating)
     result = _run("surface-apply-purity")
     assert not result.passed
     assert "input surface JSON changed at character" in result.evidence
 
 
 def test_determinism_catches_a_meter_with_hidden_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = certify.measure
+    real = getattr(certify_fixtures, "measure", None) or certify_checks.measure
     calls = iter(range(1000))
 
     def stateful(traces: Any, *rest: Any, **options: Any) -> Any:
         return real(traces, catalog_digest=f"run-{next(calls)}")
 
-    monkeypatch.setattr(certify, "measure", stateful)
+    _patch(monkeypatch, "measure", stateful)
     result = _run("determinism-double-run")
     assert not result.passed
     assert result.evidence.startswith("hashes ")
@@ -264,7 +275,10 @@ def test_determinism_catches_a_meter_with_hidden_state(monkeypatch: pytest.Monke
 def test_compiler_converged_requires_the_same_artifact_object(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = certify.compile_entropy_surface
+    real = (
+        getattr(certify_fixtures, "compile_entropy_surface", None)
+        or certify_checks.compile_entropy_surface
+    )
 
     def copying(*args: Any, **kwargs: Any) -> Any:
         outcome = real(*args, **kwargs)
@@ -272,7 +286,7 @@ def test_compiler_converged_requires_the_same_artifact_object(
             return dataclasses.replace(outcome, artifact=copy.deepcopy(outcome.artifact))
         return outcome
 
-    monkeypatch.setattr(certify, "compile_entropy_surface", copying)
+    _patch(monkeypatch, "compile_entropy_surface", copying)
     result = _run("compiler-converged")
     assert not result.passed
     assert "expected the same artifact object" in result.evidence
