@@ -15,11 +15,11 @@ from ..core.notices import format_compile_notice
 from ..core.pool import merge_observation_window, pool_to_value_observations
 from ..core.proposals import entropy_review_signals, format_review_signal
 from ..evidence import read_window_evidence
-from ..sessions import expand_session_paths
 from ..store import COMPILED, POOL, StoreDamagedError, load_path, save_path, write_file_atomic
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_format_options,
     add_json,
     add_repairs_option,
     add_sessions_option,
@@ -29,6 +29,7 @@ from .common import (
     print_json,
     print_lines,
     read_options_of,
+    session_paths_of,
     state_dir_of,
     surface_of,
 )
@@ -53,6 +54,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--catalog-digest", metavar="TEXT", help="catalog digest of the before-report"
     )
+    add_format_options(parser)
     add_state_options(parser)
     parser.add_argument(
         "--write",
@@ -84,9 +86,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     incumbent = _load_required(artifact_path, COMPILED) if artifact_path else None
     if args.artifact and incumbent is None:
         raise EntropyInputError("compiled surface file not found", source=args.artifact)
-    evidence = read_window_evidence(
-        expand_session_paths(args.sessions), read_options_of(args, surface)
-    )
+    evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
     observations: list[Any] = list(evidence.value_observations)
     pool_note = ""
     if pool_path is not None:

@@ -12,6 +12,7 @@ from ..core.inputs import live_surface_snapshot
 from ..store import write_file_atomic
 from .common import (
     EXIT_OK,
+    add_format_options,
     add_json,
     add_state_options,
     add_surface_option,
@@ -27,6 +28,7 @@ def register(commands: Any) -> None:
     )
     add_surface_option(parser, required=True)
     parser.add_argument("--out", metavar="FILE", help="where (default: STATE_DIR/surface.json)")
+    add_format_options(parser, sessions=False)
     add_state_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)

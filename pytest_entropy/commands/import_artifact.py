@@ -16,6 +16,7 @@ from ..store import COMPILED, StoreDamagedError, update_path
 from ..surfaces import load_json_file
 from .common import (
     EXIT_OK,
+    add_format_options,
     add_json,
     add_state_options,
     add_surface_option,
@@ -31,6 +32,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("path", metavar="ARTIFACT", help="the artifact file to import")
     add_surface_option(parser, required=True)
+    add_format_options(parser, sessions=False)
     add_state_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)

@@ -12,10 +12,10 @@ from ..core.meter import measure, report_hash
 from ..core.proposals import entropy_review_signals, propose_entropy_reductions
 from ..evidence import read_window_evidence
 from ..render import proposal_lines
-from ..sessions import expand_session_paths
 from ..store import COMPILED, load_path
 from .common import (
     EXIT_OK,
+    add_format_options,
     add_json,
     add_repairs_option,
     add_sessions_option,
@@ -24,6 +24,7 @@ from .common import (
     print_json,
     print_lines,
     read_options_of,
+    session_paths_of,
     surface_of,
 )
 
@@ -45,6 +46,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="take values from the projected trace arguments instead of the audits",
     )
+    add_format_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -52,9 +54,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface) if args.surface else None
     repairs = load_optional_repairs(args.repairs)
-    evidence = read_window_evidence(
-        expand_session_paths(args.sessions), read_options_of(args, surface)
-    )
+    evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
     effective = surface
     if args.artifact:
         loaded = load_path(args.artifact, COMPILED)

@@ -17,7 +17,7 @@ from ..sessions import SessionFile, directory_session_files, machine_session_fil
 from ..store import agent_state_dir, default_state_dir
 from ..surfaces import load_repairs
 from ..watch import CompileLoop, Notice, Watcher
-from .common import EXIT_OK, add_json, read_options_of, surface_of
+from .common import EXIT_OK, add_format_options, add_json, read_options_of, surface_of
 
 
 def register(commands: Any) -> None:
@@ -34,6 +34,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--grace-ms", type=int, metavar="MS", help="wait after a change (250)")
     parser.add_argument("--poll", action="store_true", help="poll instead of inotify")
     parser.add_argument("--once", action="store_true", help="run one compile tick and exit")
+    add_format_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
