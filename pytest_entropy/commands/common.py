@@ -145,6 +145,21 @@ def session_paths_of(args: argparse.Namespace) -> list[Path]:
     return expand_session_paths(args.sessions, read_options_of(args, None))
 
 
+def unsupported_pattern_lines() -> list[str]:
+    """A note naming schema patterns the replay could not evaluate (and so did not enforce)."""
+    from ..core.regex import unsupported_patterns
+
+    patterns = unsupported_patterns()
+    if not patterns:
+        return []
+    shown = ", ".join(repr(pattern) for pattern in patterns[:3])
+    more = f" and {len(patterns) - 3} more" if len(patterns) > 3 else ""
+    return [
+        f"note: {len(patterns)} schema pattern(s) use lookarounds or backreferences, which the"
+        f" linear-time engine cannot run; they were not enforced: {shown}{more}"
+    ]
+
+
 def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True) -> None:
     """``--format`` (with ``sessions``), ``--surface-format`` and ``--ref-prefix``.
 

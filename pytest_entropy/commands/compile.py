@@ -14,6 +14,7 @@ from ..core.jscompat import js_string
 from ..core.notices import format_compile_notice
 from ..core.pool import merge_observation_window, pool_to_value_observations
 from ..core.proposals import entropy_review_signals, format_review_signal
+from ..core.regex import reset_unsupported_patterns, unsupported_patterns
 from ..evidence import read_window_evidence
 from ..store import COMPILED, POOL, StoreDamagedError, load_path, save_path, write_file_atomic
 from .common import (
@@ -32,6 +33,7 @@ from .common import (
     session_paths_of,
     state_dir_of,
     surface_of,
+    unsupported_pattern_lines,
 )
 
 REVIEW_HINT = "pytest-entropy propose"
@@ -74,6 +76,7 @@ def _load_required(path: Path, kind: Any) -> dict[str, Any] | None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
+    reset_unsupported_patterns()
     surface = surface_of(args, args.surface)
     repairs = load_optional_repairs(args.repairs)
     state_dir = state_dir_of(args)
@@ -119,7 +122,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             save_path(state_dir / COMPILED.filename, COMPILED, outcome.artifact)
             written.append(str(state_dir / COMPILED.filename))
     if args.json:
-        print_json(out, outcome.to_json())
+        result = outcome.to_json()
+        patterns = unsupported_patterns()
+        if patterns:
+            result["unsupportedPatterns"] = patterns  # an added key, only when there are some
+        print_json(out, result)
     else:
         review = entropy_review_signals(outcome.proposals)
         lines = []
@@ -146,5 +153,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if pool_note:
             lines.append(pool_note)
         lines.extend(f"review: {format_review_signal(signal)}" for signal in review)
+        lines.extend(unsupported_pattern_lines())
         print_lines(out, lines)
     return EXIT_FAILED if outcome.status == "rejected" else EXIT_OK

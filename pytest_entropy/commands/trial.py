@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from ..core.errors import EntropyInputError
 from ..core.jscompat import js_string
+from ..core.regex import reset_unsupported_patterns
 from ..core.trial import TrialReport, run_entropy_trial
 from ..evidence import read_window_evidence
 from ..store import COMPILED, load_path
@@ -31,6 +32,7 @@ from .common import (
     session_paths_of,
     state_dir_of,
     surface_of,
+    unsupported_pattern_lines,
 )
 
 _CLASS_LABELS = (
@@ -103,6 +105,7 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    reset_unsupported_patterns()
     surface = surface_of(args, args.surface)
     artifact = _artifact(args)
     evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
@@ -111,4 +114,5 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print_json(out, trial.to_json())
     else:
         print_lines(out, trial_lines(trial))
+        print_lines(out, unsupported_pattern_lines())
     return EXIT_FAILED if trial.tightening_cost > 0 else EXIT_OK

@@ -45,7 +45,6 @@ def _compile(pattern: str) -> Any:
         compiled: Any = re2.compile(pattern, _re2_options())
     except Exception:
         compiled = UNSUPPORTED
-        _unsupported.add(pattern)
     _compiled[pattern] = compiled
     if len(_compiled) > _CACHE_LIMIT:
         _compiled.popitem(last=False)
@@ -56,6 +55,7 @@ def pattern_search(pattern: str, text: str) -> bool | None:
     """Whether ``pattern`` matches anywhere in ``text``; ``None`` if RE2 cannot run it."""
     compiled = _compile(pattern)
     if compiled is UNSUPPORTED:
+        _unsupported.add(pattern)  # recorded at every use: a report covers what it evaluated
         return None
     return compiled.search(text) is not None
 

@@ -324,3 +324,22 @@ def test_export_artifact_without_one(capsys: pytest.CaptureFixture[str], tmp_pat
     code, _, err = run(capsys, "export-artifact", "--state-dir", str(tmp_path))
     assert code == 1
     assert "No compiled surface to export" in err
+
+
+def test_patterns_the_linear_engine_cannot_run_are_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    surface = json.loads(Path(SURFACE).read_text(encoding="utf-8"))
+    for action in surface["actions"]:
+        if action["ref"] == "mcp.report.render":
+            action["inputSchema"]["properties"]["title"]["pattern"] = "^(?!draft).*$"
+    patterned = tmp_path / "surface.json"
+    patterned.write_text(json.dumps(surface), encoding="utf-8")
+    result = run_json(capsys, "compile", "--sessions", SESSIONS, "--surface", str(patterned))
+    assert result["status"] == "compiled"  # an unenforceable pattern never fails the gate
+    assert result["unsupportedPatterns"] == ["^(?!draft).*$"]
+    code, out, _ = run(capsys, "compile", "--sessions", SESSIONS, "--surface", str(patterned))
+    assert code == 0
+    assert "were not enforced: '^(?!draft).*$'" in out
+    plain = run_json(capsys, "compile", "--sessions", SESSIONS, "--surface", SURFACE)
+    assert "unsupportedPatterns" not in plain
