@@ -214,7 +214,7 @@ def crash_watch(work: Path, trials: int, rng: random.Random) -> dict[str, int]:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.2, 1.5))
+        time.sleep(rng.uniform(0.25, 1.0))
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
             counts["killed mid-run"] += 1
@@ -241,6 +241,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--watch-kills", type=int, default=100)
+    parser.add_argument(
+        "--parts",
+        default="concurrency,artifact,pool,watch",
+        help="comma-separated subset of concurrency, artifact, pool, watch",
+    )
     args = parser.parse_args()
     if os.name != "posix":
         raise SystemExit("POSIX only (SIGKILL)")
@@ -248,33 +253,28 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.monotonic()
-        print(
-            table(
-                f"{args.writers} concurrent compilers x {args.rounds} rounds",
-                concurrency(work, args.writers, args.rounds),
-            )
-        )
-        print(
-            table(
-                f"SIGKILL during artifact saves ({args.kills} trials)",
-                crash(work, "compiled", args.kills, rng),
-            )
-        )
-        print(
-            table(
-                f"SIGKILL during pool saves ({args.kills} trials)",
-                crash(work, "pool", args.kills, rng),
-            )
-        )
-        # The next locked save sweeps what killed writers left behind.
-        from pytest_entropy.store import COMPILED, load, save
+        parts = set(args.parts.split(","))
+        if "concurrency" in parts:
+            title = f"{args.writers} concurrent compilers x {args.rounds} rounds"
+            print(table(title, concurrency(work, args.writers, args.rounds)))
+        if "artifact" in parts:
+            title = f"SIGKILL during artifact saves ({args.kills} trials)"
+            print(table(title, crash(work, "compiled", args.kills, rng)))
+            # The next locked save sweeps what killed writers left behind.
+            from pytest_entropy.store import COMPILED, load, save
 
-        state = work / "crash-compiled"
-        value = load(state, COMPILED).file
-        if value is not None:
-            save(state, COMPILED, value)
-        left = [p.name for p in state.iterdir() if p.name.endswith(".tmp")]
-        print(f"temp files left after the next save: {len(left)}")
+            state = work / "crash-compiled"
+            value = load(state, COMPILED).file
+            if value is not None:
+                save(state, COMPILED, value)
+            left = [p.name for p in state.iterdir() if p.name.endswith(".tmp")]
+            print(f"temp files left after the next save: {len(left)}\n")
+        if "pool" in parts:
+            title = f"SIGKILL during pool saves ({args.kills} trials)"
+            print(table(title, crash(work, "pool", args.kills, rng)))
+        if "watch" in parts:
+            title = f"SIGKILL during watch ticks ({args.watch_kills} trials)"
+            print(table(title, crash_watch(work, args.watch_kills, rng)))
         print(f"elapsed {time.monotonic() - started:.0f} s")
 
 
