@@ -20,10 +20,8 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus_gen import write_corpus  # noqa: E402
+from launcher import Launcher  # noqa: E402
 
 from pytest_entropy.engine import meter_paths  # noqa: E402
 from pytest_entropy.sessions import expand_session_paths  # noqa: E402
@@ -70,18 +69,15 @@ def best(repeat: int, action: object) -> float:
     return min(timings)
 
 
+LAUNCH: Launcher | None = None
+
+
 def run_cli(args: list[str]) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB) of one CLI run."""
-    command = [sys.executable, "-m", "pytest_entropy", *args]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(
-            f"{command} failed: {process.stderr.read().decode() if process.stderr else ''}"
-        )
-    return elapsed, usage.ru_maxrss
+    """Wall time and peak RSS (KiB) of one CLI run, forked from the small launcher."""
+    if LAUNCH is None:
+        raise SystemExit("the launcher is not running")
+    result = LAUNCH.run([sys.executable, "-m", "pytest_entropy", *args])
+    return result["seconds"], result["maxrss"] // 1024
 
 
 def main() -> None:
@@ -91,6 +87,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    global LAUNCH
+    LAUNCH = Launcher()  # started while this process is still small
 
     ensure_corpus(args.corpus, args.files, args.megabytes)
     paths = expand_session_paths([args.corpus])
@@ -157,6 +155,7 @@ def main() -> None:
     print("```")
     print(stream.getvalue().strip())
     print("```")
+    LAUNCH.close()
 
 
 if __name__ == "__main__":

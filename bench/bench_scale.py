@@ -32,7 +32,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -40,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus_gen import write_corpus  # noqa: E402
+from launcher import Launcher  # noqa: E402
 
 from pytest_entropy import engine  # noqa: E402
 from pytest_entropy.core.meter import MeterState  # noqa: E402
@@ -76,59 +76,6 @@ def best(repeat: int, action: Callable[[], object]) -> float:
         action()
         timings.append(time.perf_counter() - start)
     return min(timings)
-
-
-# Runs commands and reports their wall time and peak RSS. Linux keeps a process's RSS
-# high-water mark across exec, so a child forked straight from this benchmark (which holds
-# hundreds of MB) would report this process's size; forked from this small launcher, each
-# child's peak is its own.
-LAUNCHER = r"""
-import json, os, subprocess, sys, tempfile, time
-for line in sys.stdin:
-    command = json.loads(line)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        result = {
-            "status": status,
-            "seconds": seconds,
-            "maxrss": usage.ru_maxrss * 1024,
-            "stdout": out.read().decode(),
-            "stderr": err.read().decode()[-4000:],
-        }
-    print(json.dumps(result), flush=True)
-"""
-
-
-class Launcher:
-    """A small helper process that runs commands for us (see ``LAUNCHER``)."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def run(self, command: list[str]) -> dict[str, Any]:
-        if self.process.stdin is None or self.process.stdout is None:
-            raise SystemExit("the launcher has no pipes")
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        result: dict[str, Any] = json.loads(self.process.stdout.readline())
-        if result["status"] != 0:
-            raise SystemExit(f"{command} failed: {result['stderr']}")
-        return result
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=30)
 
 
 LAUNCH: Launcher | None = None
