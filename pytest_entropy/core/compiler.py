@@ -7,20 +7,20 @@ audited call) stop validating.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .artifact import MAX_COMPILED_SURFACE_PROPOSALS, Artifact, apply_compiled_surface
 from .canonical import schema_digest, stable_json_hash
 from .corpus import surface_hash
-from .meter import measure
+from .meter import MeterState
 from .proposals import (
     AUTO_APPLY_PROPOSAL_KINDS,
     Proposal,
+    ProposalEvidence,
     apply_proposals_to_surface,
     evaluate_gate,
-    propose_entropy_reductions,
 )
 from .records import AuditCall, Operation, RepairRow, Report, Trace, ValueObservation
 from .validation import accepts
@@ -29,7 +29,10 @@ __all__ = [
     "ABSENT_REASON",
     "INVALID_REASON",
     "CompileOutcome",
+    "EvidenceCounts",
+    "ReplayTally",
     "compile_entropy_surface",
+    "compile_from_evidence",
     "replay_successful_calls",
     "touched_refs",
 ]
@@ -60,6 +63,91 @@ def _operations(trace: Trace | Mapping[str, Any]) -> Sequence[Any]:
     ]
 
 
+class ReplayTally:
+    """The replay of spec §7.5 as a mergeable accumulator.
+
+    ``audited`` are the touched refs with at least one audit call anywhere in the corpus
+    (audits take precedence per ref, wholesale, so that set must be known up front when the
+    corpus is replayed in pieces). Violations are kept as per-ref audit counts in
+    first-appearance order plus run-length encoded trace violations, so a tally of a large
+    corpus stays small and ``merge`` of consecutive pieces equals one pass.
+    """
+
+    __slots__ = ("_audited", "_before", "_candidate", "_touched", "audit_invalid", "trace_runs")
+
+    def __init__(
+        self,
+        candidate: Mapping[str, Any],
+        before: Mapping[str, Any],
+        touched: Iterable[str],
+        audited: Iterable[str] = (),
+    ) -> None:
+        self._candidate = _schemas(candidate)
+        self._before = _schemas(before)
+        self._touched = set(touched)
+        self._audited = set(audited)
+        # ref -> audit calls the candidate rejects, in order of the ref's first audit call
+        self.audit_invalid: dict[str, int] = {}
+        # [ref, reason, repeats] runs of trace violations, in corpus order
+        self.trace_runs: list[list[Any]] = []
+
+    def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
+        ref, args = _audit_fields(call)
+        if ref not in self._touched:
+            return
+        invalid = self.audit_invalid.get(ref)
+        if invalid is None:
+            invalid = self.audit_invalid[ref] = 0
+        schema = self._candidate.get(ref)
+        if ref not in self._candidate:
+            return  # one "absent" violation for the ref, however many calls
+        if ref in self._before and not accepts(self._before[ref], args):
+            return  # never executed: the live schema already refused it
+        if not accepts(schema, args):
+            self.audit_invalid[ref] = invalid + 1
+
+    def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        touched, audited, candidate = self._touched, self._audited, self._candidate
+        for op in _operations(trace):
+            ref, args, outcome = op[0], op[1], op[2]
+            if outcome != "succeeded" or ref not in touched or ref in audited:
+                continue
+            if ref.startswith("fabric."):
+                continue
+            if ref not in candidate:
+                self._violation(ref, ABSENT_REASON)
+            elif not accepts(candidate[ref], args):
+                self._violation(ref, INVALID_REASON)
+
+    def _violation(self, ref: str, reason: str, repeats: int = 1) -> None:
+        runs = self.trace_runs
+        if runs and runs[-1][0] == ref and runs[-1][1] == reason:
+            runs[-1][2] += repeats
+        else:
+            runs.append([ref, reason, repeats])
+
+    def merge(self, other: ReplayTally) -> ReplayTally:
+        """Fold in the tally of the input that follows; returns ``self``."""
+        for ref, invalid in other.audit_invalid.items():
+            self.audit_invalid[ref] = self.audit_invalid.get(ref, 0) + invalid
+        for ref, reason, repeats in other.trace_runs:
+            self._violation(ref, reason, repeats)
+        return self
+
+    def violations(self) -> list[dict[str, str]]:
+        """Replay violations ``{ref, reason}`` in the reference's order: audited refs first
+        (by first audit call), then trace calls in corpus order."""
+        out: list[dict[str, str]] = []
+        for ref, invalid in self.audit_invalid.items():
+            if ref not in self._candidate:
+                out.append({"ref": ref, "reason": ABSENT_REASON})
+            else:
+                out.extend({"ref": ref, "reason": INVALID_REASON} for _ in range(invalid))
+        for ref, reason, repeats in self.trace_runs:
+            out.extend({"ref": ref, "reason": reason} for _ in range(repeats))
+        return out
+
+
 def replay_successful_calls(
     candidate: Mapping[str, Any],
     before: Mapping[str, Any],
@@ -74,42 +162,14 @@ def replay_successful_calls(
     already rejected are not protected (those calls never executed).
     """
     touched_set = set(touched)
-    candidate_schemas = _schemas(candidate)
-    before_schemas = _schemas(before)
-    violations: list[dict[str, str]] = []
-    audited: set[str] = set()
-    if audit_calls is not None:
-        buckets: dict[str, list[Any]] = {}
-        for call in audit_calls:
-            ref, args = _audit_fields(call)
-            if ref in touched_set:
-                buckets.setdefault(ref, []).append(args)
-        for ref, bucket in buckets.items():
-            audited.add(ref)
-            if ref not in candidate_schemas:
-                violations.append({"ref": ref, "reason": ABSENT_REASON})
-                continue
-            schema = candidate_schemas[ref]
-            for args in bucket:
-                if ref in before_schemas and not accepts(before_schemas[ref], args):
-                    continue
-                if not accepts(schema, args):
-                    violations.append({"ref": ref, "reason": INVALID_REASON})
+    audits = list(audit_calls) if audit_calls is not None else []
+    audited = {ref for ref in (_audit_fields(call)[0] for call in audits) if ref in touched_set}
+    tally = ReplayTally(candidate, before, touched_set, audited)
+    for call in audits:
+        tally.add_audit(call)
     for trace in traces:
-        for op in _operations(trace):
-            ref, args, outcome = op[0], op[1], op[2]
-            if (
-                outcome != "succeeded"
-                or ref.startswith("fabric.")
-                or ref not in touched_set
-                or ref in audited
-            ):
-                continue
-            if ref not in candidate_schemas:
-                violations.append({"ref": ref, "reason": ABSENT_REASON})
-            elif not accepts(candidate_schemas[ref], args):
-                violations.append({"ref": ref, "reason": INVALID_REASON})
-    return violations
+        tally.add_trace(trace)
+    return tally.violations()
 
 
 def touched_refs(candidate: Mapping[str, Any], effective: Mapping[str, Any]) -> set[str]:
@@ -168,10 +228,7 @@ def _new_artifact(
     previous: Mapping[str, Any] | None,
     report: Report,
     after: Report,
-    trace_count: int,
-    repair_count: int,
-    value_observations: Sequence[Any] | None,
-    audit_calls: Sequence[Any] | None,
+    counts: EvidenceCounts,
 ) -> Artifact:
     declared = _schemas(surface)
     candidate_schemas = _schemas(candidate)
@@ -203,14 +260,14 @@ def _new_artifact(
         applied.append({"kind": proposal["kind"], "ref": proposal["ref"], "detail": detail})
     applied = applied[:MAX_COMPILED_SURFACE_PROPOSALS]
     evidence = {
-        "traces": trace_count,
+        "traces": counts.traces,
         "operations": report.totals.operations,
         "succeeded": report.totals.succeeded,
         "failed": report.totals.failed,
         "surface": surface_hash(effective),
-        "repairs": repair_count,
-        "valueObservations": stable_json_hash(_as_json(value_observations or [])),
-        "auditCalls": stable_json_hash(_as_json(audit_calls or [])),
+        "repairs": counts.repairs,
+        "valueObservations": counts.value_observations_hash,
+        "auditCalls": counts.audit_calls_hash,
     }
     return {
         "version": 1,
@@ -232,6 +289,19 @@ def _as_json(records: Sequence[Any]) -> list[Any]:
     return [record.to_json() if hasattr(record, "to_json") else record for record in records]
 
 
+Replay = Callable[[Mapping[str, Any], Mapping[str, Any], set[str]], list[dict[str, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceCounts:
+    """What the artifact's evidence digest records about the corpus (spec §8.3)."""
+
+    traces: int
+    repairs: int
+    value_observations_hash: str
+    audit_calls_hash: str
+
+
 def compile_entropy_surface(
     traces: Iterable[Trace | Mapping[str, Any]],
     surface: Mapping[str, Any],
@@ -246,19 +316,66 @@ def compile_entropy_surface(
     repair_list = list(repairs) if repairs is not None else None
     observations = list(value_observations) if value_observations is not None else None
     audits = list(audit_calls) if audit_calls is not None else None
+    state = MeterState(retain_terms=False)
+    state.add_traces(trace_list)
+    evidence = ProposalEvidence(trace_values=observations is None)
+    evidence.add_traces(trace_list)
+    if observations is not None:
+        evidence.add_observations(observations)
+
+    def replay(
+        candidate: Mapping[str, Any], effective: Mapping[str, Any], touched: set[str]
+    ) -> list[dict[str, str]]:
+        return replay_successful_calls(candidate, effective, trace_list, touched, audits)
+
+    def counts() -> EvidenceCounts:
+        return EvidenceCounts(
+            len(trace_list),
+            len(repair_list or []),
+            stable_json_hash(_as_json(observations or [])),
+            stable_json_hash(_as_json(audits or [])),
+        )
+
+    return compile_from_evidence(
+        state,
+        evidence,
+        surface,
+        replay=replay,
+        evidence_counts=counts,
+        repairs=repair_list,
+        artifact=artifact,
+        catalog_digest=catalog_digest,
+    )
+
+
+def compile_from_evidence(
+    state: MeterState,
+    evidence: ProposalEvidence,
+    surface: Mapping[str, Any],
+    *,
+    replay: Replay,
+    evidence_counts: Callable[[], EvidenceCounts],
+    repairs: Sequence[RepairRow | Mapping[str, Any]] | None = None,
+    artifact: Artifact | None = None,
+    catalog_digest: str | None = None,
+) -> CompileOutcome:
+    """The compiler's steps after reading: finalize, propose, apply, re-measure, gate.
+
+    ``state`` and ``evidence`` hold the whole corpus (read in one pass or merged from
+    pieces); ``replay(candidate, effective, touched)`` returns the replay violations and
+    ``evidence_counts()`` the artifact's evidence; each is called only when needed.
+    """
     effective = apply_compiled_surface(surface, artifact)
     before_digest = catalog_digest if catalog_digest is not None else surface_hash(effective)
-    report = measure(trace_list, effective, repair_list, before_digest)
-    proposals = propose_entropy_reductions(report, trace_list, effective, repair_list, observations)
+    report = state.finalize(effective, repairs, before_digest)
+    proposals = evidence.proposals(report, effective)
     auto = [p for p in proposals if p["kind"] in AUTO_APPLY_PROPOSAL_KINDS]
     if not auto:
         return CompileOutcome("converged", report, proposals, artifact=artifact)
     candidate = apply_proposals_to_surface(effective, auto)
-    after = measure(trace_list, candidate, repair_list, surface_hash(candidate))
+    after = state.finalize(candidate, repairs, surface_hash(candidate))
     score_gate = evaluate_gate(report, after)
-    violations = replay_successful_calls(
-        candidate, effective, trace_list, touched_refs(candidate, effective), audits
-    )
+    violations = replay(candidate, effective, touched_refs(candidate, effective))
     passed = score_gate["passed"] and not violations
     gate = {
         "passed": passed,
@@ -274,17 +391,7 @@ def compile_entropy_surface(
             "rejected", report, proposals, artifact=artifact, after=after, gate=gate
         )
     new_artifact = _new_artifact(
-        surface,
-        effective,
-        candidate,
-        auto,
-        artifact,
-        report,
-        after,
-        len(trace_list),
-        len(repair_list or []),
-        observations,
-        audits,
+        surface, effective, candidate, auto, artifact, report, after, evidence_counts()
     )
     return CompileOutcome(
         "compiled", report, proposals, artifact=new_artifact, after=after, gate=gate

@@ -24,12 +24,15 @@ from .records import ValueObservation
 __all__ = [
     "OBSERVATION_POOL_VERSION",
     "PoolMerge",
+    "PoolMerger",
+    "WindowSummary",
     "loadable_observation",
     "merge_observation_window",
     "observation_identity",
     "observation_window_digest",
     "parse_observation_pool",
     "pool_to_value_observations",
+    "summarize_window",
 ]
 
 OBSERVATION_POOL_VERSION = 1
@@ -243,6 +246,35 @@ def _summary(observations: Iterable[Any]) -> tuple[dict[str, int], str]:
     return counts, stable_json_hash(identities)
 
 
+@dataclass(frozen=True, slots=True)
+class WindowSummary:
+    """What the pool needs of one session window: per-identity counts, the window's digest
+    and the observations dropped as unloadable. Small, so windows can be summarised where
+    the file is read and merged elsewhere."""
+
+    file: str
+    counts: dict[str, int]
+    digest: str
+    dropped: int = 0
+
+
+def summarize_window(
+    file: str,
+    observations: Iterable[ValueObservation | Mapping[str, Any]],
+    *,
+    drop_unloadable: bool = True,
+) -> WindowSummary:
+    """The summary of the window ``{file, observations}`` (spec §6.2)."""
+    items = list(observations)
+    dropped = 0
+    if drop_unloadable:
+        kept = [o for o in items if loadable_observation(o)]
+        dropped = len(items) - len(kept)
+        items = kept
+    counts, digest = _summary(items)
+    return WindowSummary(file, counts, digest, dropped)
+
+
 def merge_observation_window(
     pool: Mapping[str, Any] | None,
     windows: Iterable[Mapping[str, Any]],
@@ -254,29 +286,57 @@ def merge_observation_window(
     ``drop_unloadable=False`` reproduces the reference exactly, including pools its own
     loader would reject; the default drops those observations first and counts them.
     """
-    entries: dict[tuple[str, str], dict[str, Any]] = {}
-    for entry in (pool or {}).get("entries") or ():
-        entries[(entry["ref"], entry["key"])] = {
-            "total": entry["total"],
-            "values": {value_key(v["value"]): [v["value"], v["count"]] for v in entry["values"]},
-        }
-    tracked = [dict(session) for session in (pool or {}).get("tracked") or ()]
-    baked = list((pool or {}).get("baked") or ())
-    baked_set = set(baked)
-    tracked_digests = {session["digest"] for session in tracked}
-    merged = skipped = dropped = 0
+    merger = PoolMerger(pool)
     for window in windows:
-        observations = list(window.get("observations") or ())
-        if drop_unloadable:
-            kept = [o for o in observations if loadable_observation(o)]
-            dropped += len(observations) - len(kept)
-            observations = kept
-        fresh, digest = _summary(observations)
-        if digest in baked_set or digest in tracked_digests:
-            skipped += 1
-            continue
+        merger.add(
+            summarize_window(
+                window["file"], window.get("observations") or (), drop_unloadable=drop_unloadable
+            )
+        )
+    return merger.result()
+
+
+class PoolMerger:
+    """Merges window summaries into a pool one at a time, in window order."""
+
+    def __init__(self, pool: Mapping[str, Any] | None) -> None:
+        self.entries: dict[tuple[str, str], dict[str, Any]] = {}
+        for entry in (pool or {}).get("entries") or ():
+            self.entries[(entry["ref"], entry["key"])] = {
+                "total": entry["total"],
+                "values": {
+                    value_key(v["value"]): [v["value"], v["count"]] for v in entry["values"]
+                },
+            }
+        self.tracked = [dict(session) for session in (pool or {}).get("tracked") or ()]
+        self.baked = list((pool or {}).get("baked") or ())
+        self.baked_set = set(self.baked)
+        self.tracked_digests = {session["digest"] for session in self.tracked}
+        self.merged = self.skipped = self.dropped = 0
+
+    def result(self) -> PoolMerge:
+        return PoolMerge(
+            _serialise(self.entries, self.tracked, self.baked),
+            self.merged,
+            self.skipped,
+            self.dropped,
+        )
+
+    def add(self, summary: WindowSummary) -> PoolMerger:
+        """Merge one window (the one after every window merged so far); returns ``self``."""
+        entries, tracked, baked, baked_set = (
+            self.entries,
+            self.tracked,
+            self.baked,
+            self.baked_set,
+        )
+        self.dropped += summary.dropped
+        fresh, digest = summary.counts, summary.digest
+        if digest in baked_set or digest in self.tracked_digests:
+            self.skipped += 1
+            return self
         existing_index = next(
-            (i for i, session in enumerate(tracked) if session["file"] == window["file"]), None
+            (i for i, session in enumerate(tracked) if session["file"] == summary.file), None
         )
         existing = tracked[existing_index]["counts"] if existing_index is not None else {}
         deltas = [
@@ -316,7 +376,7 @@ def merge_observation_window(
                 victim = min(values, key=lambda identity: (values[identity][1], _Desc(identity)))
                 entry["total"] -= values[victim][1]
                 del values[victim]
-        record = {"file": window["file"], "digest": digest, "counts": fresh}
+        record = {"file": summary.file, "digest": digest, "counts": fresh}
         if existing_index is not None:
             tracked[existing_index] = record
         else:
@@ -328,9 +388,9 @@ def merge_observation_window(
                     baked_set.add(oldest["digest"])
                     while len(baked) > POOL_BAKED_DIGESTS:
                         baked.pop(0)
-        tracked_digests.add(digest)
-        merged += 1
-    return PoolMerge(_serialise(entries, tracked, baked), merged, skipped, dropped)
+        self.tracked_digests.add(digest)
+        self.merged += 1
+        return self
 
 
 class _Desc:

@@ -24,6 +24,7 @@ __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
     "ENUM_CANDIDATE_ANNOTATION",
     "MAX_PROPOSALS_PER_KIND",
+    "ProposalEvidence",
     "apply_proposals_to_surface",
     "entropy_review_key",
     "entropy_review_signals",
@@ -130,36 +131,176 @@ class _Tally:
         return rows
 
 
+def _tally_of(tallies: dict[tuple[str, str], _Tally], ref: str, key: str) -> _Tally:
+    found = tallies.get((ref, key))
+    if found is None:
+        found = _Tally(ref, key)
+        tallies[(ref, key)] = found
+    return found
+
+
 def value_tallies(
     traces: Iterable[Trace | Mapping[str, Any]],
     value_observations: Iterable[ValueObservation | Mapping[str, Any]] | None,
 ) -> list[_Tally]:
     """The value corpus of spec §5.2: observations when supplied (even ``[]``), else the
     top-level primitive trace arguments of every non-``fabric.`` operation."""
-    tallies: dict[tuple[str, str], _Tally] = {}
-
-    def tally(ref: str, key: str) -> _Tally:
-        found = tallies.get((ref, key))
-        if found is None:
-            found = _Tally(ref, key)
-            tallies[(ref, key)] = found
-        return found
-
-    if value_observations is not None:
-        for observation in value_observations:
-            ref, key, value, weight = _observation_fields(observation)
-            tally(ref, key).add(value, weight)
+    evidence = ProposalEvidence(trace_values=value_observations is None)
+    if value_observations is None:
+        evidence.add_traces(traces)
     else:
+        evidence.add_observations(value_observations)
+    return list(evidence.tallies.values())
+
+
+# ------------------------------------------------------------------------ evidence
+
+
+class ProposalEvidence:
+    """Everything the proposals read from a corpus, as a mergeable accumulator.
+
+    * value tallies per ``(ref, key)``: from value observations, and from the top-level
+      primitive trace arguments when ``trace_values`` is set (spec §5.2);
+    * per ref, how often each argument key set was called (overload splits, §5.4), kept for
+      every ref because which refs are overloaded is known only from the finished report;
+    * every candidate sequence window of successful calls (§5.5) with its occurrences and up
+      to :data:`FUSE_MIN_EXECUTIONS` distinct executions that contain it.
+
+    ``merge(other)`` folds in the evidence of the input that follows, and the result equals
+    one pass over both inputs, so files can be read anywhere and merged in file order.
+    Executions are told apart by ``(origin, number)``: give each file its own ``origin``.
+    """
+
+    __slots__ = ("_executions", "clusters", "origin", "sequences", "tallies", "trace_values")
+
+    def __init__(self, *, trace_values: bool = False, origin: Any = 0) -> None:
+        self.trace_values = trace_values
+        self.origin = origin
+        self._executions = 0
+        self.tallies: dict[tuple[str, str], _Tally] = {}
+        # ref -> argument keys as the call spelled them -> calls (sorted only when used).
+        self.clusters: dict[str, dict[tuple[str, ...], int]] = {}
+        # identity -> [sequence, occurrences, set of up to 3 execution ids]
+        self.sequences: dict[str, list[Any]] = {}
+
+    # ------------------------------------------------------------------ accumulation
+
+    def add_observation(self, observation: ValueObservation | Mapping[str, Any]) -> None:
+        ref, key, value, weight = _observation_fields(observation)
+        _tally_of(self.tallies, ref, key).add(value, weight)
+
+    def add_observations(
+        self, observations: Iterable[ValueObservation | Mapping[str, Any]]
+    ) -> None:
+        for observation in observations:
+            self.add_observation(observation)
+
+    def add_traces(self, traces: Iterable[Trace | Mapping[str, Any]]) -> None:
         for trace in traces:
-            for op in _operations(trace):
-                ref, args = op[0], op[1]
-                if ref.startswith("fabric."):
-                    continue
+            self.add_trace(trace)
+
+    def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        """Accumulate one trace (one execution)."""
+        execution = (self.origin, self._executions)
+        self._executions += 1
+        clusters = self.clusters
+        tallies = self.tallies
+        segment: list[str] = []
+        segments: list[list[str]] = []
+        for op in _operations(trace):
+            ref, args, outcome = op[0], op[1], op[2]
+            per_ref = clusters.get(ref)
+            if per_ref is None:
+                per_ref = clusters[ref] = {}
+            keys = tuple(args)
+            per_ref[keys] = per_ref.get(keys, 0) + 1
+            fabric = ref.startswith("fabric.")
+            if self.trace_values and not fabric:
                 for key in js_own_keys(args):
                     value = args[key]
                     if _is_primitive(value):
-                        tally(ref, key).add(value, 1)
-    return list(tallies.values())
+                        _tally_of(tallies, ref, key).add(value, 1)
+            if outcome == "succeeded" and not fabric and not ref.startswith("pi."):
+                segment.append(ref)
+            elif segment:
+                segments.append(segment)
+                segment = []
+        if segment:
+            segments.append(segment)
+        sequences = self.sequences
+        for refs in segments:
+            for width in range(
+                FUSE_MIN_SEQUENCE_LENGTH, min(FUSE_MAX_SEQUENCE_LENGTH, len(refs)) + 1
+            ):
+                for start in range(len(refs) - width + 1):
+                    window = refs[start : start + width]
+                    if len(set(window)) != width:
+                        continue
+                    identity = _SEQUENCE_JOIN.join(window)
+                    entry = sequences.get(identity)
+                    if entry is None:
+                        sequences[identity] = [window, 1, {execution}]
+                        continue
+                    entry[1] += 1
+                    executions = entry[2]
+                    if len(executions) < FUSE_MIN_EXECUTIONS:
+                        executions.add(execution)
+
+    def merge(self, other: ProposalEvidence) -> ProposalEvidence:
+        """Fold in ``other`` (the evidence of the input that follows); returns ``self``."""
+        for (ref, key), theirs in other.tallies.items():
+            mine = _tally_of(self.tallies, ref, key)
+            for identity, (value, count) in theirs.counts.items():
+                slot = mine.counts.get(identity)
+                if slot is None:
+                    mine.counts[identity] = [value, count]
+                else:
+                    slot[0] = value  # the last value seen, as one pass would keep it
+                    slot[1] += count
+            mine.total += theirs.total
+        for ref, theirs_clusters in other.clusters.items():
+            per_ref = self.clusters.get(ref)
+            if per_ref is None:
+                self.clusters[ref] = dict(theirs_clusters)
+                continue
+            for keys, calls in theirs_clusters.items():
+                per_ref[keys] = per_ref.get(keys, 0) + calls
+        for identity, (window, occurrences, executions) in other.sequences.items():
+            entry = self.sequences.get(identity)
+            if entry is None:
+                self.sequences[identity] = [list(window), occurrences, set(executions)]
+                continue
+            entry[1] += occurrences
+            mine_executions = entry[2]
+            for execution in executions:
+                if len(mine_executions) >= FUSE_MIN_EXECUTIONS:
+                    break
+                mine_executions.add(execution)
+        return self
+
+    # ------------------------------------------------------------------- proposals
+
+    def key_set_clusters(self, ref: str) -> dict[tuple[str, ...], int]:
+        """Calls of ``ref`` per argument key set, keys in UTF-16 code-unit order."""
+        out: dict[tuple[str, ...], int] = {}
+        for keys, calls in self.clusters.get(ref, {}).items():
+            ordered = tuple(sorted(keys, key=code_unit_key))
+            out[ordered] = out.get(ordered, 0) + calls
+        return out
+
+    def proposals(
+        self, report: Report | Mapping[str, Any], surface: Mapping[str, Any] | None
+    ) -> list[Proposal]:
+        """``proposeEntropyReductions`` over this evidence and the report it measured."""
+        rows = _report_rows(report)
+        tightens, declares = _enum_proposals(list(self.tallies.values()), surface)
+        return [
+            *tightens,
+            *declares,
+            *_split_proposals(rows, self),
+            *_fuse_proposals(self),
+            *_quarantine_proposals(rows, surface),
+        ]
 
 
 # --------------------------------------------------------------------- proposals
@@ -236,22 +377,14 @@ def _enum_proposals(
     )
 
 
-def _split_proposals(
-    rows: list[Mapping[str, Any]], traces: Sequence[Trace | Mapping[str, Any]]
-) -> list[Proposal]:
+def _split_proposals(rows: list[Mapping[str, Any]], evidence: ProposalEvidence) -> list[Proposal]:
     bits = {row["ref"]: row["shapeEntropyBits"] for row in rows}
     overloaded = {ref for ref, value in bits.items() if value >= SPLIT_MIN_SHAPE_ENTROPY_BITS}
     if not overloaded:
         return []
-    clusters: dict[str, dict[tuple[str, ...], int]] = {}
-    for trace in traces:
-        for op in _operations(trace):
-            ref = op[0]
-            if ref not in overloaded:
-                continue
-            keys = tuple(sorted(op[1], key=code_unit_key))
-            per_ref = clusters.setdefault(ref, {})
-            per_ref[keys] = per_ref.get(keys, 0) + 1
+    clusters = {
+        ref: evidence.key_set_clusters(ref) for ref in overloaded if ref in evidence.clusters
+    }
     proposals: list[Proposal] = []
     for ref in sorted(clusters, key=code_unit_key):
         if len(proposals) >= MAX_PROPOSALS_PER_KIND:
@@ -287,35 +420,8 @@ def _contains(outer: Sequence[str], inner: Sequence[str]) -> bool:
     )
 
 
-def _fuse_proposals(traces: Sequence[Trace | Mapping[str, Any]]) -> list[Proposal]:
-    found: dict[str, list[Any]] = {}  # identity -> [sequence, occurrences, executions]
-    for execution, trace in enumerate(traces):
-        segment: list[str] = []
-        segments: list[list[str]] = []
-        for op in _operations(trace):
-            ref, outcome = op[0], op[2]
-            if outcome == "succeeded" and not ref.startswith(("fabric.", "pi.")):
-                segment.append(ref)
-            elif segment:
-                segments.append(segment)
-                segment = []
-        if segment:
-            segments.append(segment)
-        for refs in segments:
-            for width in range(
-                FUSE_MIN_SEQUENCE_LENGTH, min(FUSE_MAX_SEQUENCE_LENGTH, len(refs)) + 1
-            ):
-                for start in range(len(refs) - width + 1):
-                    window = refs[start : start + width]
-                    if len(set(window)) != width:
-                        continue
-                    identity = _SEQUENCE_JOIN.join(window)
-                    entry = found.get(identity)
-                    if entry is None:
-                        entry = [window, 0, set()]
-                        found[identity] = entry
-                    entry[1] += 1
-                    entry[2].add(execution)
+def _fuse_proposals(evidence: ProposalEvidence) -> list[Proposal]:
+    found = evidence.sequences
     candidates = [
         (identity, entry[0], entry[1])
         for identity, entry in found.items()
@@ -373,16 +479,11 @@ def propose_entropy_reductions(
     value_observations: Iterable[ValueObservation | Mapping[str, Any]] | None = None,
 ) -> list[Proposal]:
     """``proposeEntropyReductions`` (spec §5): pure; repairs never propose (§5.8)."""
-    trace_list = list(traces)
-    rows = _report_rows(report)
-    tightens, declares = _enum_proposals(value_tallies(trace_list, value_observations), surface)
-    return [
-        *tightens,
-        *declares,
-        *_split_proposals(rows, trace_list),
-        *_fuse_proposals(trace_list),
-        *_quarantine_proposals(rows, surface),
-    ]
+    evidence = ProposalEvidence(trace_values=value_observations is None)
+    evidence.add_traces(traces)
+    if value_observations is not None:
+        evidence.add_observations(value_observations)
+    return evidence.proposals(report, surface)
 
 
 # ---------------------------------------------------------------- review signals

@@ -14,11 +14,11 @@ from typing import Any
 from .artifact import apply_compiled_surface
 from .corpus import surface_hash
 from .jscompat import code_unit_key
-from .meter import measure
+from .meter import MeterState
 from .records import AuditCall, Operation, Trace
 from .validation import accepts
 
-__all__ = ["TRIAL_CLASSES", "TrialReport", "run_entropy_trial"]
+__all__ = ["TRIAL_CLASSES", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
 
 BOTH_ACCEPT = "both-accept"
 BOTH_REJECT = "both-reject"
@@ -83,6 +83,87 @@ def _operations(trace: Trace | Mapping[str, Any]) -> Sequence[Any]:
     ]
 
 
+def _classify(declared: Any, compiled: Any, quarantined: bool, args: Any, ok: bool) -> str:
+    """The trial class of one call; ``ok`` is whether it is known to have succeeded
+    (audits carry no outcome and count as succeeded: the pessimistic reading)."""
+    if not accepts(declared, args):
+        return BOTH_REJECT
+    if quarantined:
+        return QUARANTINE_COST if ok else QUARANTINE_WIN
+    if accepts(compiled, args):
+        return BOTH_ACCEPT
+    return TIGHTENING_COST if ok else TYPED_FAILURE_WIN
+
+
+class TrialTally:
+    """The trial's replay as a mergeable accumulator: class counts per ref, kept apart for
+    trace calls and audit calls.
+
+    A ref with any audit call is judged by its audits only (spec §10), which is known only
+    once the whole corpus is read, so both tallies are kept and :meth:`counts` chooses.
+    ``merge`` of consecutive pieces equals one pass.
+    """
+
+    __slots__ = ("_compiled", "_declared", "audit_classes", "trace_classes")
+
+    def __init__(self, live: Mapping[str, Any], effective: Mapping[str, Any]) -> None:
+        self._declared = _schemas(live)
+        self._compiled = _schemas(effective)
+        self.trace_classes: dict[str, dict[str, int]] = {}
+        self.audit_classes: dict[str, dict[str, int]] = {}
+
+    @staticmethod
+    def _count(into: dict[str, dict[str, int]], ref: str, trial_class: str, n: int = 1) -> None:
+        per_ref = into.get(ref)
+        if per_ref is None:
+            per_ref = into[ref] = {}
+        per_ref[trial_class] = per_ref.get(trial_class, 0) + n
+
+    def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        declared, compiled = self._declared, self._compiled
+        for op in _operations(trace):
+            ref, args, outcome = op[0], op[1], op[2]
+            if ref.startswith("fabric.") or ref not in declared:
+                continue
+            trial_class = _classify(
+                declared[ref], compiled.get(ref), ref not in compiled, args, outcome == "succeeded"
+            )
+            self._count(self.trace_classes, ref, trial_class)
+
+    def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
+        ref, args = (
+            (call.ref, call.args) if isinstance(call, AuditCall) else (call["ref"], call["args"])
+        )
+        if ref not in self._declared:
+            return
+        trial_class = _classify(
+            self._declared[ref], self._compiled.get(ref), ref not in self._compiled, args, True
+        )
+        self._count(self.audit_classes, ref, trial_class)
+
+    def merge(self, other: TrialTally) -> TrialTally:
+        """Fold in the tally of the input that follows; returns ``self``."""
+        for mine, theirs in (
+            (self.trace_classes, other.trace_classes),
+            (self.audit_classes, other.audit_classes),
+        ):
+            for ref, classes in theirs.items():
+                for trial_class, n in classes.items():
+                    self._count(mine, ref, trial_class, n)
+        return self
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Calls per ``(ref, trial class)``: audits for audited refs, traces for the rest."""
+        out: dict[tuple[str, str], int] = {}
+        for source, skip in ((self.trace_classes, self.audit_classes), (self.audit_classes, {})):
+            for ref, classes in source.items():
+                if ref in skip:
+                    continue
+                for trial_class, n in classes.items():
+                    out[(ref, trial_class)] = out.get((ref, trial_class), 0) + n
+        return out
+
+
 def run_entropy_trial(
     traces: Iterable[Trace | Mapping[str, Any]],
     live: Mapping[str, Any],
@@ -90,51 +171,34 @@ def run_entropy_trial(
     audit_calls: Iterable[AuditCall | Mapping[str, Any]] | None = None,
 ) -> TrialReport:
     """``runEntropyTrial`` (spec §10)."""
-    trace_list = list(traces)
     effective = apply_compiled_surface(live, artifact)
-    declared = _schemas(live)
-    compiled = _schemas(effective)
-    declared_score = measure(trace_list, live, catalog_digest=surface_hash(live)).score
-    effective_score = measure(trace_list, effective, catalog_digest=surface_hash(effective)).score
-    buckets: dict[str, list[Any]] = {}
+    state = MeterState(retain_terms=False)
+    tally = TrialTally(live, effective)
+    for trace in traces:
+        state.add_trace(trace)
+        tally.add_trace(trace)
     for call in audit_calls or ():
-        ref, args = (
-            (call.ref, call.args) if isinstance(call, AuditCall) else (call["ref"], call["args"])
-        )
-        if ref in declared:
-            buckets.setdefault(ref, []).append(args)
+        tally.add_audit(call)
+    return trial_from_tally(state, tally, live, artifact)
+
+
+def trial_from_tally(
+    state: MeterState,
+    tally: TrialTally,
+    live: Mapping[str, Any],
+    artifact: Mapping[str, Any] | None,
+) -> TrialReport:
+    """The trial report from the whole corpus's meter state and replay tally."""
+    effective = apply_compiled_surface(live, artifact)
+    declared_score = state.finalize(live, catalog_digest=surface_hash(live)).score
+    effective_score = state.finalize(effective, catalog_digest=surface_hash(effective)).score
     totals = {"operations": 0, **dict.fromkeys(_TOTAL_FIELDS.values(), 0)}
     diverging: dict[tuple[str, str], int] = {}
-
-    def record(ref: str, trial_class: str) -> None:
-        totals["operations"] += 1
-        totals[_TOTAL_FIELDS[trial_class]] += 1
+    for (ref, trial_class), n in tally.counts().items():
+        totals["operations"] += n
+        totals[_TOTAL_FIELDS[trial_class]] += n
         if trial_class not in (BOTH_ACCEPT, BOTH_REJECT):
-            diverging[(ref, trial_class)] = diverging.get((ref, trial_class), 0) + 1
-
-    for trace in trace_list:
-        for op in _operations(trace):
-            ref, args, outcome = op[0], op[1], op[2]
-            if ref.startswith("fabric.") or ref not in declared or ref in buckets:
-                continue
-            if not accepts(declared[ref], args):
-                record(ref, BOTH_REJECT)
-            elif ref not in compiled:
-                record(ref, QUARANTINE_COST if outcome == "succeeded" else QUARANTINE_WIN)
-            elif accepts(compiled[ref], args):
-                record(ref, BOTH_ACCEPT)
-            else:
-                record(ref, TIGHTENING_COST if outcome == "succeeded" else TYPED_FAILURE_WIN)
-    for ref in sorted(buckets, key=code_unit_key):
-        for args in buckets[ref]:
-            if not accepts(declared[ref], args):
-                record(ref, BOTH_REJECT)
-            elif ref not in compiled:
-                record(ref, QUARANTINE_COST)
-            elif accepts(compiled[ref], args):
-                record(ref, BOTH_ACCEPT)
-            else:
-                record(ref, TIGHTENING_COST)
+            diverging[(ref, trial_class)] = n
     ordered = sorted(diverging.items(), key=lambda item: tuple(map(code_unit_key, item[0])))
     divergences: list[dict[str, Any]] = [
         {"ref": ref, "trialClass": trial_class, "count": count}
