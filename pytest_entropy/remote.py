@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +27,7 @@ from . import sessions
 from .core.errors import EntropyInputError
 from .core.jscompat import code_unit_key
 from .core.meter import MeterState
+from .core.records import AuditCall, Trace, ValueObservation
 from .ingest.fabric import ScanDiagnostics, SessionScanner
 from .sessions import NATIVE_FORMAT, SESSION_SUFFIXES, ReadOptions, expand_session_paths
 
@@ -37,6 +38,9 @@ __all__ = [
     "is_url",
     "meter_url",
     "open_url",
+    "scan_source",
+    "scan_url",
+    "url_stamp",
 ]
 
 EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
@@ -130,6 +134,30 @@ def expand_session_sources(
     return out
 
 
+_VERSION_FIELDS = (
+    "ETag",
+    "etag",
+    "generation",
+    "mtime",
+    "LastModified",
+    "last_modified",
+    "created",
+)
+
+
+def url_stamp(url: str) -> tuple[Any, ...] | None:
+    """What identifies this version of a URL's content: its size and the first version
+    field the filesystem reports (ETag, generation, modification time...); ``None`` when it
+    cannot be looked up."""
+    fs, path = _filesystem(url)
+    try:
+        info = fs.info(path)
+    except (OSError, ValueError):
+        return None
+    version = next((str(info[name]) for name in _VERSION_FIELDS if info.get(name) is not None), "")
+    return (info.get("size"), version)
+
+
 def open_url(url: str) -> IO[bytes]:
     """Open a URL for binary streaming reads; ``.gz`` names decompress transparently."""
     fs, path = _filesystem(url)
@@ -154,10 +182,97 @@ def _local_copy(url: str) -> Iterator[Path]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _unreadable(url: str, error: BaseException) -> tuple[None, ScanDiagnostics]:
-    diagnostics = ScanDiagnostics(files=1, unreadable_files=1)
-    diagnostics.note(url, f"unreadable: {error}")
-    return None, diagnostics
+def scan_url(
+    url: str,
+    on_trace: Callable[[Trace], None] | None,
+    *,
+    diagnostics: ScanDiagnostics,
+    meter: MeterState | None = None,
+    on_audit: Callable[[AuditCall], None] | None = None,
+    on_value: Callable[[ValueObservation], None] | None = None,
+    options: ReadOptions | None = None,
+) -> bool:
+    """Scan one URL with a fresh model cursor; False when it could not be read.
+
+    The counterpart of :func:`~pytest_entropy.sessions.scan_file`, with the same
+    diagnostics. With the native format named explicitly (``fabric``) the file streams
+    straight from storage into the scanner. Otherwise (``auto`` or a foreign format) it is
+    copied to a local temporary file first and scanned exactly as a local file: format
+    detection and foreign readers may need the whole file by path, and this way they decide
+    exactly as they do locally. Problems are reported against the URL, never the copy.
+    """
+    options = options or ReadOptions()
+    if options.session_format != NATIVE_FORMAT:
+        try:
+            with _local_copy(url) as copy:
+                own = ScanDiagnostics()
+                readable = sessions.scan_file(
+                    copy,
+                    on_trace,
+                    diagnostics=own,
+                    meter=meter,
+                    name=url,
+                    options=options,
+                    on_audit=on_audit,
+                    on_value=on_value,
+                )
+        except (OSError, EOFError) as error:  # the copy itself failed
+            diagnostics.files += 1
+            diagnostics.unreadable_files += 1
+            diagnostics.note(url, f"unreadable: {error}")
+            return False
+        own.samples = [sample.replace(str(copy), url) for sample in own.samples]
+        diagnostics.merge(own)
+        return readable
+    scanner = SessionScanner(
+        on_trace,
+        meter=meter,
+        on_audit=on_audit,
+        on_value=on_value,
+        diagnostics=diagnostics,
+        name=url,
+    )
+    diagnostics.files += 1
+    try:
+        with open_url(url) as stream:
+            scanner.scan_stream(stream)
+    except (OSError, EOFError) as error:
+        diagnostics.unreadable_files += 1
+        diagnostics.note(url, f"unreadable: {error}")
+        return False
+    return True
+
+
+def scan_source(
+    source: str,
+    on_trace: Callable[[Trace], None] | None,
+    *,
+    diagnostics: ScanDiagnostics,
+    meter: MeterState | None = None,
+    on_audit: Callable[[AuditCall], None] | None = None,
+    on_value: Callable[[ValueObservation], None] | None = None,
+    options: ReadOptions | None = None,
+) -> bool:
+    """Scan a local path or a URL (see :func:`scan_url` and ``sessions.scan_file``)."""
+    if is_url(source):
+        return scan_url(
+            source,
+            on_trace,
+            diagnostics=diagnostics,
+            meter=meter,
+            on_audit=on_audit,
+            on_value=on_value,
+            options=options,
+        )
+    return sessions.scan_file(
+        Path(source),
+        on_trace,
+        diagnostics=diagnostics,
+        meter=meter,
+        options=options,
+        on_audit=on_audit,
+        on_value=on_value,
+    )
 
 
 def meter_url(
@@ -166,38 +281,9 @@ def meter_url(
     retain_terms: bool = True,
     options: ReadOptions | None = None,
 ) -> tuple[MeterState | None, ScanDiagnostics]:
-    """Measure one URL into a fresh state; ``None`` when it could not be read.
-
-    The counterpart of :func:`~pytest_entropy.sessions.meter_file`, with the same
-    diagnostics. With the native format named explicitly (``fabric``) the file streams
-    straight from storage into the scanner. Otherwise (``auto`` or a foreign format) the
-    worker copies it to a local temporary file first and measures that exactly as a local
-    file: format detection and foreign readers may need the whole file by path, and this
-    way they decide exactly as they do locally.
-    """
-    options = options or ReadOptions()
-    if options.session_format != NATIVE_FORMAT:
-        try:
-            with _local_copy(url) as copy:
-                diagnostics = ScanDiagnostics()
-                state = MeterState(retain_terms=retain_terms)
-                readable = sessions.scan_file(
-                    copy, None, diagnostics=diagnostics, meter=state, name=url, options=options
-                )
-        except (OSError, EOFError) as error:  # the copy itself failed
-            return _unreadable(url, error)
-        # Problems are reported against the URL, never the temporary copy.
-        diagnostics.samples = [sample.replace(str(copy), url) for sample in diagnostics.samples]
-        return (state if readable else None), diagnostics
+    """Measure one URL into a fresh state; ``None`` when it could not be read (the
+    counterpart of :func:`~pytest_entropy.sessions.meter_file`)."""
     diagnostics = ScanDiagnostics()
     state = MeterState(retain_terms=retain_terms)
-    scanner = SessionScanner(None, meter=state, diagnostics=diagnostics, name=url)
-    diagnostics.files += 1
-    try:
-        with open_url(url) as stream:
-            scanner.scan_stream(stream)
-    except (OSError, EOFError) as error:
-        diagnostics.unreadable_files += 1
-        diagnostics.note(url, f"unreadable: {error}")
-        return None, diagnostics
-    return state, diagnostics
+    readable = scan_url(url, None, diagnostics=diagnostics, meter=state, options=options)
+    return (state if readable else None), diagnostics

@@ -16,7 +16,7 @@ from typing import IO, Any, cast
 from .core.errors import EntropyInputError
 from .core.jscompat import code_unit_key
 from .core.meter import MeterState
-from .core.records import Trace
+from .core.records import AuditCall, Trace, ValueObservation
 from .ingest.fabric import ScanDiagnostics, SessionEvidence, SessionScanner
 
 __all__ = [
@@ -201,14 +201,23 @@ def scan_file(
     meter: MeterState | None = None,
     name: str | None = None,
     options: ReadOptions | None = None,
+    on_audit: Callable[[AuditCall], None] | None = None,
+    on_value: Callable[[ValueObservation], None] | None = None,
 ) -> bool:
-    """Scan one file with a fresh model cursor; returns False when it could not be read."""
+    """Scan one file with a fresh model cursor; returns False when it could not be read.
+
+    Audit calls and value observations go to ``evidence`` when given, else to ``on_audit``
+    and ``on_value``.
+    """
     options = options or ReadOptions()
+    if evidence is not None:
+        on_audit = evidence.audit_calls.append
+        on_value = evidence.value_observations.append
     scanner = SessionScanner(
         on_trace,
         meter=meter,
-        on_audit=evidence.audit_calls.append if evidence is not None else None,
-        on_value=evidence.value_observations.append if evidence is not None else None,
+        on_audit=on_audit,
+        on_value=on_value,
         diagnostics=diagnostics,
         name=name or str(path),
     )

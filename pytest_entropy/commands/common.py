@@ -7,8 +7,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..core.canonical import file_text
+from ..core.errors import EntropyInputError
 from ..core.records import RepairRow
+from ..distributed import EngineOptions, SourceFile, source_files
+from ..engine import ENGINES
 from ..ingest.fabric import ScanDiagnostics
+from ..remote import expand_session_sources
 from ..sessions import ReadOptions, expand_session_paths
 from ..store import agent_state_dir, default_state_dir
 from ..surfaces import load_repairs, load_surface
@@ -19,12 +23,14 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_OK",
     "EXIT_USAGE",
+    "add_engine_options",
     "add_format_options",
     "add_json",
     "add_repairs_option",
     "add_sessions_option",
     "add_state_options",
     "add_surface_option",
+    "engine_options_of",
     "foreign_lines",
     "load_optional_repairs",
     "load_optional_surface",
@@ -33,6 +39,7 @@ __all__ = [
     "print_lines",
     "read_options_of",
     "session_paths_of",
+    "session_sources_of",
     "state_dir_of",
     "surface_of",
 ]
@@ -143,6 +150,41 @@ def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) ->
 def session_paths_of(args: argparse.Namespace) -> list[Path]:
     """The files ``--sessions`` names, directories expanded by ``--format``'s rule."""
     return expand_session_paths(args.sessions, read_options_of(args, None))
+
+
+def session_sources_of(args: argparse.Namespace, options: ReadOptions) -> list[SourceFile]:
+    """The files ``--sessions`` names (local paths or fsspec URLs), as engine map items."""
+    return source_files(expand_session_sources(args.sessions, options))
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``, ``--engine {local,processes,dask}`` and ``--scheduler ADDRESS``."""
+    parser.add_argument(
+        "--jobs", type=positive_int, default=1, metavar="N", help="worker processes"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="where to run: local (default), processes (the default when --jobs > 1) or "
+        "dask (needs the dask extra)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (implies --engine dask; without it the dask engine "
+        "starts a local cluster of --jobs workers)",
+    )
+
+
+def engine_options_of(args: argparse.Namespace) -> EngineOptions:
+    """The engine the options name: ``--jobs N`` (N > 1) alone means processes,
+    ``--scheduler`` alone means dask."""
+    engine = args.engine or (
+        "dask" if args.scheduler is not None else "processes" if args.jobs > 1 else "local"
+    )
+    if args.scheduler is not None and engine != "dask":
+        raise EntropyInputError("--scheduler needs --engine dask")
+    return EngineOptions(engine, args.jobs, args.scheduler)
 
 
 def unsupported_pattern_lines() -> list[str]:

@@ -8,29 +8,29 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..core.artifact import serialize_artifact
-from ..core.compiler import compile_entropy_surface
 from ..core.errors import EntropyInputError
 from ..core.jscompat import js_string
 from ..core.notices import format_compile_notice
-from ..core.pool import merge_observation_window, pool_to_value_observations
 from ..core.proposals import entropy_review_signals, format_review_signal
 from ..core.regex import reset_unsupported_patterns, unsupported_patterns
-from ..evidence import read_window_evidence
+from ..distributed import compile_sources
 from ..store import COMPILED, POOL, StoreDamagedError, load_path, save_path, write_file_atomic
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_engine_options,
     add_format_options,
     add_json,
     add_repairs_option,
     add_sessions_option,
     add_state_options,
     add_surface_option,
+    engine_options_of,
     load_optional_repairs,
     print_json,
     print_lines,
     read_options_of,
-    session_paths_of,
+    session_sources_of,
     state_dir_of,
     surface_of,
     unsupported_pattern_lines,
@@ -57,6 +57,7 @@ def register(commands: Any) -> None:
         "--catalog-digest", metavar="TEXT", help="catalog digest of the before-report"
     )
     add_format_options(parser)
+    add_engine_options(parser)
     add_state_options(parser)
     parser.add_argument(
         "--write",
@@ -89,30 +90,31 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     incumbent = _load_required(artifact_path, COMPILED) if artifact_path else None
     if args.artifact and incumbent is None:
         raise EntropyInputError("compiled surface file not found", source=args.artifact)
-    evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
-    observations: list[Any] = list(evidence.value_observations)
+    options = read_options_of(args, surface)
+    pool = _load_required(pool_path, POOL) if pool_path is not None else None
+    run_ = compile_sources(
+        session_sources_of(args, options),
+        surface,
+        options=options,
+        repairs=repairs,
+        artifact=incumbent,
+        catalog_digest=args.catalog_digest,
+        pool=pool,
+        use_pool=pool_path is not None,
+        engine=engine_options_of(args),
+    )
+    outcome = run_.outcome
     pool_note = ""
-    if pool_path is not None:
-        pool = _load_required(pool_path, POOL)
-        merged = merge_observation_window(pool, evidence.windows)
+    if pool_path is not None and run_.pool is not None:
+        merged = run_.pool
         try:
             save_path(pool_path, POOL, merged.file)
         except StoreDamagedError as error:
             raise EntropyInputError(str(error), source=str(pool_path)) from None
-        observations = pool_to_value_observations(merged.file)
         pool_note = (
             f"pool: {merged.merged_sessions} merged · {merged.skipped_sessions} unchanged"
             f" · {merged.dropped_observations} unloadable observations dropped"
         )
-    outcome = compile_entropy_surface(
-        evidence.traces,
-        surface,
-        repairs,
-        observations,
-        evidence.audit_calls,
-        incumbent,
-        args.catalog_digest,
-    )
     written = []
     if outcome.status == "compiled" and outcome.artifact is not None:
         if args.out:

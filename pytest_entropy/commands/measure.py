@@ -6,20 +6,20 @@ import argparse
 from typing import Any, TextIO
 
 from ..core.corpus import surface_hash
-from ..core.errors import EntropyInputError
 from ..core.meter import report_hash
-from ..engine import ENGINES, meter_paths
+from ..engine import meter_paths
 from ..ratchet import add_baseline_options, baseline_exit_status
 from ..remote import expand_session_sources
 from ..render import diagnostics_lines, report_lines
 from .common import (
+    add_engine_options,
     add_format_options,
     add_json,
     add_repairs_option,
     add_surface_option,
+    engine_options_of,
     foreign_lines,
     load_optional_repairs,
-    positive_int,
     print_json,
     print_lines,
     read_options_of,
@@ -47,21 +47,7 @@ def register(commands: Any) -> None:
         metavar="TEXT",
         help="catalog digest to record (default: the surface hash, or empty)",
     )
-    parser.add_argument(
-        "--jobs", type=positive_int, default=1, metavar="N", help="worker processes"
-    )
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        help="where to run: local (default), processes (the default when --jobs > 1) or "
-        "dask (needs the dask extra)",
-    )
-    parser.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="Dask scheduler address (implies --engine dask; without it the dask engine "
-        "starts a local cluster of --jobs workers)",
-    )
+    add_engine_options(parser)
     add_baseline_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
@@ -76,13 +62,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         digest = args.catalog_digest
     else:
         digest = surface_hash(surface) if surface is not None else ""
-    engine = args.engine or (
-        "dask" if args.scheduler is not None else "processes" if args.jobs > 1 else "local"
-    )
-    if args.scheduler is not None and engine != "dask":
-        raise EntropyInputError("--scheduler needs --engine dask")
+    engine = engine_options_of(args)
     result = meter_paths(
-        paths, jobs=args.jobs, engine=engine, scheduler=args.scheduler, options=options
+        paths,
+        jobs=engine.jobs,
+        engine=engine.engine,
+        scheduler=engine.scheduler,
+        options=options,
     )
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)

@@ -8,18 +8,19 @@ from typing import Any, TextIO
 
 from ..core.canonical import file_text
 from ..core.errors import EntropyInputError
-from ..core.pool import merge_observation_window
-from ..evidence import read_window_evidence
+from ..distributed import pool_sources
 from ..store import POOL, load_path, write_file_atomic
 from .common import (
     EXIT_OK,
+    add_engine_options,
     add_format_options,
     add_json,
     add_sessions_option,
     add_surface_option,
+    engine_options_of,
     print_json,
     read_options_of,
-    session_paths_of,
+    session_sources_of,
     surface_of,
 )
 
@@ -33,6 +34,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--pool-in", metavar="FILE", help="the pool to merge into (default: empty)")
     parser.add_argument("--out", metavar="FILE", required=True, help="where to write the pool")
     add_format_options(parser)
+    add_engine_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -47,8 +49,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise EntropyInputError("observation pool file not found", source=args.pool_in)
         pool = loaded.file
     surface = surface_of(args, args.surface) if args.surface else None
-    evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
-    merged = merge_observation_window(pool, evidence.windows)
+    options = read_options_of(args, surface)
+    merged, _ = pool_sources(
+        session_sources_of(args, options), pool, options=options, engine=engine_options_of(args)
+    )
     written = write_file_atomic(Path(args.out), file_text(merged.file))
     if args.json:
         print_json(

@@ -8,23 +8,25 @@ from typing import Any, TextIO
 from ..core.artifact import apply_compiled_surface
 from ..core.corpus import surface_hash
 from ..core.errors import EntropyInputError
-from ..core.meter import measure, report_hash
-from ..core.proposals import entropy_review_signals, propose_entropy_reductions
-from ..evidence import read_window_evidence
+from ..core.meter import report_hash
+from ..core.proposals import entropy_review_signals
+from ..distributed import propose_sources
 from ..render import proposal_lines
 from ..store import COMPILED, load_path
 from .common import (
     EXIT_OK,
+    add_engine_options,
     add_format_options,
     add_json,
     add_repairs_option,
     add_sessions_option,
     add_surface_option,
+    engine_options_of,
     load_optional_repairs,
     print_json,
     print_lines,
     read_options_of,
-    session_paths_of,
+    session_sources_of,
     surface_of,
 )
 
@@ -47,6 +49,7 @@ def register(commands: Any) -> None:
         help="take values from the projected trace arguments instead of the audits",
     )
     add_format_options(parser)
+    add_engine_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -54,7 +57,6 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface) if args.surface else None
     repairs = load_optional_repairs(args.repairs)
-    evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
     effective = surface
     if args.artifact:
         loaded = load_path(args.artifact, COMPILED)
@@ -65,12 +67,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if surface is None:
             raise EntropyInputError("--artifact needs the declared --surface it applies to")
         effective = dict(apply_compiled_surface(surface, loaded.file))
-    digest = surface_hash(effective) if effective is not None else ""
-    report = measure(evidence.traces, effective, repairs, digest)
-    observations = None if args.no_audit_values else evidence.value_observations
-    proposals = propose_entropy_reductions(
-        report, evidence.traces, effective, repairs, observations
+    options = read_options_of(args, surface)
+    run_ = propose_sources(
+        session_sources_of(args, options),
+        effective,
+        options=options,
+        repairs=repairs,
+        catalog_digest=surface_hash(effective) if effective is not None else "",
+        audit_values=not args.no_audit_values,
+        engine=engine_options_of(args),
     )
+    report, proposals = run_.report, run_.proposals
     review = entropy_review_signals(proposals)
     if args.json:
         print_json(

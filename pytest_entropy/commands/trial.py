@@ -1,7 +1,7 @@
 """``pytest-entropy trial``: replay recorded calls against the declared and compiled surfaces.
 
 The held-out trial (spec §10) classifies every recorded call; audited refs replay their
-verbatim audit arguments. Sessions are read as window evidence (each file scanned alone).
+verbatim audit arguments. Each file is scanned alone, on the engine the options name.
 Exit 1 when any held-out successful call is rejected by the compiled schema (a tightening
 cost - the certification's rule); quarantine costs are reported without failing.
 """
@@ -15,21 +15,23 @@ from typing import Any, TextIO
 from ..core.errors import EntropyInputError
 from ..core.jscompat import js_string
 from ..core.regex import reset_unsupported_patterns
-from ..core.trial import TrialReport, run_entropy_trial
-from ..evidence import read_window_evidence
+from ..core.trial import TrialReport
+from ..distributed import trial_sources
 from ..store import COMPILED, load_path
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_engine_options,
     add_format_options,
     add_json,
     add_sessions_option,
     add_state_options,
     add_surface_option,
+    engine_options_of,
     print_json,
     print_lines,
     read_options_of,
-    session_paths_of,
+    session_sources_of,
     state_dir_of,
     surface_of,
     unsupported_pattern_lines,
@@ -58,6 +60,7 @@ def register(commands: Any) -> None:
     )
     add_state_options(parser)
     add_format_options(parser)
+    add_engine_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -108,8 +111,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     reset_unsupported_patterns()
     surface = surface_of(args, args.surface)
     artifact = _artifact(args)
-    evidence = read_window_evidence(session_paths_of(args), read_options_of(args, surface))
-    trial = run_entropy_trial(evidence.traces, surface, artifact, evidence.audit_calls)
+    options = read_options_of(args, surface)
+    trial, _ = trial_sources(
+        session_sources_of(args, options),
+        surface,
+        artifact,
+        options=options,
+        engine=engine_options_of(args),
+    )
     if args.json:
         print_json(out, trial.to_json())
     else:

@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -26,7 +27,9 @@ from .jscompat import is_array_index_key, js_own_keys, js_string
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",
+    "ArrayHasher",
     "CanonicalError",
+    "array_fragment",
     "canonical_json",
     "collation_sort_key",
     "file_text",
@@ -265,6 +268,43 @@ def stable_json_hash_array(items: Any) -> str:
         digest.update(canonical_json(item).encode("utf-8"))
     digest.update(b"]")
     return digest.hexdigest()
+
+
+class ArrayHasher:
+    """``stable_json_hash`` of an array fed in pieces: canonical JSON fragments of
+    consecutive items (``canonical_json(a) + "," + canonical_json(b)``), so the items can be
+    serialised where they are read and hashed, in order, elsewhere.
+
+    >>> hasher = ArrayHasher()
+    >>> hasher.add_fragment(canonical_json(1) + "," + canonical_json("a"))
+    >>> hasher.hexdigest() == stable_json_hash([1, "a"])
+    True
+    """
+
+    __slots__ = ("_digest", "_empty")
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256(b"[")
+        self._empty = True
+
+    def add_fragment(self, fragment: str) -> None:
+        """Append one or more items (canonical JSON joined by ``,``); ``""`` adds nothing."""
+        if not fragment:
+            return
+        if not self._empty:
+            self._digest.update(b",")
+        self._empty = False
+        self._digest.update(fragment.encode("utf-8"))
+
+    def hexdigest(self) -> str:
+        digest = self._digest.copy()
+        digest.update(b"]")
+        return digest.hexdigest()
+
+
+def array_fragment(items: Iterable[Any]) -> str:
+    """The canonical JSON of ``items`` joined by ``,``: an :class:`ArrayHasher` fragment."""
+    return ",".join(canonical_json(item) for item in items)
 
 
 def schema_digest(schema: Any) -> str:

@@ -128,9 +128,16 @@ class ReplayTally:
 
     def merge(self, other: ReplayTally) -> ReplayTally:
         """Fold in the tally of the input that follows; returns ``self``."""
-        for ref, invalid in other.audit_invalid.items():
+        return self.merge_parts(other.audit_invalid, other.trace_runs)
+
+    def merge_parts(
+        self, audit_invalid: Mapping[str, int], trace_runs: Iterable[Sequence[Any]]
+    ) -> ReplayTally:
+        """:meth:`merge` from another tally's two fields (what a worker sends back: the
+        schemas stay behind)."""
+        for ref, invalid in audit_invalid.items():
             self.audit_invalid[ref] = self.audit_invalid.get(ref, 0) + invalid
-        for ref, reason, repeats in other.trace_runs:
+        for ref, reason, repeats in trace_runs:
             self._violation(ref, reason, repeats)
         return self
 
@@ -289,7 +296,8 @@ def _as_json(records: Sequence[Any]) -> list[Any]:
     return [record.to_json() if hasattr(record, "to_json") else record for record in records]
 
 
-Replay = Callable[[Mapping[str, Any], Mapping[str, Any], set[str]], list[dict[str, str]]]
+# replay(candidate, effective, touched, digest_needed) -> violations
+Replay = Callable[[Mapping[str, Any], Mapping[str, Any], set[str], bool], list[dict[str, str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +332,10 @@ def compile_entropy_surface(
         evidence.add_observations(observations)
 
     def replay(
-        candidate: Mapping[str, Any], effective: Mapping[str, Any], touched: set[str]
+        candidate: Mapping[str, Any],
+        effective: Mapping[str, Any],
+        touched: set[str],
+        digest_needed: bool,
     ) -> list[dict[str, str]]:
         return replay_successful_calls(candidate, effective, trace_list, touched, audits)
 
@@ -362,8 +373,9 @@ def compile_from_evidence(
     """The compiler's steps after reading: finalize, propose, apply, re-measure, gate.
 
     ``state`` and ``evidence`` hold the whole corpus (read in one pass or merged from
-    pieces); ``replay(candidate, effective, touched)`` returns the replay violations and
-    ``evidence_counts()`` the artifact's evidence; each is called only when needed.
+    pieces); ``replay(candidate, effective, touched, digest_needed)`` returns the replay
+    violations (``digest_needed``: the score gate passed, so a clean replay will need
+    ``evidence_counts()``, the artifact's evidence, next). Each is called only when needed.
     """
     effective = apply_compiled_surface(surface, artifact)
     before_digest = catalog_digest if catalog_digest is not None else surface_hash(effective)
@@ -375,7 +387,9 @@ def compile_from_evidence(
     candidate = apply_proposals_to_surface(effective, auto)
     after = state.finalize(candidate, repairs, surface_hash(candidate))
     score_gate = evaluate_gate(report, after)
-    violations = replay(candidate, effective, touched_refs(candidate, effective))
+    violations = replay(
+        candidate, effective, touched_refs(candidate, effective), score_gate["passed"]
+    )
     passed = score_gate["passed"] and not violations
     gate = {
         "passed": passed,

@@ -13,9 +13,18 @@ replay gate must not fail on a pattern we cannot evaluate safely.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
-__all__ = ["UNSUPPORTED", "pattern_search", "reset_unsupported_patterns", "unsupported_patterns"]
+__all__ = [
+    "UNSUPPORTED",
+    "collect_unsupported_patterns",
+    "note_unsupported_patterns",
+    "pattern_search",
+    "reset_unsupported_patterns",
+    "unsupported_patterns",
+]
 
 UNSUPPORTED: Final = None
 _CACHE_LIMIT: Final = 1024
@@ -67,3 +76,25 @@ def unsupported_patterns() -> list[str]:
 
 def reset_unsupported_patterns() -> None:
     _unsupported.clear()
+
+
+def note_unsupported_patterns(patterns: Iterable[str]) -> None:
+    """Record patterns another process found unsupported (a worker's, merged by the client)."""
+    _unsupported.update(patterns)
+
+
+@contextmanager
+def collect_unsupported_patterns() -> Iterator[set[str]]:
+    """The unsupported patterns met inside the block, gathered into the yielded set.
+
+    A worker process runs many tasks (of many runs, on a shared cluster); each task reports
+    only what it met itself. The process-wide record keeps everything as before.
+    """
+    saved = set(_unsupported)
+    _unsupported.clear()
+    found: set[str] = set()
+    try:
+        yield found
+    finally:
+        found.update(_unsupported)
+        _unsupported.update(saved)

@@ -143,9 +143,17 @@ class TrialTally:
 
     def merge(self, other: TrialTally) -> TrialTally:
         """Fold in the tally of the input that follows; returns ``self``."""
+        return self.merge_parts(other.trace_classes, other.audit_classes)
+
+    def merge_parts(
+        self,
+        trace_classes: Mapping[str, Mapping[str, int]],
+        audit_classes: Mapping[str, Mapping[str, int]],
+    ) -> TrialTally:
+        """:meth:`merge` from another tally's two fields (the schemas stay behind)."""
         for mine, theirs in (
-            (self.trace_classes, other.trace_classes),
-            (self.audit_classes, other.audit_classes),
+            (self.trace_classes, trace_classes),
+            (self.audit_classes, audit_classes),
         ):
             for ref, classes in theirs.items():
                 for trial_class, n in classes.items():
