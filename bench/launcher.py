@@ -24,7 +24,7 @@ for line in sys.stdin:
         out.seek(0)
         err.seek(0)
         result = {
-            "status": status,
+            "status": os.waitstatus_to_exitcode(status),
             "seconds": seconds,
             "maxrss": usage.ru_maxrss * 1024,
             "stdout": out.read().decode(),
@@ -45,13 +45,14 @@ class Launcher:
             text=True,
         )
 
-    def run(self, command: list[str]) -> dict[str, Any]:
+    def run(self, command: list[str], ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
+        """Run ``command``; stop the benchmark unless its exit status is one of ``ok``."""
         if self.process.stdin is None or self.process.stdout is None:
             raise SystemExit("the launcher has no pipes")
         self.process.stdin.write(json.dumps(command) + "\n")
         self.process.stdin.flush()
         result: dict[str, Any] = json.loads(self.process.stdout.readline())
-        if result["status"] != 0:
+        if result["status"] not in ok:
             raise SystemExit(f"{command} failed: {result['stderr']}")
         return result
 

@@ -19,7 +19,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -80,17 +80,32 @@ def collation_sort_key(key: str) -> bytes:
     return bytes(_get_collator().getSortKey(key))
 
 
-def _canonical_keys(obj: dict[str, Any]) -> list[str]:
-    keys = list(obj)
+def _canonical_keys(obj: dict[str, Any]) -> Sequence[str]:
+    keys = tuple(obj)
     if len(keys) <= 1:
         return keys
+    if len(keys) <= _CACHED_KEY_SET_SIZE:
+        # Objects of one kind share their key set: order each distinct set once.
+        return _ordered_key_set(keys)
+    return _order_keys(keys)
+
+
+_CACHED_KEY_SET_SIZE = 16
+
+
+@lru_cache(maxsize=4096)
+def _ordered_key_set(keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_order_keys(keys))
+
+
+def _order_keys(keys: tuple[str, ...]) -> list[str]:
     index_keys = [k for k in keys if k[:1].isdigit() and is_array_index_key(k)]
     if index_keys:
         index_set = set(index_keys)
         rest = [k for k in keys if k not in index_set]
         index_keys.sort(key=int)
     else:
-        rest = keys
+        rest = list(keys)
     # A stable sort: keys that collate equal keep their own-key (insertion) order.
     rest.sort(key=collation_sort_key)
     return index_keys + rest if index_keys else rest
@@ -145,7 +160,84 @@ _CANONICAL = 0
 _OWN = 1
 
 
+# Values nested deeper than this are written by the iterative writer (hostile inputs nest
+# 10**4 deep; ordinary records rarely pass 10).
+_FAST_DEPTH = 48
+
+
+class _Fallback(Exception):
+    """The fast writer met something only the general writer handles."""
+
+
+def _write_fast(value: Any, order: int, append: Callable[[str], None], depth: int) -> None:
+    """The common case, recursively: plain dicts, lists and primitives, shallow."""
+    t = type(value)
+    if t is str:
+        append(json_string(value))
+    elif t is dict:
+        if not value:
+            append("{}")
+            return
+        if depth >= _FAST_DEPTH:
+            raise _Fallback
+        keys = tuple(value)
+        if len(keys) <= _CACHED_KEY_SET_SIZE:
+            entries = _key_entries(keys, order)
+        else:
+            entries = _entries(_order_keys(keys) if order == _CANONICAL else js_own_keys(value))
+        for key, prefix in entries:
+            append(prefix)
+            _write_fast(value[key], order, append, depth + 1)
+        append("}")
+    elif t is list:
+        if not value:
+            append("[]")
+            return
+        if depth >= _FAST_DEPTH:
+            raise _Fallback
+        separator = "["
+        for item in value:
+            append(separator)
+            _write_fast(item, order, append, depth + 1)
+            separator = ","
+        append("]")
+    elif value is None:
+        append("null")
+    elif value is True:
+        append("true")
+    elif value is False:
+        append("false")
+    elif t is int or t is float:
+        append(_number_text(value))
+    else:
+        raise _Fallback
+
+
+def _entries(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``(key, text written before its value)`` for keys in writing order."""
+    return tuple(
+        (key, ("," if index else "{") + json_string(key) + ":") for index, key in enumerate(keys)
+    )
+
+
+@lru_cache(maxsize=4096)
+def _key_entries(keys: tuple[str, ...], order: int) -> tuple[tuple[str, str], ...]:
+    """:func:`_entries` of one key set in either order, computed once per distinct set."""
+    if order == _CANONICAL:
+        return _entries(_order_keys(keys) if len(keys) > 1 else keys)
+    return _entries(js_own_keys(dict.fromkeys(keys)))
+
+
 def _write_compact(value: Any, order: int) -> str:
+    fast: list[str] = []
+    try:
+        _write_fast(value, order, fast.append, 0)
+    except _Fallback:
+        return _write_general(value, order)
+    return "".join(fast)
+
+
+def _write_general(value: Any, order: int) -> str:
     parts: list[str] = []
     append = parts.append
     # Stack items: ("v", value) to write a value, or ("s", text) to write literal text.

@@ -1,0 +1,50 @@
+"""The canonical writer's recursive fast path writes exactly what the general writer writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_entropy import strategies as es
+from pytest_entropy.core import canonical
+from pytest_entropy.core.canonical import CanonicalError, canonical_json, js_stringify
+
+ORDERS = [canonical._CANONICAL, canonical._OWN]
+
+
+def nested(depth: int) -> Any:
+    value: Any = {"b": 1, "a": [0.5, "x"], "10": None, "2": True}
+    for level in range(depth):
+        value = {"z": value, "1": level} if level % 2 else [value, {"y": -0.0}]
+    return value
+
+
+@given(value=es.json_values(40), order=st.sampled_from(ORDERS))
+def test_fast_and_general_writers_agree(value: Any, order: int) -> None:
+    assert canonical._write_compact(value, order) == canonical._write_general(value, order)
+
+
+@pytest.mark.parametrize("depth", [0, 1, 47, 48, 49, 200, 3000])
+def test_deep_values_fall_back_to_the_general_writer(depth: int) -> None:
+    value = nested(depth)
+    for order in ORDERS:
+        assert canonical._write_compact(value, order) == canonical._write_general(value, order)
+
+
+def test_tuples_and_cycles_take_the_general_path() -> None:
+    assert canonical_json({"b": (1, 2), "a": 1}) == '{"a":1,"b":[1,2]}'
+    cyclic: dict[str, Any] = {"a": 1}
+    cyclic["self"] = cyclic
+    with pytest.raises(CanonicalError, match="cyclic"):
+        canonical_json(cyclic)
+    with pytest.raises(CanonicalError, match="cyclic"):
+        js_stringify([cyclic])
+
+
+def test_large_key_sets_are_ordered_without_the_cache() -> None:
+    value = {f"k{index}": index for index in range(40, 0, -1)} | {"3": 0, "1": 0}
+    text = canonical_json(value)
+    assert text.startswith('{"1":0,"3":0,"k1":1,"k10":10,')
