@@ -223,3 +223,29 @@ def test_urls_need_fsspec(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "fsspec", None)
     with pytest.raises(EntropyInputError, match=r"pytest-entropy\[dask\]"):
         expand_url("memory://anything/a.jsonl")
+
+
+@pytest.mark.parametrize("session_format", ["fabric", "auto"])
+def test_compile_and_trial_over_urls_match_local_paths(
+    memory_root: str, tmp_path: Path, session_format: str
+) -> None:
+    """The two-pass compile stamps URLs by size and version; a URL corpus compiles and
+    trials to the bytes of the same files on disk (streamed, or copied for ``auto``)."""
+    from pytest_entropy.core.canonical import canonical_json
+    from pytest_entropy.distributed import compile_sources, source_files, trial_sources
+    from tests.distributed_support import SURFACE, write_corpus
+
+    paths = write_corpus(tmp_path / "corpus", 0)
+    for path in paths:
+        put(f"{memory_root}/{path.name}", path.read_bytes())
+    urls = expand_session_sources([memory_root])
+    assert len(urls) == len(paths)
+    options = ReadOptions(session_format=session_format)
+    remote = compile_sources(source_files(urls), SURFACE, options=options)
+    local = compile_sources(source_files(paths), SURFACE, options=options)
+    assert remote.outcome.status == "compiled"
+    assert canonical_json(remote.outcome.to_json()) == canonical_json(local.outcome.to_json())
+    artifact = local.outcome.artifact
+    remote_trial, _ = trial_sources(source_files(urls), SURFACE, artifact, options=options)
+    local_trial, _ = trial_sources(source_files(paths), SURFACE, artifact, options=options)
+    assert remote_trial.to_json() == local_trial.to_json()
