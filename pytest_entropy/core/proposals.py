@@ -103,26 +103,60 @@ def _is_primitive(value: Any) -> bool:
 
 
 class _Tally:
-    """Per (ref, key): value key -> [value, count] in first-seen order, and the total."""
+    """Per (ref, key): value key -> [value, count] in first-seen order, and the total.
 
-    __slots__ = ("counts", "key", "ref", "total")
+    A parameter with more than :data:`ENUM_MAX_DISTINCT` distinct values can never be
+    proposed as an enum, and more data only adds values, so past that point the tally
+    forgets its values (``overflowed``) and keeps counting the total: memory stays bounded
+    per parameter however many distinct paths or queries a corpus holds.
+    """
+
+    __slots__ = ("counts", "key", "overflowed", "ref", "total")
 
     def __init__(self, ref: str, key: str) -> None:
         self.ref = ref
         self.key = key
         self.counts: dict[str, list[Any]] = {}
         self.total: int | float = 0
+        self.overflowed = False
 
     def add(self, value: Any, weight: int | float) -> None:
+        self.total += weight
+        if self.overflowed:
+            return
         identity = value_key(value)
         slot = self.counts.get(identity)
         if slot is None:
             self.counts[identity] = [value, weight]
+            if len(self.counts) > ENUM_MAX_DISTINCT:
+                self.overflow()
         else:
             # The entry keeps its first-seen position; the value is the last one seen.
             slot[0] = value
             slot[1] += weight
-        self.total += weight
+
+    def overflow(self) -> None:
+        self.overflowed = True
+        self.counts.clear()
+
+    def merge(self, other: _Tally) -> None:
+        """Fold in the tally of the input that follows."""
+        self.total += other.total
+        if self.overflowed:
+            return
+        if other.overflowed:
+            self.overflow()
+            return
+        counts = self.counts
+        for identity, (value, count) in other.counts.items():
+            slot = counts.get(identity)
+            if slot is None:
+                counts[identity] = [value, count]
+            else:
+                slot[0] = value  # the last value seen, as one pass would keep it
+                slot[1] += count
+        if len(counts) > ENUM_MAX_DISTINCT:
+            self.overflow()
 
     def ranked(self) -> list[tuple[str, Any, int | float]]:
         rows = [(identity, slot[0], slot[1]) for identity, slot in self.counts.items()]
@@ -249,15 +283,7 @@ class ProposalEvidence:
     def merge(self, other: ProposalEvidence) -> ProposalEvidence:
         """Fold in ``other`` (the evidence of the input that follows); returns ``self``."""
         for (ref, key), theirs in other.tallies.items():
-            mine = _tally_of(self.tallies, ref, key)
-            for identity, (value, count) in theirs.counts.items():
-                slot = mine.counts.get(identity)
-                if slot is None:
-                    mine.counts[identity] = [value, count]
-                else:
-                    slot[0] = value  # the last value seen, as one pass would keep it
-                    slot[1] += count
-            mine.total += theirs.total
+            _tally_of(self.tallies, ref, key).merge(theirs)
         for ref, theirs_clusters in other.clusters.items():
             per_ref = self.clusters.get(ref)
             if per_ref is None:
@@ -316,7 +342,7 @@ def _enum_proposals(
         if tally.total < ENUM_MIN_OBSERVATIONS:
             continue
         distinct = len(tally.counts)
-        if distinct < 2 or distinct > ENUM_MAX_DISTINCT:
+        if tally.overflowed or distinct < 2 or distinct > ENUM_MAX_DISTINCT:
             continue
         ranked = tally.ranked()
         top_share = round_metric(ranked[0][2] / tally.total)

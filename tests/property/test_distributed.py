@@ -74,7 +74,7 @@ def splits(items: list[Any]) -> st.SearchStrategy[list[list[Any]]]:
 
 def evidence_state(evidence: ProposalEvidence) -> Any:
     tallies = [
-        (ref, key, list(tally.counts.items()), tally.total)
+        (ref, key, list(tally.counts.items()), tally.total, tally.overflowed)
         for (ref, key), tally in evidence.tallies.items()
     ]
     clusters = {ref: list(evidence.key_set_clusters(ref).items()) for ref in evidence.clusters}
@@ -407,3 +407,30 @@ def test_unreadable_sources_count_but_add_nothing(tmp_path: Path) -> None:
     assert canonical_json(run.outcome.to_json()) == canonical_json(alone.outcome.to_json())
     assert run.diagnostics.unreadable_files == 1
     assert json.loads(canonical_json(run.diagnostics.to_json()))["files"] == 3
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "overflowed"),
+    [
+        (["a", "b", "c", "d", "e"], ["c", "d", "e", "a", "b"], False),
+        (["a", "b", "c", "d", "e"], ["f", "g", "h"], False),
+        (["a", "b", "c", "d", "e"], ["f", "g", "h", "i"], True),
+        ([str(n) for n in range(12)], ["a"], True),
+        (["a"], [str(n) for n in range(12)], True),
+    ],
+)
+def test_a_tally_forgets_its_values_once_it_cannot_be_an_enum(
+    first: list[str], then: list[str], overflowed: bool
+) -> None:
+    def evidence(values: list[str]) -> ProposalEvidence:
+        out = ProposalEvidence()
+        out.add_observations(ValueObservation("r", "k", value, 2) for value in values)
+        return out
+
+    whole = evidence(first + then)
+    merged = evidence(first).merge(evidence(then))
+    assert evidence_state(merged) == evidence_state(whole)
+    tally = whole.tallies[("r", "k")]
+    assert tally.overflowed is overflowed
+    assert tally.total == 2 * len(first + then)
+    assert (tally.counts == {}) is overflowed
