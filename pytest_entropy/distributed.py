@@ -54,6 +54,8 @@ __all__ = [
     "CompileRun",
     "CorpusEvidence",
     "EngineOptions",
+    "GatherPlan",
+    "ProposeRun",
     "SourceChangedError",
     "SourceFile",
     "compile_sources",
@@ -467,6 +469,8 @@ def compile_sources(
 
 @dataclass(frozen=True, slots=True)
 class ProposeRun:
+    """The report, the proposals and what the reads saw."""
+
     report: Report
     proposals: list[Proposal]
     diagnostics: ScanDiagnostics
@@ -508,8 +512,8 @@ def pool_sources(
     """``merge_observation_window`` of the files' windows into ``pool``."""
     plan = GatherPlan(options or ReadOptions(), meter=False, proposals=False, windows=True)
     corpus = gather_sources(sources, plan, engine or EngineOptions(), pool=pool)
-    assert corpus.pool is not None
-    return corpus.pool.result(), corpus.diagnostics
+    merger = corpus.pool if corpus.pool is not None else PoolMerger(pool)  # always set here
+    return merger.result(), corpus.diagnostics
 
 
 # ------------------------------------------------------------------------------ trial
