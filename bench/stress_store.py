@@ -189,32 +189,42 @@ def crash_watch(work: Path, trials: int, rng: random.Random) -> dict[str, int]:
     state = work / "watch-state"
     texts = [p.read_bytes() for p in sorted((DEMO / "sessions").glob("*.jsonl"))]
     counts = {
+        "median tick (ms)": 0,
         "trials": 0,
         "killed mid-run": 0,
         "finished before the kill": 0,
         "state files that failed to load": 0,
     }
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_entropy",
+        "watch",
+        "--sessions",
+        str(sessions),
+        "--surface",
+        str(DEMO / "surface.json"),
+        "--state-dir",
+        str(state),
+        "--once",
+    ]
+    # Calibrate: how long a whole tick takes here (start-up, read, compile, two saves), so
+    # the kills land across all of it rather than mostly after it.
+    (sessions / "live.jsonl").write_bytes(b"".join(texts))
+    durations = []
+    for _ in range(5):
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        durations.append(time.perf_counter() - started)
+    tick = sorted(durations)[len(durations) // 2]
+    counts["median tick (ms)"] = round(tick * 1000)
+    shutil.rmtree(state, ignore_errors=True)
     for trial in range(trials):
         # Alternate the evidence so every tick has something new to merge and save.
         (sessions / "live.jsonl").write_bytes(b"".join(texts[: 1 + trial % len(texts)]))
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pytest_entropy",
-                "watch",
-                "--sessions",
-                str(sessions),
-                "--surface",
-                str(DEMO / "surface.json"),
-                "--state-dir",
-                str(state),
-                "--once",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(rng.uniform(0.25, 1.0))
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # From the first tenth of a tick (imports) to just past its median end.
+        time.sleep(rng.uniform(0.1 * tick, 1.05 * tick))
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
             counts["killed mid-run"] += 1
