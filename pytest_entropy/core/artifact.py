@@ -17,6 +17,7 @@ from typing import Any
 
 from .canonical import file_text, schema_digest, stable_json_hash
 from .jscompat import code_unit_key, is_safe_integer_at_least, js_trim
+from .records import action_schemas
 
 __all__ = [
     "COMPILED_SURFACE_VERSION",
@@ -133,13 +134,6 @@ def serialize_artifact(artifact: Mapping[str, Any]) -> str:
     return file_text(artifact)
 
 
-def _schemas(surface: Mapping[str, Any]) -> dict[str, Any]:
-    schemas: dict[str, Any] = {}
-    for action in surface.get("actions") or ():
-        schemas[action["ref"]] = action.get("inputSchema")
-    return schemas
-
-
 def apply_compiled_surface(
     live: Mapping[str, Any], artifact: Mapping[str, Any] | None
 ) -> Mapping[str, Any]:
@@ -149,7 +143,7 @@ def apply_compiled_surface(
     """
     if artifact is None or (not artifact.get("actions") and not artifact.get("quarantined")):
         return live
-    declared = _schemas(live)
+    declared = action_schemas(live)
     overlays = {entry["ref"]: entry for entry in artifact.get("actions") or ()}
     quarantines = {entry["ref"]: entry for entry in artifact.get("quarantined") or ()}
     actions = []
@@ -267,7 +261,7 @@ def without_widening_overlays(
     Returns the filtered artifact and how many overlays were refused. Entries whose base
     digest does not prove are left for :func:`merge_compiled_surfaces` to drop and count.
     """
-    declared = _schemas(live)
+    declared = action_schemas(live)
     kept = []
     refused = 0
     for entry in incoming.get("actions") or ():
@@ -291,7 +285,7 @@ def merge_compiled_surfaces(
     Returns ``{"file", "droppedOverlays", "droppedQuarantines"}``. Local entries always win a
     conflict; an import can tighten the local surface but never widen it.
     """
-    declared = _schemas(live)
+    declared = action_schemas(live)
 
     def live_digest(ref: str) -> str | None:
         return schema_digest(declared[ref]) if ref in declared else None

@@ -22,7 +22,16 @@ from .proposals import (
     apply_proposals_to_surface,
     evaluate_gate,
 )
-from .records import AuditCall, Operation, RepairRow, Report, Trace, ValueObservation
+from .records import (
+    AuditCall,
+    RepairRow,
+    Report,
+    Trace,
+    ValueObservation,
+    action_schemas,
+    audit_fields,
+    operations_of,
+)
 from .validation import accepts
 
 __all__ = [
@@ -39,28 +48,6 @@ __all__ = [
 
 ABSENT_REASON = "absent from the candidate surface"
 INVALID_REASON = "recorded arguments no longer validate against the compiled schema"
-
-
-def _schemas(surface: Mapping[str, Any]) -> dict[str, Any]:
-    schemas: dict[str, Any] = {}
-    for action in surface.get("actions") or ():
-        schemas[action["ref"]] = action.get("inputSchema")
-    return schemas
-
-
-def _audit_fields(call: AuditCall | Mapping[str, Any]) -> tuple[str, Any]:
-    if isinstance(call, AuditCall):
-        return call.ref, call.args
-    return call["ref"], call["args"]
-
-
-def _operations(trace: Trace | Mapping[str, Any]) -> Sequence[Any]:
-    if isinstance(trace, Trace):
-        return trace.operations
-    return [
-        Operation(op["ref"], op["args"], op["outcome"], op.get("failureStage"))
-        for op in trace.get("operations", ())
-    ]
 
 
 class ReplayTally:
@@ -82,8 +69,8 @@ class ReplayTally:
         touched: Iterable[str],
         audited: Iterable[str] = (),
     ) -> None:
-        self._candidate = _schemas(candidate)
-        self._before = _schemas(before)
+        self._candidate = action_schemas(candidate)
+        self._before = action_schemas(before)
         self._touched = set(touched)
         self._audited = set(audited)
         # ref -> audit calls the candidate rejects, in order of the ref's first audit call
@@ -92,7 +79,7 @@ class ReplayTally:
         self.trace_runs: list[list[Any]] = []
 
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
-        ref, args = _audit_fields(call)
+        ref, args = audit_fields(call)
         if ref not in self._touched:
             return
         invalid = self.audit_invalid.get(ref)
@@ -108,7 +95,7 @@ class ReplayTally:
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
         touched, audited, candidate = self._touched, self._audited, self._candidate
-        for op in _operations(trace):
+        for op in operations_of(trace):
             ref, args, outcome = op[0], op[1], op[2]
             if outcome != "succeeded" or ref not in touched or ref in audited:
                 continue
@@ -170,7 +157,7 @@ def replay_successful_calls(
     """
     touched_set = set(touched)
     audits = list(audit_calls) if audit_calls is not None else []
-    audited = {ref for ref in (_audit_fields(call)[0] for call in audits) if ref in touched_set}
+    audited = {ref for ref in (audit_fields(call)[0] for call in audits) if ref in touched_set}
     tally = ReplayTally(candidate, before, touched_set, audited)
     for call in audits:
         tally.add_audit(call)
@@ -181,8 +168,8 @@ def replay_successful_calls(
 
 def touched_refs(candidate: Mapping[str, Any], effective: Mapping[str, Any]) -> set[str]:
     """Refs whose schema the candidate changed, plus refs it removed (spec §8.2)."""
-    effective_schemas = _schemas(effective)
-    candidate_schemas = _schemas(candidate)
+    effective_schemas = action_schemas(effective)
+    candidate_schemas = action_schemas(candidate)
     touched = {
         ref
         for ref, schema in candidate_schemas.items()
@@ -237,8 +224,8 @@ def _new_artifact(
     after: Report,
     counts: EvidenceCounts,
 ) -> Artifact:
-    declared = _schemas(surface)
-    candidate_schemas = _schemas(candidate)
+    declared = action_schemas(surface)
+    candidate_schemas = action_schemas(candidate)
     overlays = []
     for action in candidate.get("actions") or ():
         ref = action["ref"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from .canonical import stable_json_hash
 from .jscompat import code_unit_key, is_safe_integer_at_least, js_trim, value_key
-from .records import ValueObservation
+from .records import ValueObservation, observation_fields
 
 __all__ = [
     "OBSERVATION_POOL_VERSION",
@@ -48,26 +48,9 @@ Pool = dict[str, Any]
 _NUL = "\u0000"
 
 
-def _fields(observation: ValueObservation | Mapping[str, Any]) -> tuple[str, str, Any, int]:
-    if isinstance(observation, ValueObservation):
-        return (
-            observation.ref,
-            observation.key,
-            observation.value,
-            1 if observation.count is None else observation.count,
-        )
-    count = observation.get("count")
-    return (
-        observation["ref"],
-        observation["key"],
-        observation["value"],
-        1 if count is None else count,
-    )
-
-
 def observation_identity(observation: ValueObservation | Mapping[str, Any]) -> str:
     """``ref + NUL + key + NUL + typeof(value) + ":" + String(value)`` (spec §2.7.4)."""
-    ref, key, value, _ = _fields(observation)
+    ref, key, value, _ = observation_fields(observation)
     return ref + _NUL + key + _NUL + value_key(value)
 
 
@@ -86,7 +69,7 @@ def loadable_observation(observation: ValueObservation | Mapping[str, Any]) -> b
     number cannot be written at all. Such observations are dropped before merging
     (spec §14 #22, docs/decisions.md).
     """
-    ref, key, value, _ = _fields(observation)
+    ref, key, value, _ = observation_fields(observation)
     for text in (ref, key):
         if not text or _NUL in text or js_trim(text) != text:
             return False
@@ -241,7 +224,7 @@ def _summary(observations: Iterable[Any]) -> tuple[dict[str, int], str]:
     for observation in observations:
         identity = observation_identity(observation)
         identities.append(identity)
-        counts[identity] = counts.get(identity, 0) + _fields(observation)[3]
+        counts[identity] = counts.get(identity, 0) + observation_fields(observation)[3]
     identities.sort(key=code_unit_key)
     return counts, stable_json_hash(identities)
 

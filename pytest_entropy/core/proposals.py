@@ -18,7 +18,14 @@ from typing import Any
 
 from .canonical import js_stringify, json_copy
 from .jscompat import code_unit_key, js_own_keys, js_string, js_typeof, round_metric, value_key
-from .records import Operation, RepairRow, Report, Trace, ValueObservation
+from .records import (
+    RepairRow,
+    Report,
+    Trace,
+    ValueObservation,
+    observation_fields,
+    operations_of,
+)
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
@@ -62,15 +69,6 @@ def _report_rows(report: Report | Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(report.get("refs", ()))
 
 
-def _operations(trace: Trace | Mapping[str, Any]) -> Sequence[Any]:
-    if isinstance(trace, Trace):
-        return trace.operations
-    return [
-        Operation(op["ref"], op["args"], op["outcome"], op.get("failureStage"))
-        for op in trace.get("operations", ())
-    ]
-
-
 def _schemas_by_ref(surface: Mapping[str, Any] | None) -> dict[str, Any]:
     schemas: dict[str, Any] = {}
     if surface is None:
@@ -79,19 +77,6 @@ def _schemas_by_ref(surface: Mapping[str, Any] | None) -> dict[str, Any]:
         if type(action) is dict and type(action.get("ref")) is str:
             schemas[action["ref"]] = action.get("inputSchema")
     return schemas
-
-
-def _observation_fields(observation: ValueObservation | Mapping[str, Any]) -> tuple[Any, ...]:
-    if isinstance(observation, ValueObservation):
-        weight = 1 if observation.count is None else observation.count
-        return observation.ref, observation.key, observation.value, weight
-    count = observation.get("count")
-    return (
-        observation["ref"],
-        observation["key"],
-        observation["value"],
-        1 if count is None else count,
-    )
 
 
 def _is_primitive(value: Any) -> bool:
@@ -220,7 +205,7 @@ class ProposalEvidence:
     # ------------------------------------------------------------------ accumulation
 
     def add_observation(self, observation: ValueObservation | Mapping[str, Any]) -> None:
-        ref, key, value, weight = _observation_fields(observation)
+        ref, key, value, weight = observation_fields(observation)
         _tally_of(self.tallies, ref, key).add(value, weight)
 
     def add_observations(
@@ -241,7 +226,7 @@ class ProposalEvidence:
         tallies = self.tallies
         segment: list[str] = []
         segments: list[list[str]] = []
-        for op in _operations(trace):
+        for op in operations_of(trace):
             ref, args, outcome = op[0], op[1], op[2]
             per_ref = clusters.get(ref)
             if per_ref is None:

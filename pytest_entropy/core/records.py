@@ -23,8 +23,12 @@ __all__ = [
     "Totals",
     "Trace",
     "ValueObservation",
+    "action_schemas",
+    "audit_fields",
     "coerce_repairs",
     "coerce_traces",
+    "observation_fields",
+    "operations_of",
 ]
 
 ENTROPY_METRIC_VERSION = 2
@@ -354,3 +358,31 @@ def operations_of(trace: Trace | Mapping[str, Any]) -> Sequence[Operation]:
     if isinstance(trace, Trace):
         return trace.operations
     return [Operation.from_json(op) for op in trace.get("operations", ())]
+
+
+def audit_fields(call: AuditCall | Mapping[str, Any]) -> tuple[str, Any]:
+    """``(ref, args)`` of an audit call given as a record or as a spec-shaped dict."""
+    if isinstance(call, AuditCall):
+        return call.ref, call.args
+    return call["ref"], call["args"]
+
+
+def observation_fields(
+    observation: ValueObservation | Mapping[str, Any],
+) -> tuple[str, str, Any, int]:
+    """``(ref, key, value, weight)`` of a value observation (a missing count weighs 1)."""
+    if isinstance(observation, ValueObservation):
+        count = observation.count
+        return observation.ref, observation.key, observation.value, 1 if count is None else count
+    count = observation.get("count")
+    return (
+        observation["ref"],
+        observation["key"],
+        observation["value"],
+        1 if count is None else count,
+    )
+
+
+def action_schemas(surface: Mapping[str, Any]) -> dict[str, Any]:
+    """ref -> ``inputSchema`` of a surface snapshot's actions (a repeated ref: the last)."""
+    return {action["ref"]: action.get("inputSchema") for action in surface.get("actions") or ()}

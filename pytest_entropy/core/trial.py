@@ -7,7 +7,7 @@ never a win).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,7 @@ from .artifact import apply_compiled_surface
 from .corpus import surface_hash
 from .jscompat import code_unit_key
 from .meter import MeterState
-from .records import AuditCall, Operation, Trace
+from .records import AuditCall, Trace, action_schemas, audit_fields, operations_of
 from .validation import accepts
 
 __all__ = ["TRIAL_CLASSES", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
@@ -70,19 +70,6 @@ class TrialReport:
         }
 
 
-def _schemas(surface: Mapping[str, Any]) -> dict[str, Any]:
-    return {action["ref"]: action.get("inputSchema") for action in surface.get("actions") or ()}
-
-
-def _operations(trace: Trace | Mapping[str, Any]) -> Sequence[Any]:
-    if isinstance(trace, Trace):
-        return trace.operations
-    return [
-        Operation(op["ref"], op["args"], op["outcome"], op.get("failureStage"))
-        for op in trace.get("operations", ())
-    ]
-
-
 def _classify(declared: Any, compiled: Any, quarantined: bool, args: Any, ok: bool) -> str:
     """The trial class of one call; ``ok`` is whether it is known to have succeeded
     (audits carry no outcome and count as succeeded: the pessimistic reading)."""
@@ -107,8 +94,8 @@ class TrialTally:
     __slots__ = ("_compiled", "_declared", "audit_classes", "trace_classes")
 
     def __init__(self, live: Mapping[str, Any], effective: Mapping[str, Any]) -> None:
-        self._declared = _schemas(live)
-        self._compiled = _schemas(effective)
+        self._declared = action_schemas(live)
+        self._compiled = action_schemas(effective)
         self.trace_classes: dict[str, dict[str, int]] = {}
         self.audit_classes: dict[str, dict[str, int]] = {}
 
@@ -121,7 +108,7 @@ class TrialTally:
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
         declared, compiled = self._declared, self._compiled
-        for op in _operations(trace):
+        for op in operations_of(trace):
             ref, args, outcome = op[0], op[1], op[2]
             if ref.startswith("fabric.") or ref not in declared:
                 continue
@@ -131,9 +118,7 @@ class TrialTally:
             self._count(self.trace_classes, ref, trial_class)
 
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
-        ref, args = (
-            (call.ref, call.args) if isinstance(call, AuditCall) else (call["ref"], call["args"])
-        )
+        ref, args = audit_fields(call)
         if ref not in self._declared:
             return
         trial_class = _classify(
