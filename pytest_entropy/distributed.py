@@ -602,4 +602,5 @@ def trial_sources(
         _TrialRoot(TrialTally(live, effective)),
         _merge_trial_parts,
     )
-    return trial_from_tally(root.state, root.tally, live, artifact), root.diagnostics
+    report = trial_from_tally(root.state, root.tally, live, artifact, effective)
+    return report, root.diagnostics

@@ -13,7 +13,7 @@ from ..distributed import EngineOptions, SourceFile, source_files
 from ..engine import ENGINES
 from ..ingest.fabric import ScanDiagnostics
 from ..remote import expand_session_sources
-from ..sessions import ReadOptions, expand_session_paths
+from ..sessions import ReadOptions
 from ..store import agent_state_dir, default_state_dir
 from ..surfaces import load_repairs, load_surface
 
@@ -38,7 +38,6 @@ __all__ = [
     "print_json",
     "print_lines",
     "read_options_of",
-    "session_paths_of",
     "session_sources_of",
     "state_dir_of",
     "surface_of",
@@ -147,11 +146,6 @@ def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) ->
     )
 
 
-def session_paths_of(args: argparse.Namespace) -> list[Path]:
-    """The files ``--sessions`` names, directories expanded by ``--format``'s rule."""
-    return expand_session_paths(args.sessions, read_options_of(args, None))
-
-
 def session_sources_of(args: argparse.Namespace, options: ReadOptions) -> list[SourceFile]:
     """The files ``--sessions`` names (local paths or fsspec URLs), as engine map items."""
     return source_files(expand_session_sources(args.sessions, options))
@@ -206,7 +200,7 @@ def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True
     """``--format`` (with ``sessions``), ``--surface-format`` and ``--ref-prefix``.
 
     Every command that reads sessions or a surface registers them through this one helper;
-    ``read_options_of``, ``session_paths_of`` and ``surface_of`` read them back.
+    ``read_options_of``, ``session_sources_of`` and ``surface_of`` read them back.
     """
     from ..sessions import session_formats
     from ..surfaces import surface_formats

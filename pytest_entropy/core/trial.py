@@ -172,7 +172,7 @@ def run_entropy_trial(
         tally.add_trace(trace)
     for call in audit_calls or ():
         tally.add_audit(call)
-    return trial_from_tally(state, tally, live, artifact)
+    return trial_from_tally(state, tally, live, artifact, effective)
 
 
 def trial_from_tally(
@@ -180,9 +180,10 @@ def trial_from_tally(
     tally: TrialTally,
     live: Mapping[str, Any],
     artifact: Mapping[str, Any] | None,
+    effective: Mapping[str, Any],
 ) -> TrialReport:
-    """The trial report from the whole corpus's meter state and replay tally."""
-    effective = apply_compiled_surface(live, artifact)
+    """The trial report from the whole corpus's meter state and replay tally;
+    ``effective`` is ``live`` with ``artifact`` applied (the tally was built against it)."""
     declared_score = state.finalize(live, catalog_digest=surface_hash(live)).score
     effective_score = state.finalize(effective, catalog_digest=surface_hash(effective)).score
     totals = {"operations": 0, **dict.fromkeys(_TOTAL_FIELDS.values(), 0)}
