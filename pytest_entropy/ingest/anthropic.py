@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, iter_json_values
+from .foreign import iter_json_values
 from .native import NativeWriter
 from .runs import RunBuilder
 
@@ -63,19 +63,7 @@ def assistant_tool_uses(content: Any, runs: RunBuilder, model: str | None) -> It
     for block in content:
         if type(block) is not dict or block.get("type") != "tool_use":
             continue
-        name = block.get("name")
-        if type(name) is not str:
-            runs.writer.diagnostics.unknown_records += 1
-            continue
-        args, decoded = decode_arguments(block.get("input"))
-        call_id = block.get("id")
-        yield from runs.call(
-            name,
-            args,
-            call_id=call_id if type(call_id) is str else None,
-            model=model,
-            decoded=decoded,
-        )
+        yield from runs.recorded_call(block.get("name"), block.get("input"), block.get("id"), model)
 
 
 def user_tool_results(content: Any, runs: RunBuilder) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .anthropic import provider_model
 from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, iter_json_values
+from .foreign import iter_json_values
 from .native import NativeWriter
 from .runs import RunBuilder
 
@@ -69,17 +69,7 @@ class OpenAIConversation:
         self.model = provider_model("openai", value) or self.model
 
     def _call(self, name: Any, arguments: Any, call_id: Any) -> Iterator[bytes]:
-        if type(name) is not str:
-            self.runs.writer.diagnostics.unknown_records += 1
-            return
-        args, decoded = decode_arguments(arguments)
-        yield from self.runs.call(
-            name,
-            args,
-            call_id=call_id if type(call_id) is str else None,
-            model=self.model,
-            decoded=decoded,
-        )
+        return self.runs.recorded_call(name, arguments, call_id, self.model)
 
     def message(self, message: dict[str, Any]) -> Iterator[bytes]:
         """One chat message or Responses item."""

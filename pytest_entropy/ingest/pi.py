@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, iter_json_lines
+from .foreign import iter_json_lines
 from .native import NativeWriter
 from .runs import RunBuilder
 
@@ -97,18 +97,8 @@ def _message(
         content = message.get("content")
         for block in content if type(content) is list else ():
             if type(block) is dict and block.get("type") == "toolCall":
-                name = block.get("name")
-                if type(name) is not str:
-                    diagnostics.unknown_records += 1
-                    continue
-                args, decoded = decode_arguments(block.get("arguments"))
-                call_id = block.get("id")
-                yield from runs.call(
-                    name,
-                    args,
-                    call_id=call_id if type(call_id) is str else None,
-                    model=model,
-                    decoded=decoded,
+                yield from runs.recorded_call(
+                    block.get("name"), block.get("arguments"), block.get("id"), model
                 )
     elif role == "toolResult":
         failed = message.get("isError") is True

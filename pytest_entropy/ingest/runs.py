@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any, Final
 
+from .foreign import decode_arguments
 from .native import ForeignCall, ForeignTrace, NativeWriter
 
 __all__ = ["MAX_WAITING", "RunBuilder"]
@@ -83,6 +84,24 @@ class RunBuilder:
         current.calls.append(call)
         if call_id is not None:
             self._open.setdefault(call_id, deque()).append(call)
+
+    def recorded_call(
+        self, name: Any, arguments: Any, call_id: Any, model: str | None
+    ) -> Iterator[bytes]:
+        """:meth:`call` from the raw fields of a log record: a name that is not a string is
+        counted as an unknown record, arguments are decoded (JSON text or an object), and an
+        id that is not a string is no id."""
+        if type(name) is not str:
+            self.writer.diagnostics.unknown_records += 1
+            return
+        args, decoded = decode_arguments(arguments)
+        yield from self.call(
+            name,
+            args,
+            call_id=call_id if type(call_id) is str else None,
+            model=model,
+            decoded=decoded,
+        )
 
     def result(self, call_id: Any, outcome: str, stage: str | None = None) -> bool:
         """Answer the oldest unanswered call with this id; False (counted) if there is none.
