@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from bench_scale import ensure_corpus  # noqa: E402
 from launcher import Launcher  # noqa: E402
 
-from pytest_entropy.sessions import expand_session_paths  # noqa: E402
+from pytest_entropy.sources.locate import expand_session_paths  # noqa: E402
 
 SURFACE = {
     "version": 1,

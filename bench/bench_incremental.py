@@ -22,8 +22,8 @@ sys.path.insert(0, str(HERE))
 
 from corpus_gen import session_lines  # noqa: E402
 
-from pytest_entropy.incremental import EvidenceCache  # noqa: E402
-from pytest_entropy.sessions import read_file_evidence  # noqa: E402
+from pytest_entropy.sources.incremental import EvidenceCache  # noqa: E402
+from pytest_entropy.sources.scan import read_file_evidence  # noqa: E402
 
 
 def main() -> None:

@@ -34,8 +34,8 @@ sys.path.insert(0, str(HERE))
 from corpus_gen import write_corpus  # noqa: E402
 from launcher import Launcher  # noqa: E402
 
-from pytest_entropy.engine import meter_paths  # noqa: E402
-from pytest_entropy.sessions import expand_session_paths  # noqa: E402
+from pytest_entropy.run.corpus import meter_paths  # noqa: E402
+from pytest_entropy.sources.locate import expand_session_paths  # noqa: E402
 
 TRACE_MARK = b"pi-fabric.execution"
 

@@ -41,10 +41,11 @@ sys.path.insert(0, str(HERE))
 from corpus_gen import write_corpus  # noqa: E402
 from launcher import Launcher  # noqa: E402
 
-from pytest_entropy import engine  # noqa: E402
 from pytest_entropy.core.meter import MeterState  # noqa: E402
-from pytest_entropy.engine import map_merge  # noqa: E402
-from pytest_entropy.sessions import expand_session_paths, meter_file  # noqa: E402
+from pytest_entropy.run import executor as engine  # noqa: E402
+from pytest_entropy.run.executor import map_merge  # noqa: E402
+from pytest_entropy.sources.locate import expand_session_paths  # noqa: E402
+from pytest_entropy.sources.scan import meter_file  # noqa: E402
 
 TRACE_MARK = b"pi-fabric.execution"
 DASK = Path(sys.executable).with_name("dask")

@@ -141,7 +141,7 @@ def hostile(rng: random.Random, base: bytes) -> bytes:
 def one_file(seed: int) -> tuple[int, int, int]:
     """(crashes, accounting failures, report mismatches) for one generated file."""
     from pytest_entropy.core.meter import MeterState, report_hash
-    from pytest_entropy.ingest.fabric import SessionScanner
+    from pytest_entropy.ingest.native import SessionScanner
 
     rng = random.Random(seed)
     good: list[bytes] = []

@@ -25,20 +25,18 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_entropy.core.corpus import surface_hash  # noqa: E402
 from pytest_entropy.core.fingerprint import surface_freedom_report  # noqa: E402
 from pytest_entropy.core.jscompat import code_unit_key, js_string, round_metric  # noqa: E402
 from pytest_entropy.core.meter import measure, report_hash  # noqa: E402
 from pytest_entropy.core.proposals import propose_entropy_reductions  # noqa: E402
 from pytest_entropy.core.records import Report, Trace, ValueObservation  # noqa: E402
-from pytest_entropy.ingest.fabric import ScanDiagnostics  # noqa: E402
+from pytest_entropy.core.status import surface_hash  # noqa: E402
+from pytest_entropy.ingest.base import ReadOptions  # noqa: E402
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics  # noqa: E402
+from pytest_entropy.ingest.surfaces import load_surface  # noqa: E402
 from pytest_entropy.ingest.tool_lists import read_tau_bench  # noqa: E402
-from pytest_entropy.sessions import (  # noqa: E402
-    ReadOptions,
-    expand_session_paths,
-    read_file_evidence,
-)
-from pytest_entropy.surfaces import load_surface  # noqa: E402
+from pytest_entropy.sources.locate import expand_session_paths  # noqa: E402
+from pytest_entropy.sources.scan import read_file_evidence  # noqa: E402
 
 # Parameter names that select an operation inside one tool (a multiplexed tool).
 MULTIPLEXER_KEYS = ("method", "action", "operation", "command", "op", "subcommand")

@@ -7,7 +7,8 @@
 Each case runs the installed ``pytest-entropy`` as a separate process (so no state leaks
 from one case into the next) in a scratch directory, and records the exit code, a digest of
 stdout and stderr, and a digest of every file the command wrote. The scratch directory's own
-path is replaced by ``<tmp>`` before hashing, so two runs of the same build give the same
+path is replaced by ``<tmp>``, and the elapsed time that watch notices print (``(163ms)``)
+by ``(<ms>)``, before hashing, so two runs of the same build give the same
 manifest. A refactor that must change nothing (the layout issue) proves it by two manifests
 that ``--compare`` finds equal.
 """
@@ -18,6 +19,8 @@ import argparse
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -106,28 +109,34 @@ def _cases(corpora: Path | None) -> list[tuple[str, list[str]]]:
     return cases
 
 
-def _run_case(executable: str, argv: list[str]) -> dict[str, object]:
+_ELAPSED = re.compile(rb"\(\d+ms\)")
+
+
+def _normalized(output: bytes, scratch: Path) -> bytes:
+    return _ELAPSED.sub(b"(<ms>)", output.replace(str(scratch).encode(), b"<tmp>"))
+
+
+def _run_case(command: list[str], argv: list[str]) -> dict[str, object]:
     scratch = Path(tempfile.mkdtemp(prefix="record-"))
     try:
         args = [a.replace("{tmp}", str(scratch)) for a in argv]
         env = dict(os.environ, NO_COLOR="1", PYTHONHASHSEED="0")
         done = subprocess.run(
-            [executable, *args],
+            [*command, *args],
             cwd=scratch,
             capture_output=True,
             env=env,
             timeout=600,
             check=False,
         )
-        marker = str(scratch).encode()
         files = {}
         for path in sorted(scratch.rglob("*")):
             if path.is_file():
                 files[str(path.relative_to(scratch))] = _digest(path.read_bytes())
         return {
             "exit": done.returncode,
-            "stdout": _digest(done.stdout.replace(marker, b"<tmp>")),
-            "stderr": _digest(done.stderr.replace(marker, b"<tmp>")),
+            "stdout": _digest(_normalized(done.stdout, scratch)),
+            "stderr": _digest(_normalized(done.stderr, scratch)),
             "files": files,
         }
     finally:
@@ -152,17 +161,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--corpora", type=Path, default=REPO.parent / "shared" / "corpora")
     parser.add_argument("--executable", default=shutil.which("pytest-entropy") or "")
+    parser.add_argument(
+        "--command",
+        help="the command to run instead of --executable, as one shell-quoted string "
+        "(for example 'env PYTHONPATH=/other/checkout python -m pytest_entropy')",
+    )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     options = parser.parse_args(argv)
     if options.compare:
         return _compare(*options.compare)
-    if not options.executable or options.out is None:
+    if options.command:
+        command = shlex.split(options.command)
+    elif options.executable:
+        command = [str(Path(options.executable).resolve())]
+    else:
+        command = []
+    if not command or options.out is None:
         parser.error("--out is required, and pytest-entropy must be on PATH (or --executable)")
     if not options.corpora.is_dir():
         print(f"note: {options.corpora} is absent; only the demo corpus is recorded")
     manifest = {}
     for name, argv_case in _cases(options.corpora):
-        manifest[name] = _run_case(str(Path(options.executable).resolve()), argv_case)
+        manifest[name] = _run_case(command, argv_case)
         print(f"{name}: exit {manifest[name]['exit']}", file=sys.stderr)
     options.out.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return 0

@@ -59,7 +59,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _loads_cleanly(state: Path) -> tuple[bool, bool]:
-    from pytest_entropy.store import COMPILED, POOL, load
+    from pytest_entropy.state.store import COMPILED, POOL, load
 
     return load(state, COMPILED).error is None, load(state, POOL).error is None
 
@@ -271,7 +271,7 @@ def main() -> None:
             title = f"SIGKILL during artifact saves ({args.kills} trials)"
             print(table(title, crash(work, "compiled", args.kills, rng)))
             # The next locked save sweeps what killed writers left behind.
-            from pytest_entropy.store import COMPILED, load, save
+            from pytest_entropy.state.store import COMPILED, load, save
 
             state = work / "crash-compiled"
             value = load(state, COMPILED).file

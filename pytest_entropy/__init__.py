@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from pytest_entropy import _aliases
+from pytest_entropy._version import __version__
+
+_aliases.install()
 
 # Names resolve on first use: the pytest plugin and the CLI import this package on every
 # start, and most of them never need the meter (PEP 562 module __getattr__).
@@ -24,15 +27,15 @@ _LAZY = {
     "Operation": ".core.records",
     "RepairRow": ".core.records",
     "Report": ".core.records",
-    "SessionCorpus": ".core.corpus",
+    "SessionCorpus": ".core.status",
     "Trace": ".core.records",
     "ValueObservation": ".core.records",
     "canonical_json": ".core.canonical",
     "entropy_repair_rows": ".core.inputs",
     "live_surface_snapshot": ".core.inputs",
     "measure": ".core.meter",
-    "measure_session_corpus": ".core.corpus",
-    "ratchet_verdict": ".core.corpus",
+    "measure_session_corpus": ".core.status",
+    "ratchet_verdict": ".core.status",
     "report_hash": ".core.meter",
     "round_metric": ".core.jscompat",
     "schema_digest": ".core.canonical",
@@ -43,15 +46,14 @@ _LAZY = {
     "static_freedom": ".core.fingerprint",
     "surface_freedom_report": ".core.fingerprint",
     "surface_from_value": ".core.inputs",
-    "surface_hash": ".core.corpus",
+    "surface_hash": ".core.status",
     "trend_from_scores": ".core.fingerprint",
 }
 
 if TYPE_CHECKING:
-    from .core.canonical import canonical_json, schema_digest, stable_json_hash
-    from .core.corpus import SessionCorpus, measure_session_corpus, ratchet_verdict, surface_hash
-    from .core.errors import EntropyError, EntropyInputError
-    from .core.fingerprint import (
+    from pytest_entropy.core.canonical import canonical_json, schema_digest, stable_json_hash
+    from pytest_entropy.core.errors import EntropyError, EntropyInputError
+    from pytest_entropy.core.fingerprint import (
         shannon_entropy_bits,
         shape_signature,
         signature_distance,
@@ -59,10 +61,14 @@ if TYPE_CHECKING:
         surface_freedom_report,
         trend_from_scores,
     )
-    from .core.inputs import entropy_repair_rows, live_surface_snapshot, surface_from_value
-    from .core.jscompat import round_metric
-    from .core.meter import MeterState, measure, report_hash
-    from .core.records import (
+    from pytest_entropy.core.inputs import (
+        entropy_repair_rows,
+        live_surface_snapshot,
+        surface_from_value,
+    )
+    from pytest_entropy.core.jscompat import round_metric
+    from pytest_entropy.core.meter import MeterState, measure, report_hash
+    from pytest_entropy.core.records import (
         ENTROPY_METRIC_VERSION,
         AuditCall,
         Operation,
@@ -70,6 +76,12 @@ if TYPE_CHECKING:
         Report,
         Trace,
         ValueObservation,
+    )
+    from pytest_entropy.core.status import (
+        SessionCorpus,
+        measure_session_corpus,
+        ratchet_verdict,
+        surface_hash,
     )
 
 

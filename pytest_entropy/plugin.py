@@ -1,28 +1,21 @@
-"""The pytest plugin (entry point ``entropy``): hooks only, everything else delegated.
+"""The pytest entry point ``entropy``: a shim over :mod:`pytest_entropy.pytest.plugin`.
 
-``pytest --entropy-certify`` runs the certification (spec §12) as one test item per check;
-``--entropy-max-score``/``--entropy-baseline`` gate a sessions corpus; the fixtures
-``entropy_surface``, ``entropy_sessions``, ``entropy_meter``, ``entropy_ratchet`` and
-``entropy_snapshot`` serve tool authors. In a project that uses none of it the plugin
-registers its options and stays silent; the metric is imported only when needed.
+pytest loads this module by name from the ``pytest11`` entry point; every hook and fixture
+lives in the ``pytest/`` folder and is re-exported here so the entry point keeps its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import Any
-
-import pytest
-
-from .fixtures import (
+from pytest_entropy.pytest.plugin import (
     entropy_meter,
     entropy_ratchet,
     entropy_sessions,
     entropy_snapshot,
     entropy_surface,
+    pytest_addoption,
+    pytest_configure,
+    pytest_load_initial_conftests,
 )
-from .options import add_bare_aliases, add_pytest_options, settings_from_pytest
-from .stash import SESSION_KEY, SETTINGS_KEY
 
 __all__ = [
     "entropy_meter",
@@ -34,28 +27,3 @@ __all__ = [
     "pytest_configure",
     "pytest_load_initial_conftests",
 ]
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    add_pytest_options(parser)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_load_initial_conftests(
-    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
-) -> Generator[None, Any, Any]:
-    # The bare spellings (--sessions, ...) are added only after every installed plugin and
-    # the initial conftests registered theirs, and only where free: no clash, ever.
-    result = yield
-    add_bare_aliases(parser)
-    return result
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    from .pytest_session import EntropySession
-
-    settings = settings_from_pytest(config)
-    config.stash[SETTINGS_KEY] = settings
-    session = EntropySession(config, settings)
-    config.stash[SESSION_KEY] = session
-    config.pluginmanager.register(session, "entropy-session")

@@ -13,9 +13,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from pytest_entropy.ingest.fabric import ScanDiagnostics
-from pytest_entropy.ingest.native import ForeignCall, ForeignTrace, NativeWriter
-from pytest_entropy.sessions import ReadOptions
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
 
 SURFACE: dict[str, Any] = {
     "version": 1,

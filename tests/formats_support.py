@@ -10,16 +10,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.meter import MeterState, report_hash
-from pytest_entropy.ingest.fabric import ScanDiagnostics, SessionEvidence
-from pytest_entropy.sessions import (
-    NATIVE_FORMAT,
-    ReadOptions,
-    expand_session_paths,
-    meter_file,
-    read_file_evidence,
-)
+from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.sources.locate import expand_session_paths
+from pytest_entropy.sources.scan import meter_file, read_file_evidence
 
 
 def read(

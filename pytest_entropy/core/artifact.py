@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .canonical import file_text, schema_digest, stable_json_hash
-from .jscompat import code_unit_key, is_safe_integer_at_least, js_trim
-from .records import action_schemas
+from pytest_entropy.core.canonical import file_text, schema_digest, stable_json_hash
+from pytest_entropy.core.jscompat import code_unit_key, is_safe_integer_at_least, js_trim
+from pytest_entropy.core.records import action_schemas
 
 __all__ = [
     "COMPILED_SURFACE_VERSION",

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .jscompat import is_array_index_key, js_own_keys, js_string
+from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",

@@ -11,18 +11,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .artifact import MAX_COMPILED_SURFACE_PROPOSALS, Artifact, apply_compiled_surface
-from .canonical import schema_digest, stable_json_hash
-from .corpus import surface_hash
-from .meter import MeterState
-from .proposals import (
+from pytest_entropy.core.artifact import (
+    MAX_COMPILED_SURFACE_PROPOSALS,
+    Artifact,
+    apply_compiled_surface,
+)
+from pytest_entropy.core.canonical import schema_digest, stable_json_hash
+from pytest_entropy.core.gate import apply_proposals_to_surface, evaluate_gate
+from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.proposals import (
     AUTO_APPLY_PROPOSAL_KINDS,
     Proposal,
     ProposalEvidence,
-    apply_proposals_to_surface,
-    evaluate_gate,
 )
-from .records import (
+from pytest_entropy.core.records import (
     AuditCall,
     RepairRow,
     Report,
@@ -32,7 +34,8 @@ from .records import (
     audit_fields,
     operations_of,
 )
-from .validation import accepts
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.core.validation import accepts
 
 __all__ = [
     "ABSENT_REASON",

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .artifact import effective_schema_for, is_quarantined_ref
-from .validation import validator_for_schema
+from pytest_entropy.core.artifact import effective_schema_for, is_quarantined_ref
+from pytest_entropy.core.validation import validator_for_schema
 
 __all__ = ["CallVerdict", "validate_call"]
 

@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .jscompat import code_unit_key, round_metric, utf16_units
+from pytest_entropy.core.jscompat import code_unit_key, round_metric, utf16_units
 
 __all__ = [
     "SIGNATURE_MAX_DEPTH",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import EntropyInputError
-from .jscompat import code_unit_key
-from .records import RepairRow
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.records import RepairRow
 
 __all__ = [
     "SURFACE_SHAPE_ERROR",

@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from .canonical import stable_json_hash
-from .fingerprint import (
+from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.fingerprint import (
     shannon_entropy_bits,
     shape_signature,
     signature_distance,
     static_freedom,
 )
-from .jscompat import code_unit_key, round_metric
-from .records import (
+from pytest_entropy.core.jscompat import code_unit_key, round_metric
+from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
     ModelRow,
     RefRow,

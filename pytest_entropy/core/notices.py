@@ -10,8 +10,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .jscompat import JS_WHITESPACE, js_round, js_string, js_to_exponential, js_to_fixed
-from .proposals import AUTO_APPLY_PROPOSAL_KINDS
+from pytest_entropy.core.jscompat import (
+    JS_WHITESPACE,
+    js_round,
+    js_string,
+    js_to_exponential,
+    js_to_fixed,
+)
+from pytest_entropy.core.proposals import AUTO_APPLY_PROPOSAL_KINDS
 
 __all__ = [
     "DEFAULT_REVIEW_HINT",

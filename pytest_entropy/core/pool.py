@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .canonical import stable_json_hash
-from .jscompat import code_unit_key, is_safe_integer_at_least, js_trim, value_key
-from .records import ValueObservation, observation_fields
+from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.jscompat import code_unit_key, is_safe_integer_at_least, js_trim, value_key
+from pytest_entropy.core.records import ValueObservation, observation_fields
 
 __all__ = [
     "OBSERVATION_POOL_VERSION",

@@ -1,4 +1,4 @@
-"""Proposals, review signals, the pure surface rewrite and the gate (spec §5, §7.1-§7.2).
+"""Proposals and review signals (spec §5, §7.1); the rewrite and the gate are in ``gate``.
 
 Proposals are plain JSON objects with the reference's key order (spec §5.1), so they print,
 hash and compare exactly as the reference's do:
@@ -16,9 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .canonical import js_stringify, json_copy
-from .jscompat import code_unit_key, js_own_keys, js_string, js_typeof, round_metric, value_key
-from .records import (
+from pytest_entropy.core.canonical import js_stringify
+from pytest_entropy.core.jscompat import (
+    code_unit_key,
+    js_own_keys,
+    js_string,
+    js_typeof,
+    round_metric,
+    value_key,
+)
+from pytest_entropy.core.records import (
     RepairRow,
     Report,
     Trace,
@@ -32,10 +39,8 @@ __all__ = [
     "ENUM_CANDIDATE_ANNOTATION",
     "MAX_PROPOSALS_PER_KIND",
     "ProposalEvidence",
-    "apply_proposals_to_surface",
     "entropy_review_key",
     "entropy_review_signals",
-    "evaluate_gate",
     "format_review_signal",
     "propose_entropy_reductions",
 ]
@@ -543,62 +548,3 @@ def entropy_review_key(review: Iterable[Mapping[str, Any]]) -> str:
         (js_stringify(_review_identity(proposal)) for proposal in review), key=code_unit_key
     )
     return js_stringify(identities)
-
-
-# --------------------------------------------------------------- rewrite and gate
-
-
-def apply_proposals_to_surface(
-    surface: Mapping[str, Any], proposals: Iterable[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """The mechanical rewrite (spec §7.1): pure, input untouched, actions re-sorted by ref."""
-    actions = [
-        {"ref": action["ref"], "inputSchema": json_copy(action.get("inputSchema", {}))}
-        for action in surface.get("actions") or ()
-    ]
-    removed: set[str] = set()
-    for proposal in proposals:
-        kind = proposal.get("kind")
-        if kind == "noise-quarantine":
-            removed.add(proposal["ref"])
-        elif kind == "enum-tighten":
-            for action in actions:
-                if action["ref"] != proposal["ref"]:
-                    continue
-                schema = action["inputSchema"]
-                if type(schema) is dict:
-                    properties = schema.get("properties")
-                    if type(properties) is dict and type(properties.get(proposal["key"])) is dict:
-                        tightened = dict(properties[proposal["key"]])
-                        tightened["enum"] = json_copy(list(proposal["values"]))
-                        properties[proposal["key"]] = tightened
-                break
-    survivors = [action for action in actions if action["ref"] not in removed]
-    survivors.sort(key=lambda action: code_unit_key(action["ref"]))
-    return {"version": 1, "actions": survivors}
-
-
-def _score_and_successes(report: Report | Mapping[str, Any]) -> tuple[float, int]:
-    if isinstance(report, Report):
-        return report.score, report.totals.succeeded
-    return report["score"], report["totals"]["succeeded"]
-
-
-def evaluate_gate(
-    before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]
-) -> dict[str, Any]:
-    """``evaluateGate`` (spec §7.2): the score must not rise and no success may be lost."""
-    before_score, before_ok = _score_and_successes(before)
-    after_score, after_ok = _score_and_successes(after)
-    reasons = []
-    if after_score > before_score:
-        reasons.append(f"score increased {js_string(before_score)} → {js_string(after_score)}")
-    if after_ok < before_ok:
-        reasons.append(f"successful calls dropped {js_string(before_ok)} → {js_string(after_ok)}")
-    return {
-        "passed": not reasons,
-        "beforeScore": before_score,
-        "afterScore": after_score,
-        "delta": round_metric(after_score - before_score),
-        "reasons": reasons,
-    }

@@ -11,12 +11,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .artifact import apply_compiled_surface
-from .corpus import surface_hash
-from .jscompat import code_unit_key
-from .meter import MeterState
-from .records import AuditCall, Trace, action_schemas, audit_fields, operations_of
-from .validation import accepts
+from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.records import (
+    AuditCall,
+    Trace,
+    action_schemas,
+    audit_fields,
+    operations_of,
+)
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.core.validation import accepts
 
 __all__ = ["TRIAL_CLASSES", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
 

@@ -20,8 +20,8 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
-from .canonical import stable_json_hash
-from .regex import pattern_search
+from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.regex import pattern_search
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..core.fingerprint import shape_signature
-from ..core.jscompat import MAX_SAFE_INTEGER
+from pytest_entropy.core.fingerprint import shape_signature
+from pytest_entropy.core.jscompat import MAX_SAFE_INTEGER
 
 __all__ = [
     "MAX_ARGS_DEPTH",

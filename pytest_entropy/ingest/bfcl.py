@@ -33,13 +33,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, iter_json_lines
-from .jsonparse import JSONParseError, parse_json_text
-from .native import ForeignCall, ForeignTrace, NativeWriter
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
+from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
+from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["bfcl_category", "bfcl_model", "bfcl_score_path", "read_bfcl_results"]
 

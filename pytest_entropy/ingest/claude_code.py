@@ -20,14 +20,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from .anthropic import assistant_tool_uses, is_prompt, provider_model, user_tool_results
-from .fabric import ScanDiagnostics
-from .foreign import iter_json_lines
-from .native import NativeWriter
-from .runs import RunBuilder
+from pytest_entropy.ingest.anthropic import (
+    assistant_tool_uses,
+    is_prompt,
+    provider_model,
+    user_tool_results,
+)
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import iter_json_lines
+from pytest_entropy.ingest.runs import RunBuilder
+from pytest_entropy.ingest.writer import NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["read_claude_code"]
 

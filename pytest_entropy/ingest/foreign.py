@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from .fabric import ScanDiagnostics
-from .jsonparse import JSONParseError, parse_json_bytes, parse_json_text
-from .lines import OVERSIZED, iter_line_batches
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
+from pytest_entropy.ingest.lines import OVERSIZED, iter_line_batches
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -44,7 +44,7 @@ _concatenated = json.JSONDecoder(parse_constant=_reject_constant)
 
 def open_foreign(path: Path) -> Any:
     """Open a foreign file for binary reading (``.gz`` transparently)."""
-    from ..sessions import open_session
+    from pytest_entropy.ingest.base import open_session
 
     return open_session(path)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..core.jscompat import js_trim
+from pytest_entropy.core.jscompat import js_trim
 
 __all__ = ["JSONParseError", "parse_json_bytes", "parse_json_text"]
 

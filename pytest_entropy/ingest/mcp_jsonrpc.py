@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, iter_json_lines
-from .native import NativeWriter
-from .runs import RunBuilder
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
+from pytest_entropy.ingest.runs import RunBuilder
+from pytest_entropy.ingest.writer import NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["JSONRPC_STAGES", "read_mcp_log"]
 

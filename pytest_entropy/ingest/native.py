@@ -1,355 +1,357 @@
-"""Native session lines from foreign tool calls: the one writer every foreign reader shares.
+"""The native format: session JSONL with ``FabricExecutionTraceV1`` envelopes (spec §1.1-§1.5).
 
-A foreign reader collects :class:`ForeignCall` records into :class:`ForeignTrace` drafts;
-:class:`NativeWriter` turns each draft into the lines a Pi agent with the fabric extension
-would have written (spec §1.1): a ``model_change`` line whenever the model changes, then one
-``fabric_exec`` tool-result line whose ``details`` carry a V1 trace envelope and the audits.
-Because the native scanner then reads those lines, a converted file and a directly measured
-file pass the same guard, the same bounds and the same meter.
-
-What goes where (``docs/formats.md``):
-
-* trace ``args`` hold the *shape* of the recorded arguments: the same keys to the depth the
-  shape signature reads, values blanked to a typed placeholder (``""``, ``0``, ``false``,
-  ``null``, ``[]``, ``{}``). The meter reads nothing else from them, and a blanked tree
-  always passes the guard's depth and number rules;
-* audits hold the verbatim arguments (or, with ``redact``, the redacted ones), so value
-  observations, replay and proposals see real values.
+:class:`SessionScanner` consumes raw lines and produces the session evidence: meter traces
+stamped with the current model, audit calls and value observations. It is the single place
+that decides what a line means; every skipped line is counted in :class:`ScanDiagnostics`.
 """
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import IO, Any, Final
 
-from ..core.canonical import js_stringify
-from .fabric import FAILURE_STAGES, OUTCOMES, TRACE_KIND, TRACE_SIZE_BOUND, ScanDiagnostics
+from msgspec import UNSET
 
-if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+from pytest_entropy.core.jscompat import js_own_keys
+from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
+from pytest_entropy.ingest.argtree import (
+    MAX_FLOAT_GROWTH,
+    SignedOperation,
+)
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.guard import TRACE_KIND, TRACE_SIZE_BOUND, guard_signed
+from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
+from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
+from pytest_entropy.ingest.native_decode import (
+    FAST_ERRORS,
+    evidence_decoder,
+    meter_decoder,
+    model_decoder,
+    model_of,
+    struct_guard,
+)
 
-__all__ = [
-    "MAX_AUDIT_BYTES",
-    "MAX_TRACE_BYTES",
-    "REDACTED",
-    "ForeignCall",
-    "ForeignTrace",
-    "NativeWriter",
-    "blank_args",
-    "is_secret_key",
-    "redact_value",
-    "split_model",
-]
-
-# A trace line is cut into consecutive traces (same task key, same model) before its trace
-# text would pass this many bytes, leaving room below the guard's 512 KiB bound for the
-# envelope; or before its audits would pass MAX_AUDIT_BYTES, far below the scanner's
-# 64 MiB line cap. One call that alone passes a bound still gets its own line: the guard
-# then refuses that trace and the scanner counts it, and its audit is still harvested.
-MAX_TRACE_BYTES: Final = TRACE_SIZE_BOUND - 4096
-MAX_AUDIT_BYTES: Final = 32 << 20
-
-REDACTED: Final = "[REDACTED]"
-
-# The shape signature expands objects at depths 1 and 2 and prints ``obj`` at depth 3.
-_SHAPE_DEPTH: Final = 3
+_TRACE_MARK: Final = TRACE_KIND.encode()
+_MODEL_CHANGE_MARK: Final = b'"type":"model_change"'
+_ASSISTANT_MARK: Final = b'"role":"assistant"'
 
 
-@dataclass(slots=True, eq=False)
-class ForeignCall:
-    """One tool call as a foreign log recorded it.
-
-    ``args`` are the verbatim arguments (a dict when they decoded to a JSON object);
-    ``outcome`` starts as ``aborted`` (no result seen) until a result says otherwise;
-    ``stage`` is a failure stage the log itself types (a JSON-RPC error code, a benchmark
-    status code), never one read from prose.
-    """
-
-    name: str
-    args: Any
-    outcome: str = "aborted"
-    stage: str | None = None
-    call_id: str | None = None
-    answered: bool = False
+# ------------------------------------------------------------------------ extraction
 
 
-@dataclass(slots=True)
-class ForeignTrace:
-    """The calls of one trace, with its task key and the model that made them."""
-
-    task_key: str
-    model: str | None = None
-    calls: list[ForeignCall] = field(default_factory=list)
-
-
-def split_model(model: str) -> tuple[str, str] | None:
-    """``"provider/model"`` -> ``(provider, model)`` at the first ``/``; both non-empty."""
-    provider, slash, model_id = model.partition("/")
-    if not slash or not provider or not model_id:
+def model_from_record(record: dict[str, Any]) -> str | None:
+    """The model a ``model_change`` record or an assistant message announces (spec §1.1)."""
+    if record.get("type") == "model_change":
+        provider = record.get("provider")
+        model_id = record.get("modelId")
+        if type(provider) is str and provider and type(model_id) is str and model_id:
+            return provider + "/" + model_id
+        # A model_change record never falls back to a message it might also carry.
         return None
-    return provider, model_id
-
-
-def blank_args(args: dict[str, Any]) -> dict[str, Any]:
-    """The argument shape: same keys to depth 3, every value blanked to its type.
-
-    ``shape_signature(blank_args(a)) == shape_signature(a)`` for every JSON object ``a``.
-    """
-    return {key: _blank(value, 1) for key, value in args.items()}
-
-
-def _blank(value: Any, depth: int) -> Any:
-    t = type(value)
-    if t is str:
-        return ""
-    if t is bool:
-        return False
-    if t is int or t is float:
-        return 0
-    if t is list:
-        return []
-    if t is dict:
-        if depth >= _SHAPE_DEPTH:
-            return {}
-        return {key: _blank(item, depth + 1) for key, item in value.items()}
+    message = record.get("message")
+    if type(message) is dict and message.get("role") == "assistant":
+        provider = message.get("provider")
+        model = message.get("model")
+        if type(provider) is str and provider and type(model) is str and model:
+            return provider + "/" + model
     return None
 
 
-# ------------------------------------------------------------------------- redaction
-
-_WORD_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
-_SECRET_WORDS: Final = frozenset(
-    {
-        "apikey",
-        "auth",
-        "authorization",
-        "cookie",
-        "credential",
-        "credentials",
-        "passphrase",
-        "passwd",
-        "password",
-        "privatekey",
-        "secret",
-        "token",
-    }
-)
-_SECRET_PAIRS: Final = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
-_BASE64_MIN: Final = 128
-_BASE64: Final = re.compile(r"(?:data:[^,]{0,200};base64,)?[A-Za-z0-9+/_-]+={0,2}\Z")
-
-
-def is_secret_key(key: str) -> bool:
-    """A key whose value is redacted: one of its words names a secret.
-
-    Words are the key split at non-alphanumerics and lower-to-upper case steps, lowercased:
-    ``apiKey``, ``api_key``, ``X-Api-Key``, ``accessToken``, ``client_secret`` are secret;
-    ``max_tokens``, ``tokenizer`` and ``author`` are not.
-    """
-    words = [word.lower() for word in _WORD_SPLIT.split(key) if word]
-    if any(word in _SECRET_WORDS for word in words):
-        return True
-    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+def audit_records(
+    audits: Any,
+    on_call: Callable[[AuditCall], None] | None,
+    on_value: Callable[[ValueObservation], None] | None,
+) -> tuple[int, int]:
+    """Harvest audit calls and value observations (spec §1.4); returns (kept, skipped)."""
+    if type(audits) is not list:
+        return 0, 0
+    kept = skipped = 0
+    for record in audits:
+        if type(record) is not dict:
+            skipped += 1
+            continue
+        ref = record.get("ref")
+        args = record.get("args")
+        if type(ref) is not str or not ref or type(args) is not dict:
+            skipped += 1
+            continue
+        kept += 1
+        if on_call is not None:
+            on_call(tuple.__new__(AuditCall, (ref, args)))
+        if on_value is not None:
+            for key in js_own_keys(args):
+                value = args[key]
+                t = type(value)
+                if t is str or t is int or t is float or t is bool:
+                    on_value(ValueObservation(ref, key, value))
+    return kept, skipped
 
 
-def _base64_like(text: str) -> bool:
-    return len(text) >= _BASE64_MIN and _BASE64.match(text) is not None
+@dataclass(slots=True)
+class SessionEvidence:
+    """One scan's ordered outputs (spec §1.1): traces, value observations, audit calls."""
+
+    traces: list[Trace] = field(default_factory=list)
+    value_observations: list[ValueObservation] = field(default_factory=list)
+    audit_calls: list[AuditCall] = field(default_factory=list)
 
 
-def redact_value(value: Any) -> tuple[Any, int]:
-    """``(copy with secrets dropped, how many values were replaced)``.
-
-    Values under secret-like keys (:func:`is_secret_key`) and strings of at least 128
-    characters that look like base64 (optionally a ``data:...;base64,`` URL) become
-    ``"[REDACTED]"``; everything else is copied unchanged.
-    """
-    t = type(value)
-    if t is str:
-        return (REDACTED, 1) if _base64_like(value) else (value, 0)
-    if t is dict:
-        out: dict[str, Any] = {}
-        total = 0
-        for key, item in value.items():
-            if is_secret_key(key) and item is not None:
-                out[key] = REDACTED
-                total += 1
-            else:
-                out[key], count = redact_value(item)
-                total += count
-        return out, total
-    if t is list:
-        items = []
-        total = 0
-        for item in value:
-            copy, count = redact_value(item)
-            items.append(copy)
-            total += count
-        return items, total
-    return value, 0
+def _never(raw: bytes) -> bool:
+    return False
 
 
-# ----------------------------------------------------------------------------- writer
+class SessionScanner:
+    """Line-by-line session scanner with its own model cursor (spec §1.1).
 
-
-class NativeWriter:
-    """Writes one file's foreign traces as native session lines (bytes, no newline).
-
-    ``default_prefix`` is the format's own ref prefix (``pi.`` for Pi sessions), used when
-    the options name none. With a surface, a failed call without a typed stage is
-    classified by replaying its arguments: unknown ref -> ``resolve``, arguments the schema
-    refuses -> ``validate``, otherwise ``invoke``. Without one it carries no stage.
+    ``on_trace`` receives every guarded trace as a :class:`Trace`; ``meter`` (the fast path)
+    accumulates it directly with the signatures the guard computed. Audits are harvested
+    only when ``on_audit`` or ``on_value`` is given (measurement needs neither, so it does
+    not pay for them). ``accelerate=False`` turns off the msgspec fast path (tests compare
+    both paths; the results must be identical).
     """
 
-    __slots__ = ("_model", "_schemas", "diagnostics", "prefix", "redact")
+    __slots__ = (
+        "_accelerate",
+        "_decoder",
+        "_want_audits",
+        "current_model",
+        "diagnostics",
+        "line_number",
+        "meter",
+        "name",
+        "on_audit",
+        "on_trace",
+        "on_value",
+    )
 
     def __init__(
-        self, options: ReadOptions, diagnostics: ScanDiagnostics, *, default_prefix: str = ""
+        self,
+        on_trace: Callable[[Trace], None] | None = None,
+        *,
+        meter: MeterState | None = None,
+        on_audit: Callable[[AuditCall], None] | None = None,
+        on_value: Callable[[ValueObservation], None] | None = None,
+        diagnostics: ScanDiagnostics | None = None,
+        name: str = "<session>",
+        current_model: str | None = None,
+        accelerate: bool = True,
     ) -> None:
-        self.prefix = options.ref_prefix or default_prefix
-        self.redact = options.redact
-        self.diagnostics = diagnostics
-        self._model: str | None = None
-        self._schemas: dict[str, Any] | None = None
-        if options.surface is not None:
-            schemas: dict[str, Any] = {}
-            for action in options.surface.get("actions", ()):
-                if type(action) is dict and type(action.get("ref")) is str:
-                    schemas[action["ref"]] = action.get("inputSchema")  # later entries win
-            self._schemas = schemas
+        self.on_trace = on_trace
+        self.meter = meter
+        self._accelerate = accelerate
+        self.on_audit = on_audit
+        self.on_value = on_value
+        self._want_audits = on_audit is not None or on_value is not None
+        self._decoder = evidence_decoder if self._want_audits else meter_decoder
+        self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
+        self.name = name
+        self.current_model = current_model
+        self.line_number = 0
 
-    def ref(self, name: str) -> str:
-        """The ref of a foreign tool name."""
-        return self.prefix + name
+    def feed_lines(self, lines: Iterable[bytes | str]) -> None:
+        for line in lines:
+            self.feed(line)
 
-    def declares(self, ref: str) -> bool:
-        """Whether the surface declares ``ref`` (true when there is no surface to ask)."""
-        return self._schemas is None or ref in self._schemas
+    def scan_stream(
+        self,
+        stream: IO[bytes],
+        *,
+        line_cap: int = DEFAULT_LINE_CAP,
+        info: LineRead | None = None,
+    ) -> None:
+        """Scan a binary stream to its end: :meth:`feed` for every line, in a tight loop."""
+        diagnostics = self.diagnostics
+        trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
+        fast_trace = self._trace_line_fast if self._accelerate else _never
+        number = self.line_number
+        counted = empty = ignored = model_lines = trace_lines = 0
+        try:
+            for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
+                counted += len(batch)
+                for raw in batch:
+                    number += 1
+                    if trace_mark in raw:
+                        trace_lines += 1
+                        self.line_number = number
+                        if not fast_trace(raw):
+                            self._trace_line(raw, None)
+                    elif not raw:
+                        if raw is OVERSIZED:
+                            diagnostics.oversized_lines += 1
+                            diagnostics.note(f"{self.name}:{number}", "line longer than the cap")
+                        else:
+                            empty += 1
+                    elif change_mark in raw or assistant_mark in raw:
+                        model_lines += 1
+                        self.line_number = number
+                        self._model_line(raw, None)
+                    else:
+                        ignored += 1
+        finally:
+            self.line_number = number
+            diagnostics.lines += counted
+            diagnostics.empty_lines += empty
+            diagnostics.ignored_lines += ignored
+            diagnostics.model_lines += model_lines
+            diagnostics.trace_lines += trace_lines
 
-    def stage(self, ref: str, call: ForeignCall) -> str | None:
-        """The failure stage of a failed call (spec §1.2 stages), or ``None``."""
-        if call.outcome != "failed":
-            return None
-        if call.stage is not None:
-            return call.stage
-        if self._schemas is None:
-            return None
-        if ref not in self._schemas:
-            return "resolve"
-        from ..core.validation import accepts  # jsonschema loads only when a surface is used
-
-        return "invoke" if accepts(self._schemas[ref], call.args) else "validate"
-
-    def lines(self, trace: ForeignTrace) -> Iterator[bytes]:
-        """The native lines of one trace: a ``model_change`` line if needed, then the trace."""
-        if trace.model is not None and trace.model != self._model:
-            parts = split_model(trace.model)
-            if parts is not None:
-                self._model = trace.model
-                yield js_stringify(
-                    {"type": "model_change", "provider": parts[0], "modelId": parts[1]}
-                ).encode("utf-8")
-        self.diagnostics.foreign_calls += len(trace.calls)
-        pieces = [self._pieces(sequence, call) for sequence, call in enumerate(trace.calls)]
-        start = 0
-        while True:
-            end = self._cut(pieces, start)
-            yield self._line(trace.task_key, pieces[start:end])
-            if end >= len(pieces):
+    def feed(self, line: bytes | str) -> None:
+        """Process one line (without its trailing ``\\n``)."""
+        self.line_number += 1
+        diagnostics = self.diagnostics
+        diagnostics.lines += 1
+        if line is OVERSIZED:
+            diagnostics.oversized_lines += 1
+            diagnostics.note(f"{self.name}:{self.line_number}", "line longer than the cap")
+            return
+        text: str | None = None
+        if type(line) is bytes:
+            raw = line
+        elif isinstance(line, str):
+            try:
+                raw = line.encode("utf-8")
+            except UnicodeEncodeError:
+                # In-memory text can hold lone surrogates, which no UTF-8 file can; parse the
+                # text itself so they survive as JavaScript would keep them.
+                raw = line.encode("utf-8", "surrogatepass")
+                text = line
+        else:
+            raw = bytes(line)
+        if not raw:
+            diagnostics.empty_lines += 1
+            return
+        if _TRACE_MARK in raw:
+            diagnostics.trace_lines += 1
+            if text is None and self._accelerate and self._trace_line_fast(raw):
                 return
-            self.diagnostics.split_traces += 1
-            start = end
+            self._trace_line(raw, text)
+        elif _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw:
+            diagnostics.model_lines += 1
+            self._model_line(raw, text)
+        else:
+            diagnostics.ignored_lines += 1
 
-    @staticmethod
-    def _cut(pieces: list[tuple[bytes, bytes, str, int]], start: int) -> int:
-        """Where the trace that starts at ``start`` ends: as many calls as both bounds allow,
-        at least one."""
-        trace_bytes = audit_bytes = 0
-        end = start
-        while end < len(pieces):
-            operation, audit, _, _ = pieces[end]
-            trace_bytes += len(operation) + 1
-            audit_bytes += len(audit) + 1
-            if end > start and (trace_bytes > MAX_TRACE_BYTES or audit_bytes > MAX_AUDIT_BYTES):
-                break
-            end += 1
-        return end
+    def _model_line(self, raw: bytes, text: str | None) -> None:
+        if text is None and self._accelerate:
+            try:
+                model = model_of(model_decoder.decode(raw))
+            except FAST_ERRORS:
+                pass
+            else:
+                if model is not None:
+                    self.current_model = model
+                return
+        record = self._parse(raw, text)
+        if record is not None:
+            model = model_from_record(record[0])
+            if model is not None:
+                self.current_model = model
 
-    def _pieces(self, sequence: int, call: ForeignCall) -> tuple[bytes, bytes, str, int]:
-        """``(operation JSON, audit JSON, outcome, redacted values)`` of one call."""
-        if call.outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {call.outcome!r}")
-        ref = self.ref(call.name)
-        decoded = type(call.args) is dict
-        operation: dict[str, Any] = {"type": "call", "sequence": sequence, "ref": ref}
-        provider, dot, action = ref.partition(".")
-        if dot and provider and action:
-            operation["provider"] = provider
-            operation["action"] = action
-        operation["args"] = blank_args(call.args) if decoded else {}
-        operation["outcome"] = call.outcome
-        stage = self.stage(ref, call)
-        if stage is not None:
-            if stage not in FAILURE_STAGES:
-                raise ValueError(f"unknown failure stage {stage!r}")
-            operation["failureStage"] = stage
-        audit: dict[str, Any] = {
-            "ref": ref,
-            "tool": call.name,
-            "success": call.outcome == "succeeded",
-        }
-        redacted = 0
-        value = call.args
-        if self.redact:
-            value, redacted = redact_value(value)
-        # Arguments that are not a JSON object (an undecodable string, say) are kept as
-        # rawArgs: the audit harvest skips them (and counts them), nothing invents values.
-        audit["args" if decoded else "rawArgs"] = value
-        return (
-            js_stringify(operation).encode("utf-8"),
-            js_stringify(audit).encode("utf-8"),
-            call.outcome,
-            redacted,
-        )
+    def _parse(self, raw: bytes, text: str | None) -> tuple[dict[str, Any], bool] | None:
+        diagnostics = self.diagnostics
+        try:
+            if text is None:
+                value, fast = parse_json_bytes(raw)
+            else:
+                value, fast = parse_json_text(text), False
+        except JSONParseError as error:
+            diagnostics.malformed_lines += 1
+            diagnostics.note(f"{self.name}:{self.line_number}", f"malformed JSON ({error})")
+            return None
+        if not fast:
+            diagnostics.fallback_parsed_lines += 1
+        if type(value) is not dict:
+            diagnostics.non_object_lines += 1
+            diagnostics.note(f"{self.name}:{self.line_number}", "line is not a JSON object")
+            return None
+        return value, fast
 
-    @staticmethod
-    def _line(task_key: str, pieces: list[tuple[bytes, bytes, str, int]]) -> bytes:
-        outcomes = {outcome for _, _, outcome, _ in pieces}
-        envelope_outcome = "succeeded"
-        for candidate in ("failed", "aborted", "timed_out"):
-            if candidate in outcomes:
-                envelope_outcome = candidate
-                break
-        redacted = sum(count for _, _, _, count in pieces)
-        phases = js_stringify([task_key])
-        head = js_stringify({"kind": TRACE_KIND, "version": 1, "outcome": envelope_outcome}).encode(
-            "utf-8"
-        )
-        counts = js_stringify(
-            {
-                "droppedValues": 0,
-                "truncatedValues": 0,
-                "redactedValues": redacted,
-                "droppedOperations": 0,
-            }
-        )
-        return b"".join(
-            (
-                b'{"type":"message","message":{"role":"toolResult","toolName":"fabric_exec",'
-                b'"details":{"trace":',
-                head[:-1],
-                b',"phases":',
-                phases.encode("utf-8"),
-                b',"operations":[',
-                b",".join(operation for operation, _, _, _ in pieces),
-                b'],"counts":',
-                counts.encode("utf-8"),
-                b'},"audits":[',
-                b",".join(audit for _, audit, _, _ in pieces),
-                b'],"phases":',
-                phases.encode("utf-8"),
-                b"}}}",
-            )
-        )
+    def _trace_line_fast(self, raw: bytes) -> bool:
+        """The accelerated path; returns False to hand the line to the generic path."""
+        try:
+            record = self._decoder.decode(raw)
+        except FAST_ERRORS:
+            return False
+        details = record.details
+        if details is UNSET:
+            message = record.message
+            details = UNSET if message is UNSET else message.details
+            if details is UNSET:
+                self.diagnostics.lines_without_details += 1
+                return True
+        trace = details.trace
+        if trace is UNSET:
+            self.diagnostics.lines_without_trace += 1
+        else:
+            signed, floats, reason = struct_guard(trace)
+            if not reason and len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND:
+                return False  # near the size bound: the generic path measures it exactly
+            if reason:
+                self.diagnostics.reject(reason, f"{self.name}:{self.line_number}")
+            else:
+                phases = trace.phases
+                self._emit(signed, phases[0] if phases else "(none)")
+        if self._want_audits:
+            self._harvest(details.audits)  # type: ignore[union-attr]
+        return True
+
+    def _trace_line(self, raw: bytes, text: str | None) -> None:
+        parsed = self._parse(raw, text)
+        if parsed is None:
+            return
+        record, fast = parsed
+        diagnostics = self.diagnostics
+        details = record.get("details")
+        if type(details) is not dict:
+            message = record.get("message")
+            details = message.get("details") if type(message) is dict else None
+            if type(details) is not dict:
+                diagnostics.lines_without_details += 1
+                return
+        if "trace" in details:
+            signed, reason = guard_signed(details["trace"], len(raw) if fast else None)
+            if reason:
+                diagnostics.reject(reason, f"{self.name}:{self.line_number}")
+            else:
+                phases = details["trace"]["phases"]
+                self._emit(signed, phases[0] if phases else "(none)")
+        else:
+            diagnostics.lines_without_trace += 1
+        if self._want_audits:
+            self._harvest(details.get("audits"))
+
+    def _emit(self, signed: list[SignedOperation], task_key: str) -> None:
+        self.diagnostics.traces += 1
+        if self.meter is not None:
+            self.meter.add_signed(signed, task_key, self.current_model)
+        if self.on_trace is not None:
+            operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
+            self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
+
+    def _harvest(self, audits: Any) -> None:
+        kept, skipped = audit_records(audits, self.on_audit, self.on_value)
+        self.diagnostics.audit_calls += kept
+        self.diagnostics.skipped_audits += skipped
+
+
+def scan_lines(
+    lines: Iterable[bytes | str],
+    *,
+    current_model: str | None = None,
+    diagnostics: ScanDiagnostics | None = None,
+    name: str = "<session>",
+) -> SessionEvidence:
+    """One scan over ``lines``: the session evidence (traces, observations, audit calls)."""
+    evidence = SessionEvidence()
+    scanner = SessionScanner(
+        evidence.traces.append,
+        on_audit=evidence.audit_calls.append,
+        on_value=evidence.value_observations.append,
+        diagnostics=diagnostics,
+        name=name,
+        current_model=current_model,
+    )
+    scanner.feed_lines(lines)
+    return evidence

@@ -26,14 +26,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .anthropic import provider_model
-from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, iter_json_values
-from .native import ForeignTrace, NativeWriter
-from .runs import RunBuilder
+from pytest_entropy.ingest.anthropic import provider_model
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import decode_arguments, iter_json_values
+from pytest_entropy.ingest.runs import RunBuilder
+from pytest_entropy.ingest.writer import ForeignTrace, NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["read_openhands"]
 

@@ -19,13 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .fabric import ScanDiagnostics
-from .foreign import iter_json_lines
-from .native import NativeWriter
-from .runs import RunBuilder
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import iter_json_lines
+from pytest_entropy.ingest.runs import RunBuilder
+from pytest_entropy.ingest.writer import NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["PI_PREFIX", "read_pi_session"]
 

@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any, Final
 
-from .foreign import decode_arguments
-from .native import ForeignCall, ForeignTrace, NativeWriter
+from pytest_entropy.ingest.foreign import decode_arguments
+from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
 
 __all__ = ["MAX_WAITING", "RunBuilder"]
 

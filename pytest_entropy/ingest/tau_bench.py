@@ -22,14 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .fabric import ScanDiagnostics
-from .foreign import load_json_document
-from .native import ForeignTrace, NativeWriter
-from .openai_chat import OpenAIConversation
-from .runs import RunBuilder
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import load_json_document
+from pytest_entropy.ingest.openai_chat import OpenAIConversation
+from pytest_entropy.ingest.runs import RunBuilder
+from pytest_entropy.ingest.writer import ForeignTrace, NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["read_tau_bench", "tau_bench_names"]
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..core.errors import EntropyInputError
-from .bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.inputs import surface_from_value
+from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
 
 __all__ = ["NO_PARAMETERS", "detect_surface_format", "register"]
 
@@ -205,6 +206,11 @@ def detect_surface_format(value: Any) -> str:
         found = {name for name in formats if name is not None}
         return found.pop() if len(found) == 1 else ""
     return ""
+
+
+def read_snapshot(value: Any, source: str) -> dict[str, Any]:
+    """The native snapshot ``{version: 1, actions: [...]}``, validated."""
+    return surface_from_value(value, source=source)
 
 
 def register(

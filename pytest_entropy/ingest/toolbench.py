@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .fabric import ScanDiagnostics
-from .foreign import decode_arguments, load_json_document
-from .native import ForeignCall, ForeignTrace, NativeWriter
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.foreign import decode_arguments, load_json_document
+from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
 
 if TYPE_CHECKING:
-    from ..sessions import ReadOptions
+    from pytest_entropy.ingest.base import ReadOptions
 
 __all__ = ["OBSERVATION_OUTCOMES", "read_toolbench"]
 

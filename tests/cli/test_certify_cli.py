@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.certify import CHECK_IDS
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
@@ -94,7 +94,7 @@ def test_certify_markdown(capsys: pytest.CaptureFixture[str]) -> None:
 def test_certify_reports_a_crash_as_the_spec_says(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pytest_entropy.certification as certification
+    import pytest_entropy.run.certification as certification
 
     def explode(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("boom")

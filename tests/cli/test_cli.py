@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.meter import measure, report_hash
 
@@ -170,8 +170,9 @@ def test_status_over_an_agent_dir(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 def test_library_and_cli_agree(capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_entropy.ingest.fabric import SessionEvidence
-    from pytest_entropy.sessions import expand_session_paths, read_file_evidence
+    from pytest_entropy.ingest.native import SessionEvidence
+    from pytest_entropy.sources.locate import expand_session_paths
+    from pytest_entropy.sources.scan import read_file_evidence
 
     traces = []
     for path in expand_session_paths([SESSIONS]):

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.compiler import compile_entropy_surface
-from pytest_entropy.evidence import read_window_evidence
+from pytest_entropy.run.corpus import read_window_evidence
 from tests.vectors import cases_of
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from tests.unit.test_readers import jsonl, pi_assistant, pi_result, pi_user
 
 READ = {

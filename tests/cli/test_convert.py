@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli import main
-from pytest_entropy.commands.convert import converted_name
-from pytest_entropy.ingest.native import REDACTED, is_secret_key, redact_value
+from pytest_entropy.cli.app import main
+from pytest_entropy.cli.commands.convert import converted_name
+from pytest_entropy.ingest.writer import REDACTED, is_secret_key, redact_value
 from tests.formats_support import convert
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 
 from ..dask_support import in_process_cluster
 from ..distributed_support import SURFACE, write_corpus

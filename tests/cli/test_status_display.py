@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli import main
-from pytest_entropy.core.corpus import format_compiled_line, format_review_line
+from pytest_entropy.cli.app import main
+from pytest_entropy.core.status import format_compiled_line, format_review_line
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SESSIONS = str(DEMO / "sessions")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_entropy.sessions import ReadOptions, expand_session_paths
-from pytest_entropy.surfaces import load_surface
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.surfaces import load_surface
+from pytest_entropy.sources.locate import expand_session_paths
 from tests.formats_support import corpus, damage, measured_hash, round_trip
 
 V4 = "bfcl-v4-results-gpt-oss/results"

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import report_hash
-from pytest_entropy.engine import MeterResult, meter_paths
+from pytest_entropy.run.corpus import MeterResult, meter_paths
 from tests.dask_support import in_process_cluster
 
 pytestmark = [pytest.mark.corpora, pytest.mark.slow]
@@ -52,7 +52,7 @@ def derived_surface(files: list[Path]) -> dict[str, Any]:
     """A surface for the refs the corpora call: each top-level string argument declared as
     an enum of every value seen plus one never used, so the compiler has real tightenings
     (and real replays) to do."""
-    from pytest_entropy.evidence import read_window_evidence
+    from pytest_entropy.run.corpus import read_window_evidence
 
     values: dict[str, dict[str, set[str]]] = {}
     for call in read_window_evidence(files).audit_calls:
@@ -79,13 +79,9 @@ def test_real_corpora_compile_and_trial_on_the_cluster(
     from pytest_entropy.core.canonical import canonical_json
     from pytest_entropy.core.compiler import compile_entropy_surface
     from pytest_entropy.core.trial import run_entropy_trial
-    from pytest_entropy.distributed import (
-        EngineOptions,
-        compile_sources,
-        source_files,
-        trial_sources,
-    )
-    from pytest_entropy.evidence import read_window_evidence
+    from pytest_entropy.run.compile import compile_sources
+    from pytest_entropy.run.corpus import EngineOptions, read_window_evidence, source_files
+    from pytest_entropy.run.trial import trial_sources
 
     files = corpus_files(shared_corpora)
     train, held_out = files[0::2], files[1::2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from pytest_entropy.surfaces import load_surface
+from pytest_entropy.ingest.surfaces import load_surface
 from tests.formats_support import corpus, corpus_operations, damage, round_trip
 
 ROOT = "openhands-trajectories"

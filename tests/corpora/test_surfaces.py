@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pytest_entropy.core.fingerprint import static_freedom, surface_freedom_report
-from pytest_entropy.surfaces import load_surface
+from pytest_entropy.ingest.surfaces import load_surface
 
 
 def test_mcp_tools_list_captures(shared_corpora: Path) -> None:

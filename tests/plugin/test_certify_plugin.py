@@ -54,7 +54,7 @@ def test_the_report_is_complete_and_identical_under_xdist(pytester: pytest.Pytes
     markdown = (pytester.path / "summary.md").read_text()
     assert markdown.startswith("## Entropy certification (metric v2): PASS")
     # The CLI writes the very same report.
-    from pytest_entropy.cli import main
+    from pytest_entropy.cli.app import main
 
     assert main(["certify", "--format", "json", "--report", "cli.json"]) == 0
     assert (pytester.path / "cli.json").read_text() == text
@@ -110,7 +110,7 @@ def test_a_failed_check_explains_expected_and_actual(pytester: pytest.Pytester) 
     pytester.makeconftest(
         """
         import pytest
-        import pytest_entropy.certification as certification
+        import pytest_entropy.run.certification as certification
 
         patch = pytest.MonkeyPatch()
 
@@ -170,7 +170,7 @@ def test_certify_replaces_the_tests_and_ignores_trial_without_sessions(
 def test_trial_checks_in_corpus_mode(pytester: pytest.Pytester) -> None:
     sessions, surface = _copy_demo(pytester)
     compiled = pytester.path / "compiled.json"
-    from pytest_entropy.cli import main
+    from pytest_entropy.cli.app import main
 
     assert main(["compile", "--sessions", str(sessions), "--surface", str(surface),
                  "--out", str(compiled)]) == 0  # fmt: skip

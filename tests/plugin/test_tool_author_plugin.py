@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.meter import measure, report_hash
-from pytest_entropy.testing import walk_ratchet_life_cycle
+from pytest_entropy.testing.lifecycle import walk_ratchet_life_cycle
 
 pytest_plugins = ("pytester",)
 
@@ -171,5 +171,5 @@ def test_an_unused_plugin_is_silent_and_imports_nothing_heavy(tmp_path: Path) ->
     modules = json.loads((tmp_path / "with.json").read_text())
     assert "pytest_entropy.plugin" in modules
     assert not [name for name in modules if name.split(".")[0] in HEAVY]
-    assert "pytest_entropy.certification" not in modules
+    assert "pytest_entropy.run.certification" not in modules
     assert outputs["with"] == outputs["without"]

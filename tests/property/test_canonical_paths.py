@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
 from pytest_entropy.core import canonical
 from pytest_entropy.core.canonical import CanonicalError, canonical_json, js_stringify
+from pytest_entropy.testing import strategies as es
 
 ORDERS = [canonical._CANONICAL, canonical._OWN]
 

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from pytest_entropy.core.artifact import apply_compiled_surface, parse_compiled_surface_artifact
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.compiler import compile_entropy_surface
+from pytest_entropy.core.gate import apply_proposals_to_surface
 from pytest_entropy.core.pool import (
     merge_observation_window,
     parse_observation_pool,
     pool_to_value_observations,
 )
-from pytest_entropy.core.proposals import AUTO_APPLY_PROPOSAL_KINDS, apply_proposals_to_surface
+from pytest_entropy.core.proposals import AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.core.validation import accepts
 
 VALUES = ["pdf", "html", "docx", "md", "web"]

@@ -18,8 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_entropy import distributed
-from pytest_entropy import strategies as es
 from pytest_entropy.core.canonical import canonical_json
 from pytest_entropy.core.compiler import (
     ReplayTally,
@@ -37,16 +35,16 @@ from pytest_entropy.core.pool import (
 from pytest_entropy.core.proposals import ProposalEvidence, propose_entropy_reductions
 from pytest_entropy.core.records import AuditCall, ValueObservation
 from pytest_entropy.core.trial import TrialTally, run_entropy_trial
-from pytest_entropy.distributed import (
+from pytest_entropy.run import corpus as distributed
+from pytest_entropy.run.compile import compile_sources, pool_sources, propose_sources
+from pytest_entropy.run.corpus import (
     EngineOptions,
     SourceChangedError,
-    compile_sources,
-    pool_sources,
-    propose_sources,
+    read_window_evidence,
     source_files,
-    trial_sources,
 )
-from pytest_entropy.evidence import read_window_evidence
+from pytest_entropy.run.trial import trial_sources
+from pytest_entropy.testing import strategies as es
 
 from ..dask_support import in_process_cluster
 from ..distributed_support import SURFACE, write_corpus
@@ -384,7 +382,7 @@ def test_a_file_that_changes_between_the_passes_fails_the_compile(
         copy = tmp_path / path.name
         copy.write_bytes(path.read_bytes())
         copies.append(copy)
-    original = distributed._stamp
+    original = distributed.source_stamp
     calls = {"n": 0}
 
     def stamp_then_append(location: str) -> Any:
@@ -394,7 +392,7 @@ def test_a_file_that_changes_between_the_passes_fails_the_compile(
                 stream.write(b"\n")
         return original(location)
 
-    monkeypatch.setattr(distributed, "_stamp", stamp_then_append)
+    monkeypatch.setattr(distributed, "source_stamp", stamp_then_append)
     with pytest.raises(SourceChangedError, match=r"01\.jsonl"):
         compile_sources(source_files(copies), SURFACE)
 

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.ingest.fabric import ScanDiagnostics
-from pytest_entropy.sessions import SESSION_READERS, ReadOptions, session_formats
-from pytest_entropy.surfaces import load_surface, surface_formats
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.registry import SESSION_READERS, session_formats, surface_formats
+from pytest_entropy.ingest.surfaces import load_surface
+from pytest_entropy.testing import strategies as es
 
 FORMATS = [name for name in session_formats() if name not in ("auto", "fabric")]
 

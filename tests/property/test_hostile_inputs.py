@@ -10,17 +10,17 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.canonical import file_text, stable_json_hash
 from pytest_entropy.core.enforce import validate_call
 from pytest_entropy.core.fingerprint import static_freedom, surface_freedom_report
+from pytest_entropy.core.gate import apply_proposals_to_surface
 from pytest_entropy.core.meter import MeterState, report_hash
 from pytest_entropy.core.pool import merge_observation_window, parse_observation_pool
-from pytest_entropy.core.proposals import apply_proposals_to_surface
 from pytest_entropy.core.validation import accepts
-from pytest_entropy.ingest.fabric import SessionScanner
-from pytest_entropy.store import COMPILED, POOL, load_path
+from pytest_entropy.ingest.native import SessionScanner
+from pytest_entropy.state.store import COMPILED, POOL, load_path
+from pytest_entropy.testing import strategies as es
 
 
 def trace_line(trace: dict[str, Any], model_cursor: bool) -> bytes:

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.incremental import EvidenceCache
-from pytest_entropy.ingest.fabric import SessionEvidence
-from pytest_entropy.sessions import read_file_evidence
+from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.sources.incremental import EvidenceCache
+from pytest_entropy.sources.scan import read_file_evidence
 
 
 def trace_line(ref: str, path: str) -> str:

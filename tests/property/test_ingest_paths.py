@@ -13,8 +13,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
-from pytest_entropy.ingest.fabric import ScanDiagnostics, SessionEvidence, SessionScanner
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+from pytest_entropy.testing import strategies as es
 
 COUNTERS = (
     "lines",

@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
 from pytest_entropy.core.canonical import canonical_json
 from pytest_entropy.core.meter import MeterState, measure, report_hash
+from pytest_entropy.testing import strategies as es
 
 corpora = st.lists(es.traces(), max_size=8)
 

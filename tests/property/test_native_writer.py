@@ -13,11 +13,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
 from pytest_entropy.core.fingerprint import shape_signature
-from pytest_entropy.ingest.fabric import ScanDiagnostics, scan_lines
-from pytest_entropy.ingest.native import ForeignCall, ForeignTrace, NativeWriter
-from pytest_entropy.sessions import ReadOptions
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.native import scan_lines
+from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
+from pytest_entropy.testing import strategies as es
 
 hostile_numbers = st.sampled_from([math.nan, math.inf, -math.inf, 1e308, -0.0, 2**60])
 

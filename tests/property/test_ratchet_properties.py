@@ -10,12 +10,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy import strategies as es
-from pytest_entropy.assertions import assert_no_entropy_increase, compare_surfaces
-from pytest_entropy.certification import CheckOutcome, build_report
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.certify import CHECK_IDS, CheckResult
-from pytest_entropy.ratchet import baseline_text, check_baseline, tracked_values
+from pytest_entropy.run.certification import CheckOutcome, build_report
+from pytest_entropy.testing import strategies as es
+from pytest_entropy.testing.assertions import assert_no_entropy_increase, compare_surfaces
+from pytest_entropy.testing.ratchet import baseline_text, check_baseline, tracked_values
 
 
 @given(es.surface_pairs())

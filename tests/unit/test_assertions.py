@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.assertions import (
+from pytest_entropy.core.compiler import compile_entropy_surface
+from pytest_entropy.core.meter import measure, report_hash
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.ingest.surfaces import load_surface
+from pytest_entropy.testing.assertions import (
     EntropyMeter,
     EntropyRatchet,
     assert_deterministic,
@@ -19,10 +23,6 @@ from pytest_entropy.assertions import (
     result_hash,
     snapshot_text,
 )
-from pytest_entropy.core.compiler import compile_entropy_surface
-from pytest_entropy.core.corpus import surface_hash
-from pytest_entropy.core.meter import measure, report_hash
-from pytest_entropy.surfaces import load_surface
 
 STR = {"type": "string"}
 ENUM = {"type": "string", "enum": ["pdf", "html"]}

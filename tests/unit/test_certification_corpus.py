@@ -9,14 +9,6 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.certification import (
-    Certification,
-    CertificationOptions,
-    CheckOutcome,
-    _corpus_files,
-    _scan_corpus,
-    build_report,
-)
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.certify import (
     CHECK_IDS,
@@ -26,10 +18,18 @@ from pytest_entropy.core.certify import (
     markdown_lines,
     summary_lines,
 )
-from pytest_entropy.core.corpus import surface_hash
 from pytest_entropy.core.meter import measure
 from pytest_entropy.core.records import Trace
-from pytest_entropy.resources import corpora_path
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.run.certification import (
+    Certification,
+    CertificationOptions,
+    CheckOutcome,
+    _corpus_files,
+    _scan_corpus,
+    build_report,
+)
+from pytest_entropy.sources.resources import corpora_path
 from tests.vectors import cases
 
 FIXTURES = json.loads(corpora_path("certification", "fixtures.json").read_text(encoding="utf-8"))

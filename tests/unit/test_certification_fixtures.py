@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.certification import load_fixtures
 from pytest_entropy.core.canonical import schema_digest
-from pytest_entropy.resources import corpora_path
+from pytest_entropy.run.certification import load_fixtures
+from pytest_entropy.sources.resources import corpora_path
 from tests.vectors import cases
 
 SHIPPED = json.loads(corpora_path("certification", "fixtures.json").read_text(encoding="utf-8"))

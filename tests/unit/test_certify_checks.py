@@ -13,7 +13,6 @@ import pytest
 
 import pytest_entropy.core.certify.checks as certify_checks
 import pytest_entropy.core.certify.fixtures as certify_fixtures
-from pytest_entropy.certification import default_ports, load_fixtures, temporary_store
 from pytest_entropy.core.certify import (
     CHECK_IDS,
     ArtifactStore,
@@ -24,6 +23,7 @@ from pytest_entropy.core.certify import (
     check_by_id,
     run_check,
 )
+from pytest_entropy.run.certification import default_ports, load_fixtures, temporary_store
 
 SPEC_ORDER = [
     "determinism-double-run",

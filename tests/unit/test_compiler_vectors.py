@@ -21,6 +21,7 @@ from pytest_entropy.core.artifact import (
 )
 from pytest_entropy.core.canonical import canonical_json, file_text, stable_json_hash
 from pytest_entropy.core.compiler import compile_entropy_surface, replay_successful_calls
+from pytest_entropy.core.gate import apply_proposals_to_surface, evaluate_gate
 from pytest_entropy.core.meter import measure, report_hash
 from pytest_entropy.core.notices import format_compile_notice, format_review_notice
 from pytest_entropy.core.pool import (
@@ -30,10 +31,8 @@ from pytest_entropy.core.pool import (
     pool_to_value_observations,
 )
 from pytest_entropy.core.proposals import (
-    apply_proposals_to_surface,
     entropy_review_key,
     entropy_review_signals,
-    evaluate_gate,
     format_review_signal,
     propose_entropy_reductions,
 )

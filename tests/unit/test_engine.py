@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_entropy import engine
 from pytest_entropy.core.meter import report_hash
-from pytest_entropy.engine import meter_paths
-from pytest_entropy.sessions import expand_session_paths
+from pytest_entropy.run import executor as engine
+from pytest_entropy.run.corpus import meter_paths
+from pytest_entropy.sources.locate import expand_session_paths
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])

@@ -17,11 +17,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pytest_entropy import engine
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.meter import MeterState, report_hash
-from pytest_entropy.engine import MeterResult, map_merge, meter_paths
-from pytest_entropy.sessions import expand_session_paths
+from pytest_entropy.run import executor as engine
+from pytest_entropy.run.corpus import MeterResult, meter_paths
+from pytest_entropy.run.executor import map_merge
+from pytest_entropy.sources.locate import expand_session_paths
 from tests.dask_support import in_process_cluster, require_distributed, write_mixed_corpus
 
 

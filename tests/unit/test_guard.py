@@ -9,12 +9,8 @@ from typing import Any
 import pytest
 
 from pytest_entropy.core.canonical import js_stringify
-from pytest_entropy.ingest.fabric import (
-    TRACE_SIZE_BOUND,
-    SessionEvidence,
-    SessionScanner,
-    guard_trace,
-)
+from pytest_entropy.ingest.guard import TRACE_SIZE_BOUND, guard_trace
+from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 
 COUNTS = {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0, "droppedOperations": 0}
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.ingest.fabric import ScanDiagnostics, SessionEvidence, SessionScanner
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 from tests.vectors import cases_of, ids
 
 CASES = cases_of("ingestion")

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import SURFACE_SHAPE_ERROR, surface_from_value
-from pytest_entropy.surfaces import load_repairs, load_surface
+from pytest_entropy.ingest.surfaces import load_repairs, load_surface
 
 
 def write(path: Path, value: object) -> Path:

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from pytest_entropy.core.canonical import canonical_json
-from pytest_entropy.core.corpus import format_status_lines, measure_session_corpus
 from pytest_entropy.core.meter import MeterState, measure, report_hash
 from pytest_entropy.core.records import Report
-from pytest_entropy.ingest.fabric import SessionScanner
+from pytest_entropy.core.status import format_status_lines, measure_session_corpus
+from pytest_entropy.ingest.native import SessionScanner
 from tests.vectors import cases_of, ids
 
 MEASURE = cases_of("metric", "measureEntropy")

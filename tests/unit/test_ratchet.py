@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_entropy.core.meter import measure
-from pytest_entropy.options import is_ci
-from pytest_entropy.ratchet import (
+from pytest_entropy.state.config import is_ci
+from pytest_entropy.testing.ratchet import (
     BASELINE_KIND,
     check_baseline,
     read_baseline,

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.ingest.native import blank_args
-from pytest_entropy.sessions import ReadOptions, expand_session_paths, resolve_format
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.registry import resolve_format
+from pytest_entropy.ingest.writer import blank_args
+from pytest_entropy.sources.locate import expand_session_paths
 from tests.formats_support import operations, outcomes, read, round_trip
 
 

@@ -11,14 +11,16 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy import sessions
-from pytest_entropy.cli import main
+from pytest_entropy.cli.app import main
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import report_hash
-from pytest_entropy.engine import meter_paths
-from pytest_entropy.ingest.fabric import ScanDiagnostics
-from pytest_entropy.remote import expand_session_sources, expand_url, is_url, meter_url
-from pytest_entropy.sessions import ReadOptions
+from pytest_entropy.ingest import registry as sessions
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.run.corpus import meter_paths
+from pytest_entropy.sources.locate import expand_session_paths, expand_session_sources
+from pytest_entropy.sources.scan import meter_url
+from pytest_entropy.sources.urls import expand_url, is_url
 from tests.dask_support import in_process_cluster, session_text, write_mixed_corpus
 
 fsspec = pytest.importorskip("fsspec", reason='needs pip install -e ".[dask]"')
@@ -79,7 +81,7 @@ def test_directory_expands_like_a_local_directory(memory_root: str, tmp_path: Pa
     (tmp_path / "notes.txt").write_bytes(b"")
     (tmp_path / "nested").mkdir()
     expanded = expand_url(memory_root + "/")
-    local = [path.name for path in sessions.expand_session_paths([tmp_path])]
+    local = [path.name for path in expand_session_paths([tmp_path])]
     assert [url.rsplit("/", 1)[-1] for url in expanded] == local
     assert local == [
         "B.jsonl",
@@ -114,7 +116,7 @@ def test_mixed_sources_keep_the_given_order(memory_root: str, demo_dir: Path) ->
     local_dir = demo_dir / "sessions"
     sources = expand_session_sources([f"{memory_root}/one.jsonl", str(local_dir)])
     assert sources[0] == f"{memory_root}/one.jsonl"
-    assert sources[1:] == [str(path) for path in sessions.expand_session_paths([local_dir])]
+    assert sources[1:] == [str(path) for path in expand_session_paths([local_dir])]
 
 
 def test_memory_urls_match_local_files(memory_root: str, tmp_path: Path) -> None:
@@ -139,7 +141,7 @@ def test_memory_urls_match_local_files(memory_root: str, tmp_path: Path) -> None
         assert fingerprint(urls, engine="dask", scheduler=scheduler) == expected
         assert fingerprint(urls, engine="dask", scheduler=scheduler, batch=4) == expected
         assert fingerprint(expand_url(memory_root), engine="dask", scheduler=scheduler) == (
-            fingerprint(sessions.expand_session_paths([tmp_path / "mixed"]))
+            fingerprint(expand_session_paths([tmp_path / "mixed"]))
         )
 
 
@@ -232,7 +234,9 @@ def test_compile_and_trial_over_urls_match_local_paths(
     """The two-pass compile stamps URLs by size and version; a URL corpus compiles and
     trials to the bytes of the same files on disk (streamed, or copied for ``auto``)."""
     from pytest_entropy.core.canonical import canonical_json
-    from pytest_entropy.distributed import compile_sources, source_files, trial_sources
+    from pytest_entropy.run.compile import compile_sources
+    from pytest_entropy.run.corpus import source_files
+    from pytest_entropy.run.trial import trial_sources
     from tests.distributed_support import SURFACE, write_corpus
 
     paths = write_corpus(tmp_path / "corpus", 0)

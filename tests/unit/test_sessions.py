@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.sessions import (
-    directory_session_files,
+from pytest_entropy.sources.agent_dir import (
     encode_project_dir,
-    expand_session_paths,
     machine_session_files,
-    meter_file,
     project_session_files,
 )
+from pytest_entropy.sources.locate import directory_session_files, expand_session_paths
+from pytest_entropy.sources.scan import meter_file
 
 YEAR = {2019: 1546300800, 2020: 1577836800, 2021: 1609459200, 2022: 1640995200}
 

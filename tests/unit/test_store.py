@@ -15,7 +15,7 @@ import pytest
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.compiler import compile_entropy_surface
 from pytest_entropy.core.pool import merge_observation_window
-from pytest_entropy.store import (
+from pytest_entropy.state.store import (
     COMPILED,
     POOL,
     StoreDamagedError,

@@ -12,8 +12,8 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fingerprint import static_freedom
 from pytest_entropy.core.validation import accepts
 from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
+from pytest_entropy.ingest.surfaces import load_surface
 from pytest_entropy.ingest.tool_lists import NO_PARAMETERS, detect_surface_format
-from pytest_entropy.surfaces import load_surface
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.config import load_config
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.sessions import directory_session_files
-from pytest_entropy.watch import CompileLoop, Notice, Watcher
+from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
+from pytest_entropy.sources.locate import directory_session_files
+from pytest_entropy.state.config import load_config
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SURFACE = json.loads((DEMO / "surface.json").read_text(encoding="utf-8"))

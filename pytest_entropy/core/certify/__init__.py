@@ -14,8 +14,15 @@ Markdown forms - live here so the CLI and the pytest plugin print the same bytes
 
 from __future__ import annotations
 
-from .checks import CHECK_IDS, CHECKS, CORPUS_CHECK_IDS, Check, check_by_id, run_check
-from .fixtures import (
+from pytest_entropy.core.certify.checks import (
+    CHECK_IDS,
+    CHECKS,
+    CORPUS_CHECK_IDS,
+    Check,
+    check_by_id,
+    run_check,
+)
+from pytest_entropy.core.certify.fixtures import (
     CERTIFICATION_KIND,
     NO_AGENT_ARTIFACT,
     SURFACE_REQUIRES_SESSIONS,
@@ -30,7 +37,7 @@ from .fixtures import (
     sessions_not_found,
     trial_mode_failure,
 )
-from .report import (
+from pytest_entropy.core.certify.report import (
     certification_report,
     corpus_mode_check,
     markdown_lines,

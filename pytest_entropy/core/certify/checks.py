@@ -6,15 +6,22 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..artifact import apply_compiled_surface
-from ..canonical import canonical_json, js_stringify, schema_digest
-from ..compiler import compile_entropy_surface
-from ..jscompat import js_string
-from ..meter import measure, report_hash
-from ..pool import PoolMerge, merge_observation_window, pool_to_value_observations
-from ..proposals import propose_entropy_reductions as propose
-from ..trial import run_entropy_trial
-from .fixtures import CheckResult, Expect, FixtureRun, enum_of, kinds_of, schema_of
+from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.canonical import canonical_json, js_stringify, schema_digest
+from pytest_entropy.core.certify.fixtures import (
+    CheckResult,
+    Expect,
+    FixtureRun,
+    enum_of,
+    kinds_of,
+    schema_of,
+)
+from pytest_entropy.core.compiler import compile_entropy_surface
+from pytest_entropy.core.jscompat import js_string
+from pytest_entropy.core.meter import measure, report_hash
+from pytest_entropy.core.pool import PoolMerge, merge_observation_window, pool_to_value_observations
+from pytest_entropy.core.proposals import propose_entropy_reductions as propose
+from pytest_entropy.core.trial import run_entropy_trial
 
 # ------------------------------------------------------------------------ the checks
 

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
 
-from ..canonical import js_stringify
-from ..compiler import CompileOutcome, compile_entropy_surface
-from ..meter import measure
-from ..proposals import Proposal, apply_proposals_to_surface, evaluate_gate
-from ..proposals import propose_entropy_reductions as propose
-from ..records import AuditCall, Report, Trace, ValueObservation
+from pytest_entropy.core.canonical import js_stringify
+from pytest_entropy.core.compiler import CompileOutcome, compile_entropy_surface
+from pytest_entropy.core.gate import apply_proposals_to_surface, evaluate_gate
+from pytest_entropy.core.meter import measure
+from pytest_entropy.core.proposals import Proposal
+from pytest_entropy.core.proposals import propose_entropy_reductions as propose
+from pytest_entropy.core.records import AuditCall, Report, Trace, ValueObservation
 
 CERTIFICATION_KIND = "pi-fabric.entropy-certification"
 CERTIFICATION_VERSION = 1

@@ -6,13 +6,17 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..canonical import stable_json_hash
-from ..corpus import surface_hash
-from ..fingerprint import surface_freedom_report
-from ..jscompat import js_string
-from ..records import ENTROPY_METRIC_VERSION, Report
-from ..trial import TrialReport
-from .fixtures import CERTIFICATION_KIND, CERTIFICATION_VERSION, CheckResult
+from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.certify.fixtures import (
+    CERTIFICATION_KIND,
+    CERTIFICATION_VERSION,
+    CheckResult,
+)
+from pytest_entropy.core.fingerprint import surface_freedom_report
+from pytest_entropy.core.jscompat import js_string
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION, Report
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.core.trial import TrialReport
 
 # ----------------------------------------------------------------- corpus mode pieces
 

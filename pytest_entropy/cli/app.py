@@ -1,0 +1,101 @@
+"""The ``pytest-entropy`` command line. :func:`main` returns the exit status; it never exits.
+
+Exit codes: 0 ok, 1 a gate or check failed, 2 usage or input error, 3 internal error.
+Each command lives in its own module under :mod:`pytest_entropy.commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from pytest_entropy._version import __version__
+from pytest_entropy.cli.commands import COMMAND_MODULES
+from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from pytest_entropy.core.canonical import icu_version
+from pytest_entropy.core.errors import EntropyError, EntropyInputError
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+    "version_text",
+]
+
+PROG = "pytest-entropy"
+
+Handler = Callable[[argparse.Namespace, TextIO], int]
+
+
+def version_text() -> str:
+    """``pytest-entropy X (metric v2, ICU Y)``."""
+    return f"{PROG} {__version__} (metric v{ENTROPY_METRIC_VERSION}, ICU {icu_version()})"
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so :func:`main` can return a status."""
+
+    def error(self, message: str) -> Any:
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full command-line grammar."""
+    parser = _Parser(
+        prog=PROG,
+        description="Measure and reduce the tool entropy of LLM tool surfaces.",
+    )
+    parser.add_argument("--version", action="store_true", help="print versions and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.commands.{name}").register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (never calls ``sys.exit``)."""
+    out, err = sys.stdout, sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except _UsageError as error:
+        err.write(f"{error}\n")
+        return EXIT_USAGE
+    except SystemExit as exit_request:  # --help
+        return int(exit_request.code or 0)
+    if args.version:
+        out.write(version_text() + "\n")
+        return EXIT_OK
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(err)
+        return EXIT_USAGE
+    try:
+        return handler(args, out)
+    except EntropyInputError as error:
+        err.write(f"{PROG}: error: {error}\n")
+        return EXIT_USAGE
+    except EntropyError as error:
+        err.write(f"{PROG}: error: {error}\n")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        err.write(f"{PROG}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception:
+        err.write(f"{PROG}: internal error\n")
+        traceback.print_exc(file=err)
+        return EXIT_INTERNAL

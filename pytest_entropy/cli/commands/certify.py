@@ -1,0 +1,71 @@
+"""``pytest-entropy certify``: the certification of spec §12 without pytest.
+
+Prints the human summary (a line per check, the verdict), a blank line and the JSON
+report; ``--report PATH`` also writes the report. Exit 1 when any check failed or the run
+raised. Corpus-mode problems (a missing directory, an unreadable artifact) are failed
+checks, never usage errors. The same checks run as ``pytest --entropy-certify``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import EXIT_FAILED, EXIT_OK, print_lines
+from pytest_entropy.state.config import add_cli_option
+
+FAILED_TO_EXECUTE = "Entropy certification failed to execute"
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "certify", help="run the certification checks (spec §12), optionally on a corpus"
+    )
+    for name in ("sessions", "surface", "repairs", "trial", "artifact"):
+        add_cli_option(parser, name)
+    parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="text: summary, then the JSON report (default); markdown: a summary for CI step"
+        " summaries; json: the report only",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_entropy.core.canonical import file_text
+    from pytest_entropy.core.certify import markdown_lines, summary_lines
+    from pytest_entropy.run.certification import Certification, CertificationOptions
+
+    options = CertificationOptions(
+        sessions=args.entropy_sessions,
+        surface=args.entropy_surface,
+        repairs=args.entropy_repairs,
+        trial=bool(args.entropy_trial),
+        artifact=args.entropy_artifact,
+    )
+    if options.trial_ignored:
+        sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")
+    try:
+        report = Certification(options).report()
+    except Exception as error:  # §12.1: a run that raises is a failure with this line
+        sys.stderr.write(f"{FAILED_TO_EXECUTE}: {error}\n")
+        return EXIT_FAILED
+    text = file_text(report)
+    if args.format == "markdown":
+        print_lines(out, markdown_lines(report))
+    elif args.format == "json":
+        out.write(text)
+    else:
+        print_lines(out, summary_lines(report))
+        out.write("\n")
+        out.write(text)
+    if args.report:
+        from pytest_entropy.state.store import write_file_atomic
+
+        write_file_atomic(Path(args.report), text, mode=0o644)
+    return EXIT_OK if report["evaluation"]["passed"] else EXIT_FAILED

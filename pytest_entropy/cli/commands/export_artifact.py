@@ -1,0 +1,69 @@
+"""``pytest-entropy export-artifact``: write the machine's compiled artifact for sharing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_json,
+    add_state_options,
+    print_json,
+    state_dir_of,
+)
+from pytest_entropy.core.artifact import serialize_artifact
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.state.store import COMPILED, load_path, write_file_atomic
+
+NOTHING_TO_EXPORT = "No compiled surface to export; wait for a compile to pass its gate"
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "export-artifact", help="write the compiled artifact (default STATE_DIR/artifact.json)"
+    )
+    parser.add_argument(
+        "--artifact",
+        metavar="FILE",
+        help="the artifact to export (default: STATE_DIR/compiled.json)",
+    )
+    parser.add_argument("--out", metavar="FILE", help="where (default: STATE_DIR/artifact.json)")
+    add_state_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    state_dir = state_dir_of(args)
+    source = Path(args.artifact) if args.artifact else state_dir / COMPILED.filename
+    loaded = load_path(source, COMPILED)
+    if loaded.error is not None:
+        raise EntropyInputError(loaded.error, source=str(source))
+    if loaded.file is None:
+        sys.stderr.write(NOTHING_TO_EXPORT + "\n")
+        return EXIT_FAILED
+    artifact = loaded.file
+    target = Path(args.out) if args.out else state_dir / "artifact.json"
+    written = write_file_atomic(target, serialize_artifact(artifact))
+    path = target.resolve()
+    tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])
+    if args.json:
+        print_json(
+            out,
+            {
+                "path": str(path),
+                "tightened": tightened,
+                "quarantined": quarantined,
+                "written": written,
+            },
+        )
+    else:
+        out.write(
+            f"Exported compiled surface ({tightened} tightened · {quarantined} quarantined)"
+            f" → {path}\n"
+        )
+    return EXIT_OK

@@ -1,0 +1,95 @@
+"""``pytest-entropy import``: merge a peer's artifact, adopting only digest-proven entries."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_OK,
+    add_format_options,
+    add_json,
+    add_state_options,
+    add_surface_option,
+    print_json,
+    state_dir_of,
+    surface_of,
+)
+from pytest_entropy.core.artifact import (
+    merge_compiled_surfaces,
+    parse_compiled_surface_artifact,
+    without_widening_overlays,
+)
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.ingest.surfaces import load_json_file
+from pytest_entropy.state.store import COMPILED, StoreDamagedError, update_path
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "import", help="merge a peer's compiled artifact (digest-proven entries only)"
+    )
+    parser.add_argument("path", metavar="ARTIFACT", help="the artifact file to import")
+    add_surface_option(parser, required=True)
+    add_format_options(parser, sessions=False)
+    add_state_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    incoming = parse_compiled_surface_artifact(load_json_file(args.path, "artifact"))
+    if incoming is None:
+        raise EntropyInputError(f"Artifact is invalid: {args.path}")
+    live = surface_of(args, args.surface)
+    # The reference adopts any digest-proven entry; we also refuse proven overlays that
+    # would widen the live schema (docs/decisions.md), so an import only ever tightens.
+    incoming, refused_widenings = without_widening_overlays(incoming, live)
+    target = state_dir_of(args) / COMPILED.filename
+    outcome: dict[str, Any] = {}
+
+    def merge(local: dict[str, Any] | None) -> dict[str, Any]:
+        merged = merge_compiled_surfaces(local, incoming, live)
+        outcome.update(merged)
+        outcome["localOverlays"] = len((local or {}).get("actions") or ())
+        outcome["localQuarantines"] = len((local or {}).get("quarantined") or ())
+        return dict(merged["file"])
+
+    try:
+        saved = update_path(Path(target), COMPILED, merge)
+    except StoreDamagedError as error:
+        raise EntropyInputError(str(error), source=str(target)) from None
+    artifact = saved.file
+    tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])
+    dropped = outcome["droppedOverlays"] + outcome["droppedQuarantines"] + refused_widenings
+    adopted_overlays = tightened - outcome["localOverlays"]
+    adopted_quarantines = quarantined - outcome["localQuarantines"]
+    if args.json:
+        print_json(
+            out,
+            {
+                "path": str(target.resolve()),
+                "written": saved.written,
+                "tightened": tightened,
+                "quarantined": quarantined,
+                "adoptedOverlays": adopted_overlays,
+                "adoptedQuarantines": adopted_quarantines,
+                "droppedOverlays": outcome["droppedOverlays"],
+                "droppedQuarantines": outcome["droppedQuarantines"],
+                "refusedWidenings": refused_widenings,
+                "artifact": artifact,
+            },
+        )
+    else:
+        out.write(
+            f"Imported compiled surface: {tightened} tightened · {quarantined} quarantined ·"
+            f" {dropped} dropped (base digest mismatch)\n"
+        )
+        if refused_widenings:
+            out.write(f"refused {refused_widenings} overlays that would widen the live schema\n")
+        out.write(
+            f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
+            f" → {target.resolve()}\n"
+        )
+    return EXIT_OK

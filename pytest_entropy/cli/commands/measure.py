@@ -1,0 +1,88 @@
+"""``pytest-entropy measure``: session files to one hashed report."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    add_engine_options,
+    add_format_options,
+    add_json,
+    add_repairs_option,
+    add_surface_option,
+    engine_options_of,
+    foreign_lines,
+    load_optional_repairs,
+    print_json,
+    print_lines,
+    read_options_of,
+    surface_of,
+)
+from pytest_entropy.core.meter import report_hash
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.report.text import diagnostics_lines, report_lines
+from pytest_entropy.run.corpus import meter_paths
+from pytest_entropy.sources.locate import expand_session_sources
+from pytest_entropy.testing.ratchet import add_baseline_options, baseline_exit_status
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "measure", help="measure session files into a hashed entropy report"
+    )
+    parser.add_argument(
+        "--sessions",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="session files, directories (a directory means its *.jsonl, by name) or fsspec "
+        "URLs (s3://..., file://...; needs the dask extra)",
+    )
+    add_surface_option(parser)
+    add_repairs_option(parser)
+    add_format_options(parser)
+    parser.add_argument(
+        "--catalog-digest",
+        metavar="TEXT",
+        help="catalog digest to record (default: the surface hash, or empty)",
+    )
+    add_engine_options(parser)
+    add_baseline_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    surface = surface_of(args, args.surface) if args.surface else None
+    options = read_options_of(args, surface)
+    paths = expand_session_sources(args.sessions, options)
+    repairs = load_optional_repairs(args.repairs)
+    if args.catalog_digest is not None:
+        digest = args.catalog_digest
+    else:
+        digest = surface_hash(surface) if surface is not None else ""
+    engine = engine_options_of(args)
+    result = meter_paths(
+        paths,
+        jobs=engine.jobs,
+        engine=engine.engine,
+        scheduler=engine.scheduler,
+        options=options,
+    )
+    report = result.state.finalize(surface, repairs, digest)
+    hashed = report_hash(report)
+    if args.json:
+        print_json(
+            out,
+            {
+                "reportHash": hashed,
+                "report": report.to_json(),
+                "diagnostics": result.diagnostics.to_json(),
+            },
+        )
+    else:
+        print_lines(out, report_lines(report, hashed))
+        print_lines(out, diagnostics_lines(result.diagnostics))
+        print_lines(out, foreign_lines(result.diagnostics))
+    return baseline_exit_status(args, report, out)

@@ -1,0 +1,90 @@
+"""``pytest-entropy propose``: what the compiler would tighten, and what needs a human."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_OK,
+    add_engine_options,
+    add_format_options,
+    add_json,
+    add_repairs_option,
+    add_sessions_option,
+    add_surface_option,
+    engine_options_of,
+    load_optional_repairs,
+    print_json,
+    print_lines,
+    read_options_of,
+    session_sources_of,
+    surface_of,
+)
+from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.meter import report_hash
+from pytest_entropy.core.proposals import entropy_review_signals
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.report.text import proposal_lines
+from pytest_entropy.run.compile import propose_sources
+from pytest_entropy.state.store import COMPILED, load_path
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "propose", help="proposals from the evidence: tightenings, quarantines, review signals"
+    )
+    add_sessions_option(parser)
+    add_surface_option(parser)
+    add_repairs_option(parser)
+    parser.add_argument(
+        "--artifact",
+        metavar="FILE",
+        help="a compiled artifact: propose against the effective surface, as the compiler does",
+    )
+    parser.add_argument(
+        "--no-audit-values",
+        action="store_true",
+        help="take values from the projected trace arguments instead of the audits",
+    )
+    add_format_options(parser)
+    add_engine_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    surface = surface_of(args, args.surface) if args.surface else None
+    repairs = load_optional_repairs(args.repairs)
+    effective = surface
+    if args.artifact:
+        loaded = load_path(args.artifact, COMPILED)
+        if loaded.error is not None:
+            raise EntropyInputError(loaded.error, source=args.artifact)
+        if loaded.file is None:
+            raise EntropyInputError("compiled surface file not found", source=args.artifact)
+        if surface is None:
+            raise EntropyInputError("--artifact needs the declared --surface it applies to")
+        effective = dict(apply_compiled_surface(surface, loaded.file))
+    options = read_options_of(args, surface)
+    run_ = propose_sources(
+        session_sources_of(args, options),
+        effective,
+        options=options,
+        repairs=repairs,
+        catalog_digest=surface_hash(effective) if effective is not None else "",
+        audit_values=not args.no_audit_values,
+        engine=engine_options_of(args),
+    )
+    report, proposals = run_.report, run_.proposals
+    review = entropy_review_signals(proposals)
+    if args.json:
+        print_json(
+            out,
+            {"reportHash": report_hash(report), "proposals": proposals, "reviewSignals": review},
+        )
+    else:
+        print_lines(out, proposal_lines(proposals))
+        out.write(f"report hash {report_hash(report)}\n")
+    return EXIT_OK

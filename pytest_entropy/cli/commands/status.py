@@ -1,0 +1,181 @@
+"""``pytest-entropy status``: the ratchet view over a window of recent sessions."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EMPTY_SURFACE,
+    EXIT_OK,
+    add_format_options,
+    add_json,
+    add_repairs_option,
+    add_surface_option,
+    load_optional_repairs,
+    print_json,
+    print_lines,
+    read_options_of,
+    surface_of,
+)
+from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.fingerprint import surface_freedom_report
+from pytest_entropy.core.meter import MeterState, measure
+from pytest_entropy.core.pool import merge_observation_window, pool_to_value_observations
+from pytest_entropy.core.proposals import entropy_review_signals, propose_entropy_reductions
+from pytest_entropy.core.records import RepairRow
+from pytest_entropy.core.status import (
+    format_compiled_line,
+    format_review_line,
+    format_status_lines,
+    measure_session_corpus,
+    ratchet_verdict,
+    surface_hash,
+)
+from pytest_entropy.ingest.base import NATIVE_FORMAT
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.report.text import diagnostics_lines
+from pytest_entropy.sources.agent_dir import machine_session_files, project_session_files
+from pytest_entropy.sources.locate import directory_session_files
+from pytest_entropy.sources.scan import read_file_evidence
+from pytest_entropy.state.store import COMPILED, POOL, agent_state_dir, load
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "status", help="latest session entropy, trend and ratchet verdict over a window"
+    )
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--sessions", metavar="DIR", help="a directory of session files")
+    where.add_argument("--agent-dir", metavar="DIR", help="a Pi agent directory")
+    parser.add_argument(
+        "--project",
+        action="store_true",
+        help="with --agent-dir: only the current directory's sessions",
+    )
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="the project directory (default: the current one)"
+    )
+    add_surface_option(parser)
+    add_repairs_option(parser)
+    add_format_options(parser)
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where compiled.json and observation-pool.json live (default: .entropy/ here,"
+        " or the agent directory's fabric/entropy/)",
+    )
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def _review_line(
+    evidence: list[tuple[str, SessionEvidence]],
+    effective: Any,
+    digest: str,
+    repairs: list[RepairRow] | None,
+    pool: dict[str, Any] | None,
+    pool_error: str | None,
+) -> tuple[str, list[dict[str, Any]]]:
+    """Review signals computed read-only: the pool is merged in memory and never saved."""
+    traces = [trace for _, item in evidence for trace in item.traces]
+    if pool_error is not None or not traces:
+        return format_review_line(None, pool_error=pool_error, has_window_evidence=bool(traces)), []
+    try:
+        windows = [
+            {"file": os.path.abspath(name), "observations": item.value_observations}
+            for name, item in evidence
+        ]
+        merged = merge_observation_window(pool, windows)
+        report = measure(traces, effective, repairs, digest)
+        review = entropy_review_signals(
+            propose_entropy_reductions(
+                report, traces, effective, repairs, pool_to_value_observations(merged.file)
+            )
+        )
+    except Exception:  # the display never fails because of the review line
+        return format_review_line(None), []
+    return format_review_line(review), review
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    cwd = args.cwd or os.getcwd()
+    scope = "machine"
+    default_surface = None
+    state_dir = Path(args.state_dir) if args.state_dir else Path(cwd) / ".entropy"
+    if args.agent_dir and not args.state_dir:
+        state_dir = agent_state_dir(args.agent_dir)
+    if not args.sessions and args.format == "auto":
+        # A Pi agent directory is the native layout: read it natively unless told otherwise.
+        args.format = NATIVE_FORMAT
+    options = read_options_of(args, None)
+    if args.sessions:
+        directory = Path(args.sessions)
+        if not directory.is_dir():
+            raise EntropyInputError("sessions directory not found", source=args.sessions)
+        files = directory_session_files(directory, options=options)
+    else:
+        agent_dir = Path(args.agent_dir)
+        if not agent_dir.is_dir():
+            raise EntropyInputError("agent directory not found", source=args.agent_dir)
+        if args.project:
+            files = project_session_files(agent_dir, cwd)
+            scope = "project"
+        else:
+            files = machine_session_files(agent_dir, cwd)
+        exported = agent_dir / "fabric" / "entropy" / "surface.json"
+        default_surface = str(exported) if exported.is_file() else None
+    surface_path = args.surface or default_surface
+    live = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE
+    options = read_options_of(args, live if surface_path else None)
+    repairs = load_optional_repairs(args.repairs)
+    compiled = load(state_dir, COMPILED)
+    surface = dict(apply_compiled_surface(live, compiled.file)) if compiled.file else live
+    digest = surface_hash(surface)
+    diagnostics = ScanDiagnostics()
+    states: list[tuple[str, MeterState | None]] = []
+    evidence: list[tuple[str, SessionEvidence]] = []
+    for item in files:
+        read = read_file_evidence(item.path, diagnostics=diagnostics, options=options)
+        state = None
+        if read is not None:
+            state = MeterState(retain_terms=False)
+            state.add_traces(read.traces)
+            evidence.append((str(item.path), read))
+        states.append((str(item.path), state))
+    corpus = measure_session_corpus(states, surface, digest, repairs)
+    pool = load(state_dir, POOL)
+    review_line, review = _review_line(evidence, surface, digest, repairs, pool.file, pool.error)
+    lines = format_status_lines(
+        surface,
+        corpus,
+        scope=scope,
+        compiled_line=format_compiled_line(compiled.file, compiled.error),
+        review_line=review_line,
+    )
+    if args.json:
+        print_json(
+            out,
+            {
+                "surface": {
+                    "digest": digest,
+                    "actions": len(surface["actions"]),
+                    "freedom": surface_freedom_report(surface),
+                },
+                "corpus": corpus.to_json(),
+                "verdict": ratchet_verdict(corpus),
+                "compiled": compiled.to_json(),
+                "review": review,
+                "lines": lines,
+                "diagnostics": diagnostics.to_json(),
+            },
+        )
+    else:
+        print_lines(out, lines)
+        if diagnostics.skipped_lines or diagnostics.rejected_traces:
+            print_lines(out, diagnostics_lines(diagnostics))
+    return EXIT_OK

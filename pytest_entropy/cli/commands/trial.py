@@ -1,0 +1,127 @@
+"""``pytest-entropy trial``: replay recorded calls against the declared and compiled surfaces.
+
+The held-out trial (spec §10) classifies every recorded call; audited refs replay their
+verbatim audit arguments. Each file is scanned alone, on the engine the options name.
+Exit 1 when any held-out successful call is rejected by the compiled schema (a tightening
+cost - the certification's rule); quarantine costs are reported without failing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_engine_options,
+    add_format_options,
+    add_json,
+    add_sessions_option,
+    add_state_options,
+    add_surface_option,
+    engine_options_of,
+    print_json,
+    print_lines,
+    read_options_of,
+    session_sources_of,
+    state_dir_of,
+    surface_of,
+    unsupported_pattern_lines,
+)
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.jscompat import js_string
+from pytest_entropy.core.regex import reset_unsupported_patterns
+from pytest_entropy.core.trial import TrialReport
+from pytest_entropy.run.trial import trial_sources
+from pytest_entropy.state.store import COMPILED, load_path
+
+_CLASS_LABELS = (
+    ("bothAccept", "both accept"),
+    ("bothReject", "both reject"),
+    ("tighteningCost", "tightening costs"),
+    ("typedFailureWin", "typed-failure wins"),
+    ("quarantineWin", "quarantine wins"),
+    ("quarantineCost", "quarantine costs"),
+)
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "trial", help="held-out trial: replay recorded calls against the compiled artifact"
+    )
+    add_sessions_option(parser)
+    add_surface_option(parser, required=True)
+    parser.add_argument(
+        "--artifact",
+        metavar="FILE",
+        help="the compiled artifact (default: STATE_DIR/compiled.json)",
+    )
+    add_state_options(parser)
+    add_format_options(parser)
+    add_engine_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def _artifact(args: argparse.Namespace) -> dict[str, Any]:
+    path = Path(args.artifact) if args.artifact else state_dir_of(args) / COMPILED.filename
+    loaded = load_path(path, COMPILED)
+    if loaded.error is not None:
+        raise EntropyInputError(loaded.error, source=str(path))
+    if loaded.file is None:
+        if args.artifact:
+            raise EntropyInputError("compiled surface file not found", source=str(path))
+        raise EntropyInputError(
+            "no compiled surface here (run `pytest-entropy compile --write` or pass"
+            " --artifact FILE)",
+            source=str(path),
+        )
+    return loaded.file
+
+
+def trial_lines(trial: TrialReport) -> list[str]:
+    """The human summary of a trial."""
+    totals = trial.totals
+    wins = totals["typedFailureWin"] + totals["quarantineWin"]
+    costs = totals["tighteningCost"] + totals["quarantineCost"]
+    lines = [
+        f"trial: {trial.verdict} · score {js_string(trial.declared_score)} →"
+        f" {js_string(trial.effective_score)} (delta {js_string(trial.delta)}) · wins {wins}"
+        f" · costs {costs}",
+        f"calls: {totals['operations']} replayed · "
+        + " · ".join(f"{totals[key]} {label}" for key, label in _CLASS_LABELS),
+    ]
+    if trial.divergences:
+        lines.append("divergences:")
+        lines.extend(
+            f"  {row['ref']}  {row['trialClass']}  {row['count']}" for row in trial.divergences
+        )
+    cost = totals["tighteningCost"]
+    if cost:
+        lines.append(
+            f"FAIL: {cost} held-out successful calls rejected by the compiled schema"
+            " (the compile overfit its window)"
+        )
+    return lines
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    reset_unsupported_patterns()
+    surface = surface_of(args, args.surface)
+    artifact = _artifact(args)
+    options = read_options_of(args, surface)
+    trial, _ = trial_sources(
+        session_sources_of(args, options),
+        surface,
+        artifact,
+        options=options,
+        engine=engine_options_of(args),
+    )
+    if args.json:
+        print_json(out, trial.to_json())
+    else:
+        print_lines(out, trial_lines(trial))
+        print_lines(out, unsupported_pattern_lines())
+    return EXIT_FAILED if trial.tightening_cost > 0 else EXIT_OK

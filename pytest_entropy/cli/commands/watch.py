@@ -1,0 +1,146 @@
+"""``pytest-entropy watch``: the autonomous compile loop over a live session directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_OK,
+    add_format_options,
+    add_json,
+    read_options_of,
+    surface_of,
+)
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.ingest.surfaces import load_repairs
+from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
+from pytest_entropy.sources.agent_dir import machine_session_files
+from pytest_entropy.sources.locate import SessionFile, directory_session_files
+from pytest_entropy.state.config import load_config
+from pytest_entropy.state.store import agent_state_dir, default_state_dir
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "watch", help="compile continuously as agents append to session files"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--sessions", metavar="DIR", help="a directory of session files")
+    where.add_argument("--agent-dir", metavar="DIR", help="a Pi agent directory")
+    parser.add_argument("--surface", metavar="FILE", help="the declared surface snapshot")
+    parser.add_argument("--repairs", metavar="FILE", help="repair table or array of rows")
+    parser.add_argument("--state-dir", metavar="DIR", help="state directory (default .entropy/)")
+    parser.add_argument("--cwd", metavar="DIR", help="the current project (default: here)")
+    parser.add_argument("--grace-ms", type=int, metavar="MS", help="wait after a change (250)")
+    parser.add_argument("--poll", action="store_true", help="poll instead of inotify")
+    parser.add_argument("--once", action="store_true", help="run one compile tick and exit")
+    add_format_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def _emit(out: TextIO, notice: Notice, as_json: bool) -> None:
+    out.write((json.dumps(notice.to_json(), ensure_ascii=False) if as_json else notice.text) + "\n")
+    out.flush()
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    cwd = args.cwd or os.getcwd()
+    config = load_config(
+        cwd,
+        {
+            "sessions": [args.sessions] if args.sessions else None,
+            "agent_dir": args.agent_dir,
+            "surface": args.surface,
+            "repairs": args.repairs,
+            "state_dir": args.state_dir,
+            "grace_ms": args.grace_ms,
+        },
+    )
+    if not config.compile:
+        where = config.sources.get("compile", "the configuration")
+        out.write(f"entropy: the compile loop is disabled (compile: false in {where})\n")
+        return EXIT_OK
+    if config.agent_dir and not args.sessions:
+        agent = Path(config.agent_dir)
+        if not agent.is_dir():
+            raise EntropyInputError("agent directory not found", source=str(agent))
+        watch_paths = [agent / "sessions"]
+        state_dir = Path(config.state_dir) if config.state_dir else agent_state_dir(agent)
+        surface_path: str | None = config.surface or str(agent_state_dir(agent) / "surface.json")
+        repairs_path: str | None = config.repairs or (
+            str(agent / "fabric" / "repairs" / "current.json")
+            if (agent / "fabric" / "repairs" / "current.json").is_file()
+            else None
+        )
+
+        def window() -> Sequence[SessionFile]:
+            return machine_session_files(agent, cwd, config.window)
+
+    elif config.sessions:
+        directory = Path(config.sessions[0])
+        if not directory.is_dir():
+            raise EntropyInputError("sessions directory not found", source=str(directory))
+        watch_paths = [directory]
+        state_dir = Path(config.state_dir) if config.state_dir else default_state_dir(cwd)
+        surface_path = config.surface
+        repairs_path = config.repairs
+
+        def window() -> Sequence[SessionFile]:
+            return directory_session_files(directory, config.window)
+
+    else:
+        raise EntropyInputError("watch needs --sessions DIR or --agent-dir DIR")
+    if not surface_path or not Path(surface_path).is_file():
+        raise EntropyInputError(
+            "watch needs the declared surface it compiles against (--surface FILE)",
+            source=surface_path,
+        )
+    surface = surface_of(args, surface_path)
+    loop = CompileLoop(
+        window=window,
+        surface=surface,
+        state_dir=state_dir,
+        repairs=load_repairs(repairs_path) if repairs_path else None,
+        options=read_options_of(args, surface),
+    )
+    if args.once:
+        result = loop.tick()
+        for notice in result.notices:
+            _emit(out, notice, args.json)
+        if args.json:
+            out.write(
+                json.dumps({"event": "tick", "status": result.status, "written": result.written})
+                + "\n"
+            )
+        return EXIT_OK
+    watcher = Watcher(
+        loop,
+        watch_paths,
+        lambda notice: _emit(out, notice, args.json),
+        grace_seconds=config.grace_ms / 1000,
+        poll_seconds=config.poll_ms / 1000,
+        use_inotify=not args.poll,
+    )
+
+    def shutdown(signum: int, _frame: Any) -> None:
+        watcher.stop()
+
+    previous = {sig: signal.signal(sig, shutdown) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        sys.stderr.write(
+            f"entropy: watching {', '.join(map(str, watch_paths))} · state in {state_dir}"
+            " · Ctrl-C to stop\n"
+        )
+        watcher.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return EXIT_OK

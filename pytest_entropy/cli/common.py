@@ -1,0 +1,260 @@
+"""Helpers shared by the command modules: exit codes, options, output."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.records import RepairRow
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
+from pytest_entropy.run.executor import ENGINES
+from pytest_entropy.sources.locate import expand_session_sources
+from pytest_entropy.state.store import agent_state_dir, default_state_dir
+
+__all__ = [
+    "EMPTY_SURFACE",
+    "EXIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "add_engine_options",
+    "add_format_options",
+    "add_json",
+    "add_repairs_option",
+    "add_sessions_option",
+    "add_state_options",
+    "add_surface_option",
+    "engine_options_of",
+    "foreign_lines",
+    "load_optional_repairs",
+    "load_optional_surface",
+    "positive_int",
+    "print_json",
+    "print_lines",
+    "read_options_of",
+    "session_sources_of",
+    "state_dir_of",
+    "surface_of",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+EMPTY_SURFACE: dict[str, Any] = {"version": 1, "actions": []}
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    parser.add_argument(
+        "--surface",
+        metavar="FILE",
+        required=required,
+        help="tool surface: a snapshot {version: 1, actions: [{ref, inputSchema}]} or a tool "
+        "list (MCP, OpenAI, Anthropic, Pi, BFCL, ...; see --surface-format)",
+    )
+
+
+def add_repairs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repairs", metavar="FILE", help="repair table or array of rows")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def print_json(out: TextIO, value: Any) -> None:
+    """The §2.8 serialisation: 2-space JSON with JavaScript number text, then a newline."""
+    out.write(file_text(value))
+
+
+def print_lines(out: TextIO, lines: list[str]) -> None:
+    for line in lines:
+        out.write(line + "\n")
+
+
+def load_optional_surface(path: str | None) -> dict[str, Any] | None:
+    return load_surface(path) if path else None
+
+
+def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
+    return load_repairs(path) if path else None
+
+
+def add_sessions_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument(
+        "--sessions",
+        nargs="+",
+        required=required,
+        metavar="PATH",
+        help="session files or directories (a directory means its *.jsonl, by name)",
+    )
+
+
+def add_state_options(parser: argparse.ArgumentParser) -> None:
+    """``--state-dir D`` or ``--agent-dir A`` (state under ``A/fabric/entropy``)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--state-dir", metavar="DIR", help="state directory (default: .entropy/ here)"
+    )
+    where.add_argument(
+        "--agent-dir", metavar="DIR", help="a Pi agent directory (state in fabric/entropy/)"
+    )
+
+
+def state_dir_of(args: argparse.Namespace) -> Path:
+    """The state directory the options name (default ``.entropy/`` in the working dir)."""
+    if getattr(args, "state_dir", None):
+        return Path(args.state_dir)
+    if getattr(args, "agent_dir", None):
+        return agent_state_dir(args.agent_dir)
+    return default_state_dir()
+
+
+def surface_of(args: argparse.Namespace, path: str | None) -> dict[str, Any]:
+    """Load a surface with whatever format options the command registered."""
+    return load_surface(
+        path,  # type: ignore[arg-type]
+        surface_format=getattr(args, "surface_format", None) or "auto",
+        ref_prefix=getattr(args, "ref_prefix", None) or "",
+    )
+
+
+def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) -> ReadOptions:
+    """Session-reading options from the command line (format, ref prefix and surface)."""
+    return ReadOptions(
+        session_format=getattr(args, "format", None) or "auto",
+        surface=surface,
+        ref_prefix=getattr(args, "ref_prefix", None) or "",
+        redact=bool(getattr(args, "redact", False)),
+    )
+
+
+def session_sources_of(args: argparse.Namespace, options: ReadOptions) -> list[SourceFile]:
+    """The files ``--sessions`` names (local paths or fsspec URLs), as engine map items."""
+    return source_files(expand_session_sources(args.sessions, options))
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``, ``--engine {local,processes,dask}`` and ``--scheduler ADDRESS``."""
+    parser.add_argument(
+        "--jobs", type=positive_int, default=1, metavar="N", help="worker processes"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="where to run: local (default), processes (the default when --jobs > 1) or "
+        "dask (needs the dask extra)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (implies --engine dask; without it the dask engine "
+        "starts a local cluster of --jobs workers)",
+    )
+
+
+def engine_options_of(args: argparse.Namespace) -> EngineOptions:
+    """The engine the options name: ``--jobs N`` (N > 1) alone means processes,
+    ``--scheduler`` alone means dask."""
+    engine = args.engine or (
+        "dask" if args.scheduler is not None else "processes" if args.jobs > 1 else "local"
+    )
+    if args.scheduler is not None and engine != "dask":
+        raise EntropyInputError("--scheduler needs --engine dask")
+    return EngineOptions(engine, args.jobs, args.scheduler)
+
+
+def unsupported_pattern_lines() -> list[str]:
+    """A note naming schema patterns the replay could not evaluate (and so did not enforce)."""
+    from pytest_entropy.core.regex import unsupported_patterns
+
+    patterns = unsupported_patterns()
+    if not patterns:
+        return []
+    shown = ", ".join(repr(pattern) for pattern in patterns[:3])
+    more = f" and {len(patterns) - 3} more" if len(patterns) > 3 else ""
+    return [
+        f"note: {len(patterns)} schema pattern(s) use lookarounds or backreferences, which the"
+        f" linear-time engine cannot run; they were not enforced: {shown}{more}"
+    ]
+
+
+def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True) -> None:
+    """``--format`` (with ``sessions``), ``--surface-format`` and ``--ref-prefix``.
+
+    Every command that reads sessions or a surface registers them through this one helper;
+    ``read_options_of``, ``session_sources_of`` and ``surface_of`` read them back.
+    """
+    from pytest_entropy.ingest.registry import session_formats, surface_formats
+
+    if sessions:
+        parser.add_argument(
+            "--format",
+            default="auto",
+            choices=session_formats(),
+            metavar="FORMAT",
+            help="session format: auto (detect each file), fabric (native) or a foreign "
+            f"format ({', '.join(session_formats()[2:])}); see docs/formats.md",
+        )
+    parser.add_argument(
+        "--surface-format",
+        default="auto",
+        choices=surface_formats(),
+        metavar="FORMAT",
+        help="surface file format: auto (detect), snapshot or a tool list "
+        f"({', '.join(name for name in surface_formats()[1:] if name != 'snapshot')})",
+    )
+    parser.add_argument(
+        "--ref-prefix",
+        default="",
+        metavar="TEXT",
+        help="prefix for every foreign tool name, in sessions and surface alike "
+        "(e.g. mcp.github.; default: none, pi. for Pi)",
+    )
+
+
+_FOREIGN_COUNTERS = (
+    ("concatenated_lines", "lines holding several JSON values"),
+    ("unknown_records", "unknown records"),
+    ("unmatched_results", "results without a call"),
+    ("unanswered_calls", "calls without a result (aborted)"),
+    ("duplicate_records", "repeated records"),
+    ("undecodable_arguments", "undecodable arguments"),
+    ("unstructured_outputs", "unstructured outputs (no call)"),
+    ("unscored_entries", "entries without a score file"),
+    ("unrecognized_files", "files of another format"),
+    ("split_traces", "traces split at the size bound"),
+)
+
+
+def foreign_lines(diagnostics: ScanDiagnostics) -> list[str]:
+    """What the foreign readers saw, one line (nothing when no foreign file was read)."""
+    if not diagnostics.foreign_records and not diagnostics.unrecognized_files:
+        return []
+    parts = [
+        f"foreign records {diagnostics.foreign_records}",
+        f"calls {diagnostics.foreign_calls}",
+    ]
+    parts.extend(
+        f"{label} {getattr(diagnostics, name)}"
+        for name, label in _FOREIGN_COUNTERS
+        if getattr(diagnostics, name)
+    )
+    return [" · ".join(parts)]

@@ -1,0 +1,128 @@
+"""The native format: session JSONL with ``FabricExecutionTraceV1`` envelopes (spec §1.1-§1.5).
+
+:class:`SessionScanner` consumes raw lines and produces the session evidence: meter traces
+stamped with the current model, audit calls and value observations. It is the single place
+that decides what a line means; every skipped line is counted in :class:`ScanDiagnostics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+# ------------------------------------------------------------------------- diagnostics
+
+
+@dataclass(slots=True)
+class ScanDiagnostics:
+    """Counts of everything a scan saw; skipped lines are counted here, never lost.
+
+    ``samples`` keeps the first few problems as ``file:line: problem`` for humans.
+    """
+
+    files: int = 0
+    unreadable_files: int = 0
+    lines: int = 0
+    empty_lines: int = 0
+    ignored_lines: int = 0
+    model_lines: int = 0
+    trace_lines: int = 0
+    oversized_lines: int = 0
+    malformed_lines: int = 0
+    non_object_lines: int = 0
+    lines_without_details: int = 0
+    lines_without_trace: int = 0
+    fallback_parsed_lines: int = 0
+    traces: int = 0
+    rejected_traces: int = 0
+    rejection_reasons: dict[str, int] = field(default_factory=dict)
+    audit_calls: int = 0
+    skipped_audits: int = 0
+    # Foreign formats (docs/formats.md): what the readers saw before native lines existed.
+    foreign_records: int = 0
+    foreign_calls: int = 0
+    concatenated_lines: int = 0
+    unknown_records: int = 0
+    unmatched_results: int = 0
+    unanswered_calls: int = 0
+    duplicate_records: int = 0
+    undecodable_arguments: int = 0
+    unstructured_outputs: int = 0
+    unscored_entries: int = 0
+    unrecognized_files: int = 0
+    split_traces: int = 0
+    samples: list[str] = field(default_factory=list)
+
+    SAMPLE_LIMIT = 10
+
+    def note(self, where: str, problem: str) -> None:
+        if len(self.samples) < self.SAMPLE_LIMIT:
+            self.samples.append(f"{where}: {problem}")
+
+    def reject(self, reason: str, where: str) -> None:
+        self.rejected_traces += 1
+        self.rejection_reasons[reason] = self.rejection_reasons.get(reason, 0) + 1
+        self.note(where, f"trace skipped: {reason}")
+
+    def merge(self, other: ScanDiagnostics) -> ScanDiagnostics:
+        """Add ``other``'s counts (the slice that follows); returns ``self``."""
+        for name in _COUNTER_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, count in other.rejection_reasons.items():
+            self.rejection_reasons[reason] = self.rejection_reasons.get(reason, 0) + count
+        room = self.SAMPLE_LIMIT - len(self.samples)
+        if room > 0:
+            self.samples.extend(other.samples[:room])
+        return self
+
+    @property
+    def skipped_lines(self) -> int:
+        """Lines that looked relevant but could not be used."""
+        return (
+            self.oversized_lines
+            + self.malformed_lines
+            + self.non_object_lines
+            + self.lines_without_details
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unreadableFiles": self.unreadable_files,
+            "lines": self.lines,
+            "emptyLines": self.empty_lines,
+            "ignoredLines": self.ignored_lines,
+            "modelLines": self.model_lines,
+            "traceLines": self.trace_lines,
+            "oversizedLines": self.oversized_lines,
+            "malformedLines": self.malformed_lines,
+            "nonObjectLines": self.non_object_lines,
+            "linesWithoutDetails": self.lines_without_details,
+            "linesWithoutTrace": self.lines_without_trace,
+            "fallbackParsedLines": self.fallback_parsed_lines,
+            "traces": self.traces,
+            "rejectedTraces": self.rejected_traces,
+            "rejectionReasons": dict(sorted(self.rejection_reasons.items())),
+            "auditCalls": self.audit_calls,
+            "skippedAudits": self.skipped_audits,
+            "foreignRecords": self.foreign_records,
+            "foreignCalls": self.foreign_calls,
+            "concatenatedLines": self.concatenated_lines,
+            "unknownRecords": self.unknown_records,
+            "unmatchedResults": self.unmatched_results,
+            "unansweredCalls": self.unanswered_calls,
+            "duplicateRecords": self.duplicate_records,
+            "undecodableArguments": self.undecodable_arguments,
+            "unstructuredOutputs": self.unstructured_outputs,
+            "unscoredEntries": self.unscored_entries,
+            "unrecognizedFiles": self.unrecognized_files,
+            "splitTraces": self.split_traces,
+            "samples": list(self.samples),
+        }
+
+
+_COUNTER_FIELDS: Final = tuple(
+    name
+    for name in ScanDiagnostics.__dataclass_fields__
+    if name not in ("rejection_reasons", "samples")
+)

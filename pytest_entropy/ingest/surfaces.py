@@ -1,0 +1,161 @@
+"""Surface and repair-table files (spec §1.6-§1.7): read, parse, validate.
+
+Foreign tool-list formats (MCP, OpenAI, Anthropic, Pi, BFCL, ...) plug in through
+the registry (:mod:`pytest_entropy.ingest.registry`, loaded only for them); the native
+snapshot format is always available. ``docs/formats.md`` lists what each reader accepts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.inputs import repair_rows_from_value, surface_from_value
+from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.records import RepairRow
+from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+
+__all__ = [
+    "load_json_file",
+    "load_repairs",
+    "load_surface",
+]
+
+MAX_INPUT_FILE_BYTES = 256 << 20
+
+
+def _read_input_bytes(source: str, what: str) -> bytes:
+    try:
+        with open(source, "rb") as stream:
+            raw = stream.read(MAX_INPUT_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise EntropyInputError(f"{what} file not found", source=source) from None
+    except IsADirectoryError:
+        raise EntropyInputError(f"{what} path is a directory", source=source) from None
+    except OSError as error:
+        raise EntropyInputError(
+            f"{what} file is unreadable: {error.strerror}", source=source
+        ) from None
+    if len(raw) > MAX_INPUT_FILE_BYTES:
+        raise EntropyInputError(
+            f"{what} file is larger than {MAX_INPUT_FILE_BYTES >> 20} MiB", source=source
+        )
+    return raw
+
+
+def load_json_file(path: str | os.PathLike[str], what: str) -> Any:
+    """Parse a whole JSON file with the reference's rules; errors name the file."""
+    source = os.fspath(path)
+    raw = _read_input_bytes(source, what)
+    try:
+        value, _ = parse_json_bytes(raw)
+    except JSONParseError as error:
+        raise EntropyInputError(f"{what} file is not valid JSON ({error})", source=source) from None
+    return value
+
+
+_SURFACE_FILE_SUFFIXES = (".json", ".jsonl", ".snap")
+
+
+def _load_surface_file(source: str) -> Any:
+    """One surface file: a JSON document, or JSON Lines (one value per line) as a list."""
+    raw = _read_input_bytes(source, "surface")
+    try:
+        return parse_json_bytes(raw)[0]
+    except JSONParseError as error:
+        values = []
+        for number, line in enumerate(raw.split(b"\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                values.append(parse_json_bytes(line)[0])
+            except JSONParseError:
+                message = f"surface file is not valid JSON ({error})"
+                if values:
+                    raise EntropyInputError(
+                        "surface file is neither JSON nor JSON Lines", source=source, line=number
+                    ) from None
+                raise EntropyInputError(message, source=source) from None
+        return values
+
+
+def _load_surface_value(source: str) -> Any:
+    """A file's value; a directory's ``*.json``/``*.jsonl``/``*.snap`` files by name, their
+    values concatenated (arrays spliced) into one list."""
+    if not os.path.isdir(source):
+        return _load_surface_file(source)
+    try:
+        names = [
+            entry.name
+            for entry in os.scandir(source)
+            if entry.name.endswith(_SURFACE_FILE_SUFFIXES) and entry.is_file()
+        ]
+    except OSError as error:
+        raise EntropyInputError(
+            f"cannot list the surface directory: {error.strerror}", source=source
+        ) from None
+    if not names:
+        raise EntropyInputError(
+            "surface directory holds no .json/.jsonl/.snap files", source=source
+        )
+    values: list[Any] = []
+    for name in sorted(names, key=code_unit_key):
+        value = _load_surface_file(os.path.join(source, name))
+        if type(value) is list:
+            values.extend(value)
+        else:
+            values.append(value)
+    return values
+
+
+def load_surface(
+    path: str | os.PathLike[str], *, surface_format: str = "auto", ref_prefix: str = ""
+) -> dict[str, Any]:
+    """A surface snapshot ``{version: 1, actions: [{ref, inputSchema}]}`` from a file.
+
+    ``surface_format`` names the file's format, or ``auto`` to detect it from the content;
+    ``ref_prefix`` goes before every ref (empty: the format's default, ``pi.`` for Pi tool
+    lists). A directory means its tool files in code-unit order of their names.
+    """
+    source = os.fspath(path)
+    chosen = surface_format
+    if chosen == "snapshot":
+        # The native format needs none of the foreign readers (kept cheap for the plugin).
+        surface = surface_from_value(load_json_file(source, "surface"), source=source)
+    else:
+        from pytest_entropy.ingest.registry import SURFACE_DEFAULT_PREFIXES, SURFACE_READERS
+        from pytest_entropy.ingest.tool_lists import detect_surface_format
+
+        value = _load_surface_value(source)
+        if chosen == "auto":
+            # Nothing recognisable: the snapshot reader says what a snapshot must look like.
+            chosen = detect_surface_format(value) or "snapshot"
+        reader = SURFACE_READERS.get(chosen)
+        if reader is None:
+            known = ", ".join(sorted(["auto", *SURFACE_READERS]))
+            raise EntropyInputError(
+                f"unknown surface format {surface_format!r} (known: {known})", source=source
+            )
+        surface = reader(value, source)
+        ref_prefix = ref_prefix or SURFACE_DEFAULT_PREFIXES.get(chosen, "")
+    if ref_prefix:
+        surface = {
+            "version": 1,
+            "actions": [
+                {**action, "ref": ref_prefix + action["ref"]} for action in surface["actions"]
+            ],
+        }
+    return surface
+
+
+def load_repairs(path: str | os.PathLike[str]) -> list[RepairRow]:
+    """Normalised repair rows from a stored repair table or a bare array of rows."""
+    source = os.fspath(path)
+    return repair_rows_from_value(load_json_file(source, "repair table"), source=source)
+
+
+def repairs_path_default(agent_dir: Path) -> Path:
+    """Where a Pi agent directory keeps its repair table."""
+    return agent_dir / "fabric" / "repairs" / "current.json"

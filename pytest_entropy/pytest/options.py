@@ -1,0 +1,136 @@
+"""The plugin's options, defined once for pytest (``--entropy-*`` plus ini twins) and the CLI.
+
+Each :class:`Option` is registered for pytest as ``--entropy-<name>`` with an
+``entropy_<name>`` ini key, and the certification options also as the bare spelling of the
+design card (``--sessions``, ``--surface``, ...) when no other plugin has taken it. The CLI
+builds its ``certify`` and ``measure`` flags from the same table. Precedence: command line,
+then the ini file, then the default.
+
+This module imports neither pytest nor the metric, so loading the plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_entropy.state.config import (
+    _INI_TYPES,
+    BASELINE_FILENAME,
+    GROUP,
+    OPTIONS,
+    EntropySettings,
+    Option,
+    _argparse_kwargs,
+    option,
+)
+
+if TYPE_CHECKING:
+    import pytest
+
+
+def add_pytest_options(parser: pytest.Parser) -> None:
+    """Register every ``--entropy-*`` option and its ``entropy_*`` ini twin."""
+    group = parser.getgroup(GROUP, "tool entropy (pytest-entropy)")
+    for entry in OPTIONS:
+        group.addoption(entry.flag, dest=entry.dest, **_argparse_kwargs(entry))
+        parser.addini(entry.dest, entry.help, type=_INI_TYPES[entry.kind], default=None)  # type: ignore[arg-type]
+
+
+def _taken_flags(parser: pytest.Parser) -> set[str]:
+    groups = [getattr(parser, "_anonymous", None), *getattr(parser, "_groups", ())]
+    taken: set[str] = set()
+    for group in groups:
+        for argument in getattr(group, "options", ()):
+            taken.update(argument.names())
+    return taken
+
+
+def add_bare_aliases(parser: pytest.Parser) -> list[str]:
+    """Add ``--sessions``, ``--surface``, ... where no plugin or conftest has taken them.
+
+    Called once the installed plugins and the initial conftests have registered their
+    options; a taken spelling is skipped, so ``--entropy-<name>`` always works. Returns the
+    aliases added.
+    """
+    taken = _taken_flags(parser)
+    group = parser.getgroup(GROUP)
+    added = []
+    for entry in OPTIONS:
+        if entry.bare and entry.bare_flag not in taken:
+            kwargs = _argparse_kwargs(entry)
+            kwargs["help"] = f"same as {entry.flag}"
+            try:
+                group.addoption(entry.bare_flag, dest=entry.dest, **kwargs)
+            except (argparse.ArgumentError, ValueError):
+                continue  # registered somewhere this check cannot see: leave it to its owner
+            added.append(entry.bare_flag)
+    return added
+
+
+def _raw(config: pytest.Config, entry: Option) -> tuple[Any, str]:
+    """``(value, origin)`` with origin ``cli``, ``ini`` or ``default``."""
+    given = config.getoption(entry.dest, None)
+    if given is not None:
+        return given, "cli"
+    configured = config.getini(entry.dest)
+    if configured is not None and configured != [] and configured != "":
+        return configured, "ini"
+    return None, "default"
+
+
+def _path(config: pytest.Config, entry: Option) -> Path | None:
+    import pytest
+
+    value, origin = _raw(config, entry)
+    if origin == "cli":
+        return (config.invocation_params.dir / str(value)).absolute()
+    if origin == "ini":
+        paths = list(value)
+        if len(paths) != 1:
+            raise pytest.UsageError(f"ini option {entry.dest} takes one path, got {len(paths)}")
+        return Path(paths[0]).absolute()
+    return None
+
+
+def _flag(config: pytest.Config, entry: Option) -> bool:
+    value, _origin = _raw(config, entry)
+    return bool(value)
+
+
+def _number(config: pytest.Config, entry: Option) -> float | None:
+    import math
+
+    import pytest
+
+    value, origin = _raw(config, entry)
+    if value is None:
+        return None
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        where = entry.flag if origin == "cli" else f"ini option {entry.dest}"
+        raise pytest.UsageError(f"{where} needs a finite number, got {value!r}")
+    return number
+
+
+def settings_from_pytest(config: pytest.Config) -> EntropySettings:
+    """Resolve every option: command line, then ini file, then default."""
+    baseline = _path(config, option("baseline"))
+    return EntropySettings(
+        certify=_flag(config, option("certify")),
+        sessions=_path(config, option("sessions")),
+        surface=_path(config, option("surface")),
+        repairs=_path(config, option("repairs")),
+        trial=_flag(config, option("trial")),
+        artifact=_path(config, option("artifact")),
+        json=_path(config, option("json")),
+        markdown=_path(config, option("markdown")),
+        baseline=baseline if baseline is not None else config.rootpath / BASELINE_FILENAME,
+        baseline_given=baseline is not None,
+        update=_flag(config, option("update")),
+        max_score=_number(config, option("max-score")),
+    )

@@ -1,0 +1,394 @@
+"""The plugin's per-run machinery: certification items, xdist transport, report, gate, summary.
+
+One :class:`EntropySession` is registered per run (it stays idle unless asked for
+something). With ``--entropy-certify`` it replaces test collection with one item per
+check, ``entropy-certify::<check-id>``; items may run on pytest-xdist workers, which send
+their outcomes to the controller in ``workeroutput``; the controller (or the only process)
+assembles the report, writes ``--entropy-json``/``--entropy-markdown``, applies the
+sessions gate (``--entropy-max-score``, ``--entropy-baseline``) and ORs any failure into
+the exit status in ``pytest_sessionfinish``. The terminal summary never raises.
+
+Importing this module is cheap; the metric is imported when a check or the gate runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+from pytest_entropy.state.config import EntropySettings, is_ci
+
+if TYPE_CHECKING:
+    from pytest_entropy.core.records import Report
+    from pytest_entropy.run.certification import Certification, CheckOutcome
+    from pytest_entropy.testing.ratchet import RatchetResult
+
+__all__ = [
+    "SESSION_KEY",
+    "CertificationCollector",
+    "CheckFailed",
+    "CheckItem",
+    "EntropySession",
+]
+
+NODE: Final = "entropy-certify"
+WORKER_OUTPUT_KEY: Final = "pytest_entropy"
+RATCHET_NOTE: Final = "entropy_ratchet"
+CORPUS_BASELINE_ENTRY: Final = "corpus"
+
+# The run's session object, for items that need it (typed: the class is defined below).
+SESSION_KEY: pytest.StashKey[EntropySession] = pytest.StashKey()
+
+
+class CheckFailed(Exception):
+    """A certification check did not pass; carries its outcome for the failure text."""
+
+    def __init__(self, outcome: CheckOutcome) -> None:
+        super().__init__(outcome.result.evidence)
+        self.outcome = outcome
+
+    def explain(self) -> str:
+        from pytest_entropy.core.certify import CHECKS
+
+        result = self.outcome.result
+        described = {check.id: check for check in CHECKS}.get(result.id)
+        lines = [f"certification check {result.id} failed"]
+        if described is not None:
+            lines[0] += f" ({described.vector}: {described.asserts})"
+        lines += [f"  {line}" for line in (result.details or (result.evidence,))]
+        return "\n".join(lines)
+
+
+class CheckItem(pytest.Item):
+    """One certification check."""
+
+    def runtest(self) -> None:
+        outcome = self.config.stash[SESSION_KEY].run_check(self.name)
+        self.user_properties.extend(outcome.properties)
+        if outcome.skipped is not None:
+            pytest.skip(outcome.skipped)
+        if not outcome.result.passed:
+            raise CheckFailed(outcome)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CheckFailed):
+            return excinfo.value.explain()
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{NODE}::{self.name}"
+
+
+class CertificationCollector(pytest.Collector):
+    """The collector of the check items (there may be no test file at all)."""
+
+    def collect(self) -> list[pytest.Item]:
+        session = self.config.stash[SESSION_KEY]
+        return [
+            CheckItem.from_parent(self, name=check_id)
+            for check_id in session.certification.planned_check_ids()
+        ]
+
+
+@dataclass(slots=True)
+class GateResult:
+    passed: bool
+    lines: list[str]
+    report: Report | None = None
+
+
+@dataclass(slots=True)
+class _State:
+    outcomes: dict[str, CheckOutcome] = field(default_factory=dict)
+    report: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    gate: GateResult | None = None
+
+
+class EntropySession:
+    """Hooks of one run; registered by ``plugin.pytest_configure``."""
+
+    def __init__(self, config: pytest.Config, settings: EntropySettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.state = _State()
+        self._certification: Certification | None = None
+
+    # ---- roles
+
+    @property
+    def is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
+
+    @property
+    def is_controller(self) -> bool:
+        return self.config.pluginmanager.has_plugin("dsession")
+
+    @property
+    def certification(self) -> Certification:
+        if self._certification is None:
+            from pytest_entropy.run.certification import Certification, CertificationOptions
+
+            options = CertificationOptions(**self.settings.certification_arguments())
+            self._certification = Certification(options)
+        return self._certification
+
+    def run_check(self, check_id: str) -> CheckOutcome:
+        outcome = self.certification.run(check_id)
+        self.state.outcomes[check_id] = outcome
+        return outcome
+
+    # ---- collection: the checks instead of the project's tests
+
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        if not self.settings.certify or self.is_controller:
+            return None
+        collector = CertificationCollector.from_parent(session, name=NODE, nodeid=NODE)
+        hook = session.ihook
+        hook.pytest_collectstart(collector=collector)
+        report = hook.pytest_make_collect_report(collector=collector)
+        hook.pytest_collectreport(report=report)
+        items = [node for node in report.result if isinstance(node, pytest.Item)]
+        session.items = items if report.passed else []
+        try:
+            self.config.hook.pytest_collection_modifyitems(
+                session=session, config=self.config, items=session.items
+            )
+        finally:
+            self.config.hook.pytest_collection_finish(session=session)
+        session.testscollected = len(session.items)
+        return True
+
+    # ---- results from everywhere
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Controller: take the outcomes a pytest-xdist worker ran."""
+        from pytest_entropy.run.certification import CheckOutcome
+
+        output = getattr(node, "workeroutput", None) or {}
+        for data in output.get(WORKER_OUTPUT_KEY) or ():
+            outcome = CheckOutcome.from_json(data)
+            self.state.outcomes.setdefault(outcome.result.id, outcome)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == RATCHET_NOTE and str(value) not in self.state.notes:
+                self.state.notes.append(str(value))
+
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker:
+            if self.state.outcomes:
+                workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
+                workeroutput[WORKER_OUTPUT_KEY] = [
+                    outcome.to_json() for outcome in self.state.outcomes.values()
+                ]
+            return
+        failed = False
+        if self.settings.certify:
+            failed |= not self._finish_certification()
+        if self.settings.gate:
+            self.state.gate = self._run_gate()
+            failed |= not self.state.gate.passed
+        if failed:
+            # OR, never overwrite: a run that already failed keeps its own status.
+            session.exitstatus = int(session.exitstatus) | int(pytest.ExitCode.TESTS_FAILED)
+
+    # ---- certification report
+
+    def _finish_certification(self) -> bool:
+        """Assemble and write the report; False when writing failed."""
+        from pytest_entropy.run.certification import build_report
+
+        outcomes = list(self.state.outcomes.values())
+        try:
+            report = build_report(
+                self.certification.fixture_summary(),
+                outcomes,
+                self.certification.planned_check_ids(),
+            )
+        except Exception as error:
+            self.state.problems.append(f"the certification report failed: {error}")
+            return False
+        self.state.report = report
+        ok = True
+        for path, text in self._report_files(report):
+            try:
+                from pytest_entropy.state.store import write_file_atomic
+
+                write_file_atomic(path, text, mode=0o644)
+            except Exception as error:
+                self.state.problems.append(f"cannot write {path}: {error}")
+                ok = False
+        self._junit_properties(report)
+        return ok
+
+    def _report_files(self, report: dict[str, Any]) -> list[tuple[Path, str]]:
+        from pytest_entropy.core.canonical import file_text
+        from pytest_entropy.core.certify import markdown_lines
+
+        files = []
+        if self.settings.json is not None:
+            files.append((self.settings.json, file_text(report)))
+        if self.settings.markdown is not None:
+            files.append((self.settings.markdown, "\n".join(markdown_lines(report)) + "\n"))
+        return files
+
+    def _junit_properties(self, report: dict[str, Any]) -> None:
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - a pytest without the junitxml stash key
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None:
+            return
+        from pytest_entropy.core.canonical import stable_json_hash
+
+        xml.add_global_property("entropy_certification", str(report["evaluation"]["passed"]))
+        xml.add_global_property("entropy_certification_hash", stable_json_hash(report))
+        corpus = report.get("corpus")
+        if corpus is not None:
+            from pytest_entropy.core.meter import report_hash
+
+            xml.add_global_property("entropy_score", corpus["score"])
+            xml.add_global_property("entropy_report_hash", report_hash(corpus))
+
+    # ---- the sessions gate
+
+    def _run_gate(self) -> GateResult:
+        try:
+            report = self._measure_sessions()
+        except Exception as error:
+            return GateResult(False, [f"entropy gate: cannot measure the sessions: {error}"])
+        from pytest_entropy.core.jscompat import js_string
+        from pytest_entropy.core.meter import report_hash
+
+        hashed = report_hash(report)
+        lines = [
+            f"entropy gate: sessions score {js_string(report.score)} (static"
+            f" {js_string(report.static_score)}, behavioral {js_string(report.behavioral_score)})"
+            f" · report {hashed[:12]}"
+        ]
+        passed = True
+        limit = self.settings.max_score
+        if limit is not None:
+            within = report.score <= limit
+            passed &= within
+            verdict = "within" if within else "ABOVE"
+            lines.append(f"  score {js_string(report.score)} is {verdict} the maximum {limit:g}")
+        if self.settings.baseline_given:
+            result = self._ratchet(report)
+            passed &= result.passed
+            lines += [f"  {line}" for line in result.lines()]
+        self._junit_gate(report, hashed)
+        return GateResult(passed, lines, report)
+
+    def _measure_sessions(self) -> Report:
+        from pytest_entropy.core.meter import MeterState
+        from pytest_entropy.core.status import surface_hash
+        from pytest_entropy.ingest.base import ReadOptions
+        from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+        from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+        from pytest_entropy.sources.locate import expand_session_paths
+        from pytest_entropy.sources.scan import meter_file
+
+        settings = self.settings
+        assert settings.sessions is not None
+        surface = load_surface(settings.surface) if settings.surface is not None else None
+        repairs = load_repairs(settings.repairs) if settings.repairs is not None else None
+        state = MeterState()
+        diagnostics = ScanDiagnostics()
+        # The same rule as `pytest-entropy measure`: every file scanned alone, in order, with
+        # the surface at hand for foreign readers that classify failure stages by it.
+        options = ReadOptions(surface=surface)
+        for path in expand_session_paths([settings.sessions], options):
+            meter_file(path, diagnostics=diagnostics, into=state, options=options)
+        digest = surface_hash(surface) if surface is not None else ""
+        return state.finalize(surface, repairs, digest)
+
+    def _ratchet(self, report: Report) -> RatchetResult:
+        from pytest_entropy.testing.ratchet import check_baseline
+
+        return check_baseline(
+            self.settings.baseline,
+            CORPUS_BASELINE_ENTRY,
+            report,
+            update=self.settings.update,
+            ci=is_ci(),
+        )
+
+    def _junit_gate(self, report: Report, hashed: str) -> None:
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            xml.add_global_property("entropy_sessions_score", report.score)
+            xml.add_global_property("entropy_sessions_report_hash", hashed)
+
+    # ---- terminal summary
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        try:
+            lines = self.summary_lines()
+        except Exception as error:  # never raise from the summary (STYLE.md)
+            lines = [f"entropy: the summary failed: {type(error).__name__}: {error}"]
+        if lines:
+            terminalreporter.write_sep("=", "entropy")
+            for line in lines:
+                terminalreporter.write_line(line)
+
+    def summary_lines(self) -> list[str]:
+        lines: list[str] = []
+        if self.settings.trial and self.settings.sessions is None and self.settings.certify:
+            lines.append("warning: --trial ignored: the trial needs --sessions (spec §14 #13)")
+        if self.settings.certify and self.config.args_source == pytest.Config.ArgsSource.ARGS:
+            ignored = " ".join(self.config.args)
+            lines.append(f"note: --entropy-certify runs the certification; not run: {ignored}")
+        report = self.state.report
+        if report is not None:
+            lines += _certification_lines(report, self.settings)
+        lines += self.state.problems
+        if self.state.gate is not None:
+            lines += self.state.gate.lines
+        lines += [f"entropy ratchet: {note}" for note in self.state.notes]
+        return lines
+
+
+def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> list[str]:
+    from pytest_entropy.core.canonical import stable_json_hash
+    from pytest_entropy.core.jscompat import js_string
+
+    evaluation = report["evaluation"]
+    checks = evaluation["checks"]
+    failed = evaluation["failed"]
+    verdict = "PASS" if evaluation["passed"] else "FAIL"
+    lines = [
+        f"entropy certification (metric v2): {verdict} · {len(checks) - len(failed)} of"
+        f" {len(checks)} checks passed · report {stable_json_hash(report)[:12]}"
+    ]
+    for check in checks:
+        if not check["passed"]:
+            lines.append(f"  ✗ {check['id']} — {check['evidence']}")
+    corpus = report.get("corpus")
+    if corpus is not None:
+        lines.append(
+            f"  corpus: {corpus['totals']['operations']} operations · score"
+            f" {js_string(corpus['score'])} · rejections/1k"
+            f" {js_string(corpus['totals']['invocationRejectionsPer1k'])}"
+        )
+    trial = report.get("trial")
+    if trial is not None:
+        lines.append(
+            f"  trial: {trial['verdict']} · tightening costs {trial['totals']['tighteningCost']}"
+        )
+    for label, path in (("JSON report", settings.json), ("Markdown", settings.markdown)):
+        if path is not None:
+            lines.append(f"  {label}: {path}")
+    return lines

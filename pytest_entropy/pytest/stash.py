@@ -1,0 +1,16 @@
+"""Typed per-run state of the pytest plugin (``config.stash`` keys).
+
+The key of the run's :class:`~pytest_entropy.pytest.session.EntropySession` lives beside
+that class (``session.SESSION_KEY``), so this module and the session never import each
+other.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_entropy.state.config import EntropySettings
+
+__all__ = ["SETTINGS_KEY"]
+
+SETTINGS_KEY: pytest.StashKey[EntropySettings] = pytest.StashKey()

@@ -1,0 +1,137 @@
+"""Human-readable text for reports and diagnostics (shared by the CLI and the plugin)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_entropy.core.jscompat import js_string, js_to_fixed
+from pytest_entropy.core.proposals import (
+    AUTO_APPLY_PROPOSAL_KINDS,
+    entropy_review_signals,
+    format_review_signal,
+)
+from pytest_entropy.core.records import Report
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+
+__all__ = [
+    "diagnostics_lines",
+    "freedom_lines",
+    "proposal_line",
+    "proposal_lines",
+    "report_lines",
+]
+
+
+def _num(value: float) -> str:
+    return js_to_fixed(value, 6)
+
+
+def report_lines(report: Report, digest: str, *, top: int = 10) -> list[str]:
+    """A readable summary: score and split, totals, the worst refs, per-model rows."""
+    totals = report.totals
+    lines = [
+        f"entropy score {_num(report.score)} (lower is better) = static {_num(report.static_score)}"
+        f" + behavioral {_num(report.behavioral_score)}",
+        f"operations: {totals.operations} in {totals.traces} traces · {totals.action_operations}"
+        f" actions · {totals.discovery_operations} discovery · {totals.workflow_operations}"
+        f" workflow",
+        f"outcomes: {totals.succeeded} succeeded · {totals.failed} failed · {totals.aborted}"
+        f" aborted · {totals.timed_out} timed out",
+        f"invocation rejections: {totals.invocation_rejections}"
+        f" ({js_string(totals.invocation_rejections_per_1k)} per 1k actions)",
+        f"terms: shape {js_string(report.shape_entropy_bits)} bits · stages"
+        f" {js_string(report.failure_stage_entropy_bits)} bits · churn"
+        f" {js_string(report.churn_rate)} · navigation {js_string(report.navigation_ratio)} ·"
+        f" flow {js_string(report.flow_entropy_bits)} bits · lexicon rows {report.lexicon_rows}"
+        f" · static freedom {js_string(report.static_freedom)}",
+    ]
+    if report.refs:
+        shown = report.refs[:top]
+        width = max(len(row.ref) for row in shown)
+        lines.append(f"top refs ({len(shown)} of {len(report.refs)}):")
+        for row in shown:
+            lines.append(
+                f"  {row.ref.ljust(width)}  score {_num(row.score)}  calls {row.calls}"
+                f" ({row.succeeded} ok, {row.failed} failed)  shape"
+                f" {js_string(row.shape_entropy_bits)}  stages"
+                f" {js_string(row.failure_stage_entropy_bits)}  churn {js_string(row.churn_rate)}"
+                f"  lexicon {row.lexicon_rows}  freedom {js_string(row.static_freedom)}"
+            )
+    if report.by_model:
+        width = max(len(row.model) for row in report.by_model)
+        lines.append("models:")
+        for model in report.by_model:
+            lines.append(
+                f"  {model.model.ljust(width)}  ops {model.operations}  ok {model.succeeded}"
+                f"  rejections/1k {js_string(model.invocation_rejections_per_1k)}  behavioral"
+                f" {_num(model.behavioral_score)}"
+            )
+    lines.append(f"report hash {digest}")
+    return lines
+
+
+def diagnostics_lines(diagnostics: ScanDiagnostics) -> list[str]:
+    """One summary line, plus one line per sampled problem."""
+    skipped = diagnostics.skipped_lines
+    summary = (
+        f"read {diagnostics.files} files · {diagnostics.lines} lines · {diagnostics.traces} traces"
+    )
+    problems = []
+    if diagnostics.unreadable_files:
+        problems.append(f"{diagnostics.unreadable_files} unreadable files")
+    if skipped:
+        problems.append(f"{skipped} unusable lines")
+    if diagnostics.rejected_traces:
+        reasons = ", ".join(
+            f"{reason} ×{count}" for reason, count in sorted(diagnostics.rejection_reasons.items())
+        )
+        problems.append(f"{diagnostics.rejected_traces} traces failed the guard ({reasons})")
+    if diagnostics.skipped_audits:
+        problems.append(f"{diagnostics.skipped_audits} unusable audit records")
+    lines = [summary + (" · skipped: " + "; ".join(problems) if problems else "")]
+    lines.extend(f"  {sample}" for sample in diagnostics.samples)
+    return lines
+
+
+def freedom_lines(report: Mapping[str, Any]) -> list[str]:
+    """The surface freedom report, worst first."""
+    rows = report["actions"]
+    lines = [
+        f"surface freedom: total {js_string(report['total'])} · mean {js_string(report['mean'])}"
+        f" · {len(rows)} actions (lower is better)"
+    ]
+    if rows:
+        width = max(len(js_to_fixed(row["freedom"], 6)) for row in rows)
+        for row in rows:
+            lines.append(f"  {js_to_fixed(row['freedom'], 6).rjust(width)}  {row['ref']}")
+    return lines
+
+
+def proposal_line(proposal: Mapping[str, Any]) -> str:
+    """One readable line per proposal (review kinds use their one-line signal text)."""
+    kind = proposal.get("kind")
+    if kind == "enum-tighten":
+        values = ", ".join(js_string(value) for value in proposal["values"])
+        return (
+            f"enum-tighten {proposal['ref']}.{proposal['key']} to {{{values}}}"
+            f" ({proposal['calls']} observations, top share {js_string(proposal['topShare'])})"
+        )
+    if kind == "noise-quarantine":
+        return (
+            f"noise-quarantine {proposal['ref']} ({proposal['failed']} failed,"
+            f" {proposal['succeeded']} succeeded, stage entropy"
+            f" {js_string(proposal['failureStageEntropyBits'])} bits)"
+        )
+    return format_review_signal(proposal)
+
+
+def proposal_lines(proposals: list[dict[str, Any]]) -> list[str]:
+    """Automatic proposals first, then the review suggestions, each on its own line."""
+    automatic = [p for p in proposals if p.get("kind") in AUTO_APPLY_PROPOSAL_KINDS]
+    review = entropy_review_signals(proposals)
+    lines = [f"automatic proposals ({len(automatic)}):"]
+    lines.extend(f"  {proposal_line(p)}" for p in automatic)
+    lines.append(f"review suggestions ({len(review)}):")
+    lines.extend(f"  {format_review_signal(p)}" for p in review)
+    return lines

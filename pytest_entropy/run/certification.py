@@ -1,0 +1,432 @@
+"""Running the certification (spec §12): fixtures, ports, corpus mode and the report.
+
+The checks themselves are pure (:mod:`pytest_entropy.core.certify`); this module supplies
+what they cannot do themselves - the shipped fixture files, a session-line scanner, a
+temporary agent directory for the store round trip - and performs corpus mode's reads. The
+CLI (``pytest-entropy certify``) and the pytest plugin (``pytest --entropy-certify``) both
+drive a :class:`Certification`, one check at a time, so a pytest-xdist worker can run any
+subset and the controller can still assemble the complete report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+from pytest_entropy.core.artifact import parse_compiled_surface_artifact
+from pytest_entropy.core.certify import (
+    CHECK_IDS,
+    NO_AGENT_ARTIFACT,
+    SURFACE_REQUIRES_SESSIONS,
+    TRIAL_REQUIRES_SURFACE,
+    ArtifactStore,
+    CheckResult,
+    FixtureRun,
+    Fixtures,
+    Ports,
+    SessionScan,
+    certification_report,
+    check_by_id,
+    corpus_mode_check,
+    run_check,
+    sessions_not_found,
+    surface_summary,
+    trial_costs_check,
+    trial_mode_failure,
+    trial_summary,
+)
+from pytest_entropy.core.errors import EntropyError
+from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.meter import measure, report_hash
+from pytest_entropy.core.records import Report
+from pytest_entropy.core.status import surface_hash
+from pytest_entropy.core.trial import run_entropy_trial
+from pytest_entropy.sources.agent_dir import agent_dir_from_env
+from pytest_entropy.sources.resources import corpora_path
+from pytest_entropy.state.store import COMPILED, agent_state_dir, load_path, save_path
+
+__all__ = [
+    "Certification",
+    "CertificationOptions",
+    "CheckOutcome",
+    "default_ports",
+    "load_fixtures",
+    "temporary_store",
+]
+
+CORPUS_SUFFIX = ".jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class CertificationOptions:
+    """What the user asked for: §12.1's ``--sessions --surface --trial --artifact``.
+
+    ``repairs`` adds a repair table's lexicon tax to the corpus report (an extension of the
+    reference, which measures corpora without repairs).
+    """
+
+    sessions: str | None = None
+    surface: str | None = None
+    repairs: str | None = None
+    trial: bool = False
+    artifact: str | None = None
+
+    @property
+    def corpus_mode(self) -> bool:
+        return self.sessions is not None or self.surface is not None
+
+    @property
+    def trial_mode(self) -> bool:
+        # `--trial` without `--sessions` is ignored (spec §14 #13).
+        return self.trial and self.sessions is not None
+
+    @property
+    def trial_ignored(self) -> bool:
+        return self.trial and self.sessions is None
+
+    def planned_check_ids(self) -> tuple[str, ...]:
+        """Every check this run will report, in the report's order."""
+        ids = list(CHECK_IDS)
+        if self.corpus_mode:
+            ids.append("corpus-mode")
+        if self.trial_mode:
+            ids += ["trial-mode", "trial-costs"]
+        return tuple(ids)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """One check's result plus what it adds to the report, or why it did not run.
+
+    ``sections`` are report sections the check produced (``corpus``/``surface`` from
+    ``corpus-mode``, ``trial`` from ``trial-costs``); ``properties`` are name/value pairs
+    for JUnit XML (a score and a report hash). Everything is JSON, so an outcome crosses
+    from a pytest-xdist worker to the controller unchanged.
+    """
+
+    result: CheckResult
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    properties: tuple[tuple[str, Any], ...] = ()
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "result": self.result.to_json(),
+            "details": list(self.result.details),
+            "sections": dict(self.sections),
+            "properties": [list(pair) for pair in self.properties],
+        }
+        if self.skipped is not None:
+            out["skipped"] = self.skipped
+        return out
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> CheckOutcome:
+        result = CheckResult.from_json(value["result"])
+        details = tuple(str(line) for line in value.get("details") or ())
+        return cls(
+            CheckResult(result.id, result.passed, result.evidence, details),
+            dict(value.get("sections") or {}),
+            tuple((str(name), item) for name, item in value.get("properties") or ()),
+            value.get("skipped"),
+        )
+
+
+# ------------------------------------------------------------------------- the ports
+
+
+@cache
+def _fixture_data() -> tuple[dict[str, Any], tuple[str, ...]]:
+    path = corpora_path("certification", "fixtures.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    lines_file = corpora_path("certification", data["ingestion"]["lines"])
+    # The ingestion corpus is a file's text split on "\n" (spec §1.1): keep every piece.
+    lines = tuple(lines_file.read_text(encoding="utf-8").split("\n"))
+    return data, lines
+
+
+def load_fixtures() -> Fixtures:
+    """The spec's §13.0 fixtures as shipped in ``corpora/certification`` (a fresh copy)."""
+    data, lines = _fixture_data()
+    return Fixtures.from_json(json.loads(json.dumps(data)), lines)
+
+
+def _scan_lines(lines: Sequence[str]) -> SessionScan:
+    from pytest_entropy.ingest.native import scan_lines
+
+    return scan_lines(lines)
+
+
+class _AgentDirStore:
+    """``compiled.json`` in one agent directory, through the locked store (spec §1.8)."""
+
+    def __init__(self, agent_dir: Path) -> None:
+        self.path = agent_state_dir(agent_dir) / COMPILED.filename
+
+    def save(self, artifact: Mapping[str, Any]) -> bool:
+        return save_path(self.path, COMPILED, dict(artifact)).written
+
+    def load(self) -> tuple[dict[str, Any] | None, str | None]:
+        loaded = load_path(self.path, COMPILED)
+        return loaded.file, loaded.error
+
+
+@contextmanager
+def temporary_store() -> Iterator[ArtifactStore]:
+    """A store in a fresh temporary agent directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="entropy-certify-") as agent_dir:
+        yield _AgentDirStore(Path(agent_dir))
+
+
+def default_ports() -> Ports:
+    """The real ports: the native session scanner and a temporary agent directory."""
+    return Ports(scan_lines=_scan_lines, temporary_store=temporary_store)
+
+
+# ----------------------------------------------------------------------- corpus mode
+
+
+@dataclass(slots=True)
+class _CorpusOutcome:
+    checks: dict[str, CheckOutcome] = field(default_factory=dict)
+
+
+def _corpus_files(directory: Path) -> list[Path]:
+    """Every ``*.jsonl`` directly in the directory, names in code-unit order (§12.1)."""
+    names = [
+        entry.name
+        for entry in os.scandir(directory)
+        if entry.name.endswith(CORPUS_SUFFIX) and entry.is_file()
+    ]
+    return [directory / name for name in sorted(names, key=code_unit_key)]
+
+
+def _scan_corpus(files: Sequence[Path]) -> SessionScan:
+    """One scan over the files' lines concatenated: the model cursor crosses files."""
+    from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+
+    evidence = SessionEvidence()
+    scanner = SessionScanner(
+        evidence.traces.append,
+        on_audit=evidence.audit_calls.append,
+        on_value=evidence.value_observations.append,
+    )
+    for path in files:
+        scanner.name = str(path)
+        with open(path, "rb") as stream:
+            scanner.scan_stream(stream)
+    return evidence
+
+
+def _score_properties(report: Report) -> tuple[tuple[str, Any], ...]:
+    return (("entropy_score", report.score), ("entropy_report_hash", report_hash(report)))
+
+
+class Certification:
+    """One certification run in one process: checks run on demand, each at most once."""
+
+    def __init__(
+        self,
+        options: CertificationOptions | None = None,
+        *,
+        fixtures: Fixtures | None = None,
+        ports: Ports | None = None,
+    ) -> None:
+        self.options = options or CertificationOptions()
+        self._fixtures = fixtures
+        self._ports = ports
+        self._outcomes: dict[str, CheckOutcome] = {}
+
+    @cached_property
+    def fixture_run(self) -> FixtureRun:
+        return FixtureRun(
+            self._fixtures if self._fixtures is not None else load_fixtures(),
+            self._ports if self._ports is not None else default_ports(),
+        )
+
+    def planned_check_ids(self) -> tuple[str, ...]:
+        return self.options.planned_check_ids()
+
+    def run(self, check_id: str) -> CheckOutcome:
+        """Run (or recall) one check by id."""
+        if check_id not in self._outcomes:
+            self._outcomes[check_id] = self._run(check_id)
+        return self._outcomes[check_id]
+
+    def run_all(self) -> list[CheckOutcome]:
+        return [self.run(check_id) for check_id in self.planned_check_ids()]
+
+    def _run(self, check_id: str) -> CheckOutcome:
+        if check_id in self._corpus.checks:
+            return self._corpus.checks[check_id]
+        if check_id in ("corpus-mode", "trial-mode", "trial-costs"):
+            return CheckOutcome(
+                CheckResult(check_id, False, "not run"),
+                skipped="not part of this run (see corpus-mode and trial-mode)",
+            )
+        try:
+            check = check_by_id(check_id)
+        except KeyError:
+            raise EntropyError(f"unknown certification check {check_id!r}") from None
+        result = run_check(check, self.fixture_run)
+        return CheckOutcome(result, properties=self._fixture_properties(check_id))
+
+    def _fixture_properties(self, check_id: str) -> tuple[tuple[str, Any], ...]:
+        run = self.fixture_run
+        try:
+            if check_id == "converged-corpus-exact":
+                return _score_properties(run.converged)
+            if check_id == "wobble-math-exact":
+                return _score_properties(run.wobble)
+            if check_id == "ratchet-monotone":
+                return _score_properties(run.ratchet_after)
+        except Exception:  # the check itself already reported the failure
+            return ()
+        return ()
+
+    def fixture_summary(self) -> dict[str, Any]:
+        """The report's ``fixtures`` section (pure; recomputed wherever it is needed)."""
+        return self.fixture_run.summary()
+
+    # ---- corpus mode (spec §12.1)
+
+    @cached_property
+    def _corpus(self) -> _CorpusOutcome:
+        outcome = _CorpusOutcome()
+        if not self.options.corpus_mode:
+            return outcome
+        try:
+            self._read_corpus(outcome)
+        except (EntropyError, OSError, ValueError) as error:
+            # Every corpus-mode error is a failed check (exit 1), never a usage error.
+            failure = CheckResult("corpus-mode", False, str(error))
+            outcome.checks = {"corpus-mode": CheckOutcome(failure)}
+            self._skip_trial(outcome, "corpus mode failed")
+        return outcome
+
+    def _skip_trial(self, outcome: _CorpusOutcome, reason: str) -> None:
+        if self.options.trial_mode:
+            for check_id in ("trial-mode", "trial-costs"):
+                outcome.checks.setdefault(
+                    check_id,
+                    CheckOutcome(CheckResult(check_id, False, reason), skipped=reason),
+                )
+
+    def _read_corpus(self, outcome: _CorpusOutcome) -> None:
+        options = self.options
+        if options.sessions is None:
+            outcome.checks["corpus-mode"] = CheckOutcome(
+                CheckResult("corpus-mode", False, SURFACE_REQUIRES_SESSIONS)
+            )
+            return
+        directory = Path(options.sessions)
+        if not directory.is_dir():
+            outcome.checks["corpus-mode"] = CheckOutcome(
+                CheckResult("corpus-mode", False, sessions_not_found(options.sessions))
+            )
+            self._skip_trial(outcome, "corpus mode failed")
+            return
+        from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+
+        surface = load_surface(options.surface) if options.surface is not None else None
+        repairs = load_repairs(options.repairs) if options.repairs is not None else None
+        files = _corpus_files(directory)
+        evidence = _scan_corpus(files)
+        catalog = surface_hash(surface) if surface is not None else "(sessions)"
+        report = measure(evidence.traces, surface, repairs, catalog)
+        sections: dict[str, Any] = {"corpus": report.to_json()}
+        if surface is not None and options.surface is not None:
+            sections["surface"] = surface_summary(options.surface, surface)
+        outcome.checks["corpus-mode"] = CheckOutcome(
+            corpus_mode_check(len(files), len(evidence.traces), report),
+            sections,
+            _score_properties(report),
+        )
+        if not options.trial_mode:
+            return
+        if surface is None:
+            outcome.checks["trial-mode"] = CheckOutcome(trial_mode_failure(TRIAL_REQUIRES_SURFACE))
+            self._skip_trial(outcome, "the trial did not run (see trial-mode)")
+            return
+        artifact, problem, where = self._trial_artifact()
+        if artifact is None:
+            outcome.checks["trial-mode"] = CheckOutcome(trial_mode_failure(problem))
+            self._skip_trial(outcome, "the trial did not run (see trial-mode)")
+            return
+        trial = run_entropy_trial(evidence.traces, surface, artifact, evidence.audit_calls)
+        tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])
+        outcome.checks["trial-mode"] = CheckOutcome(
+            CheckResult(
+                "trial-mode",
+                True,
+                f"artifact {where}: {tightened} tightened · {quarantined} quarantined",
+            )
+        )
+        outcome.checks["trial-costs"] = CheckOutcome(
+            trial_costs_check(trial),
+            {"trial": trial_summary(trial)},
+            (("entropy_trial_verdict", trial.verdict),),
+        )
+
+    def _trial_artifact(self) -> tuple[dict[str, Any] | None, str, str]:
+        """``(artifact, problem, where)``: the trial's artifact or why there is none."""
+        given = self.options.artifact
+        if given is not None:
+            path = Path(given)
+            if not path.is_file():
+                return None, f"artifact not found: {given}", given
+            try:
+                from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+
+                value, _ = parse_json_bytes(path.read_bytes())
+            except (JSONParseError, OSError):
+                return None, f"artifact is invalid: {given}", given
+            artifact = parse_compiled_surface_artifact(value)
+            if artifact is None:
+                return None, f"artifact is invalid: {given}", given
+            return artifact, "", given
+        path = agent_state_dir(agent_dir_from_env()) / COMPILED.filename
+        loaded = load_path(path, COMPILED)
+        if loaded.error is not None:
+            return None, loaded.error, str(path)
+        if loaded.file is None:
+            return None, NO_AGENT_ARTIFACT, str(path)
+        return loaded.file, "", str(path)
+
+    # ---- the report
+
+    def report(self, outcomes: Sequence[CheckOutcome] | None = None) -> dict[str, Any]:
+        """The §12.2 report of ``outcomes`` (default: every planned check, run here)."""
+        return build_report(
+            self.fixture_summary(),
+            outcomes if outcomes is not None else self.run_all(),
+            self.planned_check_ids(),
+        )
+
+
+def build_report(
+    fixtures: Mapping[str, Any], outcomes: Sequence[CheckOutcome], order: Sequence[str]
+) -> dict[str, Any]:
+    """Assemble the report from outcomes gathered anywhere, in the planned check order."""
+    rank = {check_id: position for position, check_id in enumerate(order)}
+    ran = sorted(
+        (outcome for outcome in outcomes if outcome.skipped is None),
+        key=lambda outcome: rank.get(outcome.result.id, len(rank)),
+    )
+    sections: dict[str, Any] = {}
+    for outcome in ran:
+        sections.update(outcome.sections)
+    return certification_report(
+        fixtures,
+        [outcome.result for outcome in ran],
+        corpus=sections.get("corpus"),
+        surface=sections.get("surface"),
+        trial=sections.get("trial"),
+    )

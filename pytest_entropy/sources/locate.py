@@ -1,0 +1,117 @@
+"""Session files on disk: discovery, windows and per-file scans (spec §4.2, §9.3).
+
+Every file is scanned alone with its own model cursor. Reads stream line by line; a file is
+never held in memory whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, is_session_name
+from pytest_entropy.ingest.registry import directory_files
+from pytest_entropy.sources.urls import expand_url, is_url
+
+DEFAULT_WINDOW = 8
+
+
+def expand_session_paths(
+    paths: Sequence[str | os.PathLike[str]], options: ReadOptions | None = None
+) -> list[Path]:
+    """Files as given; a directory means its ``*.jsonl`` (and ``*.jsonl.gz``) files, by name.
+
+    Names sort in UTF-16 code-unit order. A foreign ``options.session_format`` may mean
+    other files (``docs/formats.md``); ``auto`` adds Claude Code's
+    ``<session>/subagents/*.jsonl``. A missing path is an input error.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(directory_files(path, options))
+        elif path.exists():
+            out.append(path)
+        else:
+            raise EntropyInputError("no such file or directory", source=str(path))
+    return out
+
+
+# -------------------------------------------------------------------------- windows
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    path: Path
+    mtime_ms: float
+
+
+def _stamp(path: Path) -> SessionFile:
+    try:
+        return SessionFile(path, os.stat(path).st_mtime_ns / 1e6)
+    except OSError:
+        return SessionFile(path, 0.0)
+
+
+def _newest_first(files: list[SessionFile]) -> list[SessionFile]:
+    files.sort(key=lambda item: code_unit_key(str(item.path)))
+    files.sort(key=lambda item: -item.mtime_ms)
+    return files
+
+
+def _session_files_in(directory: Path) -> list[SessionFile]:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        try:
+            if is_session_name(entry.name) and entry.is_file():
+                out.append(_stamp(Path(entry.path)))
+        except OSError:
+            continue
+    return out
+
+
+def directory_session_files(
+    directory: Path, limit: int = DEFAULT_WINDOW, options: ReadOptions | None = None
+) -> list[SessionFile]:
+    """The newest ``limit`` session files of one directory, newest first.
+
+    Without ``options`` (or with the native format) these are the files directly inside it;
+    a foreign format lists what a directory means for it.
+    """
+    if options is None or options.session_format == NATIVE_FORMAT:
+        files = _session_files_in(directory)
+    else:
+        try:
+            files = [_stamp(path) for path in directory_files(directory, options)]
+        except EntropyInputError:
+            files = []
+    return _newest_first(files)[: max(1, limit)]
+
+
+def expand_session_sources(
+    sources: Sequence[str | os.PathLike[str]], options: ReadOptions | None = None
+) -> list[str]:
+    """Local paths and URLs expanded in the order given, as strings a worker can open.
+
+    Local paths expand as :func:`~pytest_entropy.sessions.expand_session_paths` does (with
+    ``options``, a foreign format's directory rule); URLs as :func:`expand_url` (always the
+    native rule).
+    """
+    out: list[str] = []
+    for source in sources:
+        if is_url(source):
+            out.extend(expand_url(cast(str, source)))
+        elif options is None:
+            out.extend(str(path) for path in expand_session_paths([source]))
+        else:
+            out.extend(str(path) for path in expand_session_paths([source], options))
+    return out

@@ -1,0 +1,347 @@
+"""The one option table both fronts use, and the project configuration files.
+
+Options: each :class:`Option` is registered for pytest as ``--entropy-<name>`` with an
+``entropy_<name>`` ini key (``pytest_entropy.pytest.options``), and the certification
+options also as the bare spelling of the design card (``--sessions``, ``--surface``, ...)
+when no other plugin has taken it. The CLI builds its ``certify`` and ``measure`` flags from
+the same table. This module imports neither pytest nor the metric, so loading the plugin
+stays cheap.
+
+Project configuration for the compile loop: ``[tool.entropy]`` and ``entropy.yml``.
+
+Precedence, highest first: the command line, ``[tool.entropy]`` in ``pyproject.toml`` (or the
+plugin's ``entropy_*`` ini options, which the plugin passes in as overrides),
+``entropy.yml``, then the defaults. ``compile: false`` turns off the compile loop and live
+enforcement entirely. YAML is read with the safe loader only.
+
+Example ``pyproject.toml``::
+
+    [tool.entropy]
+    compile = true
+    surface = "tools/surface.json"
+    sessions = ["logs/sessions"]
+    state-dir = ".entropy"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_entropy.core.errors import EntropyInputError
+
+if TYPE_CHECKING:
+    pass
+
+_PYPROJECT = "pyproject.toml"
+_YAML_NAMES = ("entropy.yml", "entropy.yaml")
+
+
+@dataclass(frozen=True, slots=True)
+class EntropyConfig:
+    """The settings the loop and enforcement read; ``sources`` says where each came from."""
+
+    compile: bool = True
+    sessions: tuple[str, ...] = ()
+    agent_dir: str | None = None
+    surface: str | None = None
+    repairs: str | None = None
+    state_dir: str | None = None
+    grace_ms: int = 250
+    poll_ms: int = 500
+    window: int = 8
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def with_overrides(
+        self, overrides: Mapping[str, Any], source: str, base: Path | None = None
+    ) -> EntropyConfig:
+        """A copy with the non-``None`` values of ``overrides`` applied.
+
+        Relative paths from a configuration file are resolved against ``base`` (the file's
+        directory); paths from the command line stay relative to the working directory.
+        """
+        values = {key: value for key, value in overrides.items() if value is not None}
+        if not values:
+            return self
+        checked = _validated(values, source)
+        if base is not None:
+            checked = _anchored(checked, base)
+        sources = {**self.sources, **dict.fromkeys(checked, source)}
+        return replace(self, **checked, sources=sources)
+
+
+_FIELD_TYPES = {
+    "compile": bool,
+    "sessions": tuple,
+    "agent_dir": str,
+    "surface": str,
+    "repairs": str,
+    "state_dir": str,
+    "grace_ms": int,
+    "poll_ms": int,
+    "window": int,
+}
+
+
+def _validated(values: Mapping[str, Any], source: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    known = {f.name for f in fields(EntropyConfig)} - {"sources"}
+    for raw_key, value in values.items():
+        key = raw_key.replace("-", "_")
+        if key not in known:
+            raise EntropyInputError(f"unknown setting {raw_key!r}", source=source)
+        expected = _FIELD_TYPES[key]
+        if expected is tuple:
+            if isinstance(value, str):
+                value = (value,)
+            elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                value = tuple(value)
+            else:
+                raise EntropyInputError(
+                    f"{raw_key} must be a path or a list of paths", source=source
+                )
+        elif expected is bool:
+            if type(value) is not bool:
+                raise EntropyInputError(f"{raw_key} must be true or false", source=source)
+        elif expected is int:
+            if type(value) is not int or value < 1:
+                raise EntropyInputError(f"{raw_key} must be a positive integer", source=source)
+        elif not isinstance(value, str):
+            raise EntropyInputError(f"{raw_key} must be a string", source=source)
+        out[key] = value
+    return out
+
+
+_PATH_FIELDS = ("agent_dir", "surface", "repairs", "state_dir")
+
+
+def _anchored(values: dict[str, Any], base: Path) -> dict[str, Any]:
+    out = dict(values)
+    for key in _PATH_FIELDS:
+        if key in out:
+            out[key] = str(base / os.path.expanduser(out[key]))
+    if "sessions" in out:
+        out["sessions"] = tuple(str(base / os.path.expanduser(p)) for p in out["sessions"])
+    return out
+
+
+def find_config_files(
+    start: str | os.PathLike[str] | None = None,
+) -> tuple[Path | None, Path | None]:
+    """The nearest ``pyproject.toml`` with a ``[tool.entropy]`` table, and ``entropy.yml``,
+    searching from ``start`` (default: the working directory) up to the filesystem root."""
+    directory = Path(start if start is not None else os.getcwd()).resolve()
+    pyproject: Path | None = None
+    yaml_file: Path | None = None
+    for candidate in (directory, *directory.parents):
+        if yaml_file is None:
+            for name in _YAML_NAMES:
+                if (candidate / name).is_file():
+                    yaml_file = candidate / name
+                    break
+        toml_path = candidate / _PYPROJECT
+        if (
+            pyproject is None
+            and toml_path.is_file()
+            and "entropy" in _read_toml(toml_path).get("tool", {})
+        ):
+            pyproject = toml_path
+        if pyproject is not None and yaml_file is not None:
+            break
+    return pyproject, yaml_file
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as stream:
+            return tomllib.load(stream)
+    except tomllib.TOMLDecodeError as error:
+        raise EntropyInputError(f"not valid TOML ({error})", source=str(path)) from None
+    except OSError as error:
+        raise EntropyInputError(f"unreadable: {error.strerror}", source=str(path)) from None
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml  # the plugin and CLI load YAML only when such a file exists
+
+    try:
+        with open(path, encoding="utf-8") as stream:
+            value = yaml.safe_load(stream)
+    except yaml.YAMLError as error:
+        raise EntropyInputError(f"not valid YAML ({error})", source=str(path)) from None
+    except OSError as error:
+        raise EntropyInputError(f"unreadable: {error.strerror}", source=str(path)) from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise EntropyInputError("must be a mapping of settings", source=str(path))
+    # Accept both a bare mapping and one nested under "entropy:".
+    nested = value.get("entropy")
+    return nested if isinstance(nested, dict) else value
+
+
+def load_config(
+    start: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> EntropyConfig:
+    """Defaults, then ``entropy.yml``, then ``[tool.entropy]``, then ``overrides``."""
+    pyproject, yaml_file = find_config_files(start)
+    config = EntropyConfig()
+    if yaml_file is not None:
+        config = config.with_overrides(_read_yaml(yaml_file), str(yaml_file), yaml_file.parent)
+    if pyproject is not None:
+        table = _read_toml(pyproject)["tool"]["entropy"]
+        if not isinstance(table, dict):
+            raise EntropyInputError("[tool.entropy] must be a table", source=str(pyproject))
+        config = config.with_overrides(table, f"{pyproject} [tool.entropy]", pyproject.parent)
+    if overrides:
+        config = config.with_overrides(overrides, "command line")
+    return config
+
+
+BASELINE_FILENAME: Final = "entropy-baseline.json"
+GROUP: Final = "entropy"
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option: ``kind`` is ``path``, ``flag`` or ``number``."""
+
+    name: str
+    kind: str
+    help: str
+    metavar: str | None = None
+    bare: bool = False
+    cli_flag: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return "entropy_" + self.name.replace("-", "_")
+
+    @property
+    def flag(self) -> str:
+        return "--entropy-" + self.name
+
+    @property
+    def bare_flag(self) -> str:
+        return "--" + self.name
+
+
+OPTIONS: Final = (
+    Option("certify", "flag", "run the entropy certification (spec §12) instead of your tests"),
+    Option(
+        "sessions",
+        "path",
+        "certification corpus mode: every *.jsonl directly in DIR, one scan; with "
+        "--entropy-max-score or --entropy-baseline also the corpus the gate measures",
+        "DIR",
+        bare=True,
+    ),
+    Option("surface", "path", "surface snapshot to measure the corpus against", "FILE", bare=True),
+    Option("repairs", "path", "repair table whose lexicon tax the corpus pays", "FILE", bare=True),
+    Option("trial", "flag", "also run the held-out trial (needs sessions and surface)", bare=True),
+    Option(
+        "artifact",
+        "path",
+        "compiled artifact for the trial (default: the agent dir's compiled.json)",
+        "FILE",
+        bare=True,
+    ),
+    Option("json", "path", "write the certification JSON report to PATH", "PATH"),
+    Option("markdown", "path", "write a Markdown certification summary to PATH", "PATH"),
+    Option(
+        "baseline",
+        "path",
+        f"ratchet baseline file (default: {BASELINE_FILENAME} in the rootdir)",
+        "FILE",
+        cli_flag="--baseline",
+    ),
+    Option(
+        "update",
+        "flag",
+        "rewrite the ratchet baseline with the current values",
+        cli_flag="--update-baseline",
+    ),
+    Option("max-score", "number", "fail when the sessions' entropy score exceeds X", "X"),
+)
+
+
+def option(name: str) -> Option:
+    """The option called ``name`` (without the ``entropy-`` prefix)."""
+    for entry in OPTIONS:
+        if entry.name == name:
+            return entry
+    raise KeyError(name)
+
+
+def _argparse_kwargs(entry: Option) -> dict[str, Any]:
+    if entry.kind == "flag":
+        # None, not False: "not given" must fall through to the ini file.
+        return {"action": "store_true", "default": None, "help": entry.help}
+    return {"default": None, "metavar": entry.metavar, "help": entry.help}
+
+
+_INI_TYPES: Final = {"flag": "bool", "path": "paths", "number": "string"}
+
+
+def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
+    """Add the CLI spelling of one option (``--sessions``, ``--baseline``, ...)."""
+    entry = option(name)
+    flag = entry.cli_flag or entry.bare_flag
+    if entry.kind == "flag":
+        parser.add_argument(flag, dest=entry.dest, action="store_true", help=entry.help)
+    else:
+        parser.add_argument(flag, dest=entry.dest, metavar=entry.metavar, help=entry.help)
+
+
+def is_ci(environ: Any = None) -> bool:
+    """``CI`` set to anything but empty, ``0`` or ``false`` (any case)."""
+    value = (os.environ if environ is None else environ).get("CI")
+    return value is not None and value.strip().lower() not in ("", "0", "false")
+
+
+@dataclass(frozen=True, slots=True)
+class EntropySettings:
+    """The resolved options of one pytest run (paths absolute)."""
+
+    certify: bool = False
+    sessions: Path | None = None
+    surface: Path | None = None
+    repairs: Path | None = None
+    trial: bool = False
+    artifact: Path | None = None
+    json: Path | None = None
+    markdown: Path | None = None
+    baseline: Path = Path(BASELINE_FILENAME)
+    baseline_given: bool = False
+    update: bool = False
+    max_score: float | None = None
+
+    @property
+    def gate(self) -> bool:
+        """Whether the sessions corpus is gated (``--entropy-max-score``/``--entropy-baseline``)."""
+        return self.sessions is not None and (self.max_score is not None or self.baseline_given)
+
+    @property
+    def active(self) -> bool:
+        """Whether this run needs the session-level machinery at all."""
+        return self.certify or self.gate
+
+    def certification_arguments(self) -> dict[str, Any]:
+        """Keyword arguments for ``CertificationOptions``."""
+
+        def text(path: Path | None) -> str | None:
+            return None if path is None else str(path)
+
+        return {
+            "sessions": text(self.sessions),
+            "surface": text(self.surface),
+            "repairs": text(self.repairs),
+            "trial": self.trial,
+            "artifact": text(self.artifact),
+        }

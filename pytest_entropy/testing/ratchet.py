@@ -1,0 +1,367 @@
+"""The ratchet baseline: tracked entropy numbers that may fall but never rise.
+
+A baseline file (``entropy-baseline.json`` by default) holds named entries. A *surface* entry
+tracks the static freedom total and the freedom of every ref; a *report* entry tracks the
+score, its static/behavioral split and the invocation rejections per 1k, plus the tools it
+saw. Checking a value against its entry fails when any tracked number rises by more than
+:data:`TOLERANCE`, or when a tool appears that the baseline does not know (unless new tools
+are allowed); a fall passes and says the baseline can be lowered. A missing entry is
+created locally and is a failure in CI, where baselines are never written implicitly.
+
+The file is canonical JSON (keys in the stable hash's order, JavaScript number text, two
+spaces), so it diffs cleanly and rewriting identical values is a no-op. Writes hold the
+state store's lock, so pytest-xdist workers can update different entries at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from pytest_entropy.core.canonical import canonical_json, file_text
+from pytest_entropy.core.errors import EntropyError
+from pytest_entropy.core.fingerprint import surface_freedom_report
+from pytest_entropy.core.inputs import surface_from_value
+from pytest_entropy.core.jscompat import code_unit_key, js_string, round_metric
+from pytest_entropy.core.records import Report
+
+__all__ = [
+    "BASELINE_KIND",
+    "TOLERANCE",
+    "BaselineError",
+    "Change",
+    "RatchetResult",
+    "Tracked",
+    "check_baseline",
+    "compare",
+    "read_baseline",
+    "tracked_values",
+]
+
+BASELINE_KIND: Final = "pytest-entropy.baseline"
+BASELINE_VERSION: Final = 1
+TOLERANCE: Final = 1e-6
+_REPORT_NUMBERS: Final = (
+    ("score", "score"),
+    ("staticScore", "static score"),
+    ("behavioralScore", "behavioral score"),
+    ("invocationRejectionsPer1k", "invocation rejections per 1k"),
+)
+
+
+class BaselineError(EntropyError):
+    """The baseline file cannot be read or is not a baseline."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """What one entry tracks: ``kind`` is ``surface`` or ``report``."""
+
+    kind: str
+    numbers: dict[str, float]
+    tools: dict[str, float | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.kind == "surface":
+            return {
+                "kind": "surface",
+                "freedomTotal": self.numbers["freedomTotal"],
+                "refs": dict(self.tools),
+            }
+        return {"kind": "report", **self.numbers, "tools": sorted(self.tools, key=code_unit_key)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Tracked:
+        if not isinstance(value, dict) or value.get("kind") not in ("surface", "report"):
+            raise BaselineError("an entry is not a surface or report entry")
+        try:
+            if value["kind"] == "surface":
+                refs = {str(ref): float(freedom) for ref, freedom in value["refs"].items()}
+                return cls("surface", {"freedomTotal": float(value["freedomTotal"])}, dict(refs))
+            numbers = {key: float(value[key]) for key, _label in _REPORT_NUMBERS}
+            return cls("report", numbers, dict.fromkeys(map(str, value["tools"])))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise BaselineError(f"an entry is malformed ({error})") from None
+
+
+def tracked_values(value: Any) -> Tracked:
+    """The tracked numbers of a surface snapshot or an entropy report.
+
+    Accepts a :class:`~pytest_entropy.core.records.Report`, a report's JSON object, or a
+    surface snapshot ``{"version": 1, "actions": [...]}``.
+    """
+    if isinstance(value, Mapping) and "actions" in value:
+        surface = surface_from_value(dict(value))
+        freedom = surface_freedom_report(surface)
+        refs: dict[str, float | None] = {row["ref"]: row["freedom"] for row in freedom["actions"]}
+        return Tracked("surface", {"freedomTotal": freedom["total"]}, refs)
+    if isinstance(value, Mapping) and "metricVersion" in value:
+        value = Report.from_json(value)
+    if isinstance(value, Report):
+        numbers = {
+            "score": value.score,
+            "staticScore": value.static_score,
+            "behavioralScore": value.behavioral_score,
+            "invocationRejectionsPer1k": value.totals.invocation_rejections_per_1k,
+        }
+        return Tracked("report", numbers, dict.fromkeys(row.ref for row in value.refs))
+    raise TypeError(
+        "the ratchet tracks a surface snapshot {version, actions} or an entropy report,"
+        f" not {type(value).__name__}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One tracked number that moved (``before``/``after`` is ``None`` for a new/gone tool)."""
+
+    label: str
+    before: float | None
+    after: float | None
+
+    def text(self) -> str:
+        if self.before is None:
+            shown = "" if self.after is None else f" (freedom {js_string(self.after)})"
+            return f"{self.label}: new tool{shown}"
+        if self.after is None:
+            return f"{self.label}: no longer present (was {js_string(self.before)})"
+        delta = self.after - self.before
+        sign = "+" if delta > 0 else ""
+        return (
+            f"{self.label}: {js_string(self.before)} → {js_string(self.after)}"
+            f" ({sign}{js_string(round_metric(delta))})"
+        )
+
+
+def compare(
+    baseline: Tracked, current: Tracked, *, allow_new_tools: bool = False
+) -> tuple[list[Change], list[Change], list[Change]]:
+    """``(rises, falls, allowed new tools)`` from the baseline to the current values."""
+    rises: list[Change] = []
+    falls: list[Change] = []
+    allowed: list[Change] = []
+
+    def number(label: str, before: float, after: float) -> None:
+        if after - before > TOLERANCE:
+            rises.append(Change(label, before, after))
+        elif before - after > TOLERANCE:
+            falls.append(Change(label, before, after))
+
+    if current.kind == "surface":
+        number("freedom total", baseline.numbers["freedomTotal"], current.numbers["freedomTotal"])
+    else:
+        for key, label in _REPORT_NUMBERS:
+            number(label, baseline.numbers[key], current.numbers[key])
+    for ref in sorted(current.tools, key=code_unit_key):
+        after = current.tools[ref]
+        if ref not in baseline.tools:
+            (allowed if allow_new_tools else rises).append(Change(ref, None, after))
+            continue
+        before = baseline.tools[ref]
+        if before is not None and after is not None:
+            number(f"{ref} freedom", before, after)
+    for ref in sorted(baseline.tools, key=code_unit_key):
+        if ref not in current.tools:
+            falls.append(Change(ref, baseline.tools[ref] or 0.0, None))
+    return rises, falls, allowed
+
+
+@dataclass(frozen=True, slots=True)
+class RatchetResult:
+    """The outcome of one check against the baseline.
+
+    ``status``: ``unchanged``, ``lowered`` (fell: the baseline can be lowered), ``rose``,
+    ``created``, ``updated``, ``missing`` (absent in CI), ``damaged``, ``kind-mismatch``.
+    """
+
+    name: str
+    path: Path
+    status: str
+    passed: bool
+    rises: tuple[Change, ...] = ()
+    falls: tuple[Change, ...] = ()
+    new_tools: tuple[Change, ...] = ()
+    detail: str = ""
+    update_hint: str = "--entropy-update"
+
+    @property
+    def can_lower(self) -> bool:
+        return self.status == "lowered"
+
+    def lines(self, limit: int = 20) -> list[str]:
+        """A short header and the changes (capped), for a failure message or a note."""
+        where = f"{self.name!r} in {self.path}"
+        headers = {
+            "unchanged": f"entropy ratchet holds for {where}",
+            "lowered": f"entropy fell below the baseline {where}; the baseline can be lowered"
+            f" (run with {self.update_hint})",
+            "rose": f"entropy rose above the baseline {where}",
+            "created": f"entropy baseline created: {where}",
+            "updated": f"entropy baseline updated: {where}",
+            "missing": f"no entropy baseline {where}; CI never creates one: run once locally"
+            f" (or with {self.update_hint}) and commit {self.path.name}",
+            "damaged": f"the entropy baseline {self.path} is unusable: {self.detail}"
+            " (fix or delete it; it is never overwritten)",
+            "kind-mismatch": f"the entropy baseline {where} {self.detail}",
+        }
+        lines = [headers[self.status]]
+        changes = [
+            *(("rose", change) for change in self.rises),
+            *(("fell", change) for change in self.falls),
+            *(("new (allowed)", change) for change in self.new_tools),
+        ]
+        for verb, change in changes[:limit]:
+            lines.append(f"  {verb}: {change.text()}")
+        if len(changes) > limit:
+            lines.append(f"  ... and {len(changes) - limit} more")
+        if self.status == "rose":
+            lines.append(
+                f"  if the rise is intended, run with {self.update_hint} and commit"
+                f" {self.path.name}"
+            )
+        return lines
+
+    def message(self) -> str:
+        return "\n".join(self.lines())
+
+
+def read_baseline(path: Path) -> dict[str, Any] | None:
+    """The entries of a baseline file, or ``None`` when there is no file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BaselineError(f"cannot read it ({error})") from None
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise BaselineError(f"not valid JSON ({error})") from None
+    if (
+        not isinstance(value, dict)
+        or value.get("kind") != BASELINE_KIND
+        or value.get("version") != BASELINE_VERSION
+        or not isinstance(value.get("entries"), dict)
+    ):
+        raise BaselineError(f"not a {BASELINE_KIND} version {BASELINE_VERSION} file")
+    return dict(value["entries"])
+
+
+def baseline_text(entries: Mapping[str, Any]) -> str:
+    """The canonical file text of a set of entries."""
+    value = {"kind": BASELINE_KIND, "version": BASELINE_VERSION, "entries": dict(entries)}
+    # Canonical key order (the stable hash's), laid out as a file: stable diffs.
+    return file_text(json.loads(canonical_json(value)))
+
+
+def _write_entry(path: Path, name: str, entry: Mapping[str, Any]) -> None:
+    from pytest_entropy.state.store import (
+        ensure_directory,
+        lock_name,
+        state_lock,
+        write_file_atomic,
+    )
+
+    ensure_directory(path.parent)
+    # Many pytest-xdist workers may update one file: wait up to 10 s, not the store's 250 ms.
+    with state_lock(
+        path.parent, lock_name(path), "Timed out waiting for the baseline lock", attempts=2000
+    ):
+        entries = read_baseline(path) or {}  # re-read under the lock: no lost updates
+        entries[name] = dict(entry)
+        write_file_atomic(path, baseline_text(entries), mode=0o644)
+
+
+def check_baseline(
+    path: Path,
+    name: str,
+    value: Any,
+    *,
+    update: bool = False,
+    ci: bool = False,
+    allow_new_tools: bool = False,
+    update_hint: str = "--entropy-update",
+) -> RatchetResult:
+    """Compare ``value`` (a surface or a report) with the entry ``name`` in ``path``.
+
+    ``update`` rewrites the entry; otherwise a missing entry is created unless ``ci``.
+    """
+    path = Path(path)
+    current = tracked_values(value)
+
+    def result(status: str, passed: bool, **extra: Any) -> RatchetResult:
+        return RatchetResult(name, path, status, passed, update_hint=update_hint, **extra)
+
+    try:
+        entries = read_baseline(path)
+    except BaselineError as error:
+        return result("damaged", False, detail=str(error))
+    stored = (entries or {}).get(name)
+    if update:
+        _write_entry(path, name, current.to_json())
+        return result("updated", True)
+    if stored is None:
+        if ci:
+            return result("missing", False)
+        _write_entry(path, name, current.to_json())
+        return result("created", True)
+    try:
+        baseline = Tracked.from_json(stored)
+    except BaselineError as error:
+        return result("damaged", False, detail=f"entry {name!r}: {error}")
+    if baseline.kind != current.kind:
+        return result(
+            "kind-mismatch", False, detail=f"tracks a {baseline.kind}, not a {current.kind}"
+        )
+    rises, falls, allowed = compare(baseline, current, allow_new_tools=allow_new_tools)
+    changes = {"rises": tuple(rises), "falls": tuple(falls), "new_tools": tuple(allowed)}
+    if rises:
+        return result("rose", False, **changes)
+    if falls:
+        return result("lowered", True, **changes)
+    return result("unchanged", True, **changes)
+
+
+# ------------------------------------------------------------------------ the CLI side
+
+CORPUS_ENTRY: Final = "corpus"
+
+
+def add_baseline_options(parser: Any) -> None:
+    """``--baseline FILE`` and ``--update-baseline`` (the ``measure`` command's ratchet)."""
+    from pytest_entropy.state.config import add_cli_option
+
+    add_cli_option(parser, "baseline")
+    add_cli_option(parser, "update")
+
+
+def baseline_exit_status(args: Any, report: Report, out: Any) -> int:
+    """Check ``report`` against ``--baseline`` (entry ``corpus``): 1 on a rise, else 0.
+
+    The verdict goes to ``out``, or to stderr when ``--json`` keeps stdout machine-readable.
+    """
+    import sys
+
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.state.config import is_ci
+
+    path = getattr(args, "entropy_baseline", None)
+    if path is None:
+        if getattr(args, "entropy_update", False):
+            raise EntropyInputError("--update-baseline needs --baseline FILE")
+        return 0
+    result = check_baseline(
+        Path(path),
+        CORPUS_ENTRY,
+        report,
+        update=bool(args.entropy_update),
+        ci=is_ci(),
+        update_hint="--update-baseline",
+    )
+    stream = sys.stderr if getattr(args, "json", False) else out
+    for line in result.lines():
+        stream.write(line + "\n")
+    return 0 if result.passed else 1

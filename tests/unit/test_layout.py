@@ -1,0 +1,108 @@
+"""The layout of DESIGN.md (revision 2), held against the code.
+
+The layer contracts themselves are import-linter's (``[tool.importlinter]`` in
+``pyproject.toml``, run by ``.ci/run``); this module checks what a contract cannot say.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_entropy"
+TOP_LEVEL = {"__init__.py", "__main__.py", "_version.py", "plugin.py", "_aliases.py"}
+ROOMS = {"core", "ingest", "sources", "state", "run", "report", "testing", "cli", "pytest"}
+MAX_LINES = 600
+
+
+def _import_cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module in the package's import graph
+    (every import counts: inside functions and under ``TYPE_CHECKING`` too)."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("pytest_entropy", include_external_packages=False)
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        # Tarjan's algorithm, iterative over an explicit work list.
+        work = [(module, iter(sorted(graph.find_modules_directly_imported_by(module))))]
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in order:
+                    order[child] = low[child] = len(order)
+                    stack.append(child)
+                    on_stack.add(child)
+                    imported = sorted(graph.find_modules_directly_imported_by(child))
+                    work.append((child, iter(imported)))
+                elif child in on_stack:
+                    low[node] = min(low[node], order[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == order[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycle_anywhere() -> None:
+    assert _import_cycles() == []
+
+
+def test_top_level_holds_only_the_shims() -> None:
+    modules = {path.name for path in PACKAGE.glob("*.py")}
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert modules == TOP_LEVEL
+    assert folders == ROOMS
+
+
+@pytest.mark.parametrize(
+    "module", sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py"))
+)
+def test_no_module_over_the_size_limit(module: str) -> None:
+    lines = (PACKAGE / module).read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{module} has {lines} lines; split it along a real seam"
+
+
+def test_old_module_paths_still_import() -> None:
+    """The first layout's module paths are aliases of the new homes (same objects)."""
+    import importlib
+
+    from pytest_entropy._aliases import MODULE_ALIASES
+
+    for old, new in MODULE_ALIASES.items():
+        aliased = importlib.import_module(f"pytest_entropy.{old}")
+        assert aliased is importlib.import_module(f"pytest_entropy.{new}")
+
+
+def test_public_names_import() -> None:
+    import pytest_entropy
+
+    for name in pytest_entropy.__all__:
+        assert getattr(pytest_entropy, name) is not None
+    import pytest_entropy.plugin as plugin
+
+    for name in plugin.__all__:
+        assert callable(getattr(plugin, name))
