@@ -33,7 +33,6 @@ __all__ = [
     "engine_options_of",
     "foreign_lines",
     "load_optional_repairs",
-    "load_optional_surface",
     "positive_int",
     "print_json",
     "print_lines",
@@ -87,10 +86,6 @@ def print_json(out: TextIO, value: Any) -> None:
 def print_lines(out: TextIO, lines: list[str]) -> None:
     for line in lines:
         out.write(line + "\n")
-
-
-def load_optional_surface(path: str | None) -> dict[str, Any] | None:
-    return load_surface(path) if path else None
 
 
 def load_optional_repairs(path: str | None) -> list[RepairRow] | None:

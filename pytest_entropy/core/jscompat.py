@@ -18,7 +18,6 @@ __all__ = [
     "code_unit_key",
     "compare_code_units",
     "is_array_index_key",
-    "is_plain_object",
     "is_safe_integer",
     "is_safe_integer_at_least",
     "js_own_keys",
@@ -31,7 +30,6 @@ __all__ = [
     "json_number_text",
     "round_metric",
     "sort_code_units",
-    "utf16_length",
     "utf16_units",
     "value_key",
 ]
@@ -245,13 +243,6 @@ def utf16_units(s: str) -> list[int]:
     return units
 
 
-def utf16_length(s: str) -> int:
-    """``s.length`` in JavaScript."""
-    if s.isascii():
-        return len(s)
-    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
-
-
 # JavaScript's String.prototype.trim removes WhiteSpace and LineTerminator code points:
 # TAB, VT, FF, SP, NBSP, ZWNBSP (BOM), every Zs character, LF, CR, LS and PS. Python's
 # str.strip() differs (it strips U+001C-U+001F and U+0085, and keeps U+FEFF).
@@ -267,11 +258,6 @@ def js_trim(s: str) -> str:
 
 
 # ----------------------------------------------------------------------- values/keys
-
-
-def is_plain_object(value: Any) -> bool:
-    """A JSON object (never an array, null or primitive)."""
-    return type(value) is dict
 
 
 def is_safe_integer(value: Any) -> bool:

@@ -10,7 +10,7 @@ every map and the floating-point order of the churn sums (see :meth:`MeterState.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fingerprint import (
@@ -54,6 +54,15 @@ ENTROPY_WEIGHTS = {
     "lexicon": 2,
     "staticFreedom": 0.25,
 }
+# The formulas read the weights from the table above, one name each, so the table is the
+# single place they are defined (multiplying by an int 1 keeps every float bit as it was).
+_SHAPE_WEIGHT: Final = ENTROPY_WEIGHTS["shape"]
+_STAGE_WEIGHT: Final = ENTROPY_WEIGHTS["failureStage"]
+_CHURN_WEIGHT: Final = ENTROPY_WEIGHTS["churn"]
+_NAVIGATION_WEIGHT: Final = ENTROPY_WEIGHTS["navigation"]
+_FLOW_WEIGHT: Final = ENTROPY_WEIGHTS["flow"]
+_LEXICON_WEIGHT: Final = ENTROPY_WEIGHTS["lexicon"]
+_FREEDOM_WEIGHT: Final = ENTROPY_WEIGHTS["staticFreedom"]
 _NO_TASK = "(none)"
 _SEQUENCE_JOIN = "→"
 
@@ -450,9 +459,16 @@ class MeterState:
             churn = round_metric(acc.churn_sum / acc.churn_pairs) if acc.churn_pairs else 0.0
             rows = lexicon.get(ref, 0)
             freedom = index.freedom(ref)
-            score = round_metric(shape_bits + stage_bits + 4 * churn + 2 * rows + 0.25 * freedom)
+            # Spec §4: the per-ref score is the weighted sum of its five components.
+            score = round_metric(
+                _SHAPE_WEIGHT * shape_bits
+                + _STAGE_WEIGHT * stage_bits
+                + _CHURN_WEIGHT * churn
+                + _LEXICON_WEIGHT * rows
+                + _FREEDOM_WEIGHT * freedom
+            )
             static_total += freedom
-            static_weighted += 0.25 * freedom
+            static_weighted += _FREEDOM_WEIGHT * freedom
             shape_weighted += shape_bits * acc.calls
             stage_weighted += stage_bits * acc.failed
             score_sum += score
@@ -485,7 +501,9 @@ class MeterState:
             flow_occurrences += occurrences
         navigation = round_metric(self.discovery_operations / actions) if actions else 0.0
         flow = round_metric(flow_weighted / flow_occurrences) if flow_occurrences else 0.0
-        score = round_metric((score_sum + 4 * navigation + 1 * flow) / successes)
+        score = round_metric(
+            (score_sum + _NAVIGATION_WEIGHT * navigation + _FLOW_WEIGHT * flow) / successes
+        )
         static_score = round_metric(static_weighted / successes)
         per_1k = round_metric(self.invocation_rejections / actions * 1000) if actions else 0.0
         totals = Totals(

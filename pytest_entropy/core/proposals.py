@@ -46,10 +46,13 @@ __all__ = [
 ]
 
 ENUM_MIN_OBSERVATIONS = 8
+ENUM_MIN_DISTINCT = 2
 ENUM_MAX_DISTINCT = 8
 ENUM_MIN_TOP_SHARE = 0.5
 SPLIT_MIN_SHAPE_ENTROPY_BITS = 1
 SPLIT_MIN_CLUSTER_CALLS = 2
+SPLIT_MIN_CLUSTERS = 2
+SPLIT_MAX_CLUSTERS = 8
 FUSE_MIN_SEQUENCE_LENGTH = 3
 FUSE_MAX_SEQUENCE_LENGTH = 6
 FUSE_MIN_OCCURRENCES = 3
@@ -161,20 +164,6 @@ def _tally_of(tallies: dict[tuple[str, str], _Tally], ref: str, key: str) -> _Ta
         found = _Tally(ref, key)
         tallies[(ref, key)] = found
     return found
-
-
-def value_tallies(
-    traces: Iterable[Trace | Mapping[str, Any]],
-    value_observations: Iterable[ValueObservation | Mapping[str, Any]] | None,
-) -> list[_Tally]:
-    """The value corpus of spec §5.2: observations when supplied (even ``[]``), else the
-    top-level primitive trace arguments of every non-``fabric.`` operation."""
-    evidence = ProposalEvidence(trace_values=value_observations is None)
-    if value_observations is None:
-        evidence.add_traces(traces)
-    else:
-        evidence.add_observations(value_observations)
-    return list(evidence.tallies.values())
 
 
 # ------------------------------------------------------------------------ evidence
@@ -332,7 +321,7 @@ def _enum_proposals(
         if tally.total < ENUM_MIN_OBSERVATIONS:
             continue
         distinct = len(tally.counts)
-        if tally.overflowed or distinct < 2 or distinct > ENUM_MAX_DISTINCT:
+        if tally.overflowed or distinct < ENUM_MIN_DISTINCT or distinct > ENUM_MAX_DISTINCT:
             continue
         ranked = tally.ranked()
         top_share = round_metric(ranked[0][2] / tally.total)
@@ -405,7 +394,11 @@ def _split_proposals(rows: list[Mapping[str, Any]], evidence: ProposalEvidence) 
     for ref in sorted(clusters, key=code_unit_key):
         if len(proposals) >= MAX_PROPOSALS_PER_KIND:
             break
-        kept = [(keys, calls) for keys, calls in clusters[ref].items() if calls >= 2]
+        kept = [
+            (keys, calls)
+            for keys, calls in clusters[ref].items()
+            if calls >= SPLIT_MIN_CLUSTER_CALLS
+        ]
         kept.sort(key=lambda item: code_unit_key(",".join(item[0])))
         kept.sort(key=lambda item: -item[1])
         picked: list[tuple[tuple[str, ...], int]] = []
@@ -414,7 +407,7 @@ def _split_proposals(rows: list[Mapping[str, Any]], evidence: ProposalEvidence) 
             if used.isdisjoint(keys):
                 picked.append((keys, calls))
                 used.update(keys)
-        if len(picked) >= 2:
+        if len(picked) >= SPLIT_MIN_CLUSTERS:
             proposals.append(
                 {
                     "kind": "overload-split",
@@ -422,7 +415,7 @@ def _split_proposals(rows: list[Mapping[str, Any]], evidence: ProposalEvidence) 
                     "shapeEntropyBits": bits.get(ref, 0),
                     "clusters": [
                         {"keys": list(keys), "calls": calls}
-                        for keys, calls in picked[:MAX_PROPOSALS_PER_KIND]
+                        for keys, calls in picked[:SPLIT_MAX_CLUSTERS]
                     ],
                 }
             )

@@ -26,7 +26,6 @@ __all__ = [
     "action_schemas",
     "audit_fields",
     "coerce_repairs",
-    "coerce_traces",
     "observation_fields",
     "operations_of",
 ]
@@ -125,17 +124,6 @@ class RepairRow(NamedTuple):
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RepairRow:
         return cls(value["kind"], value["ref"], value["from"], value["to"])
-
-
-def coerce_traces(traces: Iterable[Trace | Mapping[str, Any]]) -> list[Trace]:
-    """Accept :class:`Trace` records or spec-shaped dicts (``{"operations": [...], ...}``)."""
-    out: list[Trace] = []
-    for trace in traces:
-        if isinstance(trace, Trace):
-            out.append(trace)
-        else:
-            out.append(Trace.from_json(trace))
-    return out
 
 
 def coerce_repairs(repairs: Iterable[RepairRow | Mapping[str, Any]] | None) -> list[RepairRow]:

@@ -24,7 +24,7 @@ from pytest_entropy.core.records import (
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.validation import accepts
 
-__all__ = ["TRIAL_CLASSES", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
+__all__ = ["TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
 
 BOTH_ACCEPT = "both-accept"
 BOTH_REJECT = "both-reject"
@@ -32,14 +32,6 @@ TIGHTENING_COST = "tightening-cost"
 TYPED_FAILURE_WIN = "typed-failure-win"
 QUARANTINE_WIN = "quarantine-win"
 QUARANTINE_COST = "quarantine-cost"
-TRIAL_CLASSES = (
-    BOTH_ACCEPT,
-    BOTH_REJECT,
-    TIGHTENING_COST,
-    TYPED_FAILURE_WIN,
-    QUARANTINE_WIN,
-    QUARANTINE_COST,
-)
 _TOTAL_FIELDS = {
     BOTH_ACCEPT: "bothAccept",
     BOTH_REJECT: "bothReject",

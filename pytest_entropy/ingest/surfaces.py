@@ -8,7 +8,6 @@ snapshot format is always available. ``docs/formats.md`` lists what each reader 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
@@ -154,8 +153,3 @@ def load_repairs(path: str | os.PathLike[str]) -> list[RepairRow]:
     """Normalised repair rows from a stored repair table or a bare array of rows."""
     source = os.fspath(path)
     return repair_rows_from_value(load_json_file(source, "repair table"), source=source)
-
-
-def repairs_path_default(agent_dir: Path) -> Path:
-    """Where a Pi agent directory keeps its repair table."""
-    return agent_dir / "fabric" / "repairs" / "current.json"
