@@ -37,6 +37,36 @@ class ReadOptions:
 SessionReader = Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]
 # A surface reader turns a parsed tool list (and its source, for messages) into a snapshot.
 SurfaceReader = Callable[[Any, str], dict[str, Any]]
+# A detector tells from a file's path and first 64 KiB whether it is in its format.
+SessionDetector = Callable[[Path, bytes], bool]
+# A directory rule lists the session files a directory means, in reading order.
+DirectoryRule = Callable[[Path], list[Path]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFormat:
+    """One foreign session format: everything the registry needs to know about it.
+
+    ``detector`` decides ``--format auto`` (``None``: the format is read only when named);
+    ``directory_files`` lists what a directory means when the format is named (``None``:
+    the native rule, ``*.jsonl`` and ``*.jsonl.gz`` by name). Each format module defines
+    one of these as ``FORMAT``; ``ingest/registry.py`` lists them in detection order.
+    """
+
+    name: str
+    reader: SessionReader
+    detector: SessionDetector | None = None
+    directory_files: DirectoryRule | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceFormat:
+    """One surface (tool list) format: its ``--surface-format`` name, its reader and the
+    ref prefix its tools get when none is given (Pi's are ``pi.<tool>``)."""
+
+    name: str
+    reader: SurfaceReader
+    ref_prefix: str = ""
 
 
 def is_session_name(name: str) -> bool:

@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_entropy.ingest.base import SessionFormat
+from pytest_entropy.ingest.detection import sorted_files
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
@@ -41,7 +43,15 @@ from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
 if TYPE_CHECKING:
     from pytest_entropy.ingest.base import ReadOptions
 
-__all__ = ["bfcl_category", "bfcl_model", "bfcl_score_path", "read_bfcl_results"]
+__all__ = [
+    "FORMAT",
+    "bfcl_category",
+    "bfcl_model",
+    "bfcl_result_files",
+    "bfcl_score_path",
+    "detect_bfcl",
+    "read_bfcl_results",
+]
 
 _RESULT_SUFFIX: Final = "_result.json"
 _PREFIX: Final = re.compile(r"^(?:BFCL_v\d+_|gorilla_openfunctions_v\d+_test_)")
@@ -206,3 +216,21 @@ def read_bfcl_results(
         else:
             diagnostics.unstructured_outputs += 1
         yield from writer.lines(trace)
+
+
+_RESULT_ENTRY: Final = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"result"\s*:')
+
+
+def detect_bfcl(path: Path, head: bytes) -> bool:
+    """A result entry first: ``{"id": "<test id>", "result": ...`` (BFCL writes it so)."""
+    return _RESULT_ENTRY.match(head) is not None
+
+
+def bfcl_result_files(root: Path) -> list[Path]:
+    """Every ``*_result.json`` under ``root``, by relative path."""
+    return sorted_files(root, lambda name: name.endswith("_result.json"), recursive=True)
+
+
+FORMAT: Final = SessionFormat(
+    "bfcl", read_bfcl_results, detector=detect_bfcl, directory_files=bfcl_result_files
+)

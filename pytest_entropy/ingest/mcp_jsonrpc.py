@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_entropy.ingest.base import SessionFormat
+from pytest_entropy.ingest.detection import FABRIC_MARK, has_pattern
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
 from pytest_entropy.ingest.runs import RunBuilder
@@ -30,7 +32,7 @@ from pytest_entropy.ingest.writer import NativeWriter
 if TYPE_CHECKING:
     from pytest_entropy.ingest.base import ReadOptions
 
-__all__ = ["JSONRPC_STAGES", "read_mcp_log"]
+__all__ = ["FORMAT", "JSONRPC_STAGES", "detect_mcp", "read_mcp_log"]
 
 JSONRPC_STAGES: Final = {-32601: "resolve", -32602: "validate"}
 
@@ -122,3 +124,14 @@ def read_mcp_log(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics)
                 continue
             yield from connection.message(item)
     yield from connection.runs.finish()
+
+
+_jsonrpc = has_pattern(rb'"jsonrpc"\s*:\s*"2\.0"')
+
+
+def detect_mcp(path: Path, head: bytes) -> bool:
+    """JSON-RPC 2.0 messages with a ``tools/call``, and no fabric trace."""
+    return FABRIC_MARK not in head and _jsonrpc(head) and b"tools/call" in head
+
+
+FORMAT: Final = SessionFormat("mcp", read_mcp_log, detector=detect_mcp)

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.anthropic import provider_model
+from pytest_entropy.ingest.base import SessionFormat
+from pytest_entropy.ingest.detection import FABRIC_MARK, has_pattern, looks_like_messages
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -35,7 +37,7 @@ from pytest_entropy.ingest.writer import NativeWriter
 if TYPE_CHECKING:
     from pytest_entropy.ingest.base import ReadOptions
 
-__all__ = ["OpenAIConversation", "read_openai_chat"]
+__all__ = ["FORMAT", "OpenAIConversation", "detect_openai", "read_openai_chat"]
 
 # A result's outcome from its message: ``(outcome, typed stage)``.
 ResultOutcome = Callable[[dict[str, Any]], tuple[str, str | None]]
@@ -159,3 +161,14 @@ def read_openai_chat(
             continue
         yield from conversation.record(record)
     yield from conversation.runs.finish()
+
+
+_tool_calls = has_pattern(rb'"tool_calls"\s*:|"function_call"\s*:|"role"\s*:\s*"tool"')
+
+
+def detect_openai(path: Path, head: bytes) -> bool:
+    """Chat messages with tool calls (or Responses items), and no fabric trace."""
+    return FABRIC_MARK not in head and _tool_calls(head) and looks_like_messages(head)
+
+
+FORMAT: Final = SessionFormat("openai", read_openai_chat, detector=detect_openai)

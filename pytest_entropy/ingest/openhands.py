@@ -22,11 +22,19 @@ A file is either JSON Lines of evaluation instances (``output.jsonl``: ``instanc
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.anthropic import provider_model
+from pytest_entropy.ingest.base import SessionFormat
+from pytest_entropy.ingest.detection import (
+    document_start,
+    is_json_name,
+    is_jsonl_name,
+    sorted_files,
+)
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -35,7 +43,7 @@ from pytest_entropy.ingest.writer import ForeignTrace, NativeWriter
 if TYPE_CHECKING:
     from pytest_entropy.ingest.base import ReadOptions
 
-__all__ = ["read_openhands"]
+__all__ = ["FORMAT", "detect_openhands", "openhands_files", "read_openhands"]
 
 _NOT_CALLS: Final = frozenset({"message", "system", "recall", "change_agent_state", "null"})
 
@@ -147,3 +155,34 @@ def _is_event(record: Any) -> bool:
         and "history" not in record
         and ("action" in record or "observation" in record)
     )
+
+
+_EVENT_SOURCE: Final = re.compile(rb'"source"\s*:\s*"(?:agent|user|environment)"')
+_EVENT_KIND: Final = re.compile(rb'"(action|observation)"\s*:')
+_HISTORY: Final = re.compile(rb'"history"\s*:\s*\[\s*\{')
+
+
+def detect_openhands(path: Path, head: bytes) -> bool:
+    """An event array, or an instance object whose ``history`` holds events."""
+    if document_start(head) == b"[":
+        return _EVENT_SOURCE.search(head) is not None and _EVENT_KIND.search(head) is not None
+    # Instances are single lines often longer than the head: look for a history array of
+    # events in the raw bytes.
+    return (
+        document_start(head) == b"{"
+        and _HISTORY.search(head) is not None
+        and _EVENT_SOURCE.search(head) is not None
+        and _EVENT_KIND.search(head) is not None
+    )
+
+
+def openhands_files(root: Path) -> list[Path]:
+    """A directory's JSON and JSON Lines files, by name."""
+    return sorted_files(
+        root, lambda name: is_json_name(name) or is_jsonl_name(name), recursive=False
+    )
+
+
+FORMAT: Final = SessionFormat(
+    "openhands", read_openhands, detector=detect_openhands, directory_files=openhands_files
+)

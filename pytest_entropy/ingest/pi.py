@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_entropy.ingest.base import SessionFormat
+from pytest_entropy.ingest.detection import FABRIC_MARK, file_contains, head_objects
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_lines
 from pytest_entropy.ingest.runs import RunBuilder
@@ -27,7 +29,7 @@ from pytest_entropy.ingest.writer import NativeWriter
 if TYPE_CHECKING:
     from pytest_entropy.ingest.base import ReadOptions
 
-__all__ = ["PI_PREFIX", "read_pi_session"]
+__all__ = ["FORMAT", "PI_PREFIX", "detect_pi", "read_pi_session"]
 
 PI_PREFIX: Final = "pi."
 
@@ -105,3 +107,17 @@ def _message(
         runs.result(message.get("toolCallId"), "failed" if failed else "succeeded")
     elif type(role) is not str or role not in _QUIET_ROLES:
         diagnostics.unknown_records += 1
+
+
+def detect_pi(path: Path, head: bytes) -> bool:
+    """A Pi session header first and a ``toolCall`` somewhere, but no fabric trace anywhere
+    (a fabric session is read natively, exactly as before this reader existed)."""
+    if FABRIC_MARK in head:
+        return False
+    records = head_objects(head)
+    if not records or records[0].get("type") != "session":
+        return False
+    return file_contains(path, b'"toolCall"') and not file_contains(path, FABRIC_MARK)
+
+
+FORMAT: Final = SessionFormat("pi", read_pi_session, detector=detect_pi)

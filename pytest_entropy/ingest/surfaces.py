@@ -124,21 +124,22 @@ def load_surface(
         # The native format needs none of the foreign readers (kept cheap for the plugin).
         surface = surface_from_value(load_json_file(source, "surface"), source=source)
     else:
-        from pytest_entropy.ingest.registry import SURFACE_DEFAULT_PREFIXES, SURFACE_READERS
+        from pytest_entropy.ingest.registry import surface_format as registered
+        from pytest_entropy.ingest.registry import surface_formats
         from pytest_entropy.ingest.tool_lists import detect_surface_format
 
         value = _load_surface_value(source)
         if chosen == "auto":
             # Nothing recognisable: the snapshot reader says what a snapshot must look like.
             chosen = detect_surface_format(value) or "snapshot"
-        reader = SURFACE_READERS.get(chosen)
-        if reader is None:
-            known = ", ".join(sorted(["auto", *SURFACE_READERS]))
+        found = registered(chosen)
+        if found is None:
+            known = ", ".join(sorted(surface_formats()))
             raise EntropyInputError(
                 f"unknown surface format {surface_format!r} (known: {known})", source=source
             )
-        surface = reader(value, source)
-        ref_prefix = ref_prefix or SURFACE_DEFAULT_PREFIXES.get(chosen, "")
+        surface = found.reader(value, source)
+        ref_prefix = ref_prefix or found.ref_prefix
     if ref_prefix:
         surface = {
             "version": 1,

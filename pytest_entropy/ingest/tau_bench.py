@@ -18,10 +18,13 @@ call with its id.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_entropy.ingest.base import SessionFormat
+from pytest_entropy.ingest.detection import document_start, is_json_name, sorted_files
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import load_json_document
 from pytest_entropy.ingest.openai_chat import OpenAIConversation
@@ -31,7 +34,7 @@ from pytest_entropy.ingest.writer import ForeignTrace, NativeWriter
 if TYPE_CHECKING:
     from pytest_entropy.ingest.base import ReadOptions
 
-__all__ = ["read_tau_bench", "tau_bench_names"]
+__all__ = ["FORMAT", "detect_tau_bench", "json_documents", "read_tau_bench", "tau_bench_names"]
 
 _DOMAINS: Final = ("airline", "retail")
 _ERROR_MARK: Final = "Error:"
@@ -90,3 +93,26 @@ def read_tau_bench(
             yield from runs.finish()
         else:
             yield from writer.lines(ForeignTrace(task_key, model))
+
+
+_TASK_ID: Final = re.compile(rb'"task_id"\s*:')
+_TRAJECTORY: Final = re.compile(rb'"traj"\s*:')
+
+
+def detect_tau_bench(path: Path, head: bytes) -> bool:
+    """An array of results with ``task_id`` and ``traj``."""
+    return (
+        document_start(head) == b"["
+        and _TASK_ID.search(head) is not None
+        and _TRAJECTORY.search(head) is not None
+    )
+
+
+def json_documents(root: Path) -> list[Path]:
+    """A directory's ``*.json`` (and gzipped) files, by name."""
+    return sorted_files(root, is_json_name, recursive=False)
+
+
+FORMAT: Final = SessionFormat(
+    "tau-bench", read_tau_bench, detector=detect_tau_bench, directory_files=json_documents
+)

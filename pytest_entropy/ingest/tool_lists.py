@@ -23,14 +23,14 @@ the list of their values) and returns the tools in file order, refs being the to
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import surface_from_value
+from pytest_entropy.ingest.base import SurfaceFormat
 from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
 
-__all__ = ["NO_PARAMETERS", "detect_surface_format", "register"]
+__all__ = ["FORMATS", "NO_PARAMETERS", "SNAPSHOT_FORMAT", "detect_surface_format"]
 
 Tools = list[tuple[str, Any]]
 
@@ -213,20 +213,15 @@ def read_snapshot(value: Any, source: str) -> dict[str, Any]:
     return surface_from_value(value, source=source)
 
 
-def register(
-    readers: dict[str, Callable[[Any, str], dict[str, Any]]], prefixes: dict[str, str]
-) -> None:
-    """Add the foreign surface readers (and Pi's default ``pi.`` prefix)."""
-    readers.update(
-        {
-            "mcp": read_mcp,
-            "openai": read_openai,
-            "anthropic": read_anthropic,
-            "pi": read_pi,
-            "bfcl": read_bfcl,
-            "tau-bench": read_tau_bench,
-            "openhands": read_openai,
-            "toolbench": read_toolbench,
-        }
-    )
-    prefixes["pi"] = "pi."
+# The surface formats this module reads, the native snapshot first; the registry lists them.
+SNAPSHOT_FORMAT: Final = SurfaceFormat("snapshot", read_snapshot)
+FORMATS: Final = (
+    SurfaceFormat("mcp", read_mcp),
+    SurfaceFormat("openai", read_openai),
+    SurfaceFormat("anthropic", read_anthropic),
+    SurfaceFormat("pi", read_pi, ref_prefix="pi."),
+    SurfaceFormat("bfcl", read_bfcl),
+    SurfaceFormat("tau-bench", read_tau_bench),
+    SurfaceFormat("openhands", read_openai),
+    SurfaceFormat("toolbench", read_toolbench),
+)

@@ -14,7 +14,7 @@ from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
-from pytest_entropy.ingest.registry import SESSION_READERS, resolve_format
+from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url
 
 
@@ -54,7 +54,7 @@ def scan_file(
             with open_session(path) as stream:
                 scanner.scan_stream(stream)
         else:
-            scanner.feed_lines(SESSION_READERS[session_format](path, options, diagnostics))
+            scanner.feed_lines(session_reader(session_format)(path, options, diagnostics))
     except (OSError, EOFError) as error:
         diagnostics.unreadable_files += 1
         diagnostics.note(str(path), f"unreadable: {error}")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.registry import SESSION_READERS, session_formats, surface_formats
+from pytest_entropy.ingest.registry import session_formats, session_reader, surface_formats
 from pytest_entropy.ingest.surfaces import load_surface
 from pytest_entropy.testing import strategies as es
 
@@ -105,7 +105,7 @@ def test_readers_never_crash(
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     diagnostics = ScanDiagnostics()
     options = ReadOptions(session_format, {"version": 1, "actions": []})
-    produced = list(SESSION_READERS[session_format](path, options, diagnostics))
+    produced = list(session_reader(session_format)(path, options, diagnostics))
     assert all(isinstance(line, bytes) for line in produced)
 
 

@@ -15,7 +15,7 @@ from pytest_entropy.cli.app import main
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import report_hash
 from pytest_entropy.ingest import registry as sessions
-from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.base import ReadOptions, SessionFormat
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import meter_paths
 from pytest_entropy.sources.locate import expand_session_paths, expand_session_sources
@@ -196,24 +196,22 @@ def _toy_detector(path: Path, head: bytes) -> bool:
     return head.startswith(b"TOY\n") and path.suffix == ".jsonl"
 
 
-def test_foreign_format_behind_a_url(
-    memory_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_foreign_format_behind_a_url(memory_root: str, tmp_path: Path) -> None:
     """Readers that need a path get a worker-local copy; detection sees the same head."""
-    monkeypatch.setitem(sessions.SESSION_READERS, "toy", _toy_reader)
     data = b"TOY\n" + session_text(3, 60_000, 1).encode()
     local = tmp_path / "toy.jsonl"
     local.write_bytes(data)
     put(f"{memory_root}/toy.jsonl", data)
     # Added to (and removed from) the live registry, ahead of any registered detector.
-    sessions.SESSION_DETECTORS.insert(0, ("toy", _toy_detector))
+    toy = SessionFormat("toy", _toy_reader, detector=_toy_detector)
+    sessions.register_session_format(toy, detect_first=True)
     try:
         expected = fingerprint([local])
         assert fingerprint([f"{memory_root}/toy.jsonl"]) == expected
         named = ReadOptions(session_format="toy")
         assert fingerprint([f"{memory_root}/toy.jsonl"], options=named) == expected
     finally:
-        sessions.SESSION_DETECTORS.remove(("toy", _toy_detector))
+        sessions.unregister_session_format("toy")
     assert expected[1]["traces"] > 0
     # Read natively, the header line is ignored and the rest still counts: the same traces,
     # but one more line seen - so the toy reader really was the one used above.

@@ -32,7 +32,7 @@ from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND
 from pytest_entropy.ingest.lines import OVERSIZED, iter_line_batches
-from pytest_entropy.ingest.registry import SESSION_READERS, directory_files, resolve_format
+from pytest_entropy.ingest.registry import directory_files, resolve_format, session_reader
 
 __all__ = ["converted_name", "register", "run"]
 
@@ -111,7 +111,7 @@ def _convert_one(
     if session_format == NATIVE_FORMAT:
         lines = _native_lines(path, diagnostics)
     else:
-        lines = iter(SESSION_READERS[session_format](path, options, diagnostics))
+        lines = iter(session_reader(session_format)(path, options, diagnostics))
     calls_before = diagnostics.foreign_calls
     written = traces = 0
     partial = target.with_name(target.name + ".partial")

@@ -1,0 +1,95 @@
+"""Adding a format is one module and one registry line (``tests/toy_format.py`` is the module)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_entropy.cli.app import main
+from pytest_entropy.ingest import registry
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.surfaces import load_surface
+from tests import toy_format
+
+_CALLS = (
+    'search\t{"query": "a"}\tok\nsearch\t{"query": "b", "limit": 3}\tok\nfetch\t{"id": 7}\terror\n'
+)
+
+
+@pytest.fixture
+def toy_registered() -> Iterator[None]:
+    # The one line: everything else the format needs is in its module.
+    registry.register_session_format(toy_format.FORMAT)
+    registry.register_surface_format(toy_format.SURFACE_FORMAT)
+    try:
+        yield
+    finally:
+        registry.unregister_session_format("toy")
+        registry.unregister_surface_format("toy")
+
+
+def _measure(*argv: str) -> tuple[int, dict[str, Any]]:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["measure", *argv, "--json"])
+    return code, json.loads(buffer.getvalue()) if code == 0 else {}
+
+
+def _toy_corpus(root: Path) -> Path:
+    root.mkdir()
+    (root / "one.toy").write_text("TOYCALLS\n" + _CALLS)
+    (root / "ignored.jsonl").write_text("")
+    return root
+
+
+def test_a_registered_format_is_detected_listed_and_measured(
+    tmp_path: Path, toy_registered: None
+) -> None:
+    corpus = _toy_corpus(tmp_path / "corpus")
+    assert "toy" in registry.session_formats()
+    assert "toy" in registry.surface_formats()
+    assert registry.resolve_format(corpus / "one.toy", ReadOptions()) == "toy"
+    # Named, the format's own directory rule picks the files.
+    assert registry.directory_files(corpus, ReadOptions("toy")) == [corpus / "one.toy"]
+    code, named = _measure("--format", "toy", "--sessions", str(corpus))
+    assert code == 0
+    totals = named["report"]["totals"]
+    assert (totals["traces"], totals["operations"], totals["failed"]) == (1, 3, 1)
+    assert sorted(row["ref"] for row in named["report"]["refs"]) == ["toy.fetch", "toy.search"]
+    # Detected, the same file measures the same.
+    code, detected = _measure("--sessions", str(corpus / "one.toy"))
+    assert code == 0
+    assert detected["reportHash"] == named["reportHash"]
+
+
+def test_a_registered_surface_format_reads_with_its_prefix(
+    tmp_path: Path, toy_registered: None
+) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"toy": {"search": {"type": "object"}}}))
+    surface = load_surface(path, surface_format="toy")
+    assert surface == {
+        "version": 1,
+        "actions": [{"ref": "toy.search", "inputSchema": {"type": "object"}}],
+    }
+
+
+def test_an_unregistered_format_is_gone(tmp_path: Path) -> None:
+    corpus = _toy_corpus(tmp_path / "corpus")
+    assert "toy" not in registry.session_formats()
+    assert registry.resolve_format(corpus / "one.toy", ReadOptions()) == "fabric"
+    code, _ = _measure("--format", "toy", "--sessions", str(corpus))
+    assert code == 2
+
+
+def test_a_name_registers_once(toy_registered: None) -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register_session_format(toy_format.FORMAT)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register_session_format(type(toy_format.FORMAT)("fabric", toy_format.read_toy))
