@@ -31,6 +31,8 @@ _LAZY = {
     "Trace": ".core.records",
     "ValueObservation": ".core.records",
     "canonical_json": ".core.canonical",
+    "diff_surfaces": ".sources.surface",
+    "load_surface": ".sources.surface",
     "entropy_repair_rows": ".core.inputs",
     "live_surface_snapshot": ".core.inputs",
     "measure": ".core.meter",
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
         ratchet_verdict,
         surface_hash,
     )
+    from pytest_entropy.sources.surface import diff_surfaces, load_surface
 
 
 def __getattr__(name: str) -> Any:
@@ -110,8 +113,10 @@ __all__ = [
     "ValueObservation",
     "__version__",
     "canonical_json",
+    "diff_surfaces",
     "entropy_repair_rows",
     "live_surface_snapshot",
+    "load_surface",
     "measure",
     "measure_session_corpus",
     "ratchet_verdict",

@@ -20,6 +20,7 @@ __all__ = [
     "load_json_file",
     "load_repairs",
     "load_surface",
+    "surface_from_parsed",
 ]
 
 MAX_INPUT_FILE_BYTES = 256 << 20
@@ -119,16 +120,29 @@ def load_surface(
     lists). A directory means its tool files in code-unit order of their names.
     """
     source = os.fspath(path)
+    if surface_format == "snapshot":
+        # The native format needs none of the foreign readers (kept cheap for the plugin).
+        value = load_json_file(source, "surface")
+    else:
+        value = _load_surface_value(source)
+    return surface_from_parsed(
+        value, source=source, surface_format=surface_format, ref_prefix=ref_prefix
+    )
+
+
+def surface_from_parsed(
+    value: Any, *, source: str, surface_format: str = "auto", ref_prefix: str = ""
+) -> dict[str, Any]:
+    """A surface snapshot from a parsed value in any surface format (see :func:`load_surface`);
+    ``source`` names it in errors."""
     chosen = surface_format
     if chosen == "snapshot":
-        # The native format needs none of the foreign readers (kept cheap for the plugin).
-        surface = surface_from_value(load_json_file(source, "surface"), source=source)
+        surface = surface_from_value(value, source=source)
     else:
         from pytest_entropy.ingest.registry import surface_format as registered
         from pytest_entropy.ingest.registry import surface_formats
         from pytest_entropy.ingest.tool_lists import detect_surface_format
 
-        value = _load_surface_value(source)
         if chosen == "auto":
             # Nothing recognisable: the snapshot reader says what a snapshot must look like.
             chosen = detect_surface_format(value) or "snapshot"

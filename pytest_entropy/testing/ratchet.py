@@ -27,6 +27,7 @@ from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.inputs import surface_from_value
 from pytest_entropy.core.jscompat import code_unit_key, js_string, round_metric
 from pytest_entropy.core.records import Report
+from pytest_entropy.core.surface_diff import AcceptedLoosening, accepted_from_value
 
 __all__ = [
     "BASELINE_KIND",
@@ -35,6 +36,7 @@ __all__ = [
     "Change",
     "RatchetResult",
     "Tracked",
+    "accepted_loosenings",
     "check_baseline",
     "compare",
     "read_baseline",
@@ -323,6 +325,25 @@ def check_baseline(
     if falls:
         return result("lowered", True, **changes)
     return result("unchanged", True, **changes)
+
+
+def accepted_loosenings(path: str | Path) -> list[AcceptedLoosening]:
+    """Every loosening a baseline file accepts (its entries' ``accepted`` lists)."""
+    from pytest_entropy.core.errors import EntropyInputError
+
+    source = str(path)
+    try:
+        entries = read_baseline(Path(path))
+    except BaselineError as error:
+        raise EntropyInputError(f"not a usable baseline: {error}", source=source) from None
+    if entries is None:
+        raise EntropyInputError("baseline file not found", source=source)
+    found: list[AcceptedLoosening] = []
+    for name in sorted(entries, key=code_unit_key):
+        entry = entries[name]
+        if isinstance(entry, dict):
+            found.extend(accepted_from_value(entry.get("accepted"), source=f"{source} ({name})"))
+    return found
 
 
 # ------------------------------------------------------------------------ the CLI side

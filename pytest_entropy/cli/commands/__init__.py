@@ -21,4 +21,5 @@ COMMAND_MODULES = (
     "pool",
     "watch",
     "convert",
+    "diff",
 )

@@ -1,0 +1,77 @@
+"""``pytest-entropy diff BEFORE AFTER``: what a schema change lets through, per parameter.
+
+Exit 1 when anything loosened (a tool accepts a call it refused before, or containment
+could not be decided) or the static freedom total rose; 0 otherwise. ``--baseline FILE``
+honours the loosenings a ratchet baseline accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_format_options,
+    add_json,
+    print_json,
+    print_lines,
+)
+from pytest_entropy.core.jscompat import js_string
+from pytest_entropy.core.surface_diff import SurfaceDiff, diff_snapshots
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "diff",
+        help="classify every schema change between two surfaces (loosened, tightened, ...)",
+    )
+    parser.add_argument("before", metavar="BEFORE", help="the surface before (file or source)")
+    parser.add_argument("after", metavar="AFTER", help="the surface after (file or source)")
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="a ratchet baseline whose accepted loosenings do not fail the diff",
+    )
+    add_format_options(parser, sessions=False)
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def diff_lines(diff: SurfaceDiff) -> list[str]:
+    """The human rendering: one summary line, then one line per change."""
+    counts = [
+        ("loosened", diff.loosened),
+        ("tightened", diff.tightened),
+        ("added", diff.added),
+        ("removed", diff.removed),
+        ("neutral", diff.neutral),
+        ("unknown", diff.unknown),
+    ]
+    summary = " · ".join(f"{name} {len(changes)}" for name, changes in counts)
+    if diff.accepted:
+        summary += f" · accepted {len(diff.accepted)}"
+    freedom = f"freedom {js_string(diff.freedom_before)} → {js_string(diff.freedom_after)}"
+    lines = [f"{summary} · {freedom}"]
+    for name, changes in [*counts[:5], ("accepted", diff.accepted)]:
+        lines.extend(f"  {name}: {change.text()}" for change in changes)
+    if diff.freedom_rose:
+        lines.append(f"  the static freedom total rose ({freedom})")
+    return lines
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_entropy.sources.surface import load_surface
+    from pytest_entropy.testing.ratchet import accepted_loosenings
+
+    accepted = accepted_loosenings(args.baseline) if args.baseline else []
+    prefix = args.ref_prefix or ""
+    before = load_surface(args.before, surface_format=args.surface_format, ref_prefix=prefix)
+    after = load_surface(args.after, surface_format=args.surface_format, ref_prefix=prefix)
+    diff = diff_snapshots(before, after, accepted=accepted)
+    if args.json:
+        print_json(out, diff.to_json())
+    else:
+        print_lines(out, diff_lines(diff))
+    return EXIT_FAILED if diff.failed else EXIT_OK

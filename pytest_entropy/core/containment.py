@@ -1,0 +1,469 @@
+"""JSON Schema containment: does every value one schema accepts also pass another?
+
+:func:`containment_findings` answers "is ``inner`` ⊆ ``outer``?" the way a ratchet needs it:
+not one boolean but every reason it is not, each at a parameter path with the keyword (the
+*rule*) that decided it. A finding is *decided* when the checker knows a value ``inner``
+accepts and ``outer`` refuses; it is *undecided* when the checker cannot tell (a regular
+expression replaced by another, ``not``, ``if``/``then``, an external ``$ref``, ...). Callers
+that gate treat undecided as refused: pessimism is the safe default.
+
+What it decides, by keyword family (the rest are compared for equality):
+
+* ``true``/``false``/``{}`` schemas, ``type`` (``integer`` inside ``number``), ``enum`` and
+  ``const`` (a finite schema is checked value by value with the replay's own validator, which
+  is exact), ``boolean``/``null`` as finite types;
+* strings: ``minLength``/``maxLength``, ``pattern`` (kept, dropped or one of a few patterns
+  that match every string) and ``format`` (only the formats the replay asserts);
+* numbers: ``minimum``/``maximum`` and both forms of ``exclusiveMinimum``/``exclusiveMaximum``,
+  ``multipleOf``;
+* arrays: ``items`` (schema and tuple forms, ``prefixItems``, ``additionalItems``),
+  ``minItems``/``maxItems``, ``uniqueItems``;
+* objects: ``properties``, ``required``, ``additionalProperties``, ``patternProperties``,
+  ``minProperties``/``maxProperties``;
+* ``allOf`` (outer: every part; inner: merged when the merge is exact), ``anyOf`` and
+  ``oneOf`` (inner: every branch; outer: some branch, ``oneOf`` only when its branches cannot
+  overlap by type), ``$ref`` to a JSON pointer inside the same schema (cycles assumed
+  contained, which is sound for finite JSON values). An external ``$ref`` is never fetched.
+
+Paths: ``""`` is the tool's arguments object, ``a.b`` a nested property, ``a[]`` every array
+element, ``a[0]`` one tuple position, ``a.*`` a property no schema names, ``a.~P`` properties
+matching the pattern ``P``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from pytest_entropy.core.schema_keywords import (
+    ALL_TYPES,
+    ANNOTATION_KEYWORDS,
+    ANY,
+    CONTEXTUAL,
+    DECIDED,
+    MAX_DEPTH,
+    NOTHING,
+    UNIVERSAL_PATTERNS,
+    Finding,
+    check_lengths,
+    fragment_validator,
+    is_finite_number,
+    item_layout,
+    join_path,
+    mapping,
+    member_schema,
+    merge_all_of,
+    name_set,
+    numeric_bound,
+    resolve_pointer,
+    safe_is_valid,
+    same_schema,
+    strip_annotations,
+    type_disjoint,
+    type_set,
+    without,
+)
+
+__all__ = ["ANNOTATION_KEYWORDS", "Finding", "containment_findings", "strip_annotations"]
+
+
+_FINITE_RANGE = 256
+
+
+def _surely_infinite(schema: dict[str, Any]) -> bool:
+    """Whether a non-finite-looking schema certainly accepts infinitely many values (no
+    keyword that could squeeze it to a few: a pattern, a zero length, equal bounds, ...)."""
+    for word, value in schema.items():
+        if word in ANNOTATION_KEYWORDS or word.startswith("x-"):
+            continue
+        if word in ("pattern", "not", "if", "propertyNames", "contains"):
+            return False
+        if word in ("maxLength", "maxItems", "maxProperties") and value == 0:
+            return False
+        if word not in DECIDED:
+            return False
+    return bool(schema.get("minimum", 0) != schema.get("maximum", 1))
+
+
+class _Checker:
+    """One containment question over two root schemas (for ``$ref``)."""
+
+    def __init__(self, outer_root: Any, inner_root: Any) -> None:
+        self.outer_root = outer_root
+        self.inner_root = inner_root
+        self.assumed: set[tuple[int, int]] = set()
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def quiet(self, outer: Any, inner: Any, path: str, depth: int) -> list[Finding]:
+        findings: list[Finding] = []
+        self.check(outer, inner, path, depth, findings)
+        return findings
+
+    def resolve(self, schema: Any, root: Any, path: str, out: list[Finding]) -> Any:
+        """The schema with its ``$ref`` followed (siblings kept as an ``allOf``)."""
+        for _ in range(MAX_DEPTH):
+            if schema is True:
+                return ANY
+            if schema is False:
+                return NOTHING
+            if type(schema) is not dict:
+                out.append(Finding(path, "undecided", False, schema, schema))
+                return None
+            ref = schema.get("$ref")
+            if ref is None:
+                return schema
+            target = resolve_pointer(root, ref)
+            if target is None:
+                # Never fetched: an external or broken reference is not understood.
+                out.append(Finding(path, "undecided", False, ref, ref))
+                return None
+            siblings = {k: v for k, v in schema.items() if k != "$ref"}
+            if any(key not in ANNOTATION_KEYWORDS for key in siblings):
+                return {"allOf": [siblings, target]}
+            schema = target
+        out.append(Finding(path, "undecided", False, schema, schema))
+        return None
+
+    # -- the relation ----------------------------------------------------------------
+
+    def check(self, outer: Any, inner: Any, path: str, depth: int, out: list[Finding]) -> None:
+        """Append to ``out`` every reason ``inner`` ⊄ ``outer`` at ``path``."""
+        if depth > MAX_DEPTH:
+            out.append(Finding(path, "undecided", False, outer, inner))
+            return
+        outer = self.resolve(outer, self.outer_root, path, out)
+        inner = self.resolve(inner, self.inner_root, path, out)
+        if outer is None or inner is None:
+            return
+        key = (id(outer), id(inner))
+        if key in self.assumed or inner == NOTHING or same_schema(outer, inner):
+            return
+        self.assumed.add(key)
+        try:
+            self._check(outer, inner, path, depth + 1, out)
+        finally:
+            self.assumed.discard(key)
+
+    def _check(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        path: str,
+        depth: int,
+        out: list[Finding],
+    ) -> None:
+        if not any(key not in ANNOTATION_KEYWORDS for key in outer):
+            return  # outer accepts everything
+        if outer == NOTHING:
+            out.append(Finding(path, "false", True, False, inner))
+            return
+        finite = self._finite(inner)
+        if finite is not None:
+            self._check_values(outer, inner, finite, path, out)
+            return
+        # Inner combinators first: every branch must fit.
+        if type(inner.get("allOf")) is list:
+            merged = merge_all_of(inner)
+            if merged is not None:
+                self.check(outer, merged, path, depth, out)
+                return
+            parts = [without(inner, "allOf"), *inner["allOf"]]
+            if not any(not self.quiet(outer, part, path, depth) for part in parts):
+                out.append(Finding(path, "undecided", False, outer, inner))
+            return
+        for word in ("anyOf", "oneOf"):
+            branches = inner.get(word)
+            if type(branches) is list:
+                rest = without(inner, word)
+                for branch in branches:
+                    self.check(outer, {"allOf": [rest, branch]}, path, depth, out)
+                return
+        # Outer conjunction: inner must fit every part.
+        if type(outer.get("allOf")) is list:
+            for part in [without(outer, "allOf"), *outer["allOf"]]:
+                self.check(part, inner, path, depth, out)
+            return
+        for word in ("anyOf", "oneOf"):
+            branches = outer.get(word)
+            if type(branches) is list:
+                self._check_union(outer, inner, word, branches, path, depth, out)
+                return
+        self._check_plain(outer, inner, path, depth, out)
+
+    def _check_union(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        word: str,
+        branches: list[Any],
+        path: str,
+        depth: int,
+        out: list[Finding],
+    ) -> None:
+        self.check(without(outer, word), inner, path, depth, out)
+        resolved = [self.resolve(branch, self.outer_root, path, []) for branch in branches]
+        if word == "oneOf" and not type_disjoint(resolved):
+            out.append(Finding(path, "undecided", False, outer.get(word), inner))
+            return
+        if any(not self.quiet(branch, inner, path, depth) for branch in branches):
+            return
+        inner_types = type_set(inner) or ALL_TYPES
+        covered: set[str] = set()
+        for branch in resolved:
+            covered |= (type_set(branch) if type(branch) is dict else None) or ALL_TYPES
+        if not inner_types <= covered:
+            out.append(Finding(path, "type", True, outer.get(word), inner))
+        else:
+            out.append(Finding(path, "undecided", False, outer.get(word), inner))
+
+    def _finite(self, schema: dict[str, Any]) -> list[Any] | None:
+        """The candidate values of a finite schema (enum, const, boolean/null only)."""
+        if "const" in schema:
+            return [schema["const"]]
+        if type(schema.get("enum")) is list:
+            return list(schema["enum"])
+        kinds = type_set(schema)
+        if kinds is not None and kinds <= {"boolean", "null"} and "type" in schema:
+            return [
+                value
+                for kind, value in (("boolean", True), ("boolean", False), ("null", None))
+                if kind in kinds
+            ]
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if (
+            kinds == frozenset({"integer"})
+            and type(low) is int
+            and type(high) is int
+            and 0 <= high - low <= _FINITE_RANGE
+            and not any(word in schema for word in ("exclusiveMinimum", "exclusiveMaximum"))
+        ):
+            return list(range(low, high + 1))
+        return None
+
+    def _check_values(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        values: list[Any],
+        path: str,
+        out: list[Finding],
+    ) -> None:
+        """A finite inner schema: exact, value by value, with the replay's validator."""
+        inner_ok = fragment_validator(self.inner_root, inner)
+        outer_ok = fragment_validator(self.outer_root, outer)
+        if inner_ok is None or outer_ok is None:
+            out.append(Finding(path, "undecided", False, outer, inner))
+            return
+        for value in values:
+            accepted_inside = safe_is_valid(inner_ok, value)
+            accepted_outside = safe_is_valid(outer_ok, value)
+            if accepted_inside is None or accepted_outside is None:
+                out.append(Finding(path, "undecided", False, outer, inner))
+                return
+            if accepted_inside and not accepted_outside:
+                # The validator's own best error names the keyword and where below ``path``.
+                from jsonschema.exceptions import best_match
+
+                error = best_match(outer_ok.iter_errors(value))
+                rule = str(error.validator) if error is not None else "enum"
+                where = path
+                for part in error.absolute_path if error is not None else ():
+                    where = f"{where}[{part}]" if type(part) is int else join_path(where, str(part))
+                shown = error.validator_value if error is not None else None
+                out.append(Finding(where, rule, True, shown, value))
+
+    def _check_plain(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        path: str,
+        depth: int,
+        out: list[Finding],
+    ) -> None:
+        inner_types, outer_types = type_set(inner), type_set(outer)
+        if inner_types is None or outer_types is None:
+            out.append(Finding(path, "undecided", False, outer.get("type"), inner.get("type")))
+            return
+        if "enum" in outer or "const" in outer:
+            # Inner is infinite; only a restricting keyword could still squeeze it inside.
+            rule = "enum" if "enum" in outer else "const"
+            decided = _surely_infinite(inner)
+            out.append(
+                Finding(
+                    path, rule if decided else "undecided", decided, outer[rule], inner.get(rule)
+                )
+            )
+            return
+        if not inner_types <= outer_types:
+            out.append(Finding(path, "type", True, outer.get("type"), inner.get("type")))
+        common = inner_types & outer_types
+        if "string" in common:
+            self._strings(outer, inner, path, out)
+        if common & {"integer", "real"}:
+            self._numbers(outer, inner, common, path, out)
+        if "array" in common:
+            self._arrays(outer, inner, path, depth, out)
+        if "object" in common:
+            self._objects(outer, inner, path, depth, out)
+        for word, value in outer.items():
+            if word in DECIDED or word in ANNOTATION_KEYWORDS or word.startswith("x-"):
+                continue
+            if word not in inner or not same_schema(value, inner[word]):
+                out.append(Finding(path, "undecided", False, {word: value}, inner.get(word)))
+        for word in inner:
+            if word in CONTEXTUAL and word not in outer:
+                out.append(Finding(path, "undecided", False, None, {word: inner[word]}))
+
+    # -- per type ------------------------------------------------------------------
+
+    def _strings(
+        self, outer: dict[str, Any], inner: dict[str, Any], path: str, out: list[Finding]
+    ) -> None:
+        check_lengths(outer, inner, "minLength", "maxLength", path, out)
+        pattern = outer.get("pattern")
+        if type(pattern) is str and pattern not in UNIVERSAL_PATTERNS:
+            theirs = inner.get("pattern")
+            if theirs != pattern:
+                decided = theirs is None or theirs in UNIVERSAL_PATTERNS
+                out.append(
+                    Finding(path, "pattern" if decided else "undecided", decided, pattern, theirs)
+                )
+        from pytest_entropy.core.validation import REFERENCE_FORMATS
+
+        form = outer.get("format")
+        if form in REFERENCE_FORMATS and inner.get("format") != form:
+            out.append(Finding(path, "format", True, form, inner.get("format")))
+
+    def _numbers(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        common: frozenset[str],
+        path: str,
+        out: list[Finding],
+    ) -> None:
+        for plain, exclusive, lower in (
+            ("minimum", "exclusiveMinimum", True),
+            ("maximum", "exclusiveMaximum", False),
+        ):
+            theirs = numeric_bound(outer, plain, exclusive)
+            if theirs is None:
+                continue
+            ours = numeric_bound(inner, plain, exclusive)
+            looser = (
+                ours is None
+                or (ours[0] < theirs[0] if lower else ours[0] > theirs[0])
+                or (ours[0] == theirs[0] and theirs[1] and not ours[1])
+            )
+            if looser:
+                rule = exclusive if theirs[1] else plain
+                out.append(Finding(path, rule, True, outer.get(rule), inner.get(rule)))
+        step = outer.get("multipleOf")
+        if is_finite_number(step) and step > 0:
+            mine = inner.get("multipleOf")
+            if is_finite_number(mine) and mine > 0:
+                fits = (Fraction(mine) / Fraction(step)).denominator == 1
+            else:
+                # Integers are multiples of any step that divides one.
+                fits = common <= {"integer"} and (1 / Fraction(step)).denominator == 1
+            if not fits:
+                out.append(Finding(path, "multipleOf", True, step, mine))
+
+    def _arrays(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        path: str,
+        depth: int,
+        out: list[Finding],
+    ) -> None:
+        check_lengths(outer, inner, "minItems", "maxItems", path, out)
+        if outer.get("uniqueItems") is True and inner.get("uniqueItems") is not True:
+            out.append(Finding(path, "uniqueItems", True, True, inner.get("uniqueItems")))
+        outer_prefix, outer_rest = item_layout(outer)
+        inner_prefix, inner_rest = item_layout(inner)
+        longest = inner.get("maxItems")
+        positions = max(len(outer_prefix), len(inner_prefix))
+        for index in range(positions):
+            if type(longest) is int and index >= longest:
+                break
+            mine = inner_prefix[index] if index < len(inner_prefix) else inner_rest
+            theirs = outer_prefix[index] if index < len(outer_prefix) else outer_rest
+            self._member(theirs, mine, f"{path}[{index}]", "items", depth, out)
+        if not (type(longest) is int and longest <= positions):
+            self._member(outer_rest, inner_rest, f"{path}[]", "items", depth, out)
+        if "contains" in outer and not same_schema(outer["contains"], inner.get("contains")):
+            out.append(Finding(path, "undecided", False, outer["contains"], inner.get("contains")))
+
+    def _objects(
+        self,
+        outer: dict[str, Any],
+        inner: dict[str, Any],
+        path: str,
+        depth: int,
+        out: list[Finding],
+    ) -> None:
+        check_lengths(outer, inner, "minProperties", "maxProperties", path, out)
+        outer_required = name_set(outer.get("required"))
+        inner_required = name_set(inner.get("required"))
+        for name in sorted(outer_required - inner_required):
+            out.append(Finding(join_path(path, name), "required", True, True, False))
+        outer_props = mapping(outer.get("properties"))
+        inner_props = mapping(inner.get("properties"))
+        outer_patterns = mapping(outer.get("patternProperties"))
+        inner_patterns = mapping(inner.get("patternProperties"))
+        same_patterns = same_schema(outer_patterns, inner_patterns)
+        for name in sorted({*outer_props, *inner_props}):
+            theirs = member_schema(outer, outer_props, outer_patterns, name)
+            mine = member_schema(inner, inner_props, inner_patterns, name)
+            if theirs is None or mine is None:
+                out.append(Finding(join_path(path, name), "undecided", False, theirs, mine))
+                continue
+            self._member(theirs, mine, join_path(path, name), "additionalProperties", depth, out)
+        if not same_patterns:
+            for pattern in sorted({*outer_patterns, *inner_patterns}):
+                where = join_path(path, "~" + pattern)
+                theirs = outer_patterns.get(pattern, outer.get("additionalProperties", True))
+                mine = inner_patterns.get(pattern, inner.get("additionalProperties", True))
+                found = self.quiet(theirs, mine, where, depth)
+                if found and (pattern not in outer_patterns or pattern not in inner_patterns):
+                    rule = "patternProperties"
+                    decided = pattern not in outer_patterns and theirs is False
+                    out.append(
+                        Finding(where, rule if decided else "undecided", decided, theirs, mine)
+                    )
+                else:
+                    out.extend(found)
+        self._member(
+            outer.get("additionalProperties", True),
+            inner.get("additionalProperties", True),
+            join_path(path, "*"),
+            "additionalProperties",
+            depth,
+            out,
+        )
+
+    def _member(
+        self, outer: Any, inner: Any, path: str, rule: str, depth: int, out: list[Finding]
+    ) -> None:
+        """A member schema; a member ``false`` now accepting something is ``rule``."""
+        if outer is False or outer == NOTHING:
+            if inner is not False and inner != NOTHING:
+                out.append(Finding(path, rule, True, False, inner))
+            return
+        self.check(outer, inner, path, depth, out)
+
+
+def containment_findings(outer: Any, inner: Any, path: str = "") -> list[Finding]:
+    """Every reason a value ``inner`` accepts may be refused by ``outer`` (empty: ⊆).
+
+    >>> containment_findings({"type": "string"}, {"type": ["string", "number"]})[0].rule
+    'type'
+    """
+    checker = _Checker(outer, inner)
+    findings = checker.quiet(outer, inner, path, 0)
+    unique: dict[tuple[str, str, bool], Finding] = {}
+    for finding in findings:
+        unique.setdefault((finding.path, finding.rule, finding.decided), finding)
+    return list(unique.values())

@@ -1,0 +1,72 @@
+"""Surfaces from anywhere: one function for every API, fixture and command that takes one.
+
+:func:`load_surface` turns a source into a snapshot ``{version: 1, actions: [...]}``:
+
+* a path (file or directory) in any surface format the CLI reads;
+* a parsed value in any of those formats (snapshot, MCP ``tools/list`` result or list of
+  tools, OpenAI / Anthropic / Gemini tool arrays, ...);
+* MCP SDK ``Tool`` objects, an in-memory MCP server object, or a live server
+  (see :mod:`pytest_entropy.sources.mcp`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.surface_diff import AcceptedLoosening, SurfaceDiff, diff_snapshots
+
+__all__ = ["diff_surfaces", "load_surface"]
+
+_OBJECT_SOURCE = "<object>"
+
+
+def load_surface(
+    source: Any, *, surface_format: str = "auto", ref_prefix: str = ""
+) -> dict[str, Any]:
+    """A surface snapshot from a path, a parsed value, SDK tools, a server or a live server.
+
+    ``surface_format`` names the format of a file or parsed value (``auto``: detect);
+    ``ref_prefix`` goes before every ref.
+
+    >>> load_surface({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+    {'version': 1, 'actions': [{'ref': 'echo', 'inputSchema': {'type': 'object'}}]}
+    """
+    from pytest_entropy.ingest.surfaces import load_surface as load_surface_file
+    from pytest_entropy.ingest.surfaces import surface_from_parsed
+
+    if isinstance(source, (str, os.PathLike)):
+        return load_surface_file(source, surface_format=surface_format, ref_prefix=ref_prefix)
+    if isinstance(source, (dict, list)):
+        return surface_from_parsed(
+            source, source=_OBJECT_SOURCE, surface_format=surface_format, ref_prefix=ref_prefix
+        )
+    raise EntropyInputError(
+        f"not a surface: a {type(source).__name__} (expected a path, a parsed tool list or"
+        " snapshot, MCP Tool objects, an MCP server object or a live server)",
+        source=_OBJECT_SOURCE,
+    )
+
+
+def diff_surfaces(
+    before: Any,
+    after: Any,
+    *,
+    surface_format: str = "auto",
+    accepted: Iterable[AcceptedLoosening] = (),
+) -> SurfaceDiff:
+    """Classify every change from ``before`` to ``after`` (any two surface sources).
+
+    >>> tool = lambda schema: {"tools": [{"name": "s", "inputSchema": schema}]}
+    >>> diff = diff_surfaces(tool({"type": "object", "properties": {"q": {"type": "string"}}}),
+    ...                      tool({"type": "object", "properties": {"q": {}}}))
+    >>> [change.text() for change in diff.loosened]
+    ['s:q: type ("string" → null)']
+    """
+    return diff_snapshots(
+        load_surface(before, surface_format=surface_format),
+        load_surface(after, surface_format=surface_format),
+        accepted=accepted,
+    )
