@@ -45,7 +45,7 @@ from pytest_entropy.core.meter import MeterState  # noqa: E402
 from pytest_entropy.run import executor as engine  # noqa: E402
 from pytest_entropy.run.executor import map_merge  # noqa: E402
 from pytest_entropy.sources.locate import expand_session_paths  # noqa: E402
-from pytest_entropy.sources.scan import meter_file  # noqa: E402
+from pytest_entropy.sources.scan import meter_source  # noqa: E402
 
 TRACE_MARK = b"pi-fabric.execution"
 DASK = Path(sys.executable).with_name("dask")
@@ -221,7 +221,7 @@ def client_costs(paths: list[Path], batch: int) -> Costs:
     map_seconds = 0.0
     for path in paths:
         start = time.perf_counter()
-        state, _ = meter_file(path, retain_terms=True)
+        state, _ = meter_source(path, retain_terms=True)
         map_seconds += time.perf_counter() - start
         if state is None:
             raise SystemExit(f"{path} is unreadable")

@@ -16,7 +16,7 @@ from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.sources.locate import expand_session_paths
-from pytest_entropy.sources.scan import meter_file, read_file_evidence
+from pytest_entropy.sources.scan import meter_source, read_file_evidence
 
 
 def read(
@@ -50,7 +50,7 @@ def measured_hash(
     state = MeterState()
     diagnostics = ScanDiagnostics()
     for path in paths:
-        meter_file(path, diagnostics=diagnostics, into=state, options=options)
+        meter_source(path, diagnostics=diagnostics, into=state, options=options)
     report = state.finalize(surface, None, "")
     return report_hash(report), report.to_json(), diagnostics
 

@@ -295,7 +295,7 @@ class EntropySession:
         from pytest_entropy.ingest.diagnostics import ScanDiagnostics
         from pytest_entropy.ingest.surfaces import load_repairs, load_surface
         from pytest_entropy.sources.locate import expand_session_paths
-        from pytest_entropy.sources.scan import meter_file
+        from pytest_entropy.sources.scan import meter_source
 
         settings = self.settings
         assert settings.sessions is not None
@@ -307,7 +307,7 @@ class EntropySession:
         # the surface at hand for foreign readers that classify failure stages by it.
         options = ReadOptions(surface=surface)
         for path in expand_session_paths([settings.sessions], options):
-            meter_file(path, diagnostics=diagnostics, into=state, options=options)
+            meter_source(path, diagnostics=diagnostics, into=state, options=options)
         digest = surface_hash(surface) if surface is not None else ""
         return state.finalize(surface, repairs, digest)
 

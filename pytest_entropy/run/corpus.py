@@ -28,7 +28,7 @@ from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.executor import ENGINES, map_merge
-from pytest_entropy.sources.scan import meter_file, meter_url, read_file_evidence, scan_source
+from pytest_entropy.sources.scan import meter_source, read_file_evidence, scan_source
 from pytest_entropy.sources.urls import is_url, url_stamp
 
 # ----------------------------------------------------------------------- measurement
@@ -47,9 +47,7 @@ FileMeasurement = tuple[MeterState | None, ScanDiagnostics]
 
 def _meter_one(source: str, options: ReadOptions) -> FileMeasurement:
     # Each file's state keeps its churn terms: it is the right-hand side of a merge.
-    if is_url(source):
-        return meter_url(source, retain_terms=True, options=options)
-    return meter_file(Path(source), retain_terms=True, options=options)
+    return meter_source(source, retain_terms=True, options=options)
 
 
 def _combine_measurements(first: FileMeasurement, then: FileMeasurement) -> FileMeasurement:

@@ -1,11 +1,17 @@
-"""Session files on disk: discovery, windows and per-file scans (spec §4.2, §9.3).
+"""Reading one session source: a local file or an fsspec URL (spec §4.2, §9.3).
 
-Every file is scanned alone with its own model cursor. Reads stream line by line; a file is
-never held in memory whole.
+:func:`scan_source` is the one way in. Every source is scanned alone with its own model
+cursor, and reads stream line by line, so a file is never held in memory whole. Where the
+bytes come from decides only how the stream is opened: a local file directly, a URL in the
+native format straight from storage, and a URL in any other format (or ``auto``) through a
+worker-local copy, so format detection and foreign readers decide exactly as they do for
+a local file. Whatever fails while it is read contributes nothing and is counted as
+unreadable, against the name the user gave.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,184 +23,116 @@ from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url
 
+Source = str | os.PathLike[str]
 
-def scan_file(
-    path: Path,
-    on_trace: Callable[[Trace], None] | None,
-    *,
-    diagnostics: ScanDiagnostics,
-    evidence: SessionEvidence | None = None,
-    meter: MeterState | None = None,
-    name: str | None = None,
-    options: ReadOptions | None = None,
-    on_audit: Callable[[AuditCall], None] | None = None,
-    on_value: Callable[[ValueObservation], None] | None = None,
-) -> bool:
-    """Scan one file with a fresh model cursor; returns False when it could not be read.
 
-    Audit calls and value observations go to ``evidence`` when given, else to ``on_audit``
-    and ``on_value``.
-    """
-    options = options or ReadOptions()
-    if evidence is not None:
-        on_audit = evidence.audit_calls.append
-        on_value = evidence.value_observations.append
-    scanner = SessionScanner(
-        on_trace,
-        meter=meter,
-        on_audit=on_audit,
-        on_value=on_value,
-        diagnostics=diagnostics,
-        name=name or str(path),
-    )
-    diagnostics.files += 1
-    session_format = resolve_format(path, options)
+def _unreadable(diagnostics: ScanDiagnostics, name: str, error: BaseException) -> bool:
+    diagnostics.unreadable_files += 1
+    diagnostics.note(name, f"unreadable: {error}")
+    return False
+
+
+def _scan(scanner: SessionScanner, read: Callable[[SessionScanner], None]) -> bool:
+    """Count one file and ``read`` it into ``scanner``; False when it could not be read."""
+    scanner.diagnostics.files += 1
     try:
+        read(scanner)
+    except (OSError, EOFError) as error:
+        return _unreadable(scanner.diagnostics, scanner.name, error)
+    return True
+
+
+def _read_path(path: Path, options: ReadOptions) -> Callable[[SessionScanner], None]:
+    def read(scanner: SessionScanner) -> None:
+        session_format = resolve_format(path, options)
         if session_format == NATIVE_FORMAT:
             with open_session(path) as stream:
                 scanner.scan_stream(stream)
         else:
-            scanner.feed_lines(session_reader(session_format)(path, options, diagnostics))
-    except (OSError, EOFError) as error:
-        diagnostics.unreadable_files += 1
-        diagnostics.note(str(path), f"unreadable: {error}")
-        return False
-    return True
+            scanner.feed_lines(session_reader(session_format)(path, options, scanner.diagnostics))
+
+    return read
 
 
-def meter_file(
-    path: Path,
+def _read_url(url: str) -> Callable[[SessionScanner], None]:
+    def read(scanner: SessionScanner) -> None:
+        with open_url(url) as stream:
+            scanner.scan_stream(stream)
+
+    return read
+
+
+def scan_source(
+    source: Source,
+    on_trace: Callable[[Trace], None] | None = None,
+    *,
+    diagnostics: ScanDiagnostics,
+    meter: MeterState | None = None,
+    on_audit: Callable[[AuditCall], None] | None = None,
+    on_value: Callable[[ValueObservation], None] | None = None,
+    options: ReadOptions | None = None,
+) -> bool:
+    """Scan one local path or URL with a fresh model cursor; False when it could not be read.
+
+    Traces go to ``on_trace`` and ``meter``; audits are harvested (and counted in the
+    diagnostics) only when ``on_audit`` or ``on_value`` is given.
+    """
+    options = options or ReadOptions()
+    name = os.fspath(source)
+
+    def scanner(into: ScanDiagnostics) -> SessionScanner:
+        return SessionScanner(
+            on_trace, meter=meter, on_audit=on_audit, on_value=on_value, diagnostics=into, name=name
+        )
+
+    if not is_url(name):
+        return _scan(scanner(diagnostics), _read_path(Path(name), options))
+    if options.session_format == NATIVE_FORMAT:
+        return _scan(scanner(diagnostics), _read_url(name))
+    try:
+        with _local_copy(name) as copy:
+            own = ScanDiagnostics()
+            readable = _scan(scanner(own), _read_path(copy, options))
+    except (OSError, EOFError) as error:  # the copy itself failed
+        diagnostics.files += 1
+        return _unreadable(diagnostics, name, error)
+    # Foreign readers report against the path they read: name the URL instead.
+    own.samples = [sample.replace(str(copy), name) for sample in own.samples]
+    diagnostics.merge(own)
+    return readable
+
+
+def meter_source(
+    source: Source,
     *,
     diagnostics: ScanDiagnostics | None = None,
     retain_terms: bool = True,
     into: MeterState | None = None,
     options: ReadOptions | None = None,
 ) -> tuple[MeterState | None, ScanDiagnostics]:
-    """Measure one file into a fresh state (or ``into``); ``None`` when unreadable."""
+    """Measure one path or URL into a fresh state (or ``into``); ``None`` when unreadable."""
     diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
     state = into if into is not None else MeterState(retain_terms=retain_terms)
-    readable = scan_file(path, None, diagnostics=diagnostics, meter=state, options=options)
+    readable = scan_source(source, diagnostics=diagnostics, meter=state, options=options)
     return (state if readable else None), diagnostics
 
 
 def read_file_evidence(
-    path: Path,
+    source: Source,
     *,
     diagnostics: ScanDiagnostics | None = None,
     options: ReadOptions | None = None,
 ) -> SessionEvidence | None:
-    """The session evidence of one file (traces, observations, audit calls), or ``None``."""
+    """The session evidence of one path or URL (traces, observations, audit calls), or
+    ``None`` when it could not be read."""
     diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
     evidence = SessionEvidence()
-    if not scan_file(
-        path, evidence.traces.append, diagnostics=diagnostics, evidence=evidence, options=options
-    ):
-        return None
-    return evidence
-
-
-def scan_url(
-    url: str,
-    on_trace: Callable[[Trace], None] | None,
-    *,
-    diagnostics: ScanDiagnostics,
-    meter: MeterState | None = None,
-    on_audit: Callable[[AuditCall], None] | None = None,
-    on_value: Callable[[ValueObservation], None] | None = None,
-    options: ReadOptions | None = None,
-) -> bool:
-    """Scan one URL with a fresh model cursor; False when it could not be read.
-
-    The counterpart of :func:`~pytest_entropy.sessions.scan_file`, with the same
-    diagnostics. With the native format named explicitly (``fabric``) the file streams
-    straight from storage into the scanner. Otherwise (``auto`` or a foreign format) it is
-    copied to a local temporary file first and scanned exactly as a local file: format
-    detection and foreign readers may need the whole file by path, and this way they decide
-    exactly as they do locally. Problems are reported against the URL, never the copy.
-    """
-    options = options or ReadOptions()
-    if options.session_format != NATIVE_FORMAT:
-        try:
-            with _local_copy(url) as copy:
-                own = ScanDiagnostics()
-                readable = scan_file(
-                    copy,
-                    on_trace,
-                    diagnostics=own,
-                    meter=meter,
-                    name=url,
-                    options=options,
-                    on_audit=on_audit,
-                    on_value=on_value,
-                )
-        except (OSError, EOFError) as error:  # the copy itself failed
-            diagnostics.files += 1
-            diagnostics.unreadable_files += 1
-            diagnostics.note(url, f"unreadable: {error}")
-            return False
-        own.samples = [sample.replace(str(copy), url) for sample in own.samples]
-        diagnostics.merge(own)
-        return readable
-    scanner = SessionScanner(
-        on_trace,
-        meter=meter,
-        on_audit=on_audit,
-        on_value=on_value,
+    readable = scan_source(
+        source,
+        evidence.traces.append,
         diagnostics=diagnostics,
-        name=url,
-    )
-    diagnostics.files += 1
-    try:
-        with open_url(url) as stream:
-            scanner.scan_stream(stream)
-    except (OSError, EOFError) as error:
-        diagnostics.unreadable_files += 1
-        diagnostics.note(url, f"unreadable: {error}")
-        return False
-    return True
-
-
-def scan_source(
-    source: str,
-    on_trace: Callable[[Trace], None] | None,
-    *,
-    diagnostics: ScanDiagnostics,
-    meter: MeterState | None = None,
-    on_audit: Callable[[AuditCall], None] | None = None,
-    on_value: Callable[[ValueObservation], None] | None = None,
-    options: ReadOptions | None = None,
-) -> bool:
-    """Scan a local path or a URL (see :func:`scan_url` and ``sessions.scan_file``)."""
-    if is_url(source):
-        return scan_url(
-            source,
-            on_trace,
-            diagnostics=diagnostics,
-            meter=meter,
-            on_audit=on_audit,
-            on_value=on_value,
-            options=options,
-        )
-    return scan_file(
-        Path(source),
-        on_trace,
-        diagnostics=diagnostics,
-        meter=meter,
+        on_audit=evidence.audit_calls.append,
+        on_value=evidence.value_observations.append,
         options=options,
-        on_audit=on_audit,
-        on_value=on_value,
     )
-
-
-def meter_url(
-    url: str,
-    *,
-    retain_terms: bool = True,
-    options: ReadOptions | None = None,
-) -> tuple[MeterState | None, ScanDiagnostics]:
-    """Measure one URL into a fresh state; ``None`` when it could not be read (the
-    counterpart of :func:`~pytest_entropy.sessions.meter_file`)."""
-    diagnostics = ScanDiagnostics()
-    state = MeterState(retain_terms=retain_terms)
-    readable = scan_url(url, None, diagnostics=diagnostics, meter=state, options=options)
-    return (state if readable else None), diagnostics
+    return evidence if readable else None

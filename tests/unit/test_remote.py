@@ -19,7 +19,7 @@ from pytest_entropy.ingest.base import ReadOptions, SessionFormat
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import meter_paths
 from pytest_entropy.sources.locate import expand_session_paths, expand_session_sources
-from pytest_entropy.sources.scan import meter_url
+from pytest_entropy.sources.scan import meter_source
 from pytest_entropy.sources.urls import expand_url, is_url
 from tests.dask_support import in_process_cluster, session_text, write_mixed_corpus
 
@@ -158,7 +158,7 @@ def test_file_urls_match_paths(demo_dir: Path, capsys: pytest.CaptureFixture[str
 
 def test_unreadable_url_contributes_nothing(memory_root: str) -> None:
     put(f"{memory_root}/bad.jsonl.gz", b"\x1f\x8b not really gzip")
-    state, diagnostics = meter_url(f"{memory_root}/bad.jsonl.gz")
+    state, diagnostics = meter_source(f"{memory_root}/bad.jsonl.gz")
     assert state is None
     assert diagnostics.files == diagnostics.unreadable_files == 1
     assert "unreadable" in diagnostics.samples[0]
@@ -180,7 +180,7 @@ def test_url_streams_without_reading_whole_file(memory_root: str, options: ReadO
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(memory_file, "read", spy)
-        state, _ = meter_url(f"{memory_root}/big.jsonl", options=options)
+        state, _ = meter_source(f"{memory_root}/big.jsonl", options=options)
     assert state is not None and state.operations > 0
     assert requested and all(0 < size <= 1 << 20 for size in requested)
 

@@ -15,7 +15,7 @@ from pytest_entropy.sources.agent_dir import (
     project_session_files,
 )
 from pytest_entropy.sources.locate import directory_session_files, expand_session_paths
-from pytest_entropy.sources.scan import meter_file
+from pytest_entropy.sources.scan import meter_source
 
 YEAR = {2019: 1546300800, 2020: 1577836800, 2021: 1609459200, 2022: 1640995200}
 
@@ -84,8 +84,8 @@ def test_gzip_sessions_read_transparently(tmp_path: Path, demo_dir: Path) -> Non
     source = next(iter(sorted((demo_dir / "sessions").glob("*.jsonl"))))
     packed = tmp_path / (source.name + ".gz")
     packed.write_bytes(gzip.compress(source.read_bytes()))
-    plain_state, _ = meter_file(source)
-    packed_state, _ = meter_file(packed)
+    plain_state, _ = meter_source(source)
+    packed_state, _ = meter_source(packed)
     assert plain_state is not None and packed_state is not None
     assert plain_state.finalize() == packed_state.finalize()
     assert [p.name for p in expand_session_paths([tmp_path])] == [packed.name]
