@@ -119,6 +119,23 @@ def _start_method() -> str:
     return "spawn"
 
 
+def _fill(
+    pending: Iterator[tuple[int, ItemT]],
+    running: dict[Any, int],
+    in_order: _InOrder[Any],
+    window: int,
+    start: Callable[[int, ItemT], Any],
+) -> None:
+    """Start the next tasks until ``window`` are running or held (or none is left);
+    ``start(index, task)`` submits one and returns its future."""
+    while len(running) + len(in_order.held) < window:
+        following = next(pending, None)
+        if following is None:
+            return
+        index, task = following
+        running[start(index, task)] = index
+
+
 def _pool_ordered(
     tasks: Sequence[ItemT],
     task_fn: Callable[[ItemT], ResultT],
@@ -148,20 +165,15 @@ def _ordered(
     running: dict[Future[ResultT], int] = {}
     in_order: _InOrder[ResultT] = _InOrder()
 
-    def fill() -> None:
-        while len(running) + len(in_order.held) < window:
-            following = next(pending, None)
-            if following is None:
-                return
-            index, task = following
-            running[submit(task_fn, task)] = index
+    def start(index: int, task: ItemT) -> Future[ResultT]:
+        return submit(task_fn, task)
 
-    fill()
+    _fill(pending, running, in_order, window, start)
     while running:
         done, _ = wait(running, return_when=FIRST_COMPLETED)
         for future in done:
             yield from in_order.put(running.pop(future), future.result())
-        fill()
+        _fill(pending, running, in_order, window, start)
 
 
 # ------------------------------------------------------------------------------ Dask
@@ -227,19 +239,14 @@ def _dask_ordered(
     # over everything finished so far at once, instead of one round trip per task.
     completed = distributed.as_completed(with_results=True, loop=client.loop)
 
-    def fill() -> None:
-        while len(running) + len(in_order.held) < window:
-            following = next(pending, None)
-            if following is None:
-                return
-            index, task = following
-            # pure=False: the same file listed twice is measured twice, never deduplicated.
-            # Earlier tasks get higher priority, so the head of the line is never starved.
-            future = client.submit(task_fn, task, pure=False, priority=-index)
-            running[future] = index
-            completed.add(future)
+    def start(index: int, task: ItemT) -> Any:
+        # pure=False: the same file listed twice is measured twice, never deduplicated.
+        # Earlier tasks get higher priority, so the head of the line is never starved.
+        future = client.submit(task_fn, task, pure=False, priority=-index)
+        completed.add(future)
+        return future
 
-    fill()
+    _fill(pending, running, in_order, window, start)
     for finished in completed.batches():
         arrived = [(running.pop(future), result) for future, result in finished]
         # These were the last references to the futures: their results leave the workers.
@@ -247,7 +254,7 @@ def _dask_ordered(
         for index, result in arrived:
             yield from in_order.put(index, result)
         del arrived
-        fill()
+        _fill(pending, running, in_order, window, start)
 
 
 # -------------------------------------------------------------------------- generic
