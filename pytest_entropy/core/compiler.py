@@ -8,7 +8,7 @@ audited call) stop validating.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import (
@@ -42,6 +42,7 @@ __all__ = [
     "INVALID_REASON",
     "CompileOutcome",
     "EvidenceCounts",
+    "ReplayCounts",
     "ReplayTally",
     "compile_entropy_surface",
     "compile_from_evidence",
@@ -53,17 +54,46 @@ ABSENT_REASON = "absent from the candidate surface"
 INVALID_REASON = "recorded arguments no longer validate against the compiled schema"
 
 
+@dataclass(slots=True)
+class ReplayCounts:
+    """What a replay found, as plain data that travels between processes.
+
+    ``audit_invalid``: per touched ref with audit calls, how many of them the candidate
+    rejects, in order of the ref's first audit call. ``trace_runs``: ``[ref, reason,
+    repeats]`` runs of trace violations in corpus order. Small however large the corpus,
+    and ``merge`` of consecutive pieces equals one pass; an empty one is the start.
+    """
+
+    audit_invalid: dict[str, int] = field(default_factory=dict)
+    trace_runs: list[list[Any]] = field(default_factory=list)
+
+    def add_violation(self, ref: str, reason: str, repeats: int = 1) -> None:
+        runs = self.trace_runs
+        if runs and runs[-1][0] == ref and runs[-1][1] == reason:
+            runs[-1][2] += repeats
+        else:
+            runs.append([ref, reason, repeats])
+
+    def merge(self, other: ReplayCounts) -> ReplayCounts:
+        """Fold in the counts of the input that follows; returns ``self``."""
+        for ref, invalid in other.audit_invalid.items():
+            self.audit_invalid[ref] = self.audit_invalid.get(ref, 0) + invalid
+        for ref, reason, repeats in other.trace_runs:
+            self.add_violation(ref, reason, repeats)
+        return self
+
+
 class ReplayTally:
     """The replay of spec §7.5 as a mergeable accumulator.
 
     ``audited`` are the touched refs with at least one audit call anywhere in the corpus
     (audits take precedence per ref, wholesale, so that set must be known up front when the
-    corpus is replayed in pieces). Violations are kept as per-ref audit counts in
-    first-appearance order plus run-length encoded trace violations, so a tally of a large
-    corpus stays small and ``merge`` of consecutive pieces equals one pass.
+    corpus is replayed in pieces). What it found is kept in :attr:`counts`
+    (:class:`ReplayCounts`); the schemas stay with the tally, so a worker sends back only
+    the counts and the client merges them into its own tally.
     """
 
-    __slots__ = ("_audited", "_before", "_candidate", "_touched", "audit_invalid", "trace_runs")
+    __slots__ = ("_audited", "_before", "_candidate", "_touched", "counts")
 
     def __init__(
         self,
@@ -76,28 +106,27 @@ class ReplayTally:
         self._before = action_schemas(before)
         self._touched = set(touched)
         self._audited = set(audited)
-        # ref -> audit calls the candidate rejects, in order of the ref's first audit call
-        self.audit_invalid: dict[str, int] = {}
-        # [ref, reason, repeats] runs of trace violations, in corpus order
-        self.trace_runs: list[list[Any]] = []
+        self.counts = ReplayCounts()
 
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
         ref, args = audit_fields(call)
         if ref not in self._touched:
             return
-        invalid = self.audit_invalid.get(ref)
+        audit_invalid = self.counts.audit_invalid
+        invalid = audit_invalid.get(ref)
         if invalid is None:
-            invalid = self.audit_invalid[ref] = 0
+            invalid = audit_invalid[ref] = 0
         schema = self._candidate.get(ref)
         if ref not in self._candidate:
             return  # one "absent" violation for the ref, however many calls
         if ref in self._before and not accepts(self._before[ref], args):
             return  # never executed: the live schema already refused it
         if not accepts(schema, args):
-            self.audit_invalid[ref] = invalid + 1
+            audit_invalid[ref] = invalid + 1
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
         touched, audited, candidate = self._touched, self._audited, self._candidate
+        add_violation = self.counts.add_violation
         for op in operations_of(trace):
             ref, args, outcome = op[0], op[1], op[2]
             if outcome != "succeeded" or ref not in touched or ref in audited:
@@ -105,42 +134,25 @@ class ReplayTally:
             if ref.startswith("fabric."):
                 continue
             if ref not in candidate:
-                self._violation(ref, ABSENT_REASON)
+                add_violation(ref, ABSENT_REASON)
             elif not accepts(candidate[ref], args):
-                self._violation(ref, INVALID_REASON)
+                add_violation(ref, INVALID_REASON)
 
-    def _violation(self, ref: str, reason: str, repeats: int = 1) -> None:
-        runs = self.trace_runs
-        if runs and runs[-1][0] == ref and runs[-1][1] == reason:
-            runs[-1][2] += repeats
-        else:
-            runs.append([ref, reason, repeats])
-
-    def merge(self, other: ReplayTally) -> ReplayTally:
-        """Fold in the tally of the input that follows; returns ``self``."""
-        return self.merge_parts(other.audit_invalid, other.trace_runs)
-
-    def merge_parts(
-        self, audit_invalid: Mapping[str, int], trace_runs: Iterable[Sequence[Any]]
-    ) -> ReplayTally:
-        """:meth:`merge` from another tally's two fields (what a worker sends back: the
-        schemas stay behind)."""
-        for ref, invalid in audit_invalid.items():
-            self.audit_invalid[ref] = self.audit_invalid.get(ref, 0) + invalid
-        for ref, reason, repeats in trace_runs:
-            self._violation(ref, reason, repeats)
+    def merge(self, counts: ReplayCounts) -> ReplayTally:
+        """Fold in the counts of the input that follows; returns ``self``."""
+        self.counts.merge(counts)
         return self
 
     def violations(self) -> list[dict[str, str]]:
         """Replay violations ``{ref, reason}`` in the reference's order: audited refs first
         (by first audit call), then trace calls in corpus order."""
         out: list[dict[str, str]] = []
-        for ref, invalid in self.audit_invalid.items():
+        for ref, invalid in self.counts.audit_invalid.items():
             if ref not in self._candidate:
                 out.append({"ref": ref, "reason": ABSENT_REASON})
             else:
                 out.extend({"ref": ref, "reason": INVALID_REASON} for _ in range(invalid))
-        for ref, reason, repeats in self.trace_runs:
+        for ref, reason, repeats in self.counts.trace_runs:
             out.extend({"ref": ref, "reason": reason} for _ in range(repeats))
         return out
 

@@ -24,7 +24,7 @@ from pytest_entropy.core.records import (
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.validation import accepts
 
-__all__ = ["TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
+__all__ = ["TrialCounts", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
 
 BOTH_ACCEPT = "both-accept"
 BOTH_REJECT = "both-reject"
@@ -80,67 +80,35 @@ def _classify(declared: Any, compiled: Any, quarantined: bool, args: Any, ok: bo
     return TIGHTENING_COST if ok else TYPED_FAILURE_WIN
 
 
-class TrialTally:
-    """The trial's replay as a mergeable accumulator: class counts per ref, kept apart for
-    trace calls and audit calls.
+def _count(into: dict[str, dict[str, int]], ref: str, trial_class: str, n: int = 1) -> None:
+    per_ref = into.get(ref)
+    if per_ref is None:
+        per_ref = into[ref] = {}
+    per_ref[trial_class] = per_ref.get(trial_class, 0) + n
+
+
+@dataclass(slots=True)
+class TrialCounts:
+    """The trial's class counts per ref, kept apart for trace calls and audit calls: plain
+    data that travels between processes. ``merge`` of consecutive pieces equals one pass;
+    an empty one is the start.
 
     A ref with any audit call is judged by its audits only (spec §10), which is known only
-    once the whole corpus is read, so both tallies are kept and :meth:`counts` chooses.
-    ``merge`` of consecutive pieces equals one pass.
+    once the whole corpus is read, so both are kept and :meth:`counts` chooses.
     """
 
-    __slots__ = ("_compiled", "_declared", "audit_classes", "trace_classes")
+    trace_classes: dict[str, dict[str, int]] = field(default_factory=dict)
+    audit_classes: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def __init__(self, live: Mapping[str, Any], effective: Mapping[str, Any]) -> None:
-        self._declared = action_schemas(live)
-        self._compiled = action_schemas(effective)
-        self.trace_classes: dict[str, dict[str, int]] = {}
-        self.audit_classes: dict[str, dict[str, int]] = {}
-
-    @staticmethod
-    def _count(into: dict[str, dict[str, int]], ref: str, trial_class: str, n: int = 1) -> None:
-        per_ref = into.get(ref)
-        if per_ref is None:
-            per_ref = into[ref] = {}
-        per_ref[trial_class] = per_ref.get(trial_class, 0) + n
-
-    def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
-        declared, compiled = self._declared, self._compiled
-        for op in operations_of(trace):
-            ref, args, outcome = op[0], op[1], op[2]
-            if ref.startswith("fabric.") or ref not in declared:
-                continue
-            trial_class = _classify(
-                declared[ref], compiled.get(ref), ref not in compiled, args, outcome == "succeeded"
-            )
-            self._count(self.trace_classes, ref, trial_class)
-
-    def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
-        ref, args = audit_fields(call)
-        if ref not in self._declared:
-            return
-        trial_class = _classify(
-            self._declared[ref], self._compiled.get(ref), ref not in self._compiled, args, True
-        )
-        self._count(self.audit_classes, ref, trial_class)
-
-    def merge(self, other: TrialTally) -> TrialTally:
-        """Fold in the tally of the input that follows; returns ``self``."""
-        return self.merge_parts(other.trace_classes, other.audit_classes)
-
-    def merge_parts(
-        self,
-        trace_classes: Mapping[str, Mapping[str, int]],
-        audit_classes: Mapping[str, Mapping[str, int]],
-    ) -> TrialTally:
-        """:meth:`merge` from another tally's two fields (the schemas stay behind)."""
+    def merge(self, other: TrialCounts) -> TrialCounts:
+        """Fold in the counts of the input that follows; returns ``self``."""
         for mine, theirs in (
-            (self.trace_classes, trace_classes),
-            (self.audit_classes, audit_classes),
+            (self.trace_classes, other.trace_classes),
+            (self.audit_classes, other.audit_classes),
         ):
             for ref, classes in theirs.items():
                 for trial_class, n in classes.items():
-                    self._count(mine, ref, trial_class, n)
+                    _count(mine, ref, trial_class, n)
         return self
 
     def counts(self) -> dict[tuple[str, str], int]:
@@ -153,6 +121,40 @@ class TrialTally:
                 for trial_class, n in classes.items():
                     out[(ref, trial_class)] = out.get((ref, trial_class), 0) + n
         return out
+
+
+class TrialTally:
+    """The trial's replay as a mergeable accumulator: it classifies calls against the
+    declared and compiled schemas into :attr:`counts` (:class:`TrialCounts`). The schemas
+    stay with the tally; a worker sends back only the counts."""
+
+    __slots__ = ("_compiled", "_declared", "counts")
+
+    def __init__(self, live: Mapping[str, Any], effective: Mapping[str, Any]) -> None:
+        self._declared = action_schemas(live)
+        self._compiled = action_schemas(effective)
+        self.counts = TrialCounts()
+
+    def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        declared, compiled = self._declared, self._compiled
+        trace_classes = self.counts.trace_classes
+        for op in operations_of(trace):
+            ref, args, outcome = op[0], op[1], op[2]
+            if ref.startswith("fabric.") or ref not in declared:
+                continue
+            trial_class = _classify(
+                declared[ref], compiled.get(ref), ref not in compiled, args, outcome == "succeeded"
+            )
+            _count(trace_classes, ref, trial_class)
+
+    def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
+        ref, args = audit_fields(call)
+        if ref not in self._declared:
+            return
+        trial_class = _classify(
+            self._declared[ref], self._compiled.get(ref), ref not in self._compiled, args, True
+        )
+        _count(self.counts.audit_classes, ref, trial_class)
 
 
 def run_entropy_trial(
@@ -170,23 +172,23 @@ def run_entropy_trial(
         tally.add_trace(trace)
     for call in audit_calls or ():
         tally.add_audit(call)
-    return trial_from_tally(state, tally, live, artifact, effective)
+    return trial_from_tally(state, tally.counts, live, artifact, effective)
 
 
 def trial_from_tally(
     state: MeterState,
-    tally: TrialTally,
+    counts: TrialCounts,
     live: Mapping[str, Any],
     artifact: Mapping[str, Any] | None,
     effective: Mapping[str, Any],
 ) -> TrialReport:
-    """The trial report from the whole corpus's meter state and replay tally;
-    ``effective`` is ``live`` with ``artifact`` applied (the tally was built against it)."""
+    """The trial report from the whole corpus's meter state and trial counts;
+    ``effective`` is ``live`` with ``artifact`` applied (the counts were taken against it)."""
     declared_score = state.finalize(live, catalog_digest=surface_hash(live)).score
     effective_score = state.finalize(effective, catalog_digest=surface_hash(effective)).score
     totals = {"operations": 0, **dict.fromkeys(_TOTAL_FIELDS.values(), 0)}
     diverging: dict[tuple[str, str], int] = {}
-    for (ref, trial_class), n in tally.counts().items():
+    for (ref, trial_class), n in counts.counts().items():
         totals["operations"] += n
         totals[_TOTAL_FIELDS[trial_class]] += n
         if trial_class not in (BOTH_ACCEPT, BOTH_REJECT):

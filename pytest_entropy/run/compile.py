@@ -33,6 +33,7 @@ from pytest_entropy.core.canonical import ArrayHasher, array_fragment, stable_js
 from pytest_entropy.core.compiler import (
     CompileOutcome,
     EvidenceCounts,
+    ReplayCounts,
     ReplayTally,
     compile_from_evidence,
 )
@@ -74,11 +75,10 @@ class ReplayPlan:
 
 @dataclass(slots=True)
 class ReplayPart:
-    """Pass 2's result: the replay tally's fields (no schemas), digest fragments, the
-    unsupported patterns met, and the files that changed since pass 1."""
+    """Pass 2's result: the replay counts (no schemas), digest fragments, the unsupported
+    patterns met, and the files that changed since pass 1."""
 
-    audit_invalid: dict[str, int] = field(default_factory=dict)
-    trace_runs: list[list[Any]] = field(default_factory=list)
+    replay: ReplayCounts = field(default_factory=ReplayCounts)
     audit_fragments: list[str] = field(default_factory=list)
     observation_fragments: list[str] = field(default_factory=list)
     patterns: set[str] = field(default_factory=set)
@@ -117,8 +117,7 @@ def _replay_one(item: tuple[SourceFile, Stamp | None], plan: ReplayPlan) -> Repl
     if not readable or (plan.check_stamps and corpus.source_stamp(source.location) != stamp):
         part.changed.append(source.location)
         return part
-    part.audit_invalid = tally.audit_invalid
-    part.trace_runs = tally.trace_runs
+    part.replay = tally.counts
     part.audit_fragments.append(array_fragment(audits))
     part.observation_fragments.append(array_fragment(observations))
     part.patterns = patterns
@@ -126,11 +125,7 @@ def _replay_one(item: tuple[SourceFile, Stamp | None], plan: ReplayPlan) -> Repl
 
 
 def _combine_replayed(first: ReplayPart, then: ReplayPart) -> ReplayPart:
-    joined = ReplayTally({}, {}, ())
-    joined.merge_parts(first.audit_invalid, first.trace_runs)
-    joined.merge_parts(then.audit_invalid, then.trace_runs)
-    first.audit_invalid = joined.audit_invalid
-    first.trace_runs = joined.trace_runs
+    first.replay.merge(then.replay)
     first.audit_fragments.extend(then.audit_fragments)
     first.observation_fragments.extend(then.observation_fragments)
     first.patterns.update(then.patterns)
@@ -140,14 +135,16 @@ def _combine_replayed(first: ReplayPart, then: ReplayPart) -> ReplayPart:
 
 @dataclass(slots=True)
 class _ReplayRoot:
-    tally: ReplayTally
+    """Pass 2 on the client: the parts' fragments are hashed as they arrive, not kept."""
+
+    replay: ReplayCounts = field(default_factory=ReplayCounts)
     audits: ArrayHasher = field(default_factory=ArrayHasher)
     observations: ArrayHasher = field(default_factory=ArrayHasher)
     changed: list[str] = field(default_factory=list)
 
 
 def _merge_replayed(root: _ReplayRoot, part: ReplayPart) -> _ReplayRoot:
-    root.tally.merge_parts(part.audit_invalid, part.trace_runs)
+    root.replay.merge(part.replay)
     for fragment in part.audit_fragments:
         root.audits.add_fragment(fragment)
     for fragment in part.observation_fragments:
@@ -219,7 +216,7 @@ def compile_sources(
             corpus.readable,
             functools.partial(_replay_one, plan=replay_plan),
             _merge_replayed,
-            _ReplayRoot(ReplayTally(candidate, effective, touched, replay_plan.audited)),
+            _ReplayRoot(),
             _combine_replayed,
         )
         if root.changed:
@@ -230,7 +227,8 @@ def compile_sources(
                 f" once to replay): {shown}{more}; nothing was written, run it again"
             )
         replayed.append(root)
-        return root.tally.violations()
+        tally = ReplayTally(candidate, effective, touched, replay_plan.audited)
+        return tally.merge(root.replay).violations()
 
     def counts() -> EvidenceCounts:
         root = replayed[-1]

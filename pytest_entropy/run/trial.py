@@ -30,9 +30,8 @@ from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.meter import MeterState
-from pytest_entropy.core.records import Trace
 from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
-from pytest_entropy.core.trial import TrialReport, TrialTally, trial_from_tally
+from pytest_entropy.core.trial import TrialCounts, TrialReport, TrialTally, trial_from_tally
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import EngineOptions, SourceFile
@@ -50,9 +49,10 @@ class TrialPlan:
 
 @dataclass(slots=True)
 class TrialPart:
-    state: MeterState
-    trace_classes: dict[str, dict[str, int]] = field(default_factory=dict)
-    audit_classes: dict[str, dict[str, int]] = field(default_factory=dict)
+    """The trial of one file, a run of consecutive files or (on the client) the corpus."""
+
+    state: MeterState = field(default_factory=lambda: MeterState(retain_terms=True))
+    counts: TrialCounts = field(default_factory=TrialCounts)
     patterns: set[str] = field(default_factory=set)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
 
@@ -61,49 +61,26 @@ def _trial_one(source: SourceFile, plan: TrialPlan) -> TrialPart:
     state = MeterState(retain_terms=True)
     tally = TrialTally(plan.live, plan.effective)
     diagnostics = ScanDiagnostics()
-
-    def on_trace(trace: Trace) -> None:
-        tally.add_trace(trace)
-
     with collect_unsupported_patterns() as patterns:
         readable = scan_source(
             source.location,
-            on_trace,
+            tally.add_trace,
             diagnostics=diagnostics,
             meter=state,
             on_audit=tally.add_audit,
             options=plan.options,
         )
     if not readable:
-        return TrialPart(MeterState(retain_terms=True), diagnostics=diagnostics)
-    return TrialPart(state, tally.trace_classes, tally.audit_classes, patterns, diagnostics)
+        return TrialPart(diagnostics=diagnostics)
+    return TrialPart(state, tally.counts, patterns, diagnostics)
 
 
-def _merge_trial_parts(first: TrialPart, then: TrialPart) -> TrialPart:
-    joined = TrialTally({}, {})
-    joined.merge_parts(first.trace_classes, first.audit_classes)
-    joined.merge_parts(then.trace_classes, then.audit_classes)
+def _merge_trial(first: TrialPart, then: TrialPart) -> TrialPart:
     first.state.merge(then.state)
-    first.trace_classes = joined.trace_classes
-    first.audit_classes = joined.audit_classes
+    first.counts.merge(then.counts)
     first.patterns.update(then.patterns)
     first.diagnostics.merge(then.diagnostics)
     return first
-
-
-@dataclass(slots=True)
-class _TrialRoot:
-    tally: TrialTally
-    state: MeterState = field(default_factory=lambda: MeterState(retain_terms=False))
-    diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
-
-
-def _merge_trial(root: _TrialRoot, part: TrialPart) -> _TrialRoot:
-    root.state.merge(part.state)
-    root.tally.merge_parts(part.trace_classes, part.audit_classes)
-    note_unsupported_patterns(part.patterns)
-    root.diagnostics.merge(part.diagnostics)
-    return root
 
 
 def trial_sources(
@@ -117,12 +94,14 @@ def trial_sources(
     """``run_entropy_trial`` over session files, replayed where ``engine`` says."""
     effective = apply_compiled_surface(live, artifact)
     plan = TrialPlan(options or ReadOptions(), live, effective)
+    # The client's root drops churn terms: it is only ever the left-hand side of a merge.
     root = (engine or EngineOptions()).fold(
         sources,
         functools.partial(_trial_one, plan=plan),
         _merge_trial,
-        _TrialRoot(TrialTally(live, effective)),
-        _merge_trial_parts,
+        TrialPart(MeterState(retain_terms=False)),
+        _merge_trial,
     )
-    report = trial_from_tally(root.state, root.tally, live, artifact, effective)
+    note_unsupported_patterns(root.patterns)
+    report = trial_from_tally(root.state, root.counts, live, artifact, effective)
     return report, root.diagnostics

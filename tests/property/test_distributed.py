@@ -34,7 +34,7 @@ from pytest_entropy.core.pool import (
 )
 from pytest_entropy.core.proposals import ProposalEvidence, propose_entropy_reductions
 from pytest_entropy.core.records import AuditCall, ValueObservation
-from pytest_entropy.core.trial import TrialTally, run_entropy_trial
+from pytest_entropy.core.trial import TrialCounts, TrialTally, run_entropy_trial
 from pytest_entropy.run import corpus as distributed
 from pytest_entropy.run.compile import compile_sources, pool_sources, propose_sources
 from pytest_entropy.run.corpus import (
@@ -159,12 +159,12 @@ def test_replay_tally_merges_like_one_pass(
         part = ReplayTally(candidate, effective, touched, audited)
         for call in piece:
             part.add_audit(call)
-        root.merge_parts(part.audit_invalid, part.trace_runs)
+        root.merge(part.counts)
     for piece in data.draw(splits(traces)):
         part = ReplayTally(candidate, effective, touched, audited)
         for trace in piece:
             part.add_trace(trace)
-        root.merge(part)
+        root.merge(part.counts)
     assert root.violations() == expected
 
 
@@ -186,7 +186,7 @@ def test_trial_tally_merges_like_one_pass(
         "applied": [],
     }
     expected = run_entropy_trial(traces, live, artifact, audits).to_json()
-    root = TrialTally(live, live)
+    root = TrialCounts()
     whole = TrialTally(live, live)
     for trace in traces:
         whole.add_trace(trace)
@@ -198,25 +198,25 @@ def test_trial_tally_merges_like_one_pass(
         part = TrialTally(live, live)
         for trace in piece:
             part.add_trace(trace)
-        root.merge(part)
+        root.merge(part.counts)
     for piece in audit_pieces:
         part = TrialTally(live, live)
         for call in piece:
             part.add_audit(call)
-        root.merge(part)
-    assert root.counts() == whole.counts()
-    assert expected["totals"]["operations"] == sum(whole.counts().values())
+        root.merge(part.counts)
+    assert root.counts() == whole.counts.counts()
+    assert expected["totals"]["operations"] == sum(whole.counts.counts().values())
     # A real tightening too: the tallies of declared vs compiled schemas merge the same way.
     tight_whole = TrialTally(live, compiled)
-    tight_root = TrialTally(live, compiled)
+    tight_root = TrialCounts()
     for trace in traces:
         tight_whole.add_trace(trace)
     for piece in trace_pieces:
         part = TrialTally(live, compiled)
         for trace in piece:
             part.add_trace(trace)
-        tight_root.merge(part)
-    assert tight_root.counts() == tight_whole.counts()
+        tight_root.merge(part.counts)
+    assert tight_root.counts() == tight_whole.counts.counts()
 
 
 @given(
