@@ -111,13 +111,19 @@ def _load_surface_value(source: str) -> Any:
 
 
 def load_surface(
-    path: str | os.PathLike[str], *, surface_format: str = "auto", ref_prefix: str = ""
+    path: str | os.PathLike[str],
+    *,
+    surface_format: str = "auto",
+    ref_prefix: str = "",
+    descriptions: bool = False,
 ) -> dict[str, Any]:
     """A surface snapshot ``{version: 1, actions: [{ref, inputSchema}]}`` from a file.
 
     ``surface_format`` names the file's format, or ``auto`` to detect it from the content;
     ``ref_prefix`` goes before every ref (empty: the format's default, ``pi.`` for Pi tool
     lists). A directory means its tool files in code-unit order of their names.
+    ``descriptions`` keeps a foreign tool's ``description`` on its action (for ``lint``;
+    a snapshot's actions are kept as written either way).
     """
     source = os.fspath(path)
     if surface_format == "snapshot":
@@ -153,6 +159,8 @@ def surface_from_parsed(
                 f"unknown surface format {surface_format!r} (known: {known})", source=source
             )
         surface = found.reader(value, source)
+        if not descriptions:
+            surface = _without_descriptions(surface)
         ref_prefix = ref_prefix or found.ref_prefix
     if ref_prefix:
         surface = {
@@ -162,6 +170,14 @@ def surface_from_parsed(
             ],
         }
     return surface
+
+
+def _without_descriptions(surface: dict[str, Any]) -> dict[str, Any]:
+    actions = surface["actions"]
+    if not any("description" in action for action in actions):
+        return surface
+    stripped = [{k: v for k, v in action.items() if k != "description"} for action in actions]
+    return {**surface, "actions": stripped}
 
 
 def load_repairs(path: str | os.PathLike[str]) -> list[RepairRow]:

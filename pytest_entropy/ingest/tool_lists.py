@@ -32,16 +32,21 @@ from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dia
 
 __all__ = ["FORMATS", "NO_PARAMETERS", "SNAPSHOT_FORMAT", "detect_surface_format"]
 
-Tools = list[tuple[str, Any]]
+# (name, schema, description or None); the description is kept only for ``lint``
+# (``load_surface(..., descriptions=True)``), so the surface hash never sees it.
+Tools = list[tuple[str, Any, Any]]
 
 NO_PARAMETERS: Final = {"type": "object", "properties": {}}
 
 
 def _snapshot(tools: Tools) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "actions": [{"ref": name, "inputSchema": schema} for name, schema in tools],
-    }
+    actions = []
+    for name, schema, description in tools:
+        action = {"ref": name, "inputSchema": schema}
+        if type(description) is str:
+            action["description"] = description
+        actions.append(action)
+    return {"version": 1, "actions": actions}
 
 
 def _fail(source: str, problem: str) -> EntropyInputError:
@@ -80,7 +85,7 @@ def read_mcp(value: Any, source: str) -> dict[str, Any]:
         tool = _named(entry, position, source, "tool")
         if "inputSchema" not in tool:
             raise _fail(source, f"tool {position} ({tool['name']}) has no inputSchema")
-        tools.append((tool["name"], tool["inputSchema"]))
+        tools.append((tool["name"], tool["inputSchema"], tool.get("description")))
     return _snapshot(tools)
 
 
@@ -91,7 +96,7 @@ def _openai_tools(items: list[Any], source: str) -> Tools:
             entry = entry["function"]
         function = _named(entry, position, source, "function")
         schema = function.get("parameters", NO_PARAMETERS)
-        tools.append((function["name"], schema))
+        tools.append((function["name"], schema, function.get("description")))
     return tools
 
 
@@ -107,7 +112,7 @@ def read_anthropic(value: Any, source: str) -> dict[str, Any]:
         tool = _named(entry, position, source, "tool")
         if "input_schema" not in tool:
             raise _fail(source, f"tool {position} ({tool['name']}) has no input_schema")
-        tools.append((tool["name"], tool["input_schema"]))
+        tools.append((tool["name"], tool["input_schema"], tool.get("description")))
     return _snapshot(tools)
 
 
@@ -134,13 +139,13 @@ def _bfcl_functions(value: Any) -> list[Any]:
 
 def read_bfcl(value: Any, source: str) -> dict[str, Any]:
     """BFCL function docs, dialect mapped to JSON Schema, one action per name."""
-    schemas: dict[str, Any] = {}
+    schemas: dict[str, tuple[Any, Any]] = {}
     for function in _bfcl_functions(value):
         ref = function["name"].replace(".", "_")
-        schemas[ref] = bfcl_to_json_schema(function["parameters"])
+        schemas[ref] = (bfcl_to_json_schema(function["parameters"]), function.get("description"))
     if not schemas:
         raise _fail(source, "no BFCL function docs found")
-    return _snapshot(list(schemas.items()))
+    return _snapshot([(ref, schema, text) for ref, (schema, text) in schemas.items()])
 
 
 def read_tau_bench(value: Any, source: str) -> dict[str, Any]:

@@ -22,4 +22,5 @@ COMMAND_MODULES = (
     "watch",
     "convert",
     "diff",
+    "lint",
 )

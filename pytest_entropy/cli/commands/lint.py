@@ -1,0 +1,170 @@
+"""``pytest-entropy lint``: every schema-hygiene, size and provider-profile violation of a
+surface in one run.
+
+Exit 1 when any finding has error severity, else 0; a surface that cannot be read, an unknown
+profile or a ``--select``/``--ignore`` that matches no rule is a usage error (2).
+``--output-format`` picks text (default), json (``--json``), sarif (GitHub code scanning) or
+markdown; ``--format`` stays the session format, as in every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_format_options,
+    positive_int,
+    print_json,
+    print_lines,
+)
+
+OUTPUT_FORMATS = ("text", "json", "sarif", "markdown")
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "lint", help="schema hygiene, size and provider-profile rules over a surface"
+    )
+    parser.add_argument(
+        "--surface",
+        metavar="FILE",
+        required=True,
+        help="tool surface: a snapshot or a tool list (MCP, OpenAI, Anthropic, ...); a"
+        " directory means its tool files",
+    )
+    add_format_options(parser)
+    parser.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="P",
+        help="also check a provider profile: openai-strict, anthropic, gemini, mcp or a"
+        " profile file (repeatable; comma-separated names too)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="run only these rules (repeatable; RULE* matches a prefix)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="skip these rules (repeatable; RULE* matches a prefix)",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default=None,
+        help="text (default), json, sarif (SARIF 2.1.0 for code scanning) or markdown",
+    )
+    parser.add_argument("--json", action="store_true", help="same as --output-format json")
+    parser.add_argument(
+        "--max-tools",
+        type=positive_int,
+        default=20,
+        metavar="N",
+        help="surface-too-many-tools above N tools (default 20)",
+    )
+    parser.add_argument(
+        "--max-depth",
+        type=positive_int,
+        default=5,
+        metavar="N",
+        help="schema-too-deep above N levels (default 5)",
+    )
+    parser.add_argument(
+        "--max-schema-bytes",
+        type=positive_int,
+        default=8192,
+        metavar="N",
+        help="schema-too-large above N bytes of JSON (default 8192)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _artifact_uri(path: str) -> str:
+    """The surface file as code scanning wants it: relative to the working directory (the
+    repository root in CI) when inside it, else an absolute file URI."""
+    relative = os.path.relpath(os.path.abspath(path))
+    if relative.startswith(".."):
+        return Path(path).resolve().as_uri()
+    return Path(relative).as_posix()
+
+
+def _tool_lines(path: str, refs: list[str], prefix: str) -> dict[str, int]:
+    """The 1-based line where each tool's name appears in the surface file (a directory's
+    tools stay at line 1)."""
+    import json
+
+    if os.path.isdir(path):
+        return {}
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    lines: dict[str, int] = {}
+    for ref in refs:
+        name = ref[len(prefix) :] if prefix and ref.startswith(prefix) else ref
+        match = re.search(r'"(?:name|ref)"\s*:\s*' + re.escape(json.dumps(name)), text)
+        if match is not None:
+            lines[ref] = text.count("\n", 0, match.start()) + 1
+    return lines
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_entropy.core.lint import LintOptions, check_rule_patterns, has_errors, lint_surface
+    from pytest_entropy.ingest.surfaces import load_surface
+    from pytest_entropy.report.lint import (
+        findings_json,
+        lint_markdown_lines,
+        lint_sarif,
+        lint_text_lines,
+    )
+    from pytest_entropy.sources.lint_profiles import load_profiles
+
+    profiles = load_profiles(args.profile)
+    options = LintOptions(
+        max_tools=args.max_tools,
+        max_depth=args.max_depth,
+        max_schema_bytes=args.max_schema_bytes,
+        select=tuple(args.select),
+        ignore=tuple(args.ignore),
+    )
+    check_rule_patterns(options, profiles)
+    surface = load_surface(
+        args.surface,
+        surface_format=args.surface_format or "auto",
+        ref_prefix=args.ref_prefix or "",
+        descriptions=True,
+    )
+    findings = lint_surface(surface, profiles, options)
+    tools = len(surface["actions"])
+    output = "json" if args.json else (args.output_format or "text")
+    if output == "json":
+        print_json(out, findings_json(findings))
+    elif output == "sarif":
+        refs = [action["ref"] for action in surface["actions"]]
+        print_json(
+            out,
+            lint_sarif(
+                findings,
+                artifact_uri=_artifact_uri(args.surface),
+                profiles=profiles,
+                lines=_tool_lines(args.surface, refs, args.ref_prefix or ""),
+            ),
+        )
+    elif output == "markdown":
+        print_lines(out, lint_markdown_lines(findings, tools))
+    else:
+        print_lines(out, lint_text_lines(findings, tools))
+    return EXIT_FAILED if has_errors(findings) else EXIT_OK

@@ -1,0 +1,149 @@
+"""Walking a JSON Schema: every subschema with its JSON pointer and nesting depth."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "SUBSCHEMA_LISTS",
+    "SUBSCHEMA_MAPS",
+    "SUBSCHEMA_ONE",
+    "Node",
+    "escape",
+    "is_object_schema",
+    "resolve_local",
+    "subschemas",
+]
+
+# Keywords whose value is one subschema, and whether entering it adds a nesting level.
+_ONE: Final = {
+    "additionalProperties": True,
+    "items": True,
+    "contains": True,
+    "unevaluatedItems": True,
+    "unevaluatedProperties": True,
+    "propertyNames": True,
+    "additionalItems": True,
+    "not": False,
+    "if": False,
+    "then": False,
+    "else": False,
+}
+# Keywords whose value is an array of subschemas.
+_MANY: Final = {"anyOf": False, "oneOf": False, "allOf": False, "prefixItems": True}
+# Keywords whose value maps names to subschemas.
+_MAP: Final = {
+    "properties": True,
+    "patternProperties": True,
+    "dependentSchemas": False,
+    "$defs": None,
+    "definitions": None,
+}
+
+
+# Public views for the meta-schema check, which blanks exactly what the walk visits.
+SUBSCHEMA_ONE: Final = frozenset(_ONE)
+SUBSCHEMA_LISTS: Final = frozenset(_MANY)
+SUBSCHEMA_MAPS: Final = frozenset(_MAP)
+
+
+def escape(token: str) -> str:
+    """One JSON-pointer reference token (RFC 6901): ``~`` → ``~0``, ``/`` → ``~1``."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A subschema: its pointer from the tool's schema, its depth (the root object is 1;
+    properties, items and the like add one level; combinators do not), and the keyword
+    that led to it (``""`` at the root)."""
+
+    pointer: str
+    schema: Any
+    depth: int
+    via: str
+
+
+def subschemas(root: Any) -> Iterator[Node]:
+    """Every subschema of ``root`` (itself included), depth first in document order.
+
+    ``$defs``/``definitions`` entries start again at depth 1: a definition's depth depends
+    on where it is used.
+    """
+    stack = [Node("", root, 1, "")]
+    while stack:
+        node = stack.pop()
+        yield node
+        schema = node.schema
+        if type(schema) is not dict:
+            continue
+        children: list[Node] = []
+        for keyword, value in schema.items():
+            if keyword in _ONE and type(value) in (dict, bool):
+                depth = node.depth + (1 if _ONE[keyword] else 0)
+                children.append(Node(f"{node.pointer}/{escape(keyword)}", value, depth, keyword))
+            elif keyword == "items" and type(value) is list:
+                for index, item in enumerate(value):
+                    children.append(
+                        Node(f"{node.pointer}/items/{index}", item, node.depth + 1, "items")
+                    )
+            elif keyword in _MANY and type(value) is list:
+                depth = node.depth + (1 if _MANY[keyword] else 0)
+                for index, item in enumerate(value):
+                    children.append(Node(f"{node.pointer}/{keyword}/{index}", item, depth, keyword))
+            elif keyword in _MAP and type(value) is dict:
+                adds = _MAP[keyword]
+                for name, item in value.items():
+                    depth = 1 if adds is None else node.depth + (1 if adds else 0)
+                    pointer = f"{node.pointer}/{escape(keyword)}/{escape(name)}"
+                    children.append(Node(pointer, item, depth, keyword))
+        stack.extend(reversed(children))
+
+
+def is_object_schema(schema: Any) -> bool:
+    """A schema that describes an object: ``type`` object (alone or in a list) or, without
+    a ``type``, ``properties``."""
+    if type(schema) is not dict:
+        return False
+    kind = schema.get("type")
+    if kind == "object" or (type(kind) is list and "object" in kind):
+        return True
+    return kind is None and type(schema.get("properties")) is dict
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+_MISSING: Final = object()
+
+
+def resolve_local(root: Any, ref: str) -> tuple[bool, Any]:
+    """``(found, target)`` of a ``$ref`` inside ``root``: ``#``, ``#/json/pointer`` or a plain
+    ``#anchor`` (``$anchor``); any other reference is external and never resolved here."""
+    if not ref.startswith("#"):
+        return False, None
+    fragment = ref[1:]
+    if fragment == "":
+        return True, root
+    if not fragment.startswith("/"):
+        for node in subschemas(root):
+            if type(node.schema) is dict and node.schema.get("$anchor") == fragment:
+                return True, node.schema
+        return False, None
+    from urllib.parse import unquote
+
+    target: Any = root
+    for raw in fragment[1:].split("/"):
+        token = _unescape(unquote(raw))
+        if type(target) is dict:
+            target = target.get(token, _MISSING)
+        elif type(target) is list and token.isdigit() and int(token) < len(target):
+            target = target[int(token)]
+        else:
+            return False, None
+        if target is _MISSING:
+            return False, None
+    return True, target

@@ -1,0 +1,168 @@
+"""Lint findings rendered for people and machines: text, Markdown, JSON and SARIF 2.1.0.
+
+SARIF is what GitHub code scanning reads: every result carries ``ruleId``, ``level``, a
+``physicalLocation`` (the surface file, at the tool's line where it is known) and
+``logicalLocations[0].name`` = the tool, so findings show on pull requests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from pytest_entropy._version import __version__
+from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.lint import RULES, Finding, Profile
+
+__all__ = [
+    "SARIF_SCHEMA_URI",
+    "findings_json",
+    "lint_markdown_lines",
+    "lint_sarif",
+    "lint_text_lines",
+]
+
+SARIF_SCHEMA_URI: Final = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+INFORMATION_URI: Final = "https://pypi.org/project/pytest-entropy/"
+
+
+def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
+    """``{"findings": [{rule, severity, ref, pointer, message, fix, profile}]}``."""
+    return {"findings": [finding.to_json() for finding in findings]}
+
+
+def _counts(findings: Sequence[Finding], tools: int) -> str:
+    errors = sum(1 for finding in findings if finding.severity == "error")
+    warnings = len(findings) - errors
+    touched = len({finding.ref for finding in findings})
+    return (
+        f"{len(findings)} findings ({errors} errors, {warnings} warnings) in {touched} of"
+        f" {tools} tools"
+    )
+
+
+def lint_text_lines(findings: Sequence[Finding], tools: int) -> list[str]:
+    """One line per finding (severity, rule, tool, pointer, message, fix), then a count."""
+    lines = []
+    for finding in findings:
+        where = f"{finding.ref}#{finding.pointer}" if finding.pointer else finding.ref
+        fix = f" (fix: {finding.fix})" if finding.fix else ""
+        lines.append(f"{finding.severity:<7} {finding.rule:<28} {where}: {finding.message}{fix}")
+    lines.append(_counts(findings, tools) if findings else f"no findings in {tools} tools")
+    return lines
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def lint_markdown_lines(findings: Sequence[Finding], tools: int) -> list[str]:
+    """A Markdown summary: counts per rule, then a table of the findings."""
+    verdict = "FAIL" if any(f.severity == "error" for f in findings) else "PASS"
+    lines = [f"## Schema lint: {verdict}", "", _counts(findings, tools) + ".", ""]
+    if not findings:
+        return lines
+    lines += ["| Rule | Severity | Count |", "| --- | --- | ---: |"]
+    per_rule = Counter((finding.rule, finding.severity) for finding in findings)
+    for (rule, severity), count in sorted(per_rule.items()):
+        lines.append(f"| `{rule}` | {severity} | {count} |")
+    lines += ["", "| Tool | Pointer | Rule | Message |", "| --- | --- | --- | --- |"]
+    for finding in findings:
+        lines.append(
+            f"| `{_cell(finding.ref)}` | `{_cell(finding.pointer or '/')}` | `{finding.rule}` |"
+            f" {_cell(finding.message)} |"
+        )
+    return lines
+
+
+def _rule_descriptors(
+    findings: Sequence[Finding], profiles: Sequence[Profile]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    catalogue: dict[str, tuple[str, str, str | None]] = {
+        rule.id: (rule.summary, rule.severity, None) for rule in RULES
+    }
+    for profile in profiles:
+        for provider_rule in profile.rules:
+            catalogue[provider_rule.id] = (
+                f"{profile.title}: {provider_rule.summary}",
+                "error",
+                provider_rule.source,
+            )
+    used = list(dict.fromkeys(finding.rule for finding in findings))
+    descriptors = []
+    for rule_id in used:
+        summary, level, source = catalogue.get(rule_id, (rule_id, "warning", None))
+        descriptor: dict[str, Any] = {
+            "id": rule_id,
+            "name": rule_id,
+            "shortDescription": {"text": summary},
+            "defaultConfiguration": {"level": level},
+        }
+        if source is not None:
+            descriptor["helpUri"] = source
+        descriptors.append(descriptor)
+    return descriptors, {rule_id: index for index, rule_id in enumerate(used)}
+
+
+def lint_sarif(
+    findings: Sequence[Finding],
+    *,
+    artifact_uri: str,
+    profiles: Sequence[Profile] = (),
+    lines: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one run: ``artifact_uri`` is the surface file (relative to the
+    repository root for code scanning), ``lines`` the 1-based line of each tool in it."""
+    descriptors, index = _rule_descriptors(findings, profiles)
+    lines = lines or {}
+    results = []
+    for finding in findings:
+        message = finding.message + (f" Fix: {finding.fix}." if finding.fix else "")
+        logical_name = finding.ref
+        fingerprint = stable_json_hash([finding.rule, finding.ref, finding.pointer])
+        results.append(
+            {
+                "ruleId": finding.rule,
+                "ruleIndex": index[finding.rule],
+                "level": finding.severity,
+                "message": {"text": message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": artifact_uri},
+                            "region": {"startLine": lines.get(finding.ref, 1)},
+                        },
+                        "logicalLocations": [
+                            {
+                                "name": logical_name,
+                                "fullyQualifiedName": f"{logical_name}#{finding.pointer}",
+                                "kind": "function",
+                            }
+                        ],
+                    }
+                ],
+                "partialFingerprints": {"entropyLint/v1": fingerprint},
+                "properties": {"pointer": finding.pointer, "profile": finding.profile},
+            }
+        )
+    return {
+        "$schema": SARIF_SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pytest-entropy lint",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": descriptors,
+                    }
+                },
+                "artifacts": [{"location": {"uri": artifact_uri}}],
+                "results": results,
+            }
+        ],
+    }
