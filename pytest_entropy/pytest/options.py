@@ -117,6 +117,11 @@ def _number(config: pytest.Config, entry: Option) -> float | None:
     return number
 
 
+def _text(config: pytest.Config, entry: Option) -> str | None:
+    value, _origin = _raw(config, entry)
+    return None if value is None or str(value).strip() == "" else str(value).strip()
+
+
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     """Resolve every option: command line, then ini file, then default."""
     baseline = _path(config, option("baseline"))
@@ -133,4 +138,5 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         baseline_given=baseline is not None,
         update=_flag(config, option("update")),
         max_score=_number(config, option("max-score")),
+        lint=_text(config, option("lint")),
     )

@@ -163,6 +163,17 @@ class EntropySession:
         session.testscollected = len(session.items)
         return True
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """``--entropy-lint`` without ``--entropy-certify``: one more item per tool."""
+        if self.settings.lint is None or self.settings.certify:
+            return
+        from pytest_entropy.pytest.lint_items import lint_items
+
+        items.extend(lint_items(session, self.settings))
+
     # ---- results from everywhere
 
     @pytest.hookimpl(optionalhook=True)

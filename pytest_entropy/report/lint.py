@@ -166,3 +166,21 @@ def lint_sarif(
             }
         ],
     }
+
+
+def fix_diff_lines(tools: Sequence[Any]) -> list[str]:
+    """Per changed tool: its changes, then a unified diff of its schema as indented JSON."""
+    import difflib
+    import json
+
+    lines: list[str] = []
+    for tool in tools:
+        lines.append(f"--- {tool.ref}")
+        lines.extend(f"  {change}" for change in tool.changes)
+        before = json.dumps(tool.before, indent=2, ensure_ascii=False).splitlines()
+        after = json.dumps(tool.after, indent=2, ensure_ascii=False).splitlines()
+        diff = difflib.unified_diff(
+            before, after, f"{tool.ref} (before)", f"{tool.ref} (after)", lineterm="", n=1
+        )
+        lines.extend(diff)
+    return lines

@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 CORPUS_SUFFIX = ".jsonl"
+SURFACE_LINT = "surface-lint"
+_LINT_DETAILS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,7 @@ class CertificationOptions:
     repairs: str | None = None
     trial: bool = False
     artifact: str | None = None
+    lint: str | None = None
 
     @property
     def corpus_mode(self) -> bool:
@@ -98,6 +101,9 @@ class CertificationOptions:
             ids.append("corpus-mode")
         if self.trial_mode:
             ids += ["trial-mode", "trial-costs"]
+        if self.lint is not None:
+            # Opt-in and last: without --lint the list is spec §12's, byte for byte.
+            ids.append(SURFACE_LINT)
         return tuple(ids)
 
 
@@ -264,6 +270,8 @@ class Certification:
         return [self.run(check_id) for check_id in self.planned_check_ids()]
 
     def _run(self, check_id: str) -> CheckOutcome:
+        if check_id == SURFACE_LINT:
+            return self._surface_lint()
         if check_id in self._corpus.checks:
             return self._corpus.checks[check_id]
         if check_id in ("corpus-mode", "trial-mode", "trial-costs"):
@@ -277,6 +285,32 @@ class Certification:
             raise EntropyError(f"unknown certification check {check_id!r}") from None
         result = run_check(check, self.fixture_run)
         return CheckOutcome(result, properties=self._fixture_properties(check_id))
+
+    def _surface_lint(self) -> CheckOutcome:
+        """``surface-lint``: no error-severity finding on ``--surface`` under the profile."""
+        profile = self.options.lint or ""
+        if self.options.surface is None:
+            return CheckOutcome(CheckResult(SURFACE_LINT, False, "surface-lint needs --surface"))
+        from pytest_entropy.run.lint import lint_source
+
+        try:
+            run = lint_source(self.options.surface, [profile])
+        except EntropyError as error:
+            return CheckOutcome(CheckResult(SURFACE_LINT, False, str(error)))
+        errors = run.errors
+        tools = len(run.surface["actions"])
+        evidence = (
+            f"{len(errors)} errors, {len(run.findings) - len(errors)} warnings in {tools} tools"
+            f" under {profile}"
+        )
+        details = tuple(
+            f"{f.rule} {f.ref}{'#' + f.pointer if f.pointer else ''}: {f.message}"
+            for f in errors[:_LINT_DETAILS]
+        )
+        return CheckOutcome(
+            CheckResult(SURFACE_LINT, not errors, evidence, details),
+            properties=(("entropy_lint_errors", len(errors)),),
+        )
 
     def _fixture_properties(self, check_id: str) -> tuple[tuple[str, Any], ...]:
         run = self.fixture_run

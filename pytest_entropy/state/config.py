@@ -210,7 +210,7 @@ GROUP: Final = "entropy"
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One option: ``kind`` is ``path``, ``flag`` or ``number``."""
+    """One option: ``kind`` is ``path``, ``flag``, ``number`` or ``text``."""
 
     name: str
     kind: str
@@ -268,6 +268,15 @@ OPTIONS: Final = (
         cli_flag="--update-baseline",
     ),
     Option("max-score", "number", "fail when the sessions' entropy score exceeds X", "X"),
+    Option(
+        "lint",
+        "text",
+        "schema-lint the --surface under PROFILE (openai-strict, anthropic, gemini, mcp;"
+        " comma-separated): one test item per tool, and the surface-lint check with"
+        " --entropy-certify",
+        "PROFILE",
+        cli_flag="--lint",
+    ),
 )
 
 
@@ -286,7 +295,7 @@ def _argparse_kwargs(entry: Option) -> dict[str, Any]:
     return {"default": None, "metavar": entry.metavar, "help": entry.help}
 
 
-_INI_TYPES: Final = {"flag": "bool", "path": "paths", "number": "string"}
+_INI_TYPES: Final = {"flag": "bool", "path": "paths", "number": "string", "text": "string"}
 
 
 def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
@@ -321,6 +330,7 @@ class EntropySettings:
     baseline_given: bool = False
     update: bool = False
     max_score: float | None = None
+    lint: str | None = None
 
     @property
     def gate(self) -> bool:
@@ -330,7 +340,7 @@ class EntropySettings:
     @property
     def active(self) -> bool:
         """Whether this run needs the session-level machinery at all."""
-        return self.certify or self.gate
+        return self.certify or self.gate or self.lint is not None
 
     def certification_arguments(self) -> dict[str, Any]:
         """Keyword arguments for ``CertificationOptions``."""
@@ -344,4 +354,5 @@ class EntropySettings:
             "repairs": text(self.repairs),
             "trial": self.trial,
             "artifact": text(self.artifact),
+            "lint": self.lint,
         }

@@ -223,3 +223,51 @@ def test_descriptions_are_kept_only_when_asked(tmp_path: Path) -> None:
     assert described["actions"][0]["description"] == "Search the index."
     # The surface hash of a tool list never sees descriptions.
     assert surface_hash(load_surface(path)) == surface_hash(plain)
+
+
+def test_fix_writes_a_surface_that_satisfies_the_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    surface = _write(tmp_path, CLEAN_TOOL, OPTIONAL_TOOL)
+    fixed = tmp_path / "fixed.json"
+    code, out, _ = run(
+        capsys, "--surface", surface, "--fix", "--profile", "openai-strict", "--out", str(fixed)
+    )
+    assert code == 0, out
+    assert "--- list" in out and '+  "additionalProperties": false' in out
+    assert "Fixed 1 of 2 tools for openai-strict" in out
+    code, out, _ = run(capsys, "--surface", str(fixed), "--profile", "openai-strict", "--json")
+    assert [f for f in json.loads(out)["findings"] if f["profile"]] == []
+    assert json.loads(fixed.read_text())["actions"][1]["inputSchema"]["properties"]["page"] == {
+        "type": ["integer", "null"],
+        "minimum": 1,
+    }
+
+
+def test_fix_with_the_demo_sessions(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    sessions = str(DEMO_SURFACE.parent / "sessions")
+    fixed = str(tmp_path / "fixed.json")
+    argv = ["--surface", str(DEMO_SURFACE), "--fix", "--profile", "openai-strict", "--out", fixed]
+    code, out, _ = run(capsys, *argv, "--sessions", sessions, "--json")
+    value = json.loads(out)
+    assert value["sessions"] == {"checked": 11, "refused": 0, "refusedByRef": {}}
+    # The demo's dotted refs are no OpenAI function names: a rename is no schema rewrite.
+    assert {f["rule"] for f in value["remaining"]} == {"strict-name-invalid"}
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--fix", "--out", "x.json"], "--fix needs exactly one --profile"),
+        (["--fix", "--profile", "mcp", "--out", "x.json"], "'mcp' defines no fix"),
+        (["--fix", "--profile", "openai-strict"], "--fix needs --out FILE"),
+        (["--out", "x.json"], "--out and --sessions go with --fix"),
+    ],
+)
+def test_fix_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "--surface", _write(tmp_path, CLEAN_TOOL), *argv)
+    assert code == 2
+    assert message in err

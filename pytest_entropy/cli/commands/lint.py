@@ -19,10 +19,12 @@ from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     add_format_options,
+    add_sessions_option,
     positive_int,
     print_json,
     print_lines,
 )
+from pytest_entropy.core.errors import EntropyInputError
 
 OUTPUT_FORMATS = ("text", "json", "sarif", "markdown")
 
@@ -89,6 +91,13 @@ def register(commands: Any) -> None:
         metavar="N",
         help="schema-too-large above N bytes of JSON (default 8192)",
     )
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="write a surface that satisfies the (one) --profile to --out and print the diff",
+    )
+    parser.add_argument("--out", metavar="FILE", help="where --fix writes the fixed snapshot")
+    add_sessions_option(parser, required=False)
     parser.set_defaults(handler=run)
 
 
@@ -147,6 +156,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         ref_prefix=args.ref_prefix or "",
         descriptions=True,
     )
+    if args.fix:
+        from pytest_entropy.cli.commands.lint_fix import run_fix
+
+        return run_fix(args, out, surface, profiles, options)
+    if args.out or args.sessions:
+        raise EntropyInputError("--out and --sessions go with --fix")
     findings = lint_surface(surface, profiles, options)
     tools = len(surface["actions"])
     output = "json" if args.json else (args.output_format or "text")

@@ -1,0 +1,95 @@
+"""Lint runs for the fronts: a surface from a path or an object, profiles by name, and the
+``lint --fix --sessions`` replay of recorded calls."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.inputs import surface_from_value
+from pytest_entropy.core.lint import (
+    Finding,
+    LintOptions,
+    Profile,
+    check_rule_patterns,
+    lint_surface,
+)
+from pytest_entropy.core.lint.fix import FixReplay
+from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.run.corpus import SourceFile
+from pytest_entropy.sources.lint_profiles import load_profiles
+from pytest_entropy.sources.scan import scan_source
+
+__all__ = ["LintRun", "lint_source", "lint_surface_value", "replay_fix"]
+
+
+@dataclass(frozen=True, slots=True)
+class LintRun:
+    """A surface (descriptions kept), the profiles it was checked with and the findings."""
+
+    surface: dict[str, Any]
+    profiles: tuple[Profile, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [finding for finding in self.findings if finding.severity == "error"]
+
+
+def lint_surface_value(value: Any, *, ref_prefix: str = "") -> dict[str, Any]:
+    """A parsed surface object (a snapshot or any tool list the CLI reads) as a snapshot
+    with the tools' descriptions kept."""
+    from pytest_entropy.ingest.registry import surface_format
+    from pytest_entropy.ingest.tool_lists import detect_surface_format
+
+    name = detect_surface_format(value) or "snapshot"
+    if name == "snapshot":
+        surface = surface_from_value(value, source="<surface object>")
+    else:
+        found = surface_format(name)
+        if found is None:  # pragma: no cover - detection names registered formats only
+            raise EntropyInputError(f"no reader for surface format {name!r}")
+        surface = found.reader(value, "<surface object>")
+        ref_prefix = ref_prefix or found.ref_prefix
+    if ref_prefix:
+        actions = [{**action, "ref": ref_prefix + action["ref"]} for action in surface["actions"]]
+        surface = {"version": 1, "actions": actions}
+    return surface
+
+
+def lint_source(
+    surface: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any],
+    profiles: Sequence[str] = (),
+    *,
+    options: LintOptions | None = None,
+    surface_format: str = "auto",
+    ref_prefix: str = "",
+) -> LintRun:
+    """Lint a surface file (any format the CLI reads) or a parsed surface object with the
+    named profiles (``openai-strict``, ... or profile files; comma-separated names too)."""
+    from pytest_entropy.ingest.surfaces import load_surface
+
+    chosen = load_profiles(list(profiles))
+    options = options or LintOptions()
+    check_rule_patterns(options, chosen)
+    if isinstance(surface, str | os.PathLike):
+        loaded = load_surface(
+            surface, surface_format=surface_format, ref_prefix=ref_prefix, descriptions=True
+        )
+    else:
+        loaded = lint_surface_value(surface, ref_prefix=ref_prefix)
+    return LintRun(loaded, tuple(chosen), tuple(lint_surface(loaded, chosen, options)))
+
+
+def replay_fix(
+    sources: Sequence[SourceFile], replay: FixReplay, options: ReadOptions
+) -> tuple[FixReplay, ScanDiagnostics]:
+    """Feed every trace of ``sources`` (in order, one process) to ``replay``."""
+    diagnostics = ScanDiagnostics()
+    for source in sources:
+        scan_source(source.location, replay.add_trace, diagnostics=diagnostics, options=options)
+    return replay, diagnostics
