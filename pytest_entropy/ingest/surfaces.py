@@ -132,12 +132,21 @@ def load_surface(
     else:
         value = _load_surface_value(source)
     return surface_from_parsed(
-        value, source=source, surface_format=surface_format, ref_prefix=ref_prefix
+        value,
+        source=source,
+        surface_format=surface_format,
+        ref_prefix=ref_prefix,
+        descriptions=descriptions,
     )
 
 
 def surface_from_parsed(
-    value: Any, *, source: str, surface_format: str = "auto", ref_prefix: str = ""
+    value: Any,
+    *,
+    source: str,
+    surface_format: str = "auto",
+    ref_prefix: str = "",
+    descriptions: bool = False,
 ) -> dict[str, Any]:
     """A surface snapshot from a parsed value in any surface format (see :func:`load_surface`);
     ``source`` names it in errors."""

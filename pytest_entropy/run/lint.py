@@ -8,8 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.inputs import surface_from_value
 from pytest_entropy.core.lint import (
     Finding,
     LintOptions,
@@ -24,7 +22,7 @@ from pytest_entropy.run.corpus import SourceFile
 from pytest_entropy.sources.lint_profiles import load_profiles
 from pytest_entropy.sources.scan import scan_source
 
-__all__ = ["LintRun", "lint_source", "lint_surface_value", "replay_fix"]
+__all__ = ["LintRun", "lint_source", "replay_fix"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,27 +36,6 @@ class LintRun:
     @property
     def errors(self) -> list[Finding]:
         return [finding for finding in self.findings if finding.severity == "error"]
-
-
-def lint_surface_value(value: Any, *, ref_prefix: str = "") -> dict[str, Any]:
-    """A parsed surface object (a snapshot or any tool list the CLI reads) as a snapshot
-    with the tools' descriptions kept."""
-    from pytest_entropy.ingest.registry import surface_format
-    from pytest_entropy.ingest.tool_lists import detect_surface_format
-
-    name = detect_surface_format(value) or "snapshot"
-    if name == "snapshot":
-        surface = surface_from_value(value, source="<surface object>")
-    else:
-        found = surface_format(name)
-        if found is None:  # pragma: no cover - detection names registered formats only
-            raise EntropyInputError(f"no reader for surface format {name!r}")
-        surface = found.reader(value, "<surface object>")
-        ref_prefix = ref_prefix or found.ref_prefix
-    if ref_prefix:
-        actions = [{**action, "ref": ref_prefix + action["ref"]} for action in surface["actions"]]
-        surface = {"version": 1, "actions": actions}
-    return surface
 
 
 def lint_source(
@@ -81,7 +58,15 @@ def lint_source(
             surface, surface_format=surface_format, ref_prefix=ref_prefix, descriptions=True
         )
     else:
-        loaded = lint_surface_value(surface, ref_prefix=ref_prefix)
+        from pytest_entropy.ingest.surfaces import surface_from_parsed
+
+        loaded = surface_from_parsed(
+            surface,
+            source="<surface object>",
+            surface_format=surface_format,
+            ref_prefix=ref_prefix,
+            descriptions=True,
+        )
     return LintRun(loaded, tuple(chosen), tuple(lint_surface(loaded, chosen, options)))
 
 

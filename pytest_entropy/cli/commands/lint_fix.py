@@ -55,11 +55,16 @@ def run_fix(
             session_sources_of(args, read), FixReplay.of(surface, fixed, tools), read
         )
     broken = sum(replay.broken.values()) if replay is not None else 0
+    from pytest_entropy.core.surface_diff import diff_snapshots
+
+    # What the fix does to the calls each tool accepts (the ratchet's containment check).
+    contained = diff_snapshots(surface, fixed)
     if args.json or args.output_format == "json":
         value: dict[str, Any] = {
             "fixed": str(target.resolve()),
             "tools": [{"ref": tool.ref, "changes": list(tool.changes)} for tool in tools],
             "remaining": findings_json(remaining)["findings"],
+            "diff": contained.to_json(),
         }
         if replay is not None:
             value["sessions"] = {
@@ -69,7 +74,11 @@ def run_fix(
             }
         print_json(out, value)
     else:
+        from pytest_entropy.cli.commands.diff import diff_lines
+
         print_lines(out, fix_diff_lines(tools))
+        print_lines(out, ["containment (as `pytest-entropy diff` sees it):"])
+        print_lines(out, [f"  {line}" for line in diff_lines(contained)])
         out.write(
             f"Fixed {len(tools)} of {len(surface['actions'])} tools for {profile.id}"
             f" → {target.resolve()}\n"
