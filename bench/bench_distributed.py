@@ -94,12 +94,16 @@ ONE_PASS = r"""
 import json, sys
 from pathlib import Path
 from pytest_entropy.core.compiler import compile_entropy_surface
-from pytest_entropy.evidence import read_window_evidence
+from pytest_entropy.sources.scan import read_file_evidence
 surface = json.loads(Path(sys.argv[1]).read_text())
-evidence = read_window_evidence([Path(p) for p in sys.argv[2:]])
-outcome = compile_entropy_surface(
-    evidence.traces, surface, None, evidence.value_observations, evidence.audit_calls
-)
+traces, observations, audits = [], [], []
+for name in sys.argv[2:]:
+    evidence = read_file_evidence(Path(name))
+    if evidence is not None:
+        traces += evidence.traces
+        observations += evidence.value_observations
+        audits += evidence.audit_calls
+outcome = compile_entropy_surface(traces, surface, None, observations, audits)
 print(json.dumps(outcome.to_json()))
 """
 

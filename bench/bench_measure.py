@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 from corpus_gen import write_corpus  # noqa: E402
 from launcher import Launcher  # noqa: E402
 
-from pytest_entropy.run.corpus import meter_paths  # noqa: E402
+from pytest_entropy.run.corpus import measure_plan, read_corpus, source_files  # noqa: E402
 from pytest_entropy.sources.locate import expand_session_paths  # noqa: E402
 
 TRACE_MARK = b"pi-fabric.execution"
@@ -101,11 +101,13 @@ def main() -> None:
             loads(line)
 
     floor = best(args.repeat, parse_floor)
-    result = meter_paths(paths)
+    result = read_corpus(source_files(paths), measure_plan())
     report = result.state.finalize()
     operations = report.totals.operations
 
-    in_process = best(args.repeat, lambda: meter_paths(paths).state.finalize())
+    in_process = best(
+        args.repeat, lambda: read_corpus(source_files(paths), measure_plan()).state.finalize()
+    )
     jobs1 = min(
         run_cli(["measure", "--sessions", str(args.corpus), "--jobs", "1"])[0]
         for _ in range(args.repeat)
@@ -125,7 +127,7 @@ def main() -> None:
 
     profiler = cProfile.Profile()
     profiler.enable()
-    meter_paths(paths).state.finalize()
+    read_corpus(source_files(paths), measure_plan()).state.finalize()
     profiler.disable()
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(12)

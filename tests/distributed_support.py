@@ -9,13 +9,25 @@ others), an empty file, a file with no traces, and one file far larger than the 
 from __future__ import annotations
 
 import json
+import os
 import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
+from pytest_entropy.run.corpus import (
+    CorpusRead,
+    EngineOptions,
+    measure_plan,
+    read_corpus,
+    source_files,
+)
+from pytest_entropy.sources.scan import read_file_evidence
 
 SURFACE: dict[str, Any] = {
     "version": 1,
@@ -152,3 +164,37 @@ def write_corpus(directory: Path, seed: int, *, files: int = 6) -> list[Path]:
     broken = directory / "92-broken.jsonl"
     broken.write_bytes(b'{"pi-fabric.execution" nope\n' + session_bytes(rng, 4, profile))
     return [*paths, empty, quiet, broken]
+
+
+@dataclass(slots=True)
+class OnePass:
+    """The reference the pipeline is held to: every file read alone, in order, by hand."""
+
+    traces: list[Trace] = field(default_factory=list)
+    value_observations: list[ValueObservation] = field(default_factory=list)
+    audit_calls: list[AuditCall] = field(default_factory=list)
+    windows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def one_pass(paths: Sequence[Path]) -> OnePass:
+    """Each file's evidence by ``read_file_evidence`` and its ``{file, observations}``
+    window, without the corpus pipeline."""
+    out = OnePass()
+    for path in paths:
+        evidence = read_file_evidence(path)
+        if evidence is None:
+            continue
+        out.traces.extend(evidence.traces)
+        out.value_observations.extend(evidence.value_observations)
+        out.audit_calls.extend(evidence.audit_calls)
+        out.windows.append(
+            {"file": os.path.abspath(path), "observations": evidence.value_observations}
+        )
+    return out
+
+
+def measured(
+    sources: Sequence[Any], *, options: ReadOptions | None = None, **engine: Any
+) -> CorpusRead:
+    """The pipeline's measurement of ``sources`` on the engine ``engine`` names."""
+    return read_corpus(source_files(sources), measure_plan(options), EngineOptions(**engine))

@@ -300,25 +300,21 @@ class EntropySession:
         return GateResult(passed, lines, report)
 
     def _measure_sessions(self) -> Report:
-        from pytest_entropy.core.meter import MeterState
         from pytest_entropy.core.status import surface_hash
         from pytest_entropy.ingest.base import ReadOptions
-        from pytest_entropy.ingest.diagnostics import ScanDiagnostics
         from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+        from pytest_entropy.run.corpus import measure_plan, read_corpus, source_files
         from pytest_entropy.sources.locate import expand_session_paths
-        from pytest_entropy.sources.scan import meter_source
 
         settings = self.settings
         assert settings.sessions is not None
         surface = load_surface(settings.surface) if settings.surface is not None else None
         repairs = load_repairs(settings.repairs) if settings.repairs is not None else None
-        state = MeterState()
-        diagnostics = ScanDiagnostics()
         # The same rule as `pytest-entropy measure`: every file scanned alone, in order, with
         # the surface at hand for foreign readers that classify failure stages by it.
         options = ReadOptions(surface=surface)
-        for path in expand_session_paths([settings.sessions], options):
-            meter_source(path, diagnostics=diagnostics, into=state, options=options)
+        sources = source_files(expand_session_paths([settings.sessions], options))
+        state = read_corpus(sources, measure_plan(options)).state
         digest = surface_hash(surface) if surface is not None else ""
         return state.finalize(surface, repairs, digest)
 

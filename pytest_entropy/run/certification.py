@@ -216,19 +216,17 @@ def _corpus_files(directory: Path) -> list[Path]:
 
 def _scan_corpus(files: Sequence[Path]) -> SessionScan:
     """One scan over the files' lines concatenated: the model cursor crosses files."""
-    from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+    from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
+    from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
 
-    evidence = SessionEvidence()
-    scanner = SessionScanner(
-        evidence.traces.append,
-        on_audit=evidence.audit_calls.append,
-        on_value=evidence.value_observations.append,
-    )
-    for path in files:
-        scanner.name = str(path)
-        with open(path, "rb") as stream:
-            scanner.scan_stream(stream)
-    return evidence
+    plan = records_plan(ReadOptions(NATIVE_FORMAT), continuous=True)
+    read = read_corpus(source_files(files), plan)
+    for source in read.unreadable:
+        # Every corpus-mode error fails the check with the system's own words: open the
+        # file again for them (it may also have become readable meanwhile).
+        open(source.location, "rb").close()
+        raise OSError(f"cannot read {source.location}")
+    return read.records
 
 
 def _score_properties(report: Report) -> tuple[tuple[str, Any], ...]:

@@ -1,8 +1,9 @@
-"""Compile, propose, pool and trial over many session files, on any engine.
+"""Compile, propose and pool over many session files, on any engine.
 
-Every command here is a map-merge over session files (:func:`~pytest_entropy.engine.map_merge`):
-a worker reads one file (or a run of consecutive files) and returns small, mergeable
-summaries; the client folds them in file order and runs only the final steps. The
+Every command here reads its files through the corpus pipeline
+(:func:`~pytest_entropy.run.corpus.read_corpus`): a worker reads one file (or a run of
+consecutive files) and returns small, mergeable summaries; the client folds them in file
+order and runs only the final steps. The
 summaries are the core accumulators, each of which merges exactly (the merge of consecutive
 pieces equals one pass over them), so every engine gives the bytes the one-pass functions
 (``compile_entropy_surface``, ``run_entropy_trial``, ...) give on the same files:
@@ -12,8 +13,7 @@ pieces equals one pass over them), so every engine gives the bytes the one-pass 
   summary per file for the pool;
 * pass 2 (compile, only when something would be applied): the replay of recorded calls
   against the candidate surface, plus the canonical JSON of observations and audit calls
-  for the artifact's evidence digest (only when the score gate passed);
-* the trial needs one pass: class counts per ref, kept apart for traces and audits.
+  for the artifact's evidence digest (only when the score gate passed).
 
 Memory on the client grows with distinct refs, signatures, sequences and values, never with
 the number of calls. Between the two compile passes each file must stay unchanged (same
@@ -23,9 +23,8 @@ that changed fails the compile with a message naming it, and nothing is written.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_entropy.core.artifact import Artifact
@@ -39,119 +38,90 @@ from pytest_entropy.core.compiler import (
 )
 from pytest_entropy.core.pool import (
     PoolMerge,
-    PoolMerger,
     pool_to_value_observations,
 )
 from pytest_entropy.core.proposals import Proposal
 from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
-from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.run import corpus
 from pytest_entropy.run.corpus import (
+    CorpusPlan,
     EngineOptions,
-    GatherPlan,
+    ReplayHooks,
     SourceChangedError,
     SourceFile,
-    Stamp,
-    gather_sources,
+    read_corpus,
 )
-from pytest_entropy.sources.scan import scan_source
 
 # ------------------------------------------------------------------------ pass 2 (compile)
 
 
 @dataclass(frozen=True, slots=True)
-class ReplayPlan:
-    options: ReadOptions
+class CompileReplay:
+    """The compile's second pass (a :class:`~pytest_entropy.run.corpus.Replay`): the
+    replay against the candidate and, when the digest is needed, the canonical JSON of the
+    audit calls and observations."""
+
     candidate: Mapping[str, Any]
     effective: Mapping[str, Any]
     touched: frozenset[str]
     audited: frozenset[str]
-    check_stamps: bool
     audit_fragments: bool
     observation_fragments: bool
+
+    def start(self, source: SourceFile) -> ReplayHooks:
+        tally = ReplayTally(self.candidate, self.effective, self.touched, self.audited)
+        audits: list[dict[str, Any]] = []
+        observations: list[dict[str, Any]] = []
+
+        def on_audit(call: AuditCall) -> None:
+            tally.add_audit(call)
+            if self.audit_fragments:
+                audits.append(call.to_json())
+
+        def on_value(observation: ValueObservation) -> None:
+            if self.observation_fragments:
+                observations.append(observation.to_json())
+
+        def result() -> ReplayPart:
+            return ReplayPart(
+                tally.counts, [array_fragment(audits)], [array_fragment(observations)]
+            )
+
+        return ReplayHooks(tally.add_trace, on_audit, on_value, result)
 
 
 @dataclass(slots=True)
 class ReplayPart:
-    """Pass 2's result: the replay counts (no schemas), digest fragments, the unsupported
-    patterns met, and the files that changed since pass 1."""
+    """What the second pass found in one file or a run of files: the replay counts (no
+    schemas) and the digest fragments."""
 
     replay: ReplayCounts = field(default_factory=ReplayCounts)
     audit_fragments: list[str] = field(default_factory=list)
     observation_fragments: list[str] = field(default_factory=list)
-    patterns: set[str] = field(default_factory=set)
-    changed: list[str] = field(default_factory=list)
 
-
-def _replay_one(item: tuple[SourceFile, Stamp | None], plan: ReplayPlan) -> ReplayPart:
-    source, stamp = item
-    part = ReplayPart()
-    if plan.check_stamps and corpus.source_stamp(source.location) != stamp:
-        part.changed.append(source.location)
-        return part
-    tally = ReplayTally(plan.candidate, plan.effective, plan.touched, plan.audited)
-    audits: list[dict[str, Any]] = []
-    observations: list[dict[str, Any]] = []
-
-    def on_audit(call: AuditCall) -> None:
-        tally.add_audit(call)
-        if plan.audit_fragments:
-            audits.append(call.to_json())
-
-    def on_value(observation: ValueObservation) -> None:
-        if plan.observation_fragments:
-            observations.append(observation.to_json())
-
-    diagnostics = ScanDiagnostics()
-    with collect_unsupported_patterns() as patterns:
-        readable = scan_source(
-            source.location,
-            tally.add_trace,
-            diagnostics=diagnostics,
-            on_audit=on_audit,
-            on_value=on_value,
-            options=plan.options,
-        )
-    if not readable or (plan.check_stamps and corpus.source_stamp(source.location) != stamp):
-        part.changed.append(source.location)
-        return part
-    part.replay = tally.counts
-    part.audit_fragments.append(array_fragment(audits))
-    part.observation_fragments.append(array_fragment(observations))
-    part.patterns = patterns
-    return part
-
-
-def _combine_replayed(first: ReplayPart, then: ReplayPart) -> ReplayPart:
-    first.replay.merge(then.replay)
-    first.audit_fragments.extend(then.audit_fragments)
-    first.observation_fragments.extend(then.observation_fragments)
-    first.patterns.update(then.patterns)
-    first.changed.extend(then.changed)
-    return first
+    def merge(self, other: ReplayPart) -> ReplayPart:
+        self.replay.merge(other.replay)
+        self.audit_fragments.extend(other.audit_fragments)
+        self.observation_fragments.extend(other.observation_fragments)
+        return self
 
 
 @dataclass(slots=True)
 class _ReplayRoot:
-    """Pass 2 on the client: the parts' fragments are hashed as they arrive, not kept."""
+    """The second pass on the client: the fragments are hashed as they arrive, not kept."""
 
     replay: ReplayCounts = field(default_factory=ReplayCounts)
     audits: ArrayHasher = field(default_factory=ArrayHasher)
     observations: ArrayHasher = field(default_factory=ArrayHasher)
-    changed: list[str] = field(default_factory=list)
 
-
-def _merge_replayed(root: _ReplayRoot, part: ReplayPart) -> _ReplayRoot:
-    root.replay.merge(part.replay)
-    for fragment in part.audit_fragments:
-        root.audits.add_fragment(fragment)
-    for fragment in part.observation_fragments:
-        root.observations.add_fragment(fragment)
-    note_unsupported_patterns(part.patterns)
-    root.changed.extend(part.changed)
-    return root
+    def merge(self, part: ReplayPart) -> _ReplayRoot:
+        self.replay.merge(part.replay)
+        for fragment in part.audit_fragments:
+            self.audits.add_fragment(fragment)
+        for fragment in part.observation_fragments:
+            self.observations.add_fragment(fragment)
+        return self
 
 
 # ---------------------------------------------------------------------------- compile
@@ -187,9 +157,9 @@ def compile_sources(
     """
     options = options or ReadOptions()
     engine = engine or EngineOptions()
-    plan = GatherPlan(options, observation_values=not use_pool, windows=use_pool, stamps=True)
-    corpus = gather_sources(sources, plan, engine, pool=pool)
-    merged = corpus.pool.result() if corpus.pool is not None else None
+    plan = CorpusPlan(options, observation_values=not use_pool, windows=use_pool, stamps=True)
+    corpus = read_corpus(sources, plan, engine, pool=pool)
+    merged = corpus.merged_pool() if use_pool else None
     pool_observations: list[ValueObservation] | None = None
     if merged is not None:
         pool_observations = pool_to_value_observations(merged.file)
@@ -202,32 +172,38 @@ def compile_sources(
         touched: set[str],
         digest_needed: bool,
     ) -> list[dict[str, str]]:
-        replay_plan = ReplayPlan(
-            options,
+        compile_replay = CompileReplay(
             candidate,
             effective,
             frozenset(touched),
             frozenset(corpus.audit_refs & touched),
-            check_stamps=True,
             audit_fragments=digest_needed,
             observation_fragments=digest_needed and pool_observations is None,
         )
-        root: _ReplayRoot = engine.fold(
-            corpus.readable,
-            functools.partial(_replay_one, plan=replay_plan),
-            _merge_replayed,
-            _ReplayRoot(),
-            _combine_replayed,
+        plan = CorpusPlan(
+            options,
+            meter=False,
+            proposals=False,
+            audit_refs=False,
+            check_stamps=True,
+            replay=compile_replay,
         )
-        if root.changed:
-            shown = ", ".join(root.changed[:3])
-            more = f" and {len(root.changed) - 3} more" if len(root.changed) > 3 else ""
+        second = read_corpus(
+            [replace(source, stamp=stamp) for source, stamp in corpus.readable],
+            plan,
+            engine,
+            replayed=_ReplayRoot(),
+        )
+        if second.changed:
+            shown = ", ".join(second.changed[:3])
+            more = f" and {len(second.changed) - 3} more" if len(second.changed) > 3 else ""
             raise SourceChangedError(
                 f"session files changed while the compile read them twice (once to measure,"
                 f" once to replay): {shown}{more}; nothing was written, run it again"
             )
+        root: _ReplayRoot = second.replayed
         replayed.append(root)
-        tally = ReplayTally(candidate, effective, touched, replay_plan.audited)
+        tally = ReplayTally(candidate, effective, touched, compile_replay.audited)
         return tally.merge(root.replay).violations()
 
     def counts() -> EvidenceCounts:
@@ -283,10 +259,10 @@ def propose_sources(
     ``audit_values`` takes the value corpus from the audits' observations; otherwise from
     the top-level primitive trace arguments (spec §5.2).
     """
-    plan = GatherPlan(
+    plan = CorpusPlan(
         options or ReadOptions(), trace_values=not audit_values, observation_values=audit_values
     )
-    corpus = gather_sources(sources, plan, engine or EngineOptions())
+    corpus = read_corpus(sources, plan, engine or EngineOptions())
     report = corpus.state.finalize(surface, repairs, catalog_digest)
     return ProposeRun(report, corpus.evidence.proposals(report, surface), corpus.diagnostics)
 
@@ -302,7 +278,6 @@ def pool_sources(
     engine: EngineOptions | None = None,
 ) -> tuple[PoolMerge, ScanDiagnostics]:
     """``merge_observation_window`` of the files' windows into ``pool``."""
-    plan = GatherPlan(options or ReadOptions(), meter=False, proposals=False, windows=True)
-    corpus = gather_sources(sources, plan, engine or EngineOptions(), pool=pool)
-    merger = corpus.pool if corpus.pool is not None else PoolMerger(pool)  # always set here
-    return merger.result(), corpus.diagnostics
+    plan = CorpusPlan(options or ReadOptions(), meter=False, proposals=False, windows=True)
+    corpus = read_corpus(sources, plan, engine or EngineOptions(), pool=pool)
+    return corpus.merged_pool(), corpus.diagnostics

@@ -1,14 +1,19 @@
-"""Where the map-merge-finalize runs: this process, a process pool, or a Dask cluster.
+"""The one corpus pipeline: every consumer of session files reads them through it.
 
-:func:`map_merge` is the generic, ordered map-merge: every item is mapped independently
-(on any worker), and the results are folded into one accumulator strictly in item order,
-each as soon as every earlier one has been folded. Results that finish early wait in a
-bounded window, so the client holds at most ``window`` results however large the input is.
+A corpus is a list of sources (local paths or fsspec URLs, :func:`source_files`).
+:func:`read_corpus` reads each source alone (:func:`~pytest_entropy.sources.scan.scan_source`,
+or an incremental :class:`~pytest_entropy.sources.incremental.EvidenceCache`) into a small,
+mergeable :class:`CorpusPart`, on the engine :class:`EngineOptions` names, and folds the
+parts in source order into one :class:`CorpusRead`. A :class:`CorpusPlan` says what to
+collect: the merged meter state or each file's own, the proposals' evidence, the refs that
+have audit calls, the observation windows (merged into a pool as they arrive), stamps for
+a second pass, the session records themselves. Each accumulator merges exactly (the merge
+of consecutive pieces equals one pass over them), so every engine gives the bytes of one
+sequential pass, and the client's memory grows with what is distinct, not with the corpus.
 
-Measurement is the first user: each session file maps to a
-:class:`~pytest_entropy.core.meter.MeterState` and the states merge in file order into a
-root that drops churn terms, so every engine yields the bytes of one sequential pass
-(:func:`meter_paths`). Dask is an optional extra, imported only when ``engine="dask"``.
+Measure, propose, compile, pool, trial (``run/compile.py``, ``run/trial.py``), status,
+certification's corpus mode, the pytest gate, the fixtures and assertions and the compile
+loop all read here.
 """
 
 from __future__ import annotations
@@ -18,96 +23,21 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
-from pytest_entropy.core.pool import PoolMerger, WindowSummary, summarize_window
+from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
+from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.run.executor import ENGINES, map_merge
-from pytest_entropy.sources.scan import meter_source, read_file_evidence, scan_source
+from pytest_entropy.sources.incremental import EvidenceCache
+from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url, url_stamp
-
-# ----------------------------------------------------------------------- measurement
-
-
-@dataclass(slots=True)
-class MeterResult:
-    """The merged meter state of many files and what their scans saw."""
-
-    state: MeterState = field(default_factory=lambda: MeterState(retain_terms=False))
-    diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
-
-
-FileMeasurement = tuple[MeterState | None, ScanDiagnostics]
-
-
-def _meter_one(source: str, options: ReadOptions) -> FileMeasurement:
-    # Each file's state keeps its churn terms: it is the right-hand side of a merge.
-    return meter_source(source, retain_terms=True, options=options)
-
-
-def _combine_measurements(first: FileMeasurement, then: FileMeasurement) -> FileMeasurement:
-    """Two consecutive files' measurements as one, still usable as a right-hand side."""
-    first_state, first_diagnostics = first
-    then_state, then_diagnostics = then
-    if first_state is None:
-        state = then_state
-    elif then_state is None:
-        state = first_state
-    else:
-        # Both keep their churn terms, so the merged state keeps them too, in order.
-        state = first_state.merge(then_state)
-    return state, first_diagnostics.merge(then_diagnostics)
-
-
-def _merge_measurement(result: MeterResult, measured: FileMeasurement) -> MeterResult:
-    state, diagnostics = measured
-    # An unreadable file contributes nothing but its diagnostics, on every engine.
-    if state is not None:
-        result.state.merge(state)
-    result.diagnostics.merge(diagnostics)
-    return result
-
-
-def meter_paths(
-    paths: Iterable[str | os.PathLike[str]],
-    *,
-    jobs: int = 1,
-    engine: str = "local",
-    options: ReadOptions | None = None,
-    scheduler: str | None = None,
-    window: int | None = None,
-    batch: int | None = None,
-) -> MeterResult:
-    """Measure session files (local paths or fsspec URLs) in order on any engine.
-
-    Workers measure files (``batch`` consecutive files per task, chosen automatically by
-    default) and the client merges their states in file order into a root that drops churn
-    terms (it is only ever the left-hand side of a merge), so the client's memory grows
-    with distinct refs, signatures and sequences, not with the corpus. ``finalize()`` the
-    result's state once.
-    """
-    sources = [os.fspath(path) for path in paths]
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}")
-    measure_one = functools.partial(_meter_one, options=options or ReadOptions())
-    return map_merge(
-        sources,
-        measure_one,
-        _merge_measurement,
-        MeterResult(),
-        combine=_combine_measurements,
-        engine=engine,
-        jobs=jobs,
-        scheduler=scheduler,
-        window=window,
-        batch=batch,
-    )
-
 
 PartT = TypeVar("PartT")
 Stamp = tuple[Any, ...]
@@ -119,7 +49,7 @@ class SourceChangedError(EntropyInputError):
 
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
-    """Where the work runs (see :func:`~pytest_entropy.engine.map_ordered`)."""
+    """Where the work runs (see :func:`~pytest_entropy.run.executor.map_ordered`)."""
 
     engine: str = "local"
     jobs: int = 1
@@ -130,6 +60,11 @@ class EngineOptions:
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}")
+
+    @property
+    def in_process(self) -> bool:
+        """Whether every map runs in this process, one after another, in order."""
+        return self.engine == "local" or (self.engine == "processes" and self.jobs <= 1)
 
     def fold(
         self,
@@ -155,11 +90,13 @@ class EngineOptions:
 
 @dataclass(frozen=True, slots=True)
 class SourceFile:
-    """One session file: its position, what a worker opens, and the pool's name for it."""
+    """One session file: its position, what a worker opens, the pool's name for it and, in
+    a second pass, the stamp the first pass saw."""
 
     index: int
     location: str
     window: str
+    stamp: Stamp | None = None
 
 
 def source_files(sources: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
@@ -184,150 +121,294 @@ def source_stamp(location: str) -> Stamp | None:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-# --------------------------------------------------------------------------- pass 1
-
-
-@dataclass(frozen=True, slots=True)
-class GatherPlan:
-    """What pass 1 collects from each file."""
-
-    options: ReadOptions
-    meter: bool = True
-    proposals: bool = True
-    trace_values: bool = False
-    observation_values: bool = False
-    windows: bool = False
-    stamps: bool = False
+# ------------------------------------------------------------------------------ plan
 
 
 @dataclass(slots=True)
-class GatherPart:
-    """Pass 1's result for one file or a run of consecutive files."""
+class ReplayHooks:
+    """One file's listeners of a :class:`Replay` and how to get what they found."""
 
-    state: MeterState
-    evidence: ProposalEvidence
+    on_trace: Callable[[Trace], None] | None
+    on_audit: Callable[[AuditCall], None] | None
+    on_value: Callable[[ValueObservation], None] | None
+    result: Callable[[], Any]
+
+
+class Replay(Protocol):
+    """A computation a plan adds to the read (the trial, the compile's replay): it travels
+    to the workers with the plan (so it must pickle) and hears every record of a file;
+    what it found must merge in order (``a.merge(b)`` is ``a``'s files followed by
+    ``b``'s, returning ``a``)."""
+
+    def start(self, source: SourceFile) -> ReplayHooks: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusPlan:
+    """What :func:`read_corpus` collects from each source.
+
+    ``meter``: the merged meter state; ``file_states``: instead, each file's own state
+    (the ``status`` view measures every file alone). ``proposals``: the proposals' evidence
+    from traces, with ``trace_values`` the value corpus from trace arguments, with
+    ``observation_values`` from the audits' observations. ``audit_refs``: the refs that
+    have audit calls. ``windows``: one observation window per file, merged into the pool.
+    ``stamps``: what identifies each readable file's version, for a second pass;
+    ``check_stamps``: a second pass, where a file whose stamp differs from its source's
+    counts as changed. ``records``: the session records themselves (traces, observations,
+    audit calls). ``replay``: a further computation over every file. ``continuous``: one
+    model cursor across the files instead of one per file (spec §12.1; in this process
+    only). Audits are harvested, and counted in the diagnostics, only when something here
+    listens to them.
+    """
+
+    options: ReadOptions = field(default_factory=ReadOptions)
+    meter: bool = True
+    file_states: bool = False
+    proposals: bool = True
+    trace_values: bool = False
+    observation_values: bool = False
+    audit_refs: bool = True
+    windows: bool = False
+    stamps: bool = False
+    check_stamps: bool = False
+    records: bool = False
+    replay: Replay | None = None
+    continuous: bool = False
+
+    def __post_init__(self) -> None:
+        if self.meter and self.file_states:
+            raise ValueError("a plan collects the merged meter state or each file's, not both")
+
+
+def measure_plan(options: ReadOptions | None = None) -> CorpusPlan:
+    """The plan of a measurement: the merged meter state and nothing else."""
+    return CorpusPlan(options or ReadOptions(), proposals=False, audit_refs=False)
+
+
+def records_plan(options: ReadOptions | None = None, **more: Any) -> CorpusPlan:
+    """The plan that keeps the session records, and ``more`` of :class:`CorpusPlan`."""
+    settings: dict[str, Any] = {"meter": False, "proposals": False, "audit_refs": False}
+    settings.update(more)
+    return CorpusPlan(options or ReadOptions(), records=True, **settings)
+
+
+# ------------------------------------------------------------------------------ parts
+
+
+@dataclass(slots=True)
+class CorpusPart:
+    """What one file, or a run of consecutive files, contributed (plain, picklable data)."""
+
+    state: MeterState = field(default_factory=lambda: MeterState(retain_terms=True))
+    evidence: ProposalEvidence = field(default_factory=ProposalEvidence)
     audit_refs: set[str] = field(default_factory=set)
     windows: list[WindowSummary] = field(default_factory=list)
     readable: list[tuple[SourceFile, Stamp | None]] = field(default_factory=list)
+    files: list[tuple[SourceFile, MeterState | None]] = field(default_factory=list)
+    unreadable: list[SourceFile] = field(default_factory=list)
+    records: SessionEvidence = field(default_factory=SessionEvidence)
+    replayed: Any = None
+    patterns: set[str] = field(default_factory=set)
+    changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
 
 
-def _gather_one(source: SourceFile, plan: GatherPlan) -> GatherPart:
+@dataclass(slots=True)
+class CorpusRead(CorpusPart):
+    """A whole corpus, merged in source order on the client: the parts folded into one,
+    except that the windows merge into ``pool`` as they arrive instead of being kept.
+
+    ``state`` drops churn terms (it is only ever the left-hand side of a merge): finalize
+    it once. ``pool`` is set when the plan collects windows, ``replayed`` holds what the
+    plan's replay found. ``readable`` lists the files that could be read (with their
+    stamps) and ``unreadable`` those that could not, ``files`` every file with its own
+    state (``None``: unreadable) when the plan asks for ``file_states``, ``changed`` the
+    files a second pass found changed.
+    """
+
+    pool: PoolMerger | None = None
+
+    def merged_pool(self) -> PoolMerge:
+        """The pool with every readable file's window merged in (the plan's ``windows``)."""
+        if self.pool is None:
+            raise ValueError("the plan did not collect observation windows")
+        return self.pool.result()
+
+
+def _fan_out(listeners: list[Callable[[Any], None]]) -> Callable[[Any], None] | None:
+    if not listeners:
+        return None
+    if len(listeners) == 1:
+        return listeners[0]
+
+    def every(item: Any) -> None:
+        for listener in listeners:
+            listener(item)
+
+    return every
+
+
+def _extend_records(into: SessionEvidence, more: SessionEvidence) -> None:
+    into.traces.extend(more.traces)
+    into.value_observations.extend(more.value_observations)
+    into.audit_calls.extend(more.audit_calls)
+
+
+def _merge_replayed(first: Any, then: Any) -> Any:
+    if then is None:
+        return first
+    return then if first is None else first.merge(then)
+
+
+def _read_one(
+    source: SourceFile,
+    plan: CorpusPlan,
+    cache: EvidenceCache | None = None,
+    cursor: ModelCursor | None = None,
+) -> CorpusPart:
+    if plan.check_stamps and source_stamp(source.location) != source.stamp:
+        return CorpusPart(changed=[source.location])
     stamp = source_stamp(source.location) if plan.stamps else None
-    state = MeterState(retain_terms=True)
-    evidence = ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
-    part = GatherPart(state, evidence)
-    observations: list[ValueObservation] = []
-    audit_refs = part.audit_refs
-
-    def on_audit(call: AuditCall) -> None:
-        audit_refs.add(call.ref)
-
-    def on_value(observation: ValueObservation) -> None:
-        if plan.observation_values:
-            evidence.add_observation(observation)
-        if plan.windows:
-            observations.append(observation)
-
-    readable = scan_source(
-        source.location,
-        evidence.add_trace if plan.proposals else None,
-        diagnostics=part.diagnostics,
-        meter=state if plan.meter else None,
-        on_audit=on_audit,
-        on_value=on_value,
-        options=plan.options,
+    part = CorpusPart(
+        evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
     )
+    evidence, records = part.evidence, part.records
+    observations: list[ValueObservation] = []
+    traces: list[Callable[[Any], None]] = []
+    audits: list[Callable[[Any], None]] = []
+    values: list[Callable[[Any], None]] = []
+    if plan.proposals:
+        traces.append(evidence.add_trace)
+    if plan.audit_refs:
+        audit_refs = part.audit_refs
+        audits.append(lambda call: audit_refs.add(call.ref))
+    if plan.observation_values:
+        values.append(evidence.add_observation)
+    if plan.windows:
+        values.append(observations.append)
+    if plan.records:
+        traces.append(records.traces.append)
+        audits.append(records.audit_calls.append)
+        values.append(records.value_observations.append)
+    hooks = plan.replay.start(source) if plan.replay is not None else None
+    if hooks is not None:
+        for listeners, hook in ((traces, hooks.on_trace), (audits, hooks.on_audit)):
+            if hook is not None:
+                listeners.append(hook)
+        if hooks.on_value is not None:
+            values.append(hooks.on_value)
+    on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
+    meter = part.state if plan.meter or plan.file_states else None
+    with collect_unsupported_patterns() as patterns:
+        if cache is not None:
+            read = cache.read(Path(source.location), plan.options)
+            part.diagnostics.merge(read.diagnostics)
+            readable = read.evidence is not None
+            if read.evidence is not None:
+                # The cache hands the records over kind by kind, each kind in file order;
+                # every listener keeps the kinds apart, so this equals the scan's order.
+                for items, listener in (
+                    (read.evidence.traces, on_trace),
+                    (read.evidence.audit_calls, on_audit),
+                    (read.evidence.value_observations, on_value),
+                ):
+                    if listener is not None:
+                        for item in items:
+                            listener(item)
+                if meter is not None:
+                    meter.add_traces(read.evidence.traces)
+        else:
+            readable = scan_source(
+                source.location,
+                on_trace,
+                diagnostics=part.diagnostics,
+                meter=meter,
+                # Audits are harvested (and counted) only when someone listens to them.
+                on_audit=on_audit,
+                on_value=on_value,
+                options=plan.options,
+                cursor=cursor,
+            )
+    if plan.check_stamps and (not readable or source_stamp(source.location) != source.stamp):
+        return CorpusPart(changed=[source.location], diagnostics=part.diagnostics)
     if not readable:
         # An unreadable file contributes its diagnostics and nothing else, as in one pass.
-        return GatherPart(
-            MeterState(retain_terms=True),
-            ProposalEvidence(trace_values=plan.trace_values, origin=source.index),
+        return CorpusPart(
+            evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index),
+            files=[(source, None)] if plan.file_states else [],
+            unreadable=[source],
             diagnostics=part.diagnostics,
         )
     if plan.windows:
         part.windows.append(summarize_window(source.window, observations))
     part.readable.append((source, stamp))
+    if plan.file_states:
+        part.files.append((source, part.state))
+        part.state = MeterState(retain_terms=True)
+    if hooks is not None:
+        part.replayed = hooks.result()
+        part.patterns = patterns
     return part
 
 
-def _combine_gathered(first: GatherPart, then: GatherPart) -> GatherPart:
+def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
     first.state.merge(then.state)  # both keep churn terms: still a right-hand side
     first.evidence.merge(then.evidence)
     first.audit_refs.update(then.audit_refs)
     first.windows.extend(then.windows)
     first.readable.extend(then.readable)
+    first.files.extend(then.files)
+    first.unreadable.extend(then.unreadable)
+    _extend_records(first.records, then.records)
+    first.replayed = _merge_replayed(first.replayed, then.replayed)
+    first.patterns.update(then.patterns)
+    first.changed.extend(then.changed)
     first.diagnostics.merge(then.diagnostics)
     return first
 
 
-@dataclass(slots=True)
-class CorpusEvidence:
-    """Pass 1 over a whole corpus, merged in file order on the client."""
-
-    state: MeterState = field(default_factory=lambda: MeterState(retain_terms=False))
-    evidence: ProposalEvidence = field(default_factory=ProposalEvidence)
-    audit_refs: set[str] = field(default_factory=set)
-    pool: PoolMerger | None = None
-    readable: list[tuple[SourceFile, Stamp | None]] = field(default_factory=list)
-    diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
-
-
-def _merge_gathered(corpus: CorpusEvidence, part: GatherPart) -> CorpusEvidence:
-    corpus.state.merge(part.state)
-    corpus.evidence.merge(part.evidence)
-    corpus.audit_refs.update(part.audit_refs)
+def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     if corpus.pool is not None:
         for summary in part.windows:
             corpus.pool.add(summary)
-    corpus.readable.extend(part.readable)
-    corpus.diagnostics.merge(part.diagnostics)
+    part.windows = []  # merged into the pool: the client keeps no window
+    note_unsupported_patterns(part.patterns)
+    _combine_parts(corpus, part)
     return corpus
 
 
-def gather_sources(
+def read_corpus(
     sources: Sequence[SourceFile],
-    plan: GatherPlan,
-    engine: EngineOptions,
+    plan: CorpusPlan | None = None,
+    engine: EngineOptions | None = None,
     *,
     pool: Mapping[str, Any] | None = None,
-) -> CorpusEvidence:
-    """Pass 1 over ``sources``; with ``plan.windows`` the windows merge into ``pool``."""
-    corpus = CorpusEvidence(
-        evidence=ProposalEvidence(trace_values=plan.trace_values),
+    replayed: Any = None,
+    cache: EvidenceCache | None = None,
+) -> CorpusRead:
+    """Read ``sources`` as ``plan`` says, where ``engine`` says, merged in source order.
+
+    With ``plan.windows`` each file's observation window merges into ``pool`` (a pool
+    file's content, or ``None`` for a new pool). What ``plan.replay`` finds merges into
+    ``replayed`` (default: the first file's result). ``cache`` reads the files
+    incrementally (the compile loop re-reads a growing window); it, and
+    ``plan.continuous``, need the maps to run in this process.
+    """
+    plan = plan or CorpusPlan()
+    engine = engine or EngineOptions()
+    if (cache is not None or plan.continuous) and not engine.in_process:
+        raise ValueError("an evidence cache or one cursor across files needs the local engine")
+    corpus = CorpusRead(
+        MeterState(retain_terms=False),
+        ProposalEvidence(trace_values=plan.trace_values),
+        replayed=replayed,
         pool=PoolMerger(pool) if plan.windows else None,
     )
+    cursor = ModelCursor() if plan.continuous else None
     return engine.fold(  # type: ignore[no-any-return]
         sources,
-        functools.partial(_gather_one, plan=plan),
-        _merge_gathered,
+        functools.partial(_read_one, plan=plan, cache=cache, cursor=cursor),
+        _merge_part,
         corpus,
-        _combine_gathered,
+        _combine_parts,
     )
-
-
-@dataclass(slots=True)
-class WindowEvidence:
-    traces: list[Trace] = field(default_factory=list)
-    value_observations: list[ValueObservation] = field(default_factory=list)
-    audit_calls: list[AuditCall] = field(default_factory=list)
-    windows: list[dict[str, Any]] = field(default_factory=list)
-    diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
-
-
-def read_window_evidence(
-    paths: Sequence[Path], options: ReadOptions | None = None
-) -> WindowEvidence:
-    """Scan every file alone, in the given order, and gather the window evidence."""
-    window = WindowEvidence()
-    for path in paths:
-        evidence = read_file_evidence(path, diagnostics=window.diagnostics, options=options)
-        if evidence is None:
-            continue
-        window.traces.extend(evidence.traces)
-        window.value_observations.extend(evidence.value_observations)
-        window.audit_calls.extend(evidence.audit_calls)
-        window.windows.append(
-            {"file": os.path.abspath(path), "observations": evidence.value_observations}
-        )
-    return window

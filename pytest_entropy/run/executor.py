@@ -5,10 +5,10 @@
 each as soon as every earlier one has been folded. Results that finish early wait in a
 bounded window, so the client holds at most ``window`` results however large the input is.
 
-Measurement is the first user: each session file maps to a
-:class:`~pytest_entropy.core.meter.MeterState` and the states merge in file order into a
-root that drops churn terms, so every engine yields the bytes of one sequential pass
-(:func:`meter_paths`). Dask is an optional extra, imported only when ``engine="dask"``.
+The corpus pipeline (:func:`~pytest_entropy.run.corpus.read_corpus`) is its user: each
+session file maps to a small part of mergeable accumulators, and the parts merge in file
+order, so every engine yields the bytes of one sequential pass. Dask is an optional extra,
+imported only when ``engine="dask"``.
 """
 
 from __future__ import annotations

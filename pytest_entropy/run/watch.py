@@ -26,10 +26,11 @@ from typing import Any
 from pytest_entropy.core.artifact import compiled_surface_effect_changed
 from pytest_entropy.core.compiler import ABSENT_REASON, INVALID_REASON, compile_entropy_surface
 from pytest_entropy.core.notices import format_compile_notice, format_review_notice
-from pytest_entropy.core.pool import merge_observation_window, pool_to_value_observations
+from pytest_entropy.core.pool import pool_to_value_observations
 from pytest_entropy.core.proposals import entropy_review_key, entropy_review_signals
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.locate import SessionFile
 from pytest_entropy.state.store import COMPILED, POOL, StoreError, load, save
@@ -142,25 +143,15 @@ class CompileLoop:
         if pool_load.error is not None:
             return self._damaged(pool_load.error)
         self.last_damage = None
-        traces: list[Any] = []
-        audits: list[Any] = []
-        windows: list[dict[str, Any]] = []
-        for item in files:
-            read = self.cache.read(item.path, self.options)
-            if read.evidence is None:
-                continue
-            traces.extend(read.evidence.traces)
-            audits.extend(read.evidence.audit_calls)
-            windows.append(
-                {
-                    "file": os.path.abspath(item.path),
-                    "observations": read.evidence.value_observations,
-                }
-            )
+        plan = records_plan(self.options, windows=True)
+        read = read_corpus(
+            source_files(item.path for item in files), plan, pool=pool_load.file, cache=self.cache
+        )
+        traces, audits = read.records.traces, read.records.audit_calls
         if not traces:
             return TickResult("no traces")
+        merged = read.merged_pool()
         try:
-            merged = merge_observation_window(pool_load.file, windows)
             save(self.state_dir, POOL, merged.file)
         except StoreError as error:
             return TickResult("error", [Notice("error", f"entropy: {error}")])

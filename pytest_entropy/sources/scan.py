@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_entropy.core.meter import MeterState
@@ -24,6 +25,15 @@ from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url
 
 Source = str | os.PathLike[str]
+
+
+@dataclass(slots=True)
+class ModelCursor:
+    """The model a scan starts from, updated to the model it ended with. Every source
+    starts fresh by default; certification's corpus mode (spec §12.1) carries one cursor
+    across its files."""
+
+    model: str | None = None
 
 
 def _unreadable(diagnostics: ScanDiagnostics, name: str, error: BaseException) -> bool:
@@ -71,32 +81,47 @@ def scan_source(
     on_audit: Callable[[AuditCall], None] | None = None,
     on_value: Callable[[ValueObservation], None] | None = None,
     options: ReadOptions | None = None,
+    cursor: ModelCursor | None = None,
 ) -> bool:
-    """Scan one local path or URL with a fresh model cursor; False when it could not be read.
+    """Scan one local path or URL; False when it could not be read.
 
     Traces go to ``on_trace`` and ``meter``; audits are harvested (and counted in the
-    diagnostics) only when ``on_audit`` or ``on_value`` is given.
+    diagnostics) only when ``on_audit`` or ``on_value`` is given. The model cursor starts
+    fresh unless ``cursor`` is given, which then holds the model the scan ended with.
     """
-    options = options or ReadOptions()
-    name = os.fspath(source)
+    scanner = SessionScanner(
+        on_trace,
+        meter=meter,
+        on_audit=on_audit,
+        on_value=on_value,
+        diagnostics=diagnostics,
+        name=os.fspath(source),
+        current_model=cursor.model if cursor is not None else None,
+    )
+    try:
+        return _scan_source(scanner, options or ReadOptions())
+    finally:
+        if cursor is not None:
+            cursor.model = scanner.current_model
 
-    def scanner(into: ScanDiagnostics) -> SessionScanner:
-        return SessionScanner(
-            on_trace, meter=meter, on_audit=on_audit, on_value=on_value, diagnostics=into, name=name
-        )
 
+def _scan_source(scanner: SessionScanner, options: ReadOptions) -> bool:
+    name, diagnostics = scanner.name, scanner.diagnostics
     if not is_url(name):
-        return _scan(scanner(diagnostics), _read_path(Path(name), options))
+        return _scan(scanner, _read_path(Path(name), options))
     if options.session_format == NATIVE_FORMAT:
-        return _scan(scanner(diagnostics), _read_url(name))
+        return _scan(scanner, _read_url(name))
+    # Scanned as a local copy, into diagnostics of its own: what foreign readers report
+    # against the copy's path is then renamed to the URL.
+    own = scanner.diagnostics = ScanDiagnostics()
     try:
         with _local_copy(name) as copy:
-            own = ScanDiagnostics()
-            readable = _scan(scanner(own), _read_path(copy, options))
+            readable = _scan(scanner, _read_path(copy, options))
     except (OSError, EOFError) as error:  # the copy itself failed
         diagnostics.files += 1
         return _unreadable(diagnostics, name, error)
-    # Foreign readers report against the path they read: name the URL instead.
+    finally:
+        scanner.diagnostics = diagnostics
     own.samples = [sample.replace(str(copy), name) for sample in own.samples]
     diagnostics.merge(own)
     return readable

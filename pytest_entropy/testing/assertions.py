@@ -59,10 +59,11 @@ def traces_of(sessions: Sessions) -> list[Trace | Mapping[str, Any]]:
     """Traces from session files/directories, or the traces themselves when given."""
     items: list[Any] = [sessions] if isinstance(sessions, str | os.PathLike) else list(sessions)
     if items and all(_is_path(item) for item in items):
-        from pytest_entropy.run.corpus import read_window_evidence
+        from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
         from pytest_entropy.sources.locate import expand_session_paths
 
-        return list(read_window_evidence(expand_session_paths(items)).traces)
+        read = read_corpus(source_files(expand_session_paths(items)), records_plan())
+        return list(read.records.traces)
     return [Trace.from_json(item) if isinstance(item, Mapping) else item for item in items]
 
 

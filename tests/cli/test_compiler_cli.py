@@ -12,7 +12,7 @@ from pytest_entropy.cli.app import main
 from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.compiler import compile_entropy_surface
-from pytest_entropy.run.corpus import read_window_evidence
+from tests.distributed_support import one_pass
 from tests.vectors import cases_of
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
@@ -105,7 +105,7 @@ def test_compile_out_is_the_library_artifact_byte_for_byte(
     )  # fmt: skip
     assert result["status"] == "compiled"
     assert list(result) == ["status", "artifact", "report", "after", "proposals", "gate"]
-    evidence = read_window_evidence([Path(sessions)])
+    evidence = one_pass([Path(sessions)])
     outcome = compile_entropy_surface(
         evidence.traces,
         RATCHET["input"]["surface"],

@@ -10,8 +10,9 @@ import pytest
 
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import report_hash
-from pytest_entropy.run.corpus import MeterResult, meter_paths
+from pytest_entropy.run.corpus import CorpusRead
 from tests.dask_support import in_process_cluster
+from tests.distributed_support import measured, one_pass
 
 pytestmark = [pytest.mark.corpora, pytest.mark.slow]
 
@@ -32,7 +33,7 @@ def corpus_files(root: Path) -> list[Path]:
     return sorted(files, key=lambda path: code_unit_key(str(path)))
 
 
-def fingerprint(result: MeterResult) -> tuple[str, dict[str, Any]]:
+def fingerprint(result: CorpusRead) -> tuple[str, dict[str, Any]]:
     return report_hash(result.state.finalize()), result.diagnostics.to_json()
 
 
@@ -41,10 +42,10 @@ def test_real_corpora_same_hash_on_the_cluster(shared_corpora: Path, scheduler: 
     mapped in batches on the cluster's workers and merged in file order."""
     files = corpus_files(shared_corpora)
     assert len(files) > 100
-    local = meter_paths(files)
+    local = measured(files)
     assert local.diagnostics.files == len(files)
     assert local.diagnostics.lines > 10_000
-    clustered = meter_paths(files, engine="dask", scheduler=scheduler)
+    clustered = measured(files, engine="dask", scheduler=scheduler)
     assert fingerprint(clustered) == fingerprint(local)
 
 
@@ -52,10 +53,8 @@ def derived_surface(files: list[Path]) -> dict[str, Any]:
     """A surface for the refs the corpora call: each top-level string argument declared as
     an enum of every value seen plus one never used, so the compiler has real tightenings
     (and real replays) to do."""
-    from pytest_entropy.run.corpus import read_window_evidence
-
     values: dict[str, dict[str, set[str]]] = {}
-    for call in read_window_evidence(files).audit_calls:
+    for call in one_pass(files).audit_calls:
         keys = values.setdefault(call.ref, {})
         for key, value in call.args.items():
             if type(value) is str and len(value) < 40:
@@ -80,14 +79,14 @@ def test_real_corpora_compile_and_trial_on_the_cluster(
     from pytest_entropy.core.compiler import compile_entropy_surface
     from pytest_entropy.core.trial import run_entropy_trial
     from pytest_entropy.run.compile import compile_sources
-    from pytest_entropy.run.corpus import EngineOptions, read_window_evidence, source_files
+    from pytest_entropy.run.corpus import EngineOptions, source_files
     from pytest_entropy.run.trial import trial_sources
 
     files = corpus_files(shared_corpora)
     train, held_out = files[0::2], files[1::2]
     surface = derived_surface(files)
     assert len(surface["actions"]) > 20
-    evidence = read_window_evidence(train)
+    evidence = one_pass(train)
     expected = compile_entropy_surface(
         evidence.traces, surface, None, evidence.value_observations, evidence.audit_calls
     )
@@ -96,7 +95,7 @@ def test_real_corpora_compile_and_trial_on_the_cluster(
     assert canonical_json(run.outcome.to_json()) == canonical_json(expected.to_json())
     assert any(p["kind"] == "enum-tighten" for p in expected.proposals)
     artifact = run.outcome.artifact
-    held = read_window_evidence(held_out)
+    held = one_pass(held_out)
     expected_trial = run_entropy_trial(held.traces, surface, artifact, held.audit_calls)
     trial, _ = trial_sources(source_files(held_out), surface, artifact, engine=cluster)
     assert trial.to_json() == expected_trial.to_json()

@@ -40,14 +40,13 @@ from pytest_entropy.run.compile import compile_sources, pool_sources, propose_so
 from pytest_entropy.run.corpus import (
     EngineOptions,
     SourceChangedError,
-    read_window_evidence,
     source_files,
 )
 from pytest_entropy.run.trial import trial_sources
 from pytest_entropy.testing import strategies as es
 
 from ..dask_support import in_process_cluster
-from ..distributed_support import SURFACE, write_corpus
+from ..distributed_support import SURFACE, one_pass, write_corpus
 
 SEEDS = range(8)
 LOCAL_ENGINES = [
@@ -246,7 +245,7 @@ def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Path]]:
 def one_pass_compile(
     paths: list[Path], pool: dict[str, Any] | None = None, use_pool: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    evidence = read_window_evidence(paths)
+    evidence = one_pass(paths)
     observations: list[Any] = list(evidence.value_observations)
     merged = None
     if use_pool:
@@ -261,7 +260,7 @@ def one_pass_compile(
 def check_compile(paths: list[Path], engine: EngineOptions, use_pool: bool = False) -> str:
     pool = None
     if use_pool:  # an older pool to merge into: the first half of the files alone
-        pool = merge_observation_window(None, read_window_evidence(paths[:3]).windows).file
+        pool = merge_observation_window(None, one_pass(paths[:3]).windows).file
     expected, expected_pool = one_pass_compile(paths, pool, use_pool)
     run = compile_sources(source_files(paths), SURFACE, engine=engine, pool=pool, use_pool=use_pool)
     assert canonical_json(run.outcome.to_json()) == canonical_json(expected)
@@ -270,14 +269,14 @@ def check_compile(paths: list[Path], engine: EngineOptions, use_pool: bool = Fal
 
 
 def check_trial(paths: list[Path], artifact: dict[str, Any] | None, engine: EngineOptions) -> None:
-    evidence = read_window_evidence(paths)
+    evidence = one_pass(paths)
     expected = run_entropy_trial(evidence.traces, SURFACE, artifact, evidence.audit_calls)
     trial, _ = trial_sources(source_files(paths), SURFACE, artifact, engine=engine)
     assert trial.to_json() == expected.to_json()
 
 
 def check_propose(paths: list[Path], engine: EngineOptions, audit_values: bool) -> None:
-    evidence = read_window_evidence(paths)
+    evidence = one_pass(paths)
     report = measure(evidence.traces, SURFACE)
     expected = propose_entropy_reductions(
         report,
@@ -292,7 +291,7 @@ def check_propose(paths: list[Path], engine: EngineOptions, audit_values: bool) 
 
 
 def check_pool(paths: list[Path], engine: EngineOptions) -> None:
-    expected = merge_observation_window(None, read_window_evidence(paths).windows).to_json()
+    expected = merge_observation_window(None, one_pass(paths).windows).to_json()
     merged, _ = pool_sources(source_files(paths), None, engine=engine)
     assert merged.to_json() == expected
 

@@ -8,8 +8,8 @@ import pytest
 
 from pytest_entropy.core.meter import report_hash
 from pytest_entropy.run import executor as engine
-from pytest_entropy.run.corpus import meter_paths
 from pytest_entropy.sources.locate import expand_session_paths
+from tests.distributed_support import measured
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -19,9 +19,9 @@ def test_process_pool_matches_local(
     broken = tmp_path / "zz-broken.jsonl.gz"
     broken.write_bytes(b"not gzip at all")
     paths = [*expand_session_paths([demo_dir / "sessions"]), broken]
-    local = meter_paths(paths)
+    local = measured(paths)
     monkeypatch.setattr(engine, "_start_method", lambda: method)
-    pooled = meter_paths(paths, jobs=2, engine="processes")
+    pooled = measured(paths, jobs=2, engine="processes")
     assert report_hash(pooled.state.finalize()) == report_hash(local.state.finalize())
     assert pooled.diagnostics.to_json() == local.diagnostics.to_json()
     assert local.diagnostics.unreadable_files == 1
@@ -29,4 +29,4 @@ def test_process_pool_matches_local(
 
 def test_unknown_engine() -> None:
     with pytest.raises(ValueError, match="unknown engine"):
-        meter_paths([], engine="cluster")
+        measured([], engine="cluster")

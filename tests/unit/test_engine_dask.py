@@ -20,10 +20,11 @@ import pytest
 from pytest_entropy.cli.app import main
 from pytest_entropy.core.meter import MeterState, report_hash
 from pytest_entropy.run import executor as engine
-from pytest_entropy.run.corpus import MeterResult, meter_paths
+from pytest_entropy.run.corpus import CorpusRead
 from pytest_entropy.run.executor import map_merge
 from pytest_entropy.sources.locate import expand_session_paths
 from tests.dask_support import in_process_cluster, require_distributed, write_mixed_corpus
+from tests.distributed_support import measured
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def state_order(state: MeterState) -> list[Any]:
     return [refs, tasks, state.churn_sum.hex(), state.churn_pairs, models]
 
 
-def fingerprint(result: MeterResult) -> tuple[str, dict[str, Any], list[Any]]:
+def fingerprint(result: CorpusRead) -> tuple[str, dict[str, Any], list[Any]]:
     return (
         report_hash(result.state.finalize()),
         result.diagnostics.to_json(),
@@ -59,14 +60,14 @@ def fingerprint(result: MeterResult) -> tuple[str, dict[str, Any], list[Any]]:
 
 def test_demo_corpus_same_hash(scheduler: str, demo_dir: Path) -> None:
     paths = expand_session_paths([demo_dir / "sessions"])
-    local = meter_paths(paths)
-    clustered = meter_paths(paths, engine="dask", scheduler=scheduler)
+    local = measured(paths)
+    clustered = measured(paths, engine="dask", scheduler=scheduler)
     assert fingerprint(clustered) == fingerprint(local)
     assert local.state.finalize().totals.operations > 0
 
 
 def test_mixed_corpus_same_hash_on_every_engine(scheduler: str, mixed_corpus: list[Path]) -> None:
-    local = meter_paths(mixed_corpus)
+    local = measured(mixed_corpus)
     expected = fingerprint(local)
     report = local.state.finalize()
     # The corpus really contains what it claims: traces, churn, a failed read, bad lines.
@@ -75,19 +76,19 @@ def test_mixed_corpus_same_hash_on_every_engine(scheduler: str, mixed_corpus: li
     assert local.diagnostics.unreadable_files == 1
     assert local.diagnostics.malformed_lines >= 1
     assert local.diagnostics.files == len(mixed_corpus)
-    assert fingerprint(meter_paths(mixed_corpus, engine="processes", jobs=2)) == expected
-    assert fingerprint(meter_paths(mixed_corpus, engine="dask", scheduler=scheduler)) == expected
+    assert fingerprint(measured(mixed_corpus, engine="processes", jobs=2)) == expected
+    assert fingerprint(measured(mixed_corpus, engine="dask", scheduler=scheduler)) == expected
     for window, batch in [(1, 1), (2, 1), (3, 1), (1, 3), (2, 5), (None, 13)]:
-        clustered = meter_paths(
+        clustered = measured(
             mixed_corpus, engine="dask", scheduler=scheduler, window=window, batch=batch
         )
         assert fingerprint(clustered) == expected, (window, batch)
-    pooled = meter_paths(mixed_corpus, engine="processes", jobs=2, batch=4)
+    pooled = measured(mixed_corpus, engine="processes", jobs=2, batch=4)
     assert fingerprint(pooled) == expected
 
 
 def test_client_root_keeps_no_churn_terms(scheduler: str, mixed_corpus: list[Path]) -> None:
-    result = meter_paths(mixed_corpus, engine="dask", scheduler=scheduler)
+    result = measured(mixed_corpus, engine="dask", scheduler=scheduler)
     assert result.state.churn_pairs > 0
     assert not result.state.retain_terms
     assert result.state.churn_terms == []
@@ -100,10 +101,10 @@ def test_file_order_is_kept(scheduler: str, mixed_corpus: list[Path]) -> None:
     """Reversed input accumulates in a different first-seen order, and the cluster
     reproduces that one too: the merge follows the given order, not arrival order."""
     reversed_paths = list(reversed(mixed_corpus))
-    forward = fingerprint(meter_paths(mixed_corpus))
-    backward = fingerprint(meter_paths(reversed_paths))
+    forward = fingerprint(measured(mixed_corpus))
+    backward = fingerprint(measured(reversed_paths))
     assert forward[2] != backward[2]
-    clustered = meter_paths(reversed_paths, engine="dask", scheduler=scheduler, window=4)
+    clustered = measured(reversed_paths, engine="dask", scheduler=scheduler, window=4)
     assert fingerprint(clustered) == backward
 
 
@@ -111,8 +112,8 @@ def test_local_cluster_of_processes(mixed_corpus: list[Path]) -> None:
     """Without --scheduler the engine starts its own cluster of worker processes: states
     cross process boundaries pickled, and still merge to the same bytes."""
     require_distributed()
-    expected = fingerprint(meter_paths(mixed_corpus))
-    assert fingerprint(meter_paths(mixed_corpus, engine="dask", jobs=2)) == expected
+    expected = fingerprint(measured(mixed_corpus))
+    assert fingerprint(measured(mixed_corpus, engine="dask", jobs=2)) == expected
 
 
 class _Probe:

@@ -17,11 +17,11 @@ from pytest_entropy.core.meter import report_hash
 from pytest_entropy.ingest import registry as sessions
 from pytest_entropy.ingest.base import ReadOptions, SessionFormat
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.run.corpus import meter_paths
 from pytest_entropy.sources.locate import expand_session_paths, expand_session_sources
 from pytest_entropy.sources.scan import meter_source
 from pytest_entropy.sources.urls import expand_url, is_url
 from tests.dask_support import in_process_cluster, session_text, write_mixed_corpus
+from tests.distributed_support import measured
 
 fsspec = pytest.importorskip("fsspec", reason='needs pip install -e ".[dask]"')
 
@@ -44,7 +44,7 @@ def put(url: str, data: bytes) -> None:
 
 
 def fingerprint(sources: list[Any], **options: Any) -> tuple[str, dict[str, Any]]:
-    result = meter_paths(sources, **options)
+    result = measured(sources, **options)
     diagnostics = result.diagnostics.to_json()
     # Sample lines name the file as given (path or URL); everything else must agree.
     diagnostics["samples"] = [sample.rsplit("/", 1)[-1] for sample in diagnostics["samples"]]

@@ -17,13 +17,13 @@ from pytest_entropy.cli.common import (
     print_json,
     print_lines,
     read_options_of,
+    session_sources_of,
     surface_of,
 )
 from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import diagnostics_lines, report_lines
-from pytest_entropy.run.corpus import meter_paths
-from pytest_entropy.sources.locate import expand_session_sources
+from pytest_entropy.run.corpus import measure_plan, read_corpus
 from pytest_entropy.testing.ratchet import add_baseline_options, baseline_exit_status
 
 
@@ -56,20 +56,13 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface) if args.surface else None
     options = read_options_of(args, surface)
-    paths = expand_session_sources(args.sessions, options)
+    sources = session_sources_of(args, options)
     repairs = load_optional_repairs(args.repairs)
     if args.catalog_digest is not None:
         digest = args.catalog_digest
     else:
         digest = surface_hash(surface) if surface is not None else ""
-    engine = engine_options_of(args)
-    result = meter_paths(
-        paths,
-        jobs=engine.jobs,
-        engine=engine.engine,
-        scheduler=engine.scheduler,
-        options=options,
-    )
+    result = read_corpus(sources, measure_plan(options), engine_options_of(args))
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)
     if args.json:

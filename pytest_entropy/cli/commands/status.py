@@ -23,8 +23,8 @@ from pytest_entropy.cli.common import (
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fingerprint import surface_freedom_report
-from pytest_entropy.core.meter import MeterState, measure
-from pytest_entropy.core.pool import merge_observation_window, pool_to_value_observations
+from pytest_entropy.core.meter import measure
+from pytest_entropy.core.pool import pool_to_value_observations
 from pytest_entropy.core.proposals import entropy_review_signals, propose_entropy_reductions
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.core.status import (
@@ -36,12 +36,10 @@ from pytest_entropy.core.status import (
     surface_hash,
 )
 from pytest_entropy.ingest.base import NATIVE_FORMAT
-from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.report.text import diagnostics_lines
+from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.agent_dir import machine_session_files, project_session_files
 from pytest_entropy.sources.locate import directory_session_files
-from pytest_entropy.sources.scan import read_file_evidence
 from pytest_entropy.state.store import COMPILED, POOL, agent_state_dir, load
 
 
@@ -74,23 +72,18 @@ def register(commands: Any) -> None:
 
 
 def _review_line(
-    evidence: list[tuple[str, SessionEvidence]],
+    read: CorpusRead,
     effective: Any,
     digest: str,
     repairs: list[RepairRow] | None,
-    pool: dict[str, Any] | None,
     pool_error: str | None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Review signals computed read-only: the pool is merged in memory and never saved."""
-    traces = [trace for _, item in evidence for trace in item.traces]
+    traces = read.records.traces
     if pool_error is not None or not traces:
         return format_review_line(None, pool_error=pool_error, has_window_evidence=bool(traces)), []
     try:
-        windows = [
-            {"file": os.path.abspath(name), "observations": item.value_observations}
-            for name, item in evidence
-        ]
-        merged = merge_observation_window(pool, windows)
+        merged = read.merged_pool()
         report = measure(traces, effective, repairs, digest)
         review = entropy_review_signals(
             propose_entropy_reductions(
@@ -136,20 +129,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     compiled = load(state_dir, COMPILED)
     surface = dict(apply_compiled_surface(live, compiled.file)) if compiled.file else live
     digest = surface_hash(surface)
-    diagnostics = ScanDiagnostics()
-    states: list[tuple[str, MeterState | None]] = []
-    evidence: list[tuple[str, SessionEvidence]] = []
-    for item in files:
-        read = read_file_evidence(item.path, diagnostics=diagnostics, options=options)
-        state = None
-        if read is not None:
-            state = MeterState(retain_terms=False)
-            state.add_traces(read.traces)
-            evidence.append((str(item.path), read))
-        states.append((str(item.path), state))
-    corpus = measure_session_corpus(states, surface, digest, repairs)
     pool = load(state_dir, POOL)
-    review_line, review = _review_line(evidence, surface, digest, repairs, pool.file, pool.error)
+    plan = records_plan(options, file_states=True, windows=pool.error is None)
+    read = read_corpus(source_files(item.path for item in files), plan, pool=pool.file)
+    diagnostics = read.diagnostics
+    states = [(source.location, state) for source, state in read.files]
+    corpus = measure_session_corpus(states, surface, digest, repairs)
+    review_line, review = _review_line(read, surface, digest, repairs, pool.error)
     lines = format_status_lines(
         surface,
         corpus,
