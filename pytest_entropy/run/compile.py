@@ -3,10 +3,10 @@
 Every command here reads its files through the corpus pipeline
 (:func:`~pytest_entropy.run.corpus.read_corpus`): a worker reads one file (or a run of
 consecutive files) and returns small, mergeable summaries; the client folds them in file
-order and runs only the final steps. The
-summaries are the core accumulators, each of which merges exactly (the merge of consecutive
-pieces equals one pass over them), so every engine gives the bytes the one-pass functions
-(``compile_entropy_surface``, ``run_entropy_trial``, ...) give on the same files:
+order and runs only the final steps. The summaries are the core accumulators, each of which
+merges exactly (the merge of consecutive pieces equals one pass over them), so every engine
+gives the bytes the one-pass functions (``compile_entropy_surface``, ...) give on the same
+files:
 
 * pass 1 (all commands): the meter state, the proposals' evidence (value tallies, key-set
   clusters, sequence windows), the refs that have audit calls, and one observation-window

@@ -65,7 +65,8 @@ def _copy(evidence: SessionEvidence) -> SessionEvidence:
 
 
 class EvidenceCache:
-    """The bounded, metadata-keyed evidence cache shared by the loop and ``status``."""
+    """The bounded, metadata-keyed evidence cache the compile loop reads its window
+    through (``read_corpus(..., cache=...)``)."""
 
     def __init__(self, capacity: int = DEFAULT_CACHE_FILES) -> None:
         self.capacity = max(1, capacity)
