@@ -7,9 +7,9 @@
 Each case runs the installed ``pytest-entropy`` as a separate process (so no state leaks
 from one case into the next) in a scratch directory, and records the exit code, a digest of
 stdout and stderr, and a digest of every file the command wrote. The scratch directory's own
-path is replaced by ``<tmp>``, and the elapsed time that watch notices print (``(163ms)``)
-by ``(<ms>)``, before hashing, so two runs of the same build give the same
-manifest. A refactor that must change nothing (the layout issue) proves it by two manifests
+path is replaced by ``<tmp>``, and the elapsed time that compile and watch notices print
+(``(163ms)``, ``(2.8s)``) by ``(<ms>)``, before hashing, so two runs of the same build give the
+same manifest. A refactor that must change nothing (the layout issue) proves it by two manifests
 that ``--compare`` finds equal.
 """
 
@@ -109,7 +109,7 @@ def _cases(corpora: Path | None) -> list[tuple[str, list[str]]]:
     return cases
 
 
-_ELAPSED = re.compile(rb"\(\d+ms\)")
+_ELAPSED = re.compile(rb"\((?:\d+ms|\d+(?:\.\d+)?s)\)")
 
 
 def _normalized(output: bytes, scratch: Path) -> bytes:
