@@ -30,10 +30,19 @@ from pytest_entropy.core.pool import pool_to_value_observations
 from pytest_entropy.core.proposals import entropy_review_key, entropy_review_signals
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import ReadOptions
-from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
+from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.locate import SessionFile
-from pytest_entropy.state.store import COMPILED, POOL, StoreError, load, save
+from pytest_entropy.state.store import (
+    COMPILED,
+    POOL,
+    Snapshot,
+    StoreDamagedError,
+    StoreError,
+    Write,
+    snapshot,
+    update_many,
+)
 
 __all__ = ["REVIEW_HINT", "CompileLoop", "Notice", "TickResult", "Watcher"]
 
@@ -136,34 +145,53 @@ class CompileLoop:
         files = list(self.window())
         if not files:
             return TickResult("no files")
-        artifact_load = load(self.state_dir, COMPILED)
-        if artifact_load.error is not None:
-            return self._damaged(artifact_load.error)
-        pool_load = load(self.state_dir, POOL)
-        if pool_load.error is not None:
-            return self._damaged(pool_load.error)
+        # Snapshots of both state files; the tick writes only if they are unchanged when it
+        # commits, and otherwise merges and compiles again from what the other writer left.
+        reads = [
+            (self.state_dir / COMPILED.filename, COMPILED),
+            (self.state_dir / POOL.filename, POOL),
+        ]
+        try:
+            first = [snapshot(path, kind) for path, kind in reads]
+        except StoreDamagedError as error:
+            return self._damaged(error.problem)
         self.last_damage = None
         plan = records_plan(self.options, windows=True)
-        read = read_corpus(
-            source_files(item.path for item in files), plan, pool=pool_load.file, cache=self.cache
-        )
-        traces, audits = read.records.traces, read.records.audit_calls
-        if not traces:
+
+        def read_into(pool: dict[str, Any] | None) -> CorpusRead:
+            return read_corpus(
+                source_files(item.path for item in files), plan, pool=pool, cache=self.cache
+            )
+
+        read = read_into(first[1].file)
+        if not read.records.traces:
             return TickResult("no traces")
-        merged = read.merged_pool()
+
+        def compute(snapshots: Sequence[Snapshot]) -> tuple[tuple[Any, Any], list[Write]]:
+            incumbent, pool = snapshots[0].file, snapshots[1].file
+            # The windows merge into the pool as they are read, so a redo after another
+            # writer's commit reads again (from the evidence cache) into the new pool.
+            again = read if snapshots[1] is first[1] else read_into(pool)
+            merged = again.merged_pool()
+            outcome = compile_entropy_surface(
+                again.records.traces,
+                self.surface,
+                self.repairs,
+                pool_to_value_observations(merged.file),
+                again.records.audit_calls,
+                incumbent,
+            )
+            writes = [Write(reads[1][0], POOL, merged.file)]
+            if outcome.status == "compiled" and outcome.artifact is not None:
+                writes.append(Write(reads[0][0], COMPILED, outcome.artifact))
+            return (outcome, incumbent), writes
+
         try:
-            save(self.state_dir, POOL, merged.file)
+            (outcome, incumbent), saved = update_many(reads, compute, first=first)
+        except StoreDamagedError as error:
+            return self._damaged(error.problem)
         except StoreError as error:
             return TickResult("error", [Notice("error", f"entropy: {error}")])
-        incumbent = artifact_load.file
-        outcome = compile_entropy_surface(
-            traces,
-            self.surface,
-            self.repairs,
-            pool_to_value_observations(merged.file),
-            audits,
-            incumbent,
-        )
         review = entropy_review_signals(outcome.proposals)
         review_key = entropy_review_key(review)
         review_changed = review_key != self.last_review_key
@@ -171,10 +199,7 @@ class CompileLoop:
         written = False
         shown_compile = False
         if outcome.status == "compiled" and outcome.artifact is not None:
-            try:
-                written = save(self.state_dir, COMPILED, outcome.artifact).written
-            except StoreError as error:
-                return TickResult("error", [Notice("error", f"entropy: {error}")])
+            written = saved[-1].written
             if written and compiled_surface_effect_changed(incumbent, outcome.artifact):
                 after = outcome.after if outcome.after is not None else outcome.report
                 notices.append(

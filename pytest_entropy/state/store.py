@@ -1,73 +1,83 @@
 """State files on disk: the compiled artifact and the observation pool (spec §1.8-§1.9).
 
-The lock is the reference's, so this tool and the reference can share a state directory:
-a directory created exclusively (``mkdir``, mode 0700) holding a file ``owner`` with
-``<token>\\n<pid>\\n<created epoch ms>\\n`` (mode 0600). Up to 50 attempts 5 ms apart; an
-existing lock is broken only when its owner record is older than 30 s *and* its process is
-gone (or, with no readable owner record, when the lock path itself is older than 30 s). The
-lock is removed afterwards only if it still carries our token.
+The lock is the reference's (:mod:`pytest_entropy.state.lock`), so this tool and the reference
+can share a state directory. Writes are atomic (:mod:`pytest_entropy.state.files`); identical
+bytes are not rewritten; a damaged file is reported with the exact message and never
+overwritten. Every document is checked with the loader that will read it before it is
+written, so the store never writes a file it would then reject.
 
-Writes are atomic: a temporary file created exclusively in the target directory (never
-following a symlink), fsync, rename, fsync of the directory; identical bytes are not
-rewritten. A damaged file is reported with the exact message and never overwritten.
+Read-modify-write without lost updates: :func:`update_path` changes one file under its lock.
+A command that computes for a long time from state files (``compile --write``, a ``watch``
+tick) takes a :class:`Snapshot` of each, computes without holding a lock, then
+:func:`commit`\\ s: under the locks it writes only if every snapshotted file still holds the
+bytes it read, and otherwise reports a conflict so the caller computes again from the new
+state (:func:`update_many` is that loop).
 """
 
 from __future__ import annotations
 
-import errno
+import math
 import os
-import secrets
-import stat
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.canonical import file_text
-from pytest_entropy.core.errors import EntropyError
 from pytest_entropy.core.pool import parse_observation_pool
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+from pytest_entropy.state.files import (
+    StoreDamagedError,
+    StoreError,
+    ensure_directory,
+    os_error_reason,
+    read_regular_bytes,
+    write_file_atomic,
+)
+from pytest_entropy.state.lock import StoreLockTimeout, state_lock
 
 __all__ = [
     "COMPILED",
     "POOL",
     "LoadResult",
     "SaveResult",
+    "Snapshot",
+    "StoreConflictError",
     "StoreDamagedError",
     "StoreError",
     "StoreKind",
     "StoreLockTimeout",
+    "Write",
     "agent_state_dir",
+    "commit",
     "default_state_dir",
+    "document_text",
+    "ensure_directory",
     "load",
     "load_path",
     "lock_name",
     "save",
     "save_path",
+    "snapshot",
     "state_lock",
+    "update_many",
     "update_path",
+    "write_document",
     "write_file_atomic",
 ]
 
-LOCK_ATTEMPTS: Final = 50
-LOCK_RETRY_SECONDS: Final = 0.005
-LOCK_STALE_MS: Final = 30_000
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+# How often a computation is redone because the state changed under it before a conflict is
+# reported: each redo follows another writer's successful commit, so this bounds a burst of
+# concurrent writers, not the number of writers overall.
+COMMIT_ATTEMPTS: Final = 16
+
+T = TypeVar("T")
 
 
-class StoreError(EntropyError):
-    """A state file could not be read or written."""
-
-
-class StoreDamagedError(StoreError):
-    """The file on disk is damaged; it blocks writes and is left exactly as it is."""
-
-
-class StoreLockTimeout(StoreError):
-    """Another process held the lock for the whole wait."""
+class StoreConflictError(StoreError):
+    """The state files kept changing while a computation ran; nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,35 +139,7 @@ def agent_state_dir(agent_dir: str | os.PathLike[str]) -> Path:
 # ------------------------------------------------------------------------- reading
 
 
-def _read_bytes(path: Path) -> bytes:
-    """Read a regular file without following a symlink at ``path``."""
-    descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks = []
-        while True:
-            chunk = os.read(descriptor, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
-
-
-def load_path(path: Path, kind: StoreKind) -> LoadResult:
-    """Load and validate one state file (no lock: a reader sees old or new bytes)."""
-    try:
-        if path.is_symlink():
-            raise OSError(errno.ELOOP, "refusing to follow a symbolic link")
-        raw = _read_bytes(path)
-    except FileNotFoundError:
-        return LoadResult()
-    except OSError as error:
-        message = error.strerror or str(error)
-        return LoadResult(error=f"{kind.label} is unreadable: {message[:200]}")
+def _parse(raw: bytes, kind: StoreKind) -> LoadResult:
     try:
         value, _ = parse_json_bytes(raw)
     except JSONParseError:
@@ -168,179 +150,65 @@ def load_path(path: Path, kind: StoreKind) -> LoadResult:
     return LoadResult(file=parsed)
 
 
+def _load_raw(path: Path, kind: StoreKind) -> tuple[bytes | None, LoadResult]:
+    try:
+        raw = read_regular_bytes(path)
+    except FileNotFoundError:
+        return None, LoadResult()
+    except OSError as error:
+        message = os_error_reason(error, path, writing=False)
+        return None, LoadResult(error=f"{kind.label} is unreadable: {message[:200]}")
+    return raw, _parse(raw, kind)
+
+
+def load_path(path: Path, kind: StoreKind) -> LoadResult:
+    """Load and validate one state file (no lock: a reader sees old or new bytes)."""
+    return _load_raw(Path(path), kind)[1]
+
+
 def load(state_dir: Path, kind: StoreKind) -> LoadResult:
     """Load ``compiled.json`` or ``observation-pool.json`` from a state directory."""
     return load_path(Path(state_dir) / kind.filename, kind)
 
 
-# -------------------------------------------------------------------------- locking
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    if os.name == "nt":  # pragma: no cover - exercised on Windows only
-        import ctypes
-
-        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # type: ignore[attr-defined]
-        if not handle:
-            return False
-        ctypes.windll.kernel32.CloseHandle(handle)  # type: ignore[attr-defined]
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _owner(lock_path: Path) -> tuple[str, int, float] | None:
-    try:
-        if lock_path.is_symlink():
-            return None
-        text = _read_bytes(lock_path / "owner").decode("utf-8")
-        token, pid, created = text.split("\n")[:3]
-        return token, int(pid), float(created)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-
-
-def _now_ms() -> float:
-    return time.time() * 1000
-
-
-def _stale(lock_path: Path) -> bool:
-    owner = _owner(lock_path)
-    if owner is not None:
-        _, pid, created = owner
-        return _now_ms() - created > LOCK_STALE_MS and not _pid_alive(pid)
-    try:
-        return _now_ms() - os.lstat(lock_path).st_mtime * 1000 > LOCK_STALE_MS
-    except FileNotFoundError:
-        return False
-
-
-def _remove_tree(path: Path) -> None:
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-        return
-    for child in path.iterdir():
-        _remove_tree(child)
-    path.rmdir()
-
-
-def _break_stale(lock_path: Path) -> None:
-    """Claim a stale lock by renaming it aside, re-check it, then remove it."""
-    aside = lock_path.with_name(f"{lock_path.name}.stale-{secrets.token_hex(8)}")
-    try:
-        os.rename(lock_path, aside)
-    except OSError:
-        return  # someone else claimed or released it first
-    if _stale(aside):
-        _remove_tree(aside)
-        return
-    try:  # it came back to life between the check and the claim: put it back
-        os.rename(aside, lock_path)
-    except OSError:
-        _remove_tree(aside)
-
-
-@contextmanager
-def state_lock(
-    directory: Path, lockname: str, timeout_message: str, *, attempts: int = LOCK_ATTEMPTS
-) -> Iterator[str]:
-    """Hold the reference-compatible lock ``directory/lockname``; yields our token."""
-    lock_path = directory / lockname
-    token = secrets.token_hex(16)
-    for _ in range(attempts):
-        try:
-            os.mkdir(lock_path, 0o700)
-        except FileExistsError:
-            if _stale(lock_path):
-                _break_stale(lock_path)
-            else:
-                time.sleep(LOCK_RETRY_SECONDS)
-            continue
-        try:
-            record = f"{token}\n{os.getpid()}\n{int(_now_ms())}\n".encode()
-            descriptor = os.open(
-                lock_path / "owner", os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600
-            )
-            try:
-                os.write(descriptor, record)
-            finally:
-                os.close(descriptor)
-        except OSError:
-            _remove_tree(lock_path)
-            raise
-        break
-    else:
-        raise StoreLockTimeout(timeout_message)
-    try:
-        yield token
-    finally:
-        owner = _owner(lock_path)
-        if owner is not None and owner[0] == token:
-            _remove_tree(lock_path)
-
-
 # -------------------------------------------------------------------------- writing
 
 
-def _fsync_directory(directory: Path) -> None:
-    if os.name == "nt":  # pragma: no cover - directories cannot be opened on Windows
-        return
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+def _non_finite_at(value: Any) -> str | None:
+    """Where ``value`` holds a number JSON cannot spell (it would be written as null)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if type(item) is float and not math.isfinite(item):
+            return where or "the top level"
+        if type(item) is dict:
+            stack.extend((f"{where}.{key}" if where else str(key), v) for key, v in item.items())
+        elif type(item) is list:
+            stack.extend((f"{where}[{index}]", v) for index, v in enumerate(item))
+    return None
 
 
-def ensure_directory(directory: Path) -> None:
-    """Create a state directory (mode 0700) and its parents as needed."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+def document_text(path: Path, kind: StoreKind, value: dict[str, Any]) -> str:
+    """The file text of ``value``, once the loader that reads ``path`` accepts it.
 
-
-def write_file_atomic(path: Path, text: str, *, mode: int = 0o600) -> bool:
-    """Write ``text`` to ``path`` atomically; returns False when the bytes were identical.
-
-    Refuses a directory or a symlink at ``path`` (it is neither clobbered nor followed).
-    The temporary file is created exclusively beside the target.
+    Raises :class:`StoreError` (nothing is written) when the loader would reject the text -
+    for example a ``gate.beforeScore`` of ``1e400``, which JSON writes as ``null``.
     """
-    path = Path(path)
-    data = text.encode("utf-8")
-    if path.is_symlink():
-        raise StoreError(f"{path}: refusing to write through a symbolic link")
-    if path.is_dir():
-        raise StoreError(f"{path}: is a directory")
-    try:
-        if _read_bytes(path) == data:
-            return False
-    except FileNotFoundError:
-        pass
-    except OSError:
-        pass
-    ensure_directory(path.parent)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(descriptor, view)
-                view = view[written:]
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
-    return True
+    text = file_text(value)
+    problem = _parse(text.encode("utf-8"), kind).error
+    if problem is not None:
+        where = _non_finite_at(value)
+        detail = f"; {where} is a number JSON cannot represent" if where is not None else ""
+        raise StoreError(
+            f"{path}: refusing to write a {kind.label} its own loader would reject"
+            f" ({problem}{detail}); nothing was written"
+        )
+    return text
+
+
+def write_document(path: Path, kind: StoreKind, value: dict[str, Any]) -> bool:
+    """Validate (:func:`document_text`) and write atomically, without the lock."""
+    return write_file_atomic(Path(path), document_text(Path(path), kind, value))
 
 
 def lock_name(path: Path) -> str:
@@ -384,9 +252,9 @@ def update_path(
         _sweep_temporaries(path)
         current = load_path(path, kind)
         if current.error is not None:
-            raise StoreDamagedError(current.error)
+            raise StoreDamagedError(current.error, source=str(path))
         value = change(current.file)
-        written = write_file_atomic(path, file_text(value))
+        written = write_file_atomic(path, document_text(path, kind, value))
     return SaveResult(value, written)
 
 
@@ -398,3 +266,107 @@ def save_path(path: Path, kind: StoreKind, value: dict[str, Any]) -> SaveResult:
 def save(state_dir: Path, kind: StoreKind, value: dict[str, Any]) -> SaveResult:
     """Save ``compiled.json`` or ``observation-pool.json`` into a state directory."""
     return save_path(Path(state_dir) / kind.filename, kind, value)
+
+
+# ---------------------------------------------------------- optimistic read-modify-write
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What one state file held when it was read: its bytes (``None``: no file) and value."""
+
+    path: Path
+    kind: StoreKind
+    raw: bytes | None
+    file: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One document to write by :func:`commit`."""
+
+    path: Path
+    kind: StoreKind
+    value: dict[str, Any]
+
+
+def snapshot(path: Path, kind: StoreKind) -> Snapshot:
+    """Read one state file for a later :func:`commit`.
+
+    Damage raises :class:`StoreDamagedError` with the spec's message as its ``problem`` and
+    the path as its ``source``.
+    """
+    path = Path(path)
+    raw, loaded = _load_raw(path, kind)
+    if loaded.error is not None:
+        raise StoreDamagedError(loaded.error, source=str(path))
+    return Snapshot(path, kind, raw, loaded.file)
+
+
+def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveResult] | None:
+    """Write ``writes`` (in order) iff every snapshotted file is unchanged; else ``None``.
+
+    Takes the lock of every file involved, in one fixed order (so two commits never wait on
+    each other crosswise), re-reads the snapshotted files under them, and writes nothing
+    when any of them changed since its snapshot: the caller computes again from the new
+    state. A file written but not snapshotted is saved as :func:`save_path` saves (damage on
+    disk is raised, never overwritten). Every document is validated before the first write.
+    """
+    kinds = {os.path.abspath(item.path): item.kind for item in snapshots}
+    kinds.update((os.path.abspath(item.path), item.kind) for item in writes)
+    texts = [document_text(item.path, item.kind, item.value) for item in writes]
+    with ExitStack() as locks:
+        for target in sorted(
+            kinds, key=lambda name: (os.path.dirname(name), lock_name(Path(name)))
+        ):
+            path = Path(target)
+            ensure_directory(path.parent)
+            locks.enter_context(
+                state_lock(path.parent, lock_name(path), kinds[target].timeout_message)
+            )
+        for held in snapshots:
+            raw, current = _load_raw(held.path, held.kind)
+            if current.error is not None:
+                raise StoreDamagedError(current.error, source=str(held.path))
+            if raw != held.raw:
+                return None
+        checked = {os.path.abspath(held.path) for held in snapshots}
+        for item in writes:
+            if os.path.abspath(item.path) not in checked:
+                current = load_path(item.path, item.kind)
+                if current.error is not None:
+                    raise StoreDamagedError(current.error, source=str(item.path))
+        results = []
+        for item, text in zip(writes, texts, strict=True):
+            _sweep_temporaries(item.path)
+            results.append(SaveResult(item.value, write_file_atomic(item.path, text)))
+    return results
+
+
+def update_many(
+    reads: Sequence[tuple[Path, StoreKind]],
+    plan: Callable[[Sequence[Snapshot]], tuple[T, Sequence[Write]]],
+    *,
+    attempts: int = COMMIT_ATTEMPTS,
+    first: Sequence[Snapshot] | None = None,
+) -> tuple[T, list[SaveResult]]:
+    """Snapshot ``reads``, ``plan`` from them, :func:`commit`; redo while the state changes.
+
+    ``plan`` runs without any lock held and may take long; it returns its result and the
+    documents to write. ``first`` are snapshots of ``reads`` the caller already took.
+    Raises :class:`StoreConflictError` after ``attempts`` conflicts.
+    """
+    for attempt in range(attempts):
+        if attempt == 0 and first is not None:
+            snapshots = list(first)
+        else:
+            snapshots = [snapshot(path, kind) for path, kind in reads]
+        result, writes = plan(snapshots)
+        saved = commit(snapshots, writes)
+        if saved is not None:
+            return result, saved
+    names = ", ".join(str(path) for path, _ in reads)
+    raise StoreConflictError(
+        f"{names}: changed {attempts} times while this command computed from them (other"
+        " commands are writing the same state directory); nothing was written, run it again"
+    )

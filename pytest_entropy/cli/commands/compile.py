@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -27,20 +29,21 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
-from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
 from pytest_entropy.core.regex import reset_unsupported_patterns, unsupported_patterns
-from pytest_entropy.run.compile import compile_sources
+from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
     POOL,
-    StoreDamagedError,
+    Snapshot,
+    StoreKind,
+    Write,
     load_path,
-    save_path,
-    write_file_atomic,
+    update_many,
+    write_document,
 )
 
 REVIEW_HINT = "pytest-entropy propose"
@@ -82,6 +85,14 @@ def _load_required(path: Path, kind: Any) -> dict[str, Any] | None:
     return loaded.file
 
 
+def _same_file(first: Path | None, second: Path | None) -> bool:
+    return (
+        first is not None
+        and second is not None
+        and os.path.abspath(first) == os.path.abspath(second)
+    )
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
     reset_unsupported_patterns()
@@ -94,30 +105,51 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     pool_path = Path(args.pool) if args.pool else None
     if pool_path is None and args.write:
         pool_path = state_dir / POOL.filename
-    incumbent = _load_required(artifact_path, COMPILED) if artifact_path else None
-    if args.artifact and incumbent is None:
-        raise EntropyInputError("compiled surface file not found", source=args.artifact)
+    compiled_target = state_dir / COMPILED.filename if args.write else None
+    # The files this compile both reads and rewrites are snapshotted: the writes happen only
+    # if they are unchanged when the locks are taken, otherwise the compile runs again on
+    # what the other writer left (a concurrent import or compile is never lost).
+    checked_artifact = _same_file(artifact_path, compiled_target)
+    reads: list[tuple[Path, StoreKind]] = []
+    if checked_artifact and compiled_target is not None:
+        reads.append((compiled_target, COMPILED))
+    if pool_path is not None:
+        reads.append((pool_path, POOL))
     options = read_options_of(args, surface)
-    pool = _load_required(pool_path, POOL) if pool_path is not None else None
-    run_ = compile_sources(
-        session_sources_of(args, options),
-        surface,
-        options=options,
-        repairs=repairs,
-        artifact=incumbent,
-        catalog_digest=args.catalog_digest,
-        pool=pool,
-        use_pool=pool_path is not None,
-        engine=engine_options_of(args),
-    )
+
+    def plan(snapshots: Sequence[Snapshot]) -> tuple[CompileRun, list[Write]]:
+        held = {snap.kind.filename: snap for snap in snapshots}
+        if checked_artifact:
+            incumbent = held[COMPILED.filename].file
+        else:
+            incumbent = _load_required(artifact_path, COMPILED) if artifact_path else None
+        if args.artifact and incumbent is None:
+            raise EntropyInputError("compiled surface file not found", source=args.artifact)
+        pool = held[POOL.filename].file if pool_path is not None else None
+        run_ = compile_sources(
+            session_sources_of(args, options),
+            surface,
+            options=options,
+            repairs=repairs,
+            artifact=incumbent,
+            catalog_digest=args.catalog_digest,
+            pool=pool,
+            use_pool=pool_path is not None,
+            engine=engine_options_of(args),
+        )
+        writes = []
+        if pool_path is not None and run_.pool is not None:
+            writes.append(Write(pool_path, POOL, run_.pool.file))
+        artifact = run_.outcome.artifact
+        if compiled_target is not None and run_.outcome.status == "compiled" and artifact:
+            writes.append(Write(compiled_target, COMPILED, artifact))
+        return run_, writes
+
+    run_, _ = update_many(reads, plan)  # damage raises, naming the file (exit 2)
     outcome = run_.outcome
     pool_note = ""
     if pool_path is not None and run_.pool is not None:
         merged = run_.pool
-        try:
-            save_path(pool_path, POOL, merged.file)
-        except StoreDamagedError as error:
-            raise EntropyInputError(str(error), source=str(pool_path)) from None
         pool_note = (
             f"pool: {merged.merged_sessions} merged · {merged.skipped_sessions} unchanged"
             f" · {merged.dropped_observations} unloadable observations dropped"
@@ -125,11 +157,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     written = []
     if outcome.status == "compiled" and outcome.artifact is not None:
         if args.out:
-            write_file_atomic(Path(args.out), serialize_artifact(outcome.artifact))
+            write_document(Path(args.out), COMPILED, outcome.artifact)
             written.append(args.out)
-        if args.write:
-            save_path(state_dir / COMPILED.filename, COMPILED, outcome.artifact)
-            written.append(str(state_dir / COMPILED.filename))
+        if compiled_target is not None:
+            written.append(str(compiled_target))
     if args.json:
         result = outcome.to_json()
         patterns = unsupported_patterns()

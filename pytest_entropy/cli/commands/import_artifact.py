@@ -23,7 +23,7 @@ from pytest_entropy.core.artifact import (
 )
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.surfaces import load_json_file
-from pytest_entropy.state.store import COMPILED, StoreDamagedError, update_path
+from pytest_entropy.state.store import COMPILED, update_path
 
 
 def register(commands: Any) -> None:
@@ -34,6 +34,11 @@ def register(commands: Any) -> None:
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
     add_state_options(parser)
+    parser.add_argument(
+        "--no-quarantines",
+        action="store_true",
+        help="adopt no quarantine from the peer (its overlays are still merged)",
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -46,6 +51,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     # The reference adopts any digest-proven entry; we also refuse proven overlays that
     # would widen the live schema (docs/decisions.md), so an import only ever tightens.
     incoming, refused_widenings = without_widening_overlays(incoming, live)
+    # A quarantine hides a tool; its digest is computed from the public schema, so anyone
+    # can prove one. --no-quarantines keeps the peer's overlays and refuses its quarantines.
+    refused_quarantines = len(incoming["quarantined"]) if args.no_quarantines else 0
+    if args.no_quarantines:
+        incoming = {**incoming, "quarantined": []}
     target = state_dir_of(args) / COMPILED.filename
     outcome: dict[str, Any] = {}
 
@@ -54,13 +64,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         outcome.update(merged)
         outcome["localOverlays"] = len((local or {}).get("actions") or ())
         outcome["localQuarantines"] = len((local or {}).get("quarantined") or ())
+        local_refs = {entry["ref"] for entry in (local or {}).get("quarantined") or ()}
+        outcome["adoptedQuarantineRefs"] = [
+            entry["ref"]
+            for entry in merged["file"]["quarantined"]
+            if entry["ref"] not in local_refs
+        ]
         return dict(merged["file"])
 
-    try:
-        saved = update_path(Path(target), COMPILED, merge)
-    except StoreDamagedError as error:
-        raise EntropyInputError(str(error), source=str(target)) from None
+    saved = update_path(Path(target), COMPILED, merge)  # damage raises, naming the file
     artifact = saved.file
+    adopted_refs: list[str] = outcome["adoptedQuarantineRefs"]
     tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])
     dropped = outcome["droppedOverlays"] + outcome["droppedQuarantines"] + refused_widenings
     adopted_overlays = tightened - outcome["localOverlays"]
@@ -78,6 +92,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 "droppedOverlays": outcome["droppedOverlays"],
                 "droppedQuarantines": outcome["droppedQuarantines"],
                 "refusedWidenings": refused_widenings,
+                "refusedQuarantines": refused_quarantines,
+                "adoptedQuarantineRefs": adopted_refs,
                 "artifact": artifact,
             },
         )
@@ -92,4 +108,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
             f" → {target.resolve()}\n"
         )
+        if adopted_refs:
+            out.write(
+                f"adopted quarantines (these tools are now hidden): {', '.join(adopted_refs)}\n"
+            )
+        if refused_quarantines:
+            out.write(f"refused {refused_quarantines} quarantines (--no-quarantines)\n")
     return EXIT_OK

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,10 +21,17 @@ from pytest_entropy.cli.common import (
     session_sources_of,
     surface_of,
 )
-from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.pool import PoolMerge
 from pytest_entropy.run.compile import pool_sources
-from pytest_entropy.state.store import POOL, load_path, write_file_atomic
+from pytest_entropy.state.store import (
+    POOL,
+    Snapshot,
+    Write,
+    load_path,
+    update_many,
+    write_document,
+)
 
 
 def register(commands: Any) -> None:
@@ -39,21 +48,42 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _pool_in(path: str) -> dict[str, Any]:
+    loaded = load_path(Path(path), POOL)
+    if loaded.error is not None:
+        raise EntropyInputError(loaded.error, source=path)
+    if loaded.file is None:
+        raise EntropyInputError("observation pool file not found", source=path)
+    return loaded.file
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    pool = None
-    if args.pool_in:
-        loaded = load_path(Path(args.pool_in), POOL)
-        if loaded.error is not None:
-            raise EntropyInputError(loaded.error, source=args.pool_in)
-        if loaded.file is None:
-            raise EntropyInputError("observation pool file not found", source=args.pool_in)
-        pool = loaded.file
+    target = Path(args.out)
+    # Merging a pool into itself is a read-modify-write: snapshot it, and merge again if
+    # another writer changed it meanwhile. Otherwise --out is a plain (validated) output.
+    in_place = bool(args.pool_in) and os.path.abspath(args.pool_in) == os.path.abspath(target)
+    given = _pool_in(args.pool_in) if args.pool_in else None
     surface = surface_of(args, args.surface) if args.surface else None
     options = read_options_of(args, surface)
-    merged, _ = pool_sources(
-        session_sources_of(args, options), pool, options=options, engine=engine_options_of(args)
-    )
-    written = write_file_atomic(Path(args.out), file_text(merged.file))
+
+    def plan(snapshots: Sequence[Snapshot]) -> tuple[PoolMerge, list[Write]]:
+        if in_place:
+            if snapshots[0].file is None:
+                raise EntropyInputError("observation pool file not found", source=args.pool_in)
+            pool: dict[str, Any] | None = snapshots[0].file
+        else:
+            pool = given
+        merged, _ = pool_sources(
+            session_sources_of(args, options), pool, options=options, engine=engine_options_of(args)
+        )
+        return merged, [Write(target, POOL, merged.file)]
+
+    if in_place:
+        merged, saved = update_many([(target, POOL)], plan)
+        written = saved[0].written
+    else:
+        merged, writes = plan(())
+        written = write_document(target, POOL, writes[0].value)
     if args.json:
         print_json(
             out, {**merged.to_json(), "out": str(Path(args.out).resolve()), "written": written}
