@@ -1,13 +1,18 @@
-"""Stress the state store: concurrent compilers, and writers killed with SIGKILL mid-save.
+"""Stress the state store: concurrent compilers and importers, and writers killed mid-save.
 
-    python bench/stress_store.py [--writers 4] [--rounds 25] [--kills 200] [--seed 7]
+    python bench/stress_store.py [--writers 4] [--importers 2] [--rounds 25] [--kills 200]
+                                 [--scale 1] [--import-delay 0] [--parts ...]
 
 1. *Concurrency.* ``--writers`` processes run ``pytest-entropy compile --write`` into one
    state directory at the same time, ``--rounds`` times each, on different slices of the
-   demo corpus (so they write different artifacts and pools). Afterwards, and after every
-   round, ``compiled.json`` and ``observation-pool.json`` must load without error. A lock
-   timeout is a valid outcome (it is reported by the CLI and counted here), a torn or
-   invalid file is not.
+   demo corpus (so they write different artifacts and pools), while ``--importers``
+   processes import peer artifacts into the same directory, each adopting one entry (a
+   quarantine or an enum overlay) on a tool no session calls. After every round,
+   ``compiled.json`` and ``observation-pool.json`` must parse (not torn) and load (not
+   invalid), every entry an import reported as adopted must still be in ``compiled.json``,
+   and every session file of a compile that exited 0 must be tracked in the pool: anything
+   missing is a lost update. A lock timeout is a valid outcome (reported by the CLI with
+   exit 2 and counted here); a torn, invalid or lost file is not.
 2. *Crash safety.* A writer process saves artifact A and artifact B alternately, as fast as
    it can, through the locked store. It is killed with SIGKILL after a random delay; the
    file must then hold exactly A's bytes or B's bytes. The harness clears the dead
@@ -20,6 +25,7 @@ Prints the counts as Markdown for ``docs/reliability.md``. POSIX only.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -29,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "corpora" / "demo"
@@ -36,7 +43,7 @@ DEMO = REPO / "corpora" / "demo"
 WRITER = r"""
 import sys
 from pathlib import Path
-from pytest_entropy.store import COMPILED, POOL, save, StoreError
+from pytest_entropy.state.store import COMPILED, POOL, save, StoreError
 import json
 kind = {"compiled": COMPILED, "pool": POOL}[sys.argv[2]]
 values = [json.loads(Path(p).read_text()) for p in sys.argv[3:5]]
@@ -64,55 +71,175 @@ def _loads_cleanly(state: Path) -> tuple[bool, bool]:
     return load(state, COMPILED).error is None, load(state, POOL).error is None
 
 
-def concurrency(work: Path, writers: int, rounds: int) -> dict[str, int]:
+SPARE_TOOLS = 64
+
+
+def _spare_surface(work: Path) -> tuple[Path, dict[str, Any]]:
+    """The demo surface plus tools no session calls (for importers to adopt entries on)."""
+    surface = json.loads((DEMO / "surface.json").read_text(encoding="utf-8"))
+    for index in range(SPARE_TOOLS):
+        surface["actions"].append(
+            {
+                "ref": f"mcp.spare.tool{index}",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"mode": {"type": "string", "enum": ["a", "b", "c"]}},
+                },
+            }
+        )
+    path = work / "spare-surface.json"
+    path.write_text(json.dumps(surface), encoding="utf-8")
+    return path, {action["ref"]: action["inputSchema"] for action in surface["actions"]}
+
+
+def _peer(work: Path, schemas: dict[str, Any], index: int) -> tuple[Path, str]:
+    """A peer artifact adopting one entry on a spare tool: a quarantine or an overlay."""
+    from pytest_entropy.core.canonical import schema_digest
+
+    ref = f"mcp.spare.tool{index % SPARE_TOOLS}"
+    digest = schema_digest(schemas[ref])
+    overlay = json.loads(json.dumps(schemas[ref]))
+    overlay["properties"]["mode"]["enum"] = ["a", "b"]
+    artifact = {
+        "version": 1,
+        "metricVersion": 2,
+        "actions": [{"ref": ref, "inputSchema": overlay, "baseSchemaDigest": digest}]
+        if index % 2
+        else [],
+        "quarantined": [] if index % 2 else [{"ref": ref, "baseSchemaDigest": digest}],
+        "applied": [],
+        "gate": {"passed": True, "beforeScore": 1.0, "afterScore": 1.0, "reasons": []},
+        "evidenceDigest": f"peer-{index}",
+    }
+    path = work / f"peer-{index}.json"
+    path.write_text(json.dumps(artifact), encoding="utf-8")
+    return path, ref
+
+
+def _session_digest(path: str) -> str:
+    """The pool's window digest of one session file (what the pool keeps of it)."""
+    from pytest_entropy.core.pool import summarize_window
+    from pytest_entropy.run.corpus import read_window_evidence
+
+    evidence = read_window_evidence([Path(path)])
+    return summarize_window(path, evidence.value_observations).digest
+
+
+def _state_check(state: Path) -> tuple[int, int, set[str], set[str]]:
+    """(torn files, invalid files, adopted refs, session digests kept) of a state dir.
+
+    The pool tracks its 16 newest sessions and keeps older ones as digests only ("baked"),
+    so a session is kept when its window digest is tracked or baked.
+    """
+    from pytest_entropy.state.store import COMPILED, POOL, load
+
+    torn = invalid = 0
+    for name in ("compiled.json", "observation-pool.json"):
+        path = state / name
+        if path.exists():
+            try:
+                json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                torn += 1
+    compiled, pool = load(state, COMPILED), load(state, POOL)
+    invalid = int(compiled.error is not None) + int(pool.error is not None)
+    artifact = compiled.file or {}
+    refs = {e["ref"] for e in [*artifact.get("actions", []), *artifact.get("quarantined", [])]}
+    kept = {session["digest"] for session in (pool.file or {}).get("tracked", [])}
+    kept.update((pool.file or {}).get("baked", []))
+    return torn, invalid, refs, kept
+
+
+def concurrency(
+    work: Path, writers: int, importers: int, rounds: int, scale: int = 1, import_delay: float = 0
+) -> dict[str, int]:
     state = work / "concurrent-state"
+    surface, schemas = _spare_surface(work)
     sessions = sorted((DEMO / "sessions").glob("*.jsonl"))
     counts = {
-        "runs": 0,
+        "compile runs": 0,
         "compiled or converged": 0,
         "rejected": 0,
+        "import runs": 0,
+        "imports that adopted their entry": 0,
         "lock timeouts": 0,
+        "conflicts (state kept changing)": 0,
         "other errors": 0,
+        "torn files after a round": 0,
         "invalid files after a round": 0,
+        "adopted entries lost": 0,
+        "sessions lost from the pool": 0,
     }
-    for _ in range(rounds):
+    adopted: set[str] = set()
+    compiled_sessions: set[str] = set()
+    peers = 0
+    texts = [path.read_bytes() for path in sessions]
+    for round_ in range(rounds):
         processes = []
         for index in range(writers):
-            chosen = [str(p) for p in sessions[: 1 + index % len(sessions)]]
-            processes.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "pytest_entropy",
-                        "compile",
-                        "--sessions",
-                        *chosen,
-                        "--surface",
-                        str(DEMO / "surface.json"),
-                        "--state-dir",
-                        str(state),
-                        "--write",
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    text=True,
+            # Each writer compiles its own copies (distinct files, so distinct pool sessions),
+            # each demo session repeated ``scale`` times so the compile computes for longer.
+            chosen = []
+            for offset in range(1 + index % len(sessions)):
+                copy = work / "sessions" / f"r{round_}-w{index}-{offset}.jsonl"
+                copy.parent.mkdir(exist_ok=True)
+                tag = f"r{round_}w{index}o{offset}".encode()
+                text = texts[(round_ + index + offset) % len(texts)] * scale
+                # Distinct values, so each copy is a distinct pool session (same values would
+                # be the same window digest, which the pool rightly merges only once).
+                text = text.replace(b'"query":"', b'"query":"' + tag + b" ")
+                copy.write_bytes(text.replace(b'"path":"src/', b'"path":"src' + tag + b"/"))
+                chosen.append(str(copy))
+            command = ["compile", "--sessions", *chosen, "--surface", str(surface)]
+            processes.append(("compile", chosen, command))
+        for _ in range(importers):
+            peer, ref = _peer(work, schemas, peers)
+            peers += 1
+            processes.append(("import", [ref], ["import", str(peer), "--surface", str(surface)]))
+        started = []
+        for kind, items, command in processes:
+            if kind == "import" and import_delay:
+                time.sleep(import_delay)  # land while the compiles compute
+            started.append(
+                (
+                    kind,
+                    items,
+                    subprocess.Popen(
+                        [sys.executable, "-m", "pytest_entropy", *command]
+                        + ["--state-dir", str(state)]
+                        + (["--write"] if kind == "compile" else []),
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    ),
                 )
             )
-        for process in processes:
-            _, err = process.communicate()
-            counts["runs"] += 1
-            if process.returncode == 0:
-                counts["compiled or converged"] += 1
-            elif process.returncode == 1 and "Timed out waiting" in err:
+        for kind, items, process in started:
+            out, err = process.communicate()
+            counts[f"{kind} runs"] += 1
+            if "Timed out waiting" in err:
                 counts["lock timeouts"] += 1
-            elif process.returncode == 1:
+            elif "while this command computed" in err:
+                counts["conflicts (state kept changing)"] += 1
+            elif process.returncode == 0 and kind == "import":
+                if "adopted 1 overlays and 0 quarantines" in out or (
+                    "adopted 0 overlays and 1 quarantines" in out
+                ):
+                    counts["imports that adopted their entry"] += 1
+                    adopted.update(items)
+            elif process.returncode == 0:
+                counts["compiled or converged"] += 1
+                compiled_sessions.update(_session_digest(item) for item in items)
+            elif process.returncode == 1 and kind == "compile":
                 counts["rejected"] += 1
             else:
                 counts["other errors"] += 1
                 print(err, file=sys.stderr)
-        if not all(_loads_cleanly(state)):
-            counts["invalid files after a round"] += 1
+        torn, invalid, refs, files = _state_check(state)
+        counts["torn files after a round"] += torn
+        counts["invalid files after a round"] += invalid
+        counts["adopted entries lost"] = len(adopted - refs)
+        counts["sessions lost from the pool"] = len(compiled_sessions - files)
     return counts
 
 
@@ -130,8 +257,6 @@ def crash(work: Path, kind: str, trials: int, rng: random.Random) -> dict[str, i
             str(DEMO / "surface.json"),
             "--json",
         )
-        import json
-
         artifact = json.loads(a.stdout)["artifact"]
         other = dict(artifact, evidenceDigest="second-artifact-" + "x" * 200)
         values = [artifact, other]
@@ -143,8 +268,6 @@ def crash(work: Path, kind: str, trials: int, rng: random.Random) -> dict[str, i
             merge_observation_window(None, [{"file": "a", "observations": obs}]).file,
             merge_observation_window(None, [{"file": "b", "observations": obs[:5]}]).file,
         ]
-    import json
-
     first.write_text(json.dumps(values[0]), encoding="utf-8")
     second.write_text(json.dumps(values[1]), encoding="utf-8")
     texts = {file_text(values[0]).encode(), file_text(values[1]).encode()}
@@ -247,6 +370,13 @@ def table(title: str, counts: dict[str, int]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--importers", type=int, default=2)
+    parser.add_argument(
+        "--scale", type=int, default=1, help="repeat each session this many times (longer compiles)"
+    )
+    parser.add_argument(
+        "--import-delay", type=float, default=0.0, help="seconds between starting each import"
+    )
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--kills", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
@@ -265,8 +395,14 @@ def main() -> None:
         started = time.monotonic()
         parts = set(args.parts.split(","))
         if "concurrency" in parts:
-            title = f"{args.writers} concurrent compilers x {args.rounds} rounds"
-            print(table(title, concurrency(work, args.writers, args.rounds)))
+            title = (
+                f"{args.writers} concurrent compilers and {args.importers} importers"
+                f" x {args.rounds} rounds"
+            )
+            counts = concurrency(
+                work, args.writers, args.importers, args.rounds, args.scale, args.import_delay
+            )
+            print(table(title, counts))
         if "artifact" in parts:
             title = f"SIGKILL during artifact saves ({args.kills} trials)"
             print(table(title, crash(work, "compiled", args.kills, rng)))
