@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli.app import main
@@ -70,6 +70,8 @@ def peer_text(before: str, after: str, ref_padding: str, digest_extra: str) -> s
     return text.replace('"BEFORE"', before).replace('"AFTER"', after)
 
 
+# Each example runs whole commands in-process; a few dozen cover the literal kinds.
+@settings(max_examples=30)
 @given(
     before=number_literals,
     after=number_literals,
@@ -98,6 +100,7 @@ def test_whatever_import_writes_loads(
             assert load(state, COMPILED).file is not None
 
 
+@settings(max_examples=15)
 @given(values=st.lists(literals, min_size=1, max_size=4))
 def test_whatever_compile_and_pool_write_loads(values: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
