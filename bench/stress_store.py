@@ -119,10 +119,10 @@ def _peer(work: Path, schemas: dict[str, Any], index: int) -> tuple[Path, str]:
 def _session_digest(path: str) -> str:
     """The pool's window digest of one session file (what the pool keeps of it)."""
     from pytest_entropy.core.pool import summarize_window
-    from pytest_entropy.run.corpus import read_window_evidence
+    from pytest_entropy.sources.scan import read_file_evidence
 
-    evidence = read_window_evidence([Path(path)])
-    return summarize_window(path, evidence.value_observations).digest
+    evidence = read_file_evidence(path)
+    return summarize_window(path, evidence.value_observations if evidence else []).digest
 
 
 def _state_check(state: Path) -> tuple[int, int, set[str], set[str]]:
