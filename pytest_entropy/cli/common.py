@@ -177,18 +177,25 @@ def engine_options_of(args: argparse.Namespace) -> EngineOptions:
 
 
 def unsupported_pattern_lines() -> list[str]:
-    """A note naming schema patterns the replay could not evaluate (and so did not enforce)."""
+    """Notes naming what the replay could not enforce: schema patterns it could not
+    evaluate and ``$ref`` targets outside their schema (never fetched)."""
+    from pytest_entropy.core.notices import format_external_refs_note
     from pytest_entropy.core.regex import unsupported_patterns
+    from pytest_entropy.core.validation import external_refs
 
+    lines = []
     patterns = unsupported_patterns()
-    if not patterns:
-        return []
-    shown = ", ".join(repr(pattern) for pattern in patterns[:3])
-    more = f" and {len(patterns) - 3} more" if len(patterns) > 3 else ""
-    return [
-        f"note: {len(patterns)} schema pattern(s) use lookarounds or backreferences, which the"
-        f" linear-time engine cannot run; they were not enforced: {shown}{more}"
-    ]
+    if patterns:
+        shown = ", ".join(repr(pattern) for pattern in patterns[:3])
+        more = f" and {len(patterns) - 3} more" if len(patterns) > 3 else ""
+        lines.append(
+            f"note: {len(patterns)} schema pattern(s) use lookarounds or backreferences, which"
+            f" the linear-time engine cannot run; they were not enforced: {shown}{more}"
+        )
+    refs = external_refs()
+    if refs:
+        lines.append(format_external_refs_note(refs))
+    return lines
 
 
 def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True) -> None:

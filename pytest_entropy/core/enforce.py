@@ -9,7 +9,9 @@ executes a call::
 
 Every call re-proves the artifact's base digest against the live declared schema, so a tool
 whose schema changed underneath a compile falls back to its declared schema and is never
-mis-enforced. Quarantined and unknown refs are rejected at ``resolve``.
+mis-enforced. Quarantined and unknown refs are rejected at ``resolve``. A ``$ref`` outside
+the schema is never fetched: what it guards is not enforced, and the verdict names it in
+``external_refs``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_entropy.core.artifact import effective_schema_for, is_quarantined_ref
-from pytest_entropy.core.validation import validator_for_schema
+from pytest_entropy.core.validation import collect_external_refs, validator_for_schema
 
 __all__ = ["CallVerdict", "validate_call"]
 
@@ -32,6 +34,7 @@ class CallVerdict:
     stage: str | None = None
     path: str | None = None
     message: str = ""
+    external_refs: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"accepted": self.accepted}
@@ -41,6 +44,8 @@ class CallVerdict:
             out["path"] = self.path
         if self.message:
             out["message"] = self.message
+        if self.external_refs:
+            out["externalRefs"] = list(self.external_refs)
         return out
 
 
@@ -68,14 +73,18 @@ def validate_call(
     schema = effective_schema_for(ref, declared, artifact)
     if type(schema) is not dict:
         return CallVerdict(False, "validate", "", "the action has no object schema")
-    try:
-        errors = sorted(
-            validator_for_schema(schema).iter_errors(args),
-            key=lambda error: (len(error.absolute_path), _pointer(error.absolute_path)),
-        )
-    except Exception as error:  # a schema the validator cannot evaluate rejects the call
-        return CallVerdict(False, "validate", "", f"schema could not be evaluated: {error}")
+    with collect_external_refs() as met:
+        try:
+            errors = sorted(
+                validator_for_schema(schema).iter_errors(args),
+                key=lambda error: (len(error.absolute_path), _pointer(error.absolute_path)),
+            )
+        except Exception as error:  # a schema the validator cannot evaluate rejects the call
+            message = f"schema could not be evaluated: {error}"
+            return CallVerdict(False, "validate", "", message)
+    external = tuple(sorted(met))
     if not errors:
-        return CallVerdict(True)
+        return CallVerdict(True, external_refs=external)
     first = errors[0]
-    return CallVerdict(False, "validate", _pointer(first.absolute_path), first.message)
+    path = _pointer(first.absolute_path)
+    return CallVerdict(False, "validate", path, first.message, external)

@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_REVIEW_HINT",
     "format_compile_notice",
     "format_duration",
+    "format_external_refs_note",
     "format_review_notice",
     "format_score_change",
 ]
@@ -128,3 +129,15 @@ def format_review_notice(
         parts.append(_plural(count, one, many))
     parts.append(f"inspect with {review_hint}")
     return " · ".join(parts)
+
+
+def format_external_refs_note(refs: Iterable[str]) -> str:
+    """The note naming ``$ref`` targets outside their schema, which replay never fetches and
+    so does not enforce (the first three, then a count)."""
+    listed = sorted(set(refs))
+    shown = ", ".join(repr(ref) for ref in listed[:3])
+    more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
+    return (
+        f"note: {len(listed)} schema $ref target(s) lie outside their schema; they are never"
+        f" fetched, so they were not enforced: {shown}{more}"
+    )

@@ -8,7 +8,12 @@ with the semantics the spec pins:
   ``const`` compare JSON values (``1 == 1.0``, ``true`` is not ``1``);
 * unknown keywords (``x-fabric-enum-candidate``) are ignored;
 * ``format`` asserts exactly the reference's default registry (below); other names pass;
-* any exception while validating counts as a rejection.
+* any exception while validating counts as a rejection;
+* a ``$ref`` is resolved only inside the schema (its own pointers, anchors and embedded
+  ``$id`` resources, and the bundled meta-schemas): a ref to anything else (``https://``,
+  ``file://``, a relative file name) is never fetched or read. It is not enforceable, so the
+  value it guards is accepted and the ref counted (:func:`external_refs`), as an unsupported
+  pattern is (docs/decisions.md, "No $ref outside the schema is fetched").
 
 Validators are built once per schema and reused: by object identity first (replay checks
 many calls against one schema object), then by the schema's digest.
@@ -17,6 +22,8 @@ many calls against one schema object), then by the schema's digest.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
@@ -26,8 +33,17 @@ from pytest_entropy.core.regex import pattern_search
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
     from jsonschema.protocols import Validator
+    from referencing import Registry
 
-__all__ = ["REFERENCE_FORMATS", "accepts", "validator_for_schema"]
+__all__ = [
+    "REFERENCE_FORMATS",
+    "accepts",
+    "collect_external_refs",
+    "external_refs",
+    "note_external_refs",
+    "reset_external_refs",
+    "validator_for_schema",
+]
 
 REFERENCE_FORMATS: Final = (
     "date-time",
@@ -246,22 +262,110 @@ def _unevaluated_properties_keyword(
         yield ValidationError(f"Unevaluated properties are not allowed ({listed})")
 
 
-_REGEX_KEYWORDS: Final = {
+# ------------------------------------------------------- $ref only inside the schema
+#
+# jsonschema's default registry retrieves any ref it does not hold with urlopen: over the
+# network for http(s) and from disk for file://, once per evaluation (the registry is
+# immutable, so a cached validator never keeps what it fetched). Whoever serves the URL
+# would decide what replay enforces, and a server that never answers would hang it. Every
+# validator here gets a registry whose retrieval refuses instead; the ref keywords treat a
+# refused ref as not enforceable (accept, count), the way an unsupported pattern is.
+
+_external: set[str] = set()
+_registry_cache: list[Registry[Any]] = []
+
+
+class _ExternalRef(Exception):
+    """Raised by the registry for a ref outside the schema; never leaves this module."""
+
+
+def _refuse_retrieval(uri: str) -> Any:
+    _external.add(uri)  # recorded at every use, like an unsupported pattern
+    raise _ExternalRef(uri)
+
+
+def _local_registry() -> Registry[Any]:
+    if not _registry_cache:
+        from referencing import Registry
+
+        _registry_cache.append(Registry(retrieve=_refuse_retrieval))  # type: ignore[call-arg]
+    return _registry_cache[0]
+
+
+def _caused_by_external_ref(error: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, _ExternalRef):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _unless_external(keyword: Any) -> Any:
+    """``keyword`` that yields nothing more once a ref it follows turns out external."""
+
+    def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        try:
+            yield from keyword(validator, value, instance, schema) or ()
+        except Exception as error:
+            if not _caused_by_external_ref(error):
+                raise
+
+    return checked
+
+
+def external_refs() -> list[str]:
+    """The refs outside their schema met so far (never fetched, so not enforced)."""
+    return sorted(_external)
+
+
+def reset_external_refs() -> None:
+    _external.clear()
+
+
+def note_external_refs(refs: Iterable[str]) -> None:
+    """Record refs another process met (a worker's, merged by the client)."""
+    _external.update(refs)
+
+
+@contextmanager
+def collect_external_refs() -> Iterator[set[str]]:
+    """The external refs met inside the block, gathered into the yielded set (as
+    :func:`~pytest_entropy.core.regex.collect_unsupported_patterns` does for patterns)."""
+    saved = set(_external)
+    _external.clear()
+    found: set[str] = set()
+    try:
+        yield found
+    finally:
+        found.update(_external)
+        _external.update(saved)
+
+
+_REPLACED_KEYWORDS: Final = {
     "pattern": _pattern_keyword,
     "patternProperties": _pattern_properties_keyword,
     "additionalProperties": _additional_properties_keyword,
     "unevaluatedProperties": _unevaluated_properties_keyword,
 }
+# Keywords that look refs up: each becomes its own version behind _unless_external.
+_REF_KEYWORDS: Final = ("$ref", "$dynamicRef", "$recursiveRef", "unevaluatedItems")
 _extended: dict[Any, Any] = {}
 
 
 def _linear_time(cls: Any) -> Any:
-    """``cls`` with the regex keywords it knows replaced by their RE2 versions."""
+    """``cls`` with the regex keywords it knows replaced by their RE2 versions and the ref
+    keywords by versions that do not enforce an external ref."""
     found = _extended.get(cls)
     if found is None:
         from jsonschema.validators import extend
 
-        replacements = {k: v for k, v in _REGEX_KEYWORDS.items() if k in cls.VALIDATORS}
+        replacements = {k: v for k, v in _REPLACED_KEYWORDS.items() if k in cls.VALIDATORS}
+        replacements.update(
+            {k: _unless_external(cls.VALIDATORS[k]) for k in _REF_KEYWORDS if k in cls.VALIDATORS}
+        )
         found = extend(cls, validators=replacements)  # type: ignore[no-untyped-call]
         _extended[cls] = found
     return found
@@ -284,7 +388,7 @@ def validator_for_schema(schema: dict[str, Any]) -> Validator:
         from jsonschema.validators import validator_for
 
         cls = _linear_time(validator_for(schema, default=Draft202012Validator))
-        validator = cls(schema, format_checker=_format_checker())
+        validator = cls(schema, format_checker=_format_checker(), registry=_local_registry())
         if len(_by_digest) >= _CACHE_LIMIT:
             _by_digest.clear()
         _by_digest[digest] = validator

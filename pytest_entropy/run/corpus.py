@@ -31,6 +31,7 @@ from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summa
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
+from pytest_entropy.core.validation import collect_external_refs, note_external_refs
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
@@ -209,6 +210,7 @@ class CorpusPart:
     records: SessionEvidence = field(default_factory=SessionEvidence)
     replayed: Any = None
     patterns: set[str] = field(default_factory=set)
+    external_refs: set[str] = field(default_factory=set)
     changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
 
@@ -299,7 +301,7 @@ def _read_one(
             values.append(hooks.on_value)
     on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
     meter = part.state if plan.meter or plan.file_states else None
-    with collect_unsupported_patterns() as patterns:
+    with collect_unsupported_patterns() as patterns, collect_external_refs() as refs:
         if cache is not None:
             read = cache.read(Path(source.location), plan.options)
             part.diagnostics.merge(read.diagnostics)
@@ -348,6 +350,7 @@ def _read_one(
     if hooks is not None:
         part.replayed = hooks.result()
         part.patterns = patterns
+        part.external_refs = refs
     return part
 
 
@@ -362,6 +365,7 @@ def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
     _extend_records(first.records, then.records)
     first.replayed = _merge_replayed(first.replayed, then.replayed)
     first.patterns.update(then.patterns)
+    first.external_refs.update(then.external_refs)
     first.changed.extend(then.changed)
     first.diagnostics.merge(then.diagnostics)
     return first
@@ -373,6 +377,7 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
             corpus.pool.add(summary)
     part.windows = []  # merged into the pool: the client keeps no window
     note_unsupported_patterns(part.patterns)
+    note_external_refs(part.external_refs)
     _combine_parts(corpus, part)
     return corpus
 

@@ -25,10 +25,15 @@ from typing import Any
 
 from pytest_entropy.core.artifact import compiled_surface_effect_changed
 from pytest_entropy.core.compiler import ABSENT_REASON, INVALID_REASON, compile_entropy_surface
-from pytest_entropy.core.notices import format_compile_notice, format_review_notice
+from pytest_entropy.core.notices import (
+    format_compile_notice,
+    format_external_refs_note,
+    format_review_notice,
+)
 from pytest_entropy.core.pool import pool_to_value_observations
 from pytest_entropy.core.proposals import entropy_review_key, entropy_review_signals
 from pytest_entropy.core.records import RepairRow
+from pytest_entropy.core.validation import collect_external_refs
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.incremental import EvidenceCache
@@ -53,7 +58,7 @@ REVIEW_HINT = "pytest-entropy status"
 class Notice:
     """One user-facing line, with a machine-readable kind."""
 
-    kind: str  # compiled, review, rejected, damaged, error
+    kind: str  # compiled, review, rejected, damaged, error, unenforced
     text: str
 
     def to_json(self) -> dict[str, Any]:
@@ -125,6 +130,7 @@ class CompileLoop:
         self.last_review_key: str | None = None
         self.last_rejection: frozenset[tuple[str, str]] | None = None
         self.last_damage: str | None = None
+        self.last_external_refs: frozenset[str] = frozenset()
 
     def tick(self) -> TickResult:
         started = self.clock()
@@ -167,20 +173,25 @@ class CompileLoop:
         if not read.records.traces:
             return TickResult("no traces")
 
+        external: set[str] = set()
+
         def compute(snapshots: Sequence[Snapshot]) -> tuple[tuple[Any, Any], list[Write]]:
             incumbent, pool = snapshots[0].file, snapshots[1].file
             # The windows merge into the pool as they are read, so a redo after another
             # writer's commit reads again (from the evidence cache) into the new pool.
             again = read if snapshots[1] is first[1] else read_into(pool)
             merged = again.merged_pool()
-            outcome = compile_entropy_surface(
-                again.records.traces,
-                self.surface,
-                self.repairs,
-                pool_to_value_observations(merged.file),
-                again.records.audit_calls,
-                incumbent,
-            )
+            with collect_external_refs() as found:
+                outcome = compile_entropy_surface(
+                    again.records.traces,
+                    self.surface,
+                    self.repairs,
+                    pool_to_value_observations(merged.file),
+                    again.records.audit_calls,
+                    incumbent,
+                )
+            external.clear()  # a redo replaces what the first try met
+            external.update(found)
             writes = [Write(reads[1][0], POOL, merged.file)]
             if outcome.status == "compiled" and outcome.artifact is not None:
                 writes.append(Write(reads[0][0], COMPILED, outcome.artifact))
@@ -196,6 +207,10 @@ class CompileLoop:
         review_key = entropy_review_key(review)
         review_changed = review_key != self.last_review_key
         notices: list[Notice] = []
+        if external and frozenset(external) != self.last_external_refs:
+            # once per distinct set, as rejections are: a tick every few seconds repeats them
+            notices.append(Notice("unenforced", format_external_refs_note(external)))
+        self.last_external_refs = frozenset(external)
         written = False
         shown_compile = False
         if outcome.status == "compiled" and outcome.artifact is not None:

@@ -34,6 +34,7 @@ from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
 from pytest_entropy.core.regex import reset_unsupported_patterns, unsupported_patterns
+from pytest_entropy.core.validation import external_refs, reset_external_refs
 from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
@@ -96,6 +97,7 @@ def _same_file(first: Path | None, second: Path | None) -> bool:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
     reset_unsupported_patterns()
+    reset_external_refs()
     surface = surface_of(args, args.surface)
     repairs = load_optional_repairs(args.repairs)
     state_dir = state_dir_of(args)
@@ -166,6 +168,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         patterns = unsupported_patterns()
         if patterns:
             result["unsupportedPatterns"] = patterns  # an added key, only when there are some
+        refs = external_refs()
+        if refs:
+            result["externalRefs"] = refs  # likewise: refs never fetched, so not enforced
         print_json(out, result)
     else:
         review = entropy_review_signals(outcome.proposals)

@@ -34,6 +34,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import reset_unsupported_patterns
 from pytest_entropy.core.trial import TrialReport
+from pytest_entropy.core.validation import reset_external_refs
 from pytest_entropy.run.trial import trial_sources
 from pytest_entropy.state.store import COMPILED, load_path
 
@@ -109,6 +110,7 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     reset_unsupported_patterns()
+    reset_external_refs()
     surface = surface_of(args, args.surface)
     artifact = _artifact(args)
     options = read_options_of(args, surface)
