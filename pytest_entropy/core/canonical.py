@@ -21,12 +21,13 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",
+    "EXPORT_INDENT_DEPTH",
     "ArrayHasher",
     "CanonicalError",
     "array_fragment",
@@ -404,8 +405,18 @@ def schema_digest(schema: Any) -> str:
     return stable_json_hash(schema)
 
 
-def file_text(value: Any) -> str:
-    """``JSON.stringify(value, null, 2) + "\\n"`` in own-key order (spec §2.8)."""
+# `export` indents this many levels and writes any container nested deeper compact: two
+# spaces per level make indented bytes grow with the square of the depth (docs/decisions.md).
+EXPORT_INDENT_DEPTH: Final = 32
+
+
+def file_text(value: Any, *, indent_depth: int | None = None) -> str:
+    """``JSON.stringify(value, null, 2) + "\\n"`` in own-key order (spec §2.8).
+
+    With ``indent_depth``, a container inside ``indent_depth`` others is written compact
+    (``JSON.stringify(container)``), so the text grows linearly with the depth beyond it;
+    a value nested no deeper keeps exactly the indented bytes.
+    """
     parts: list[str] = []
     append = parts.append
     stack: list[tuple[bool, Any, int]] = [(True, value, 0)]
@@ -425,6 +436,9 @@ def file_text(value: Any) -> str:
                 raise CanonicalError("cannot serialise a cyclic structure")
             if not item:
                 append("{}" if t is dict else "[]")
+                continue
+            if indent_depth is not None and depth >= indent_depth:
+                append(_write_compact(item, _OWN))
                 continue
             seen.add(ident)
             inner = "\n" + "  " * (depth + 1)

@@ -16,7 +16,7 @@ from pytest_entropy.cli.common import (
     state_dir_of,
     surface_of,
 )
-from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.inputs import live_surface_snapshot
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.state.store import write_file_atomic
@@ -37,7 +37,8 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     snapshot = live_surface_snapshot(surface_of(args, args.surface)["actions"])
     target = Path(args.out) if args.out else state_dir_of(args) / "surface.json"
-    written = write_file_atomic(target, file_text(snapshot))
+    # Deep schemas would grow with the square of their depth: compact below 32 levels.
+    written = write_file_atomic(target, file_text(snapshot, indent_depth=EXPORT_INDENT_DEPTH))
     path = target.resolve()
     if args.json:
         print_json(
