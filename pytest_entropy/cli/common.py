@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.pool import PoolMerge
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -196,6 +197,13 @@ def unsupported_pattern_lines() -> list[str]:
     if refs:
         lines.append(format_external_refs_note(refs))
     return lines
+
+
+def oversized_note(merged: PoolMerge) -> str:
+    """`` · N values over 64 KiB counted, not stored`` when a pool merge met any."""
+    if not merged.oversized_values:
+        return ""
+    return f" · {merged.oversized_values} values over 64 KiB counted, not stored"
 
 
 def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True) -> None:

@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     add_surface_option,
     engine_options_of,
     load_optional_repairs,
+    oversized_note,
     print_json,
     print_lines,
     read_options_of,
@@ -155,6 +156,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         pool_note = (
             f"pool: {merged.merged_sessions} merged · {merged.skipped_sessions} unchanged"
             f" · {merged.dropped_observations} unloadable observations dropped"
+            + oversized_note(merged)
         )
     written = []
     if outcome.status == "compiled" and outcome.artifact is not None:

@@ -16,6 +16,7 @@ from pytest_entropy.cli.common import (
     add_sessions_option,
     add_surface_option,
     engine_options_of,
+    oversized_note,
     print_json,
     read_options_of,
     session_sources_of,
@@ -93,6 +94,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             f"pool: {merged.merged_sessions} sessions merged · {merged.skipped_sessions} unchanged"
             f" · {len(merged.file['entries'])} parameters · {len(merged.file['tracked'])} tracked"
             f" sessions · {merged.dropped_observations} unloadable observations dropped"
-            f" → {Path(args.out).resolve()}\n"
+            f"{oversized_note(merged)} → {Path(args.out).resolve()}\n"
         )
     return EXIT_OK
