@@ -223,6 +223,13 @@ def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True
             help="session format: auto (detect each file), fabric (native) or a foreign "
             f"format ({', '.join(session_formats()[2:])}); see docs/formats.md",
         )
+        parser.add_argument(
+            "--strict",
+            action="store_true",
+            default=None,
+            help="any unreadable or unrecognised session file is an error (exit 2); default:"
+            " strict in [tool.entropy] or entropy.yml, else counted and reported",
+        )
     parser.add_argument(
         "--surface-format",
         default="auto",
@@ -237,6 +244,29 @@ def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True
         metavar="TEXT",
         help="prefix for every foreign tool name, in sessions and surface alike "
         "(e.g. mcp.github.; default: none, pi. for Pi)",
+    )
+
+
+def strict_of(args: argparse.Namespace) -> bool:
+    """``--strict``, else ``strict`` from the project configuration (``[tool.entropy]``)."""
+    if getattr(args, "strict", None):
+        return True
+    from pytest_entropy.state.config import load_config
+
+    return load_config(getattr(args, "cwd", None) or None).strict
+
+
+def check_strict(args: argparse.Namespace, diagnostics: ScanDiagnostics) -> None:
+    """Under ``--strict``, raise for any unreadable or unrecognised file the read counted
+    (before the command writes or prints anything)."""
+    problems = diagnostics.unreadable_files + diagnostics.unrecognized_files
+    if not problems or not strict_of(args):
+        return
+    named = "; ".join(diagnostics.samples[:3])
+    raise EntropyInputError(
+        f"--strict: {diagnostics.unreadable_files} unreadable and"
+        f" {diagnostics.unrecognized_files} unrecognised session file(s)"
+        + (f": {named}" if named else "")
     )
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
+import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +74,19 @@ class SurfaceFormat:
 
 def is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
+
+
+def is_listed_file(entry: os.DirEntry[str] | Path) -> bool:
+    """Whether a directory listing keeps this entry as a file: a regular file (through
+    links), or a link that loops (``a.jsonl -> b.jsonl -> a.jsonl``). A loop is kept so its
+    read fails and is counted as an unreadable file, instead of failing the whole listing
+    (``DirEntry.is_file`` raises) or vanishing (``Path.is_file`` says False)."""
+    try:
+        if isinstance(entry, Path):
+            return stat.S_ISREG(os.stat(entry).st_mode)
+        return entry.is_file()
+    except OSError as error:
+        return error.errno == errno.ELOOP
 
 
 def open_session(path: Path) -> IO[bytes]:

@@ -107,12 +107,19 @@ def detect_claude_code(path: Path, head: bytes) -> bool:
     )
 
 
+def _is_directory(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a link that loops is no session directory (the file rule counts it)
+        return False
+
+
 def with_subagents(root: Path) -> list[Path]:
     """``*.jsonl`` beside each session's ``<session>/subagents/*.jsonl``, by relative path."""
     files = [(path.name, path) for path in sorted_files(root, is_jsonl_name, recursive=False)]
     for entry in os.scandir(root):
         subagents = Path(entry.path) / "subagents"
-        if entry.is_dir() and subagents.is_dir():
+        if _is_directory(entry) and subagents.is_dir():
             for path in sorted_files(subagents, is_jsonl_name, recursive=False):
                 files.append((f"{entry.name}/subagents/{path.name}", path))
     files.sort(key=lambda item: code_unit_key(item[0]))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.jscompat import code_unit_key
-from pytest_entropy.ingest.base import is_session_name
+from pytest_entropy.ingest.base import is_listed_file, is_session_name
 from pytest_entropy.ingest.foreign import head_records, open_foreign
 from pytest_entropy.ingest.guard import TRACE_KIND
 
@@ -94,7 +94,9 @@ def looks_like_messages(head: bytes) -> bool:
 def native_directory_files(path: Path) -> list[Path]:
     """The native rule: a directory's ``*.jsonl`` and ``*.jsonl.gz`` files, by name."""
     names = [
-        entry.name for entry in os.scandir(path) if is_session_name(entry.name) and entry.is_file()
+        entry.name
+        for entry in os.scandir(path)
+        if is_session_name(entry.name) and is_listed_file(entry)
     ]
     return [path / name for name in sorted(names, key=code_unit_key)]
 
@@ -107,12 +109,12 @@ def sorted_files(root: Path, keep: Callable[[str], bool], *, recursive: bool) ->
             subdirectories.sort()
             base = Path(directory)
             for name in names:
-                if keep(name) and (base / name).is_file():
+                if keep(name) and is_listed_file(base / name):
                     relative = (base / name).relative_to(root).as_posix()
                     found.append((relative, base / name))
     else:
         for entry in os.scandir(root):
-            if keep(entry.name) and entry.is_file():
+            if keep(entry.name) and is_listed_file(entry):
                 found.append((entry.name, root / entry.name))
     found.sort(key=lambda item: code_unit_key(item[0]))
     return [path for _, path in found]

@@ -139,4 +139,5 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         update=_flag(config, option("update")),
         max_score=_number(config, option("max-score")),
         lint=_text(config, option("lint")),
+        strict=_flag(config, option("strict")),
     )

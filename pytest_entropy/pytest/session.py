@@ -300,6 +300,7 @@ class EntropySession:
         return GateResult(passed, lines, report)
 
     def _measure_sessions(self) -> Report:
+        from pytest_entropy.core.errors import EntropyInputError
         from pytest_entropy.core.status import surface_hash
         from pytest_entropy.ingest.base import ReadOptions
         from pytest_entropy.ingest.surfaces import load_repairs, load_surface
@@ -314,7 +315,14 @@ class EntropySession:
         # the surface at hand for foreign readers that classify failure stages by it.
         options = ReadOptions(surface=surface)
         sources = source_files(expand_session_paths([settings.sessions], options))
-        state = read_corpus(sources, measure_plan(options)).state
+        read = read_corpus(sources, measure_plan(options))
+        problems = read.diagnostics.unreadable_files + read.diagnostics.unrecognized_files
+        if settings.strict and problems:
+            shown = "; ".join(read.diagnostics.samples[:3])
+            raise EntropyInputError(
+                f"--entropy-strict: {problems} unreadable or unrecognised session file(s): {shown}"
+            )
+        state = read.state
         digest = surface_hash(surface) if surface is not None else ""
         return state.finalize(surface, repairs, digest)
 

@@ -42,12 +42,13 @@ from pytest_entropy.core.certify import (
     trial_mode_failure,
     trial_summary,
 )
-from pytest_entropy.core.errors import EntropyError
+from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import measure, report_hash
 from pytest_entropy.core.records import Report
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import run_entropy_trial
+from pytest_entropy.ingest.base import is_listed_file
 from pytest_entropy.sources.agent_dir import agent_dir_from_env
 from pytest_entropy.sources.resources import corpora_path
 from pytest_entropy.state.store import COMPILED, agent_state_dir, load_path, save_path
@@ -80,6 +81,7 @@ class CertificationOptions:
     trial: bool = False
     artifact: str | None = None
     lint: str | None = None
+    strict: bool = False
 
     @property
     def corpus_mode(self) -> bool:
@@ -212,6 +214,23 @@ def _corpus_files(directory: Path) -> list[Path]:
         if entry.name.endswith(CORPUS_SUFFIX) and entry.is_file()
     ]
     return [directory / name for name in sorted(names, key=code_unit_key)]
+
+
+def _refuse_unrecognised(directory: Path) -> None:
+    """``--strict``: a file the corpus would pass over (not ``*.jsonl``) is an error."""
+    others = sorted(
+        (
+            entry.name
+            for entry in os.scandir(directory)
+            if not entry.name.endswith(CORPUS_SUFFIX) and is_listed_file(entry)
+        ),
+        key=code_unit_key,
+    )
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise EntropyInputError(
+            f"strict: {len(others)} unrecognised file(s) in {directory}: {shown}"
+        )
 
 
 def _scan_corpus(files: Sequence[Path]) -> SessionScan:
@@ -370,6 +389,8 @@ class Certification:
         surface = load_surface(options.surface) if options.surface is not None else None
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
         files = _corpus_files(directory)
+        if options.strict:
+            _refuse_unrecognised(directory)
         evidence = _scan_corpus(files)
         catalog = surface_hash(surface) if surface is not None else "(sessions)"
         report = measure(evidence.traces, surface, repairs, catalog)

@@ -119,6 +119,7 @@ class CompileLoop:
         options: ReadOptions | None = None,
         cache: EvidenceCache | None = None,
         clock: Callable[[], float] = time.monotonic,
+        strict: bool = False,
     ) -> None:
         self.window = window
         self.surface = surface
@@ -127,6 +128,7 @@ class CompileLoop:
         self.options = options or ReadOptions(surface=surface)
         self.cache = cache or EvidenceCache()
         self.clock = clock
+        self.strict = strict
         self.last_review_key: str | None = None
         self.last_rejection: frozenset[tuple[str, str]] | None = None
         self.last_damage: str | None = None
@@ -138,12 +140,12 @@ class CompileLoop:
         result.elapsed_ms = (self.clock() - started) * 1000
         return result
 
-    def _damaged(self, message: str) -> TickResult:
+    def _damaged(self, message: str, *, status: str = "damaged") -> TickResult:
         if message == self.last_damage:
-            return TickResult("damaged")
+            return TickResult(status)
         self.last_damage = message
         return TickResult(
-            "damaged",
+            status,
             [Notice("damaged", f"entropy: {message} · compiles paused until it is fixed")],
         )
 
@@ -170,6 +172,9 @@ class CompileLoop:
             )
 
         read = read_into(first[1].file)
+        if self.strict and read.unreadable:  # --strict: an unreadable session pauses compiles
+            where = read.unreadable[0].location
+            return self._damaged(f"{where}: unreadable session file (strict)", status="unreadable")
         if not read.records.traces:
             return TickResult("no traces")
 

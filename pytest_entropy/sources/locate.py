@@ -7,6 +7,7 @@ never held in memory whole.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,13 @@ from typing import cast
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
-from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, is_session_name
+from pytest_entropy.ingest.base import (
+    NATIVE_FORMAT,
+    ReadOptions,
+    is_listed_file,
+    is_session_name,
+    open_session,
+)
 from pytest_entropy.ingest.registry import directory_files
 from pytest_entropy.sources.urls import expand_url, is_url
 
@@ -28,7 +35,8 @@ def expand_session_paths(
 
     Names sort in UTF-16 code-unit order. A foreign ``options.session_format`` may mean
     other files (``docs/formats.md``); ``auto`` adds Claude Code's
-    ``<session>/subagents/*.jsonl``. A missing path is an input error.
+    ``<session>/subagents/*.jsonl``. A missing or unreadable path is an input error; an
+    unreadable file inside a directory is counted when it is read (``--strict``: an error).
     """
     out: list[Path] = []
     for raw in paths:
@@ -36,10 +44,29 @@ def expand_session_paths(
         if path.is_dir():
             out.extend(directory_files(path, options))
         elif path.exists():
+            _check_readable(path)
             out.append(path)
         else:
             raise EntropyInputError("no such file or directory", source=str(path))
     return out
+
+
+def _check_readable(path: Path) -> None:
+    """Fail now, naming the file, if a session file the user named cannot be read: left to
+    the scan, it would only be counted, and the run would pass on nothing."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+        finally:
+            os.close(descriptor)
+        if regular:  # a pipe (``<(...)``) must not lose the byte a test read would take
+            with open_session(path) as stream:
+                stream.read(1)
+    except (OSError, EOFError) as error:
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        message = f"cannot read the session file: {reason}"
+        raise EntropyInputError(message, source=str(path)) from None
 
 
 # -------------------------------------------------------------------------- windows
@@ -72,7 +99,7 @@ def _session_files_in(directory: Path) -> list[SessionFile]:
     out = []
     for entry in entries:
         try:
-            if is_session_name(entry.name) and entry.is_file():
+            if is_session_name(entry.name) and is_listed_file(entry):
                 out.append(_stamp(Path(entry.path)))
         except OSError:
             continue

@@ -55,6 +55,7 @@ class EntropyConfig:
     grace_ms: int = 250
     poll_ms: int = 500
     window: int = 8
+    strict: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def with_overrides(
@@ -85,6 +86,7 @@ _FIELD_TYPES = {
     "grace_ms": int,
     "poll_ms": int,
     "window": int,
+    "strict": bool,
 }
 
 
@@ -277,6 +279,13 @@ OPTIONS: Final = (
         "PROFILE",
         cli_flag="--lint",
     ),
+    Option(
+        "strict",
+        "flag",
+        "any unreadable or unrecognised session file is an error (the gate and corpus mode"
+        " fail) instead of being counted",
+        cli_flag="--strict",
+    ),
 )
 
 
@@ -331,6 +340,7 @@ class EntropySettings:
     update: bool = False
     max_score: float | None = None
     lint: str | None = None
+    strict: bool = False
 
     @property
     def gate(self) -> bool:
@@ -355,4 +365,5 @@ class EntropySettings:
             "trial": self.trial,
             "artifact": text(self.artifact),
             "lint": self.lint,
+            "strict": self.strict,
         }

@@ -45,6 +45,10 @@ class SilentListener:
             self.connections.append(connection)  # held open, unanswered
 
     def close(self) -> None:
+        try:  # wakes the accepting thread (close alone leaves it blocked in accept)
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.server.close()
         for connection in self.connections:
             connection.close()

@@ -23,7 +23,7 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "certify", help="run the certification checks (spec §12), optionally on a corpus"
     )
-    for name in ("sessions", "surface", "repairs", "trial", "artifact", "lint"):
+    for name in ("sessions", "surface", "repairs", "trial", "artifact", "lint", "strict"):
         add_cli_option(parser, name)
     parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
     parser.add_argument(
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trial=bool(args.entropy_trial),
         artifact=args.entropy_artifact,
         lint=args.entropy_lint,
+        strict=bool(args.entropy_strict),
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")

@@ -19,6 +19,7 @@ from pytest_entropy.cli.common import (
     add_sessions_option,
     add_state_options,
     add_surface_option,
+    check_strict,
     engine_options_of,
     load_optional_repairs,
     oversized_note,
@@ -140,6 +141,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             use_pool=pool_path is not None,
             engine=engine_options_of(args),
         )
+        check_strict(args, run_.diagnostics)  # before anything is written
         writes = []
         if pool_path is not None and run_.pool is not None:
             writes.append(Write(pool_path, POOL, run_.pool.file))

@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     add_format_options,
     add_json,
     add_surface_option,
+    check_strict,
     foreign_lines,
     print_json,
     print_lines,
@@ -165,6 +166,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         diagnostics.files += 1
         target = directory / converted_name(relative, position, width)
         files.append(_convert_one(path, target, options, diagnostics))
+    check_strict(args, diagnostics)
     if args.json:
         print_json(out, {"files": files, "diagnostics": diagnostics.to_json()})
     else:

@@ -11,6 +11,7 @@ from pytest_entropy.cli.common import (
     add_json,
     add_repairs_option,
     add_surface_option,
+    check_strict,
     engine_options_of,
     foreign_lines,
     load_optional_repairs,
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         digest = surface_hash(surface) if surface is not None else ""
     result = read_corpus(sources, measure_plan(options), engine_options_of(args))
+    check_strict(args, result.diagnostics)
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)
     if args.json:

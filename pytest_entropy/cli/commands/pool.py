@@ -15,6 +15,7 @@ from pytest_entropy.cli.common import (
     add_json,
     add_sessions_option,
     add_surface_option,
+    check_strict,
     engine_options_of,
     oversized_note,
     print_json,
@@ -74,9 +75,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             pool: dict[str, Any] | None = snapshots[0].file
         else:
             pool = given
-        merged, _ = pool_sources(
+        merged, diagnostics = pool_sources(
             session_sources_of(args, options), pool, options=options, engine=engine_options_of(args)
         )
+        check_strict(args, diagnostics)  # before anything is written
         return merged, [Write(target, POOL, merged.file)]
 
     if in_place:

@@ -13,6 +13,7 @@ from pytest_entropy.cli.common import (
     add_repairs_option,
     add_sessions_option,
     add_surface_option,
+    check_strict,
     engine_options_of,
     load_optional_repairs,
     print_json,
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         audit_values=not args.no_audit_values,
         engine=engine_options_of(args),
     )
+    check_strict(args, run_.diagnostics)
     report, proposals = run_.report, run_.proposals
     review = entropy_review_signals(proposals)
     if args.json:

@@ -14,6 +14,7 @@ from pytest_entropy.cli.common import (
     add_json,
     add_repairs_option,
     add_surface_option,
+    check_strict,
     load_optional_repairs,
     print_json,
     print_lines,
@@ -133,6 +134,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     plan = records_plan(options, file_states=True, windows=pool.error is None)
     read = read_corpus(source_files(item.path for item in files), plan, pool=pool.file)
     diagnostics = read.diagnostics
+    check_strict(args, diagnostics)
     states = [(source.location, state) for source, state in read.files]
     corpus = measure_session_corpus(states, surface, digest, repairs)
     review_line, review = _review_line(read, surface, digest, repairs, pool.error)
@@ -162,6 +164,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     else:
         print_lines(out, lines)
-        if diagnostics.skipped_lines or diagnostics.rejected_traces:
+        if diagnostics.skipped_lines or diagnostics.rejected_traces or diagnostics.unreadable_files:
             print_lines(out, diagnostics_lines(diagnostics))
     return EXIT_OK

@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     add_sessions_option,
     add_state_options,
     add_surface_option,
+    check_strict,
     engine_options_of,
     print_json,
     print_lines,
@@ -114,13 +115,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface)
     artifact = _artifact(args)
     options = read_options_of(args, surface)
-    trial, _ = trial_sources(
+    trial, diagnostics = trial_sources(
         session_sources_of(args, options),
         surface,
         artifact,
         options=options,
         engine=engine_options_of(args),
     )
+    check_strict(args, diagnostics)
     if args.json:
         print_json(out, trial.to_json())
     else:

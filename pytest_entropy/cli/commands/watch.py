@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
     EXIT_OK,
+    EXIT_USAGE,
     add_format_options,
     add_json,
     read_options_of,
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "repairs": args.repairs,
             "state_dir": args.state_dir,
             "grace_ms": args.grace_ms,
+            "strict": True if args.strict else None,
         },
     )
     if not config.compile:
@@ -110,6 +112,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         state_dir=state_dir,
         repairs=load_repairs(repairs_path) if repairs_path else None,
         options=read_options_of(args, surface),
+        strict=config.strict,
     )
     if args.once:
         result = loop.tick()
@@ -120,7 +123,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 json.dumps({"event": "tick", "status": result.status, "written": result.written})
                 + "\n"
             )
-        return EXIT_OK
+        return EXIT_USAGE if result.status == "unreadable" else EXIT_OK
     watcher = Watcher(
         loop,
         watch_paths,
