@@ -6,6 +6,7 @@ fetched would both show in the count and hang until the subprocess timeout.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -45,10 +46,9 @@ class SilentListener:
             self.connections.append(connection)  # held open, unanswered
 
     def close(self) -> None:
-        try:  # wakes the accepting thread (close alone leaves it blocked in accept)
+        # shutdown wakes the accepting thread: close alone leaves it blocked in accept
+        with contextlib.suppress(OSError):
             self.server.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self.server.close()
         for connection in self.connections:
             connection.close()
