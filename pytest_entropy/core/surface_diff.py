@@ -12,7 +12,8 @@ Every change gets one class per tool and parameter path:
 
 One edit may both loosen and tighten (an enum value swapped for another): it is in both. A
 loosening the author accepted (``accepted`` entries ``{ref, path, rule, reason}``) moves
-from ``loosened`` to ``accepted``. The v2 static freedom is reported beside, never used to
+from ``loosened`` to ``accepted`` (an accepted new tool stays in ``added`` and is listed in
+``accepted`` too). The v2 static freedom is reported beside, never used to
 decide a class (it prices an untyped parameter *below* a free string).
 """
 
@@ -222,7 +223,8 @@ def diff_snapshots(
             rule = "annotation" if plain else "equivalent"
             neutral.append(SchemaChange(ref, "", rule, old[ref], new[ref]))
     kept = [c for c in loosened if not any(a.covers(c) for a in accepted)]
-    forgiven = [c for c in loosened if any(a.covers(c) for a in accepted)]
+    # An accepted new tool is listed as accepted too (and its freedom forgiven).
+    forgiven = [c for c in (*loosened, *added) if any(a.covers(c) for a in accepted)]
     freedom_before = surface_freedom_report(before)["total"]
     freedom_after = surface_freedom_report(after)["total"]
     rises: list[str] = []

@@ -119,12 +119,14 @@ def entropy_ratchet(request: pytest.FixtureRequest) -> EntropyRatchet:
     """The ratchet: ``entropy_ratchet.check(surface_or_report)`` never lets entropy rise.
 
     Compares with the entry named after the test in ``entropy-baseline.json`` in the
-    rootdir (or ``--entropy-baseline FILE`` / ini ``entropy_baseline``): the surface's
-    freedom total and per-tool freedom, or a report's score, static/behavioral split and
-    rejections per 1k. A rise of more than 1e-6 fails, and so does a new tool unless
-    ``allow_new_tools=True``; a fall passes and says the baseline can be lowered. A missing
-    entry is created, except in CI (``CI`` set and not ``0``/``false``), where it fails.
-    ``--entropy-update`` rewrites the entry. Example::
+    rootdir (or ``--entropy-baseline FILE`` / ini ``entropy_baseline``): for a surface (any
+    format, a path or an MCP server) its schemas, failing on any loosening (a call accepted
+    that was refused, named by tool, parameter path and rule), plus the freedom total and
+    per-tool freedom; for a report the score, static/behavioral split and rejections per 1k.
+    A rise of more than 1e-6 fails, and so does a new tool unless ``allow_new_tools=True``;
+    a fall passes and says the baseline can be lowered. A missing entry is created, except
+    in CI (``CI`` set and not ``0``/``false``), where it fails. ``--entropy-update``
+    rewrites the entry; ``--entropy-accept REF[:PATH]=REASON`` accepts a loosening. Example::
 
         def test_surface_ratchet(entropy_ratchet):
             entropy_ratchet.check(my_server.surface_snapshot())
@@ -138,6 +140,7 @@ def entropy_ratchet(request: pytest.FixtureRequest) -> EntropyRatchet:
         update=settings.update,
         ci=is_ci(),
         notes=request.node.user_properties,
+        accept=settings.accept,
     )
 
 

@@ -122,6 +122,11 @@ def _text(config: pytest.Config, entry: Option) -> str | None:
     return None if value is None or str(value).strip() == "" else str(value).strip()
 
 
+def _list(config: pytest.Config, entry: Option) -> tuple[str, ...]:
+    value, _origin = _raw(config, entry)
+    return tuple(str(item) for item in value) if value else ()
+
+
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     """Resolve every option: command line, then ini file, then default."""
     baseline = _path(config, option("baseline"))
@@ -140,4 +145,5 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         max_score=_number(config, option("max-score")),
         lint=_text(config, option("lint")),
         strict=_flag(config, option("strict")),
+        accept=_list(config, option("accept")),
     )

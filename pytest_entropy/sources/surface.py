@@ -18,9 +18,13 @@ from typing import Any
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.surface_diff import AcceptedLoosening, SurfaceDiff, diff_snapshots
 
-__all__ = ["diff_surfaces", "load_surface"]
+__all__ = ["NotASurfaceError", "diff_surfaces", "load_surface"]
 
 _OBJECT_SOURCE = "<object>"
+
+
+class NotASurfaceError(EntropyInputError, TypeError):
+    """A value of a type no surface reader takes (a ``TypeError`` too, for Python callers)."""
 
 
 def load_surface(
@@ -43,9 +47,9 @@ def load_surface(
         return surface_from_parsed(
             source, source=_OBJECT_SOURCE, surface_format=surface_format, ref_prefix=ref_prefix
         )
-    raise EntropyInputError(
+    raise NotASurfaceError(
         f"not a surface: a {type(source).__name__} (expected a path, a parsed tool list or"
-        " snapshot, MCP Tool objects, an MCP server object or a live server)",
+        " surface snapshot, MCP Tool objects, an MCP server object or a live server)",
         source=_OBJECT_SOURCE,
     )
 

@@ -212,7 +212,7 @@ GROUP: Final = "entropy"
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One option: ``kind`` is ``path``, ``flag``, ``number`` or ``text``."""
+    """One option: ``kind`` is ``path``, ``flag``, ``number``, ``text`` or ``list`` (repeatable)."""
 
     name: str
     kind: str
@@ -286,6 +286,13 @@ OPTIONS: Final = (
         " fail) instead of being counted",
         cli_flag="--strict",
     ),
+    Option(
+        "accept",
+        "list",
+        "accept the loosenings of tool REF (at PATH only, with PATH) in the ratchet baseline,"
+        " with REASON after '='; repeatable",
+        "REF[:PATH][=REASON]",
+    ),
 )
 
 
@@ -301,10 +308,18 @@ def _argparse_kwargs(entry: Option) -> dict[str, Any]:
     if entry.kind == "flag":
         # None, not False: "not given" must fall through to the ini file.
         return {"action": "store_true", "default": None, "help": entry.help}
+    if entry.kind == "list":
+        return {"action": "append", "default": None, "metavar": entry.metavar, "help": entry.help}
     return {"default": None, "metavar": entry.metavar, "help": entry.help}
 
 
-_INI_TYPES: Final = {"flag": "bool", "path": "paths", "number": "string", "text": "string"}
+_INI_TYPES: Final = {
+    "flag": "bool",
+    "path": "paths",
+    "number": "string",
+    "text": "string",
+    "list": "linelist",
+}
 
 
 def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
@@ -341,6 +356,7 @@ class EntropySettings:
     max_score: float | None = None
     lint: str | None = None
     strict: bool = False
+    accept: tuple[str, ...] = ()
 
     @property
     def gate(self) -> bool:

@@ -26,6 +26,12 @@ from pytest_entropy.core.jscompat import code_unit_key, js_string, round_metric
 from pytest_entropy.core.meter import measure, report_hash
 from pytest_entropy.core.records import RepairRow, Report, Trace
 from pytest_entropy.core.status import surface_hash
+from pytest_entropy.core.surface_diff import (
+    AcceptedLoosening,
+    SchemaChange,
+    accepted_from_value,
+    diff_snapshots,
+)
 from pytest_entropy.testing.ratchet import RatchetResult, check_baseline
 
 __all__ = [
@@ -133,6 +139,21 @@ class EntropyComparison:
     changes: tuple[FreedomChange, ...]
     before_report: Report | None = None
     after_report: Report | None = None
+    # What the new schemas accept that the old ones refused (containment, not freedom).
+    loosened: tuple[SchemaChange, ...] = ()
+    accepted: tuple[SchemaChange, ...] = ()
+    # Tools whose freedom may rise: containment proved them no looser (or their loosenings
+    # were accepted); the v2 freedom prices a typed parameter above an untyped one.
+    explained: frozenset[str] = frozenset()
+
+    @property
+    def failed(self) -> bool:
+        """Whether the change must not pass: a schema loosened, the score rose, or a tool's
+        freedom rose that containment does not explain."""
+        if self.loosened or self.score_rose:
+            return True
+        unexplained = [c for c in self.ref_rises if c.ref not in self.explained]
+        return bool(unexplained)
 
     @property
     def ref_rises(self) -> list[FreedomChange]:
@@ -156,7 +177,19 @@ class EntropyComparison:
             f"static freedom {js_string(self.before_total)} → {js_string(self.after_total)}"
             f" ({'+' if delta > 0 else ''}{js_string(delta)})"
         )
-        lines = [f"entropy rose: {freedom}" if self.rose else f"entropy did not rise: {freedom}"]
+        loose: list[str] = []
+        if self.loosened:
+            loose.append(
+                f"the surface loosened: {len(self.loosened)} change(s) let a tool accept calls"
+                " it refused before"
+            )
+            loose.extend(f"  loosened: {change.text()}" for change in self.loosened[:limit])
+            if len(self.loosened) > limit:
+                loose.append(f"  ... and {len(self.loosened) - limit} more loosenings")
+        verdict = f"entropy rose: {freedom}" if self.rose else f"entropy did not rise: {freedom}"
+        # The first line says the worst news: a rise (as it always did), else a loosening.
+        lines = [verdict, *loose] if self.rose else [*loose, verdict]
+        lines.extend(f"  accepted: {change.text()}" for change in self.accepted[:limit])
         if self.before_report is not None and self.after_report is not None:
             before, after = self.before_report, self.after_report
             lines.append(
@@ -174,16 +207,27 @@ class EntropyComparison:
         return "\n".join(lines)
 
 
+def _surface(value: Any, side: str) -> dict[str, Any]:
+    if isinstance(value, Mapping) and "actions" in value:
+        return surface_from_value(dict(value), source=f"{side} surface")
+    from pytest_entropy.sources.surface import load_surface
+
+    return load_surface(value)
+
+
 def compare_surfaces(
-    before_surface: Mapping[str, Any],
-    after_surface: Mapping[str, Any],
+    before_surface: Any,
+    after_surface: Any,
     sessions: Sessions | None = None,
     *,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
+    accepted: Iterable[AcceptedLoosening] = (),
 ) -> EntropyComparison:
-    """Freedom per ref and parameter before and after; with sessions, both reports too."""
-    before = surface_from_value(dict(before_surface), source="before surface")
-    after = surface_from_value(dict(after_surface), source="after surface")
+    """Freedom per ref and parameter, and what loosened, before and after; with sessions,
+    both reports too. Each surface is anything :func:`pytest_entropy.load_surface` reads."""
+    before = _surface(before_surface, "before")
+    after = _surface(after_surface, "after")
+    diff = diff_snapshots(before, after, accepted=accepted)
     old, new = _schemas(before), _schemas(after)
     changes: list[FreedomChange] = []
     for ref in sorted(set(old) | set(new), key=code_unit_key):
@@ -206,26 +250,43 @@ def compare_surfaces(
         tuple(changes),
         before_report,
         after_report,
+        diff.loosened,
+        diff.accepted,
+        frozenset(
+            ({ref for ref in new if ref in old} | {c.ref for c in diff.accepted})
+            - {c.ref for c in diff.loosened}
+        ),
     )
 
 
 def assert_no_entropy_increase(
-    before_surface: Mapping[str, Any],
-    after_surface: Mapping[str, Any],
+    before_surface: Any,
+    after_surface: Any,
     sessions: Sessions | None = None,
     *,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
+    accepted: Iterable[AcceptedLoosening | Mapping[str, Any]] = (),
 ) -> EntropyComparison:
-    """Fail when the new surface is freer than the old one (and, with sessions, scores worse).
+    """Fail when the new surface accepts a call the old one refused, is freer, or (with
+    sessions) scores worse.
 
-    ``sessions`` are session files or directories, or traces. The failure message names
-    every tool and parameter whose freedom rose, with before/after values::
+    Surfaces are anything :func:`pytest_entropy.load_surface` reads (snapshots, MCP
+    ``tools/list`` results, tool arrays, paths, SDK tools, servers). ``sessions`` are session
+    files or directories, or traces. The failure message names every loosening (tool,
+    parameter path, rule) and every tool and parameter whose freedom rose; ``accepted``
+    items ``{ref, path, rule, reason}`` let deliberate loosenings pass::
 
         assert_no_entropy_increase(load("v1.json"), load("v2.json"), sessions="recorded/")
     """
     __tracebackhide__ = True
-    comparison = compare_surfaces(before_surface, after_surface, sessions, repairs=repairs)
-    if comparison.rose:
+    allowed = [
+        item if isinstance(item, AcceptedLoosening) else accepted_from_value([dict(item)])[0]
+        for item in accepted
+    ]
+    comparison = compare_surfaces(
+        before_surface, after_surface, sessions, repairs=repairs, accepted=allowed
+    )
+    if comparison.failed:
         raise AssertionError(comparison.message())
     return comparison
 
@@ -238,6 +299,7 @@ def assert_ratchet(
     update: bool = False,
     ci: bool | None = None,
     allow_new_tools: bool = False,
+    accept: Sequence[str] = (),
 ) -> RatchetResult:
     """The ratchet without the fixture: fail when entry ``name`` of ``baseline`` rose.
 
@@ -255,6 +317,7 @@ def assert_ratchet(
         update=update,
         ci=is_ci() if ci is None else ci,
         allow_new_tools=allow_new_tools,
+        accept=accept,
     )
     if not result.passed:
         raise AssertionError(result.message())
@@ -399,6 +462,7 @@ class EntropyRatchet:
         update: bool = False,
         ci: bool = False,
         notes: list[tuple[str, object]] | None = None,
+        accept: Sequence[str] = (),
     ) -> None:
         self.path = Path(path)
         self.default_name = default_name
@@ -406,13 +470,17 @@ class EntropyRatchet:
         self.ci = ci
         self.results: list[RatchetResult] = []
         self._notes = notes
+        self.accept = tuple(accept)
 
     def check(
         self, surface_or_report: Any, *, name: str | None = None, allow_new_tools: bool = False
     ) -> RatchetResult:
-        """Fail if any tracked number rose above the baseline entry (``name``: the test id).
+        """Fail if a surface loosened against the baseline entry's schemas, or any tracked
+        number rose above it (``name``: the test id).
 
-        Creates a missing entry locally, fails in CI; ``--entropy-update`` rewrites it.
+        Takes a report or any surface :func:`pytest_entropy.load_surface` reads. Creates a
+        missing entry locally, fails in CI; ``--entropy-update`` rewrites it;
+        ``--entropy-accept REF[:PATH]=REASON`` accepts a deliberate loosening.
         """
         __tracebackhide__ = True
         result = check_baseline(
@@ -422,6 +490,7 @@ class EntropyRatchet:
             update=self.update,
             ci=self.ci,
             allow_new_tools=allow_new_tools,
+            accept=self.accept,
         )
         self.results.append(result)
         if self._notes is not None and result.status in ("created", "updated", "lowered"):

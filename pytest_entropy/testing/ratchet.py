@@ -16,18 +16,24 @@ state store's lock, so pytest-xdist workers can update different entries at once
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_entropy.core.canonical import canonical_json, file_text
-from pytest_entropy.core.errors import EntropyError
+from pytest_entropy.core.canonical import canonical_json, file_text, stable_json_hash
+from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.inputs import surface_from_value
 from pytest_entropy.core.jscompat import code_unit_key, js_string, round_metric
 from pytest_entropy.core.records import Report
-from pytest_entropy.core.surface_diff import AcceptedLoosening, accepted_from_value
+from pytest_entropy.core.surface_diff import (
+    AcceptedLoosening,
+    SchemaChange,
+    SurfaceDiff,
+    accepted_from_value,
+    diff_snapshots,
+)
 
 __all__ = [
     "BASELINE_KIND",
@@ -65,15 +71,32 @@ class Tracked:
     kind: str
     numbers: dict[str, float]
     tools: dict[str, float | None] = field(default_factory=dict)
+    # A surface's schemas by ref (``None``: a baseline written before schema containment).
+    schemas: dict[str, Any] | None = None
+    accepted: tuple[AcceptedLoosening, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         if self.kind == "surface":
-            return {
+            entry: dict[str, Any] = {
                 "kind": "surface",
                 "freedomTotal": self.numbers["freedomTotal"],
                 "refs": dict(self.tools),
             }
+            if self.schemas is not None:
+                entry["schemas"] = dict(self.schemas)
+                entry["schemasHash"] = stable_json_hash(self.schemas)
+            if self.accepted:
+                entry["accepted"] = [item.to_json() for item in self.accepted]
+            return entry
         return {"kind": "report", **self.numbers, "tools": sorted(self.tools, key=code_unit_key)}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The baseline's surface as a snapshot (schemas in ref order)."""
+        schemas = self.schemas or {}
+        return {
+            "version": 1,
+            "actions": [{"ref": ref, "inputSchema": schemas[ref]} for ref in schemas],
+        }
 
     @classmethod
     def from_json(cls, value: Any) -> Tracked:
@@ -82,38 +105,65 @@ class Tracked:
         try:
             if value["kind"] == "surface":
                 refs = {str(ref): float(freedom) for ref, freedom in value["refs"].items()}
-                return cls("surface", {"freedomTotal": float(value["freedomTotal"])}, dict(refs))
+                numbers = {"freedomTotal": float(value["freedomTotal"])}
+                schemas = _checked_schemas(value)
+                try:
+                    accepted = tuple(accepted_from_value(value.get("accepted")))
+                except EntropyInputError as error:
+                    raise BaselineError(str(error)) from None
+                return cls("surface", numbers, dict(refs), schemas, accepted)
             numbers = {key: float(value[key]) for key, _label in _REPORT_NUMBERS}
             return cls("report", numbers, dict.fromkeys(map(str, value["tools"])))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise BaselineError(f"an entry is malformed ({error})") from None
 
 
+def _checked_schemas(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """An entry's schemas, verified against their hash (a hand edit must not go unseen)."""
+    if "schemas" not in entry:
+        return None
+    schemas = entry["schemas"]
+    if not isinstance(schemas, dict):
+        raise BaselineError("'schemas' is not an object")
+    if entry.get("schemasHash") != stable_json_hash(schemas):
+        raise BaselineError(
+            "'schemas' do not match 'schemasHash' (edited by hand? rewrite the entry with"
+            " --entropy-update)"
+        )
+    return dict(schemas)
+
+
 def tracked_values(value: Any) -> Tracked:
     """The tracked numbers of a surface snapshot or an entropy report.
 
-    Accepts a :class:`~pytest_entropy.core.records.Report`, a report's JSON object, or a
-    surface snapshot ``{"version": 1, "actions": [...]}``.
+    Accepts a :class:`~pytest_entropy.core.records.Report`, a report's JSON object, or any
+    surface :func:`pytest_entropy.load_surface` reads (a snapshot, an MCP ``tools/list``
+    result, a tool array, a path, SDK tools or an MCP server).
     """
-    if isinstance(value, Mapping) and "actions" in value:
-        surface = surface_from_value(dict(value))
-        freedom = surface_freedom_report(surface)
-        refs: dict[str, float | None] = {row["ref"]: row["freedom"] for row in freedom["actions"]}
-        return Tracked("surface", {"freedomTotal": freedom["total"]}, refs)
     if isinstance(value, Mapping) and "metricVersion" in value:
         value = Report.from_json(value)
-    if isinstance(value, Report):
-        numbers = {
-            "score": value.score,
-            "staticScore": value.static_score,
-            "behavioralScore": value.behavioral_score,
-            "invocationRejectionsPer1k": value.totals.invocation_rejections_per_1k,
-        }
-        return Tracked("report", numbers, dict.fromkeys(row.ref for row in value.refs))
-    raise TypeError(
-        "the ratchet tracks a surface snapshot {version, actions} or an entropy report,"
-        f" not {type(value).__name__}"
-    )
+    if not isinstance(value, Report):
+        if isinstance(value, Mapping) and "actions" in value:
+            surface = surface_from_value(dict(value))
+        else:
+            from pytest_entropy.sources.surface import load_surface
+
+            surface = load_surface(value)
+        freedom = surface_freedom_report(surface)
+        refs: dict[str, float | None] = {row["ref"]: row["freedom"] for row in freedom["actions"]}
+        schemas: dict[str, Any] = {}
+        for action in surface["actions"]:
+            if action["ref"] in schemas:
+                raise EntropyInputError(f"the surface lists the tool {action['ref']!r} twice")
+            schemas[action["ref"]] = json.loads(canonical_json(action.get("inputSchema")))
+        return Tracked("surface", {"freedomTotal": freedom["total"]}, refs, schemas)
+    numbers = {
+        "score": value.score,
+        "staticScore": value.static_score,
+        "behavioralScore": value.behavioral_score,
+        "invocationRejectionsPer1k": value.totals.invocation_rejections_per_1k,
+    }
+    return Tracked("report", numbers, dict.fromkeys(row.ref for row in value.refs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +238,10 @@ class RatchetResult:
     new_tools: tuple[Change, ...] = ()
     detail: str = ""
     update_hint: str = "--entropy-update"
+    loosened: tuple[SchemaChange, ...] = ()
+    accepted: tuple[SchemaChange, ...] = ()
+    # The entry predates schema containment: only the freedom numbers were compared.
+    without_schemas: bool = False
 
     @property
     def can_lower(self) -> bool:
@@ -208,8 +262,14 @@ class RatchetResult:
             "damaged": f"the entropy baseline {self.path} is unusable: {self.detail}"
             " (fix or delete it; it is never overwritten)",
             "kind-mismatch": f"the entropy baseline {where} {self.detail}",
+            "loosened": f"the surface loosened against the baseline {where}: a tool now accepts"
+            " calls it refused",
         }
         lines = [headers[self.status]]
+        for loosening in self.loosened[:limit]:
+            lines.append(f"  loosened: {loosening.text()}")
+        if len(self.loosened) > limit:
+            lines.append(f"  ... and {len(self.loosened) - limit} more loosenings")
         changes = [
             *(("rose", change) for change in self.rises),
             *(("fell", change) for change in self.falls),
@@ -219,10 +279,23 @@ class RatchetResult:
             lines.append(f"  {verb}: {change.text()}")
         if len(changes) > limit:
             lines.append(f"  ... and {len(changes) - limit} more")
+        for acceptance in self.accepted[:limit]:
+            lines.append(f"  accepted: {acceptance.text()}")
+        if self.status == "loosened":
+            lines.append(
+                "  if a loosening is intended, accept it with a reason (--entropy-accept"
+                " REF[:PATH]=REASON, or an 'accepted' item in the entry), or rewrite the"
+                f" baseline with {self.update_hint}; commit {self.path.name}"
+            )
         if self.status == "rose":
             lines.append(
                 f"  if the rise is intended, run with {self.update_hint} and commit"
                 f" {self.path.name}"
+            )
+        if self.without_schemas:
+            lines.append(
+                "  note: this entry holds no schemas, so loosenings that lower the freedom"
+                f" went unchecked; run with {self.update_hint} once to record them"
             )
         return lines
 
@@ -277,6 +350,72 @@ def _write_entry(path: Path, name: str, entry: Mapping[str, Any]) -> None:
         write_file_atomic(path, baseline_text(entries), mode=0o644)
 
 
+def _unexplained_rises(
+    rises: list[Change], baseline: Tracked, current: Tracked, diff: SurfaceDiff
+) -> list[Change]:
+    """The rises containment does not explain away.
+
+    A tool whose new schema accepts nothing the old one refused cannot have loosened, even
+    when the v2 freedom prices it higher (a typed parameter where an untyped one was); nor
+    can one whose loosenings (or whose addition) were all accepted. Their rises pass, and so
+    does the total when every tool that rose is such a tool.
+    """
+    loosened = {change.ref for change in diff.loosened}
+    contained = {ref for ref in current.tools if ref in baseline.tools} - loosened
+    forgiven = contained | ({change.ref for change in diff.accepted} - loosened)
+    rose = {
+        ref
+        for ref, after in current.tools.items()
+        if ref not in baseline.tools or (after or 0.0) - (baseline.tools[ref] or 0.0) > TOLERANCE
+    }
+    kept = []
+    for change in rises:
+        if change.label == "freedom total":
+            if rose <= forgiven:
+                continue
+        elif change.label in forgiven or change.label.removesuffix(" freedom") in forgiven:
+            continue
+        kept.append(change)
+    return kept
+
+
+def parse_accept(spec: str) -> AcceptedLoosening:
+    """``REF[:PATH][=REASON]`` (``--entropy-accept``) as an acceptance without a rule yet."""
+    where, _, reason = spec.partition("=")
+    ref, _, path = where.partition(":")
+    if not ref:
+        raise EntropyInputError(f"--entropy-accept needs REF[:PATH][=REASON], got {spec!r}")
+    return AcceptedLoosening(ref, path, "", reason or "accepted with --entropy-accept")
+
+
+def _surface_verdict(
+    path: Path,
+    name: str,
+    stored: dict[str, Any],
+    baseline: Tracked,
+    current: Tracked,
+    accept: Sequence[str],
+) -> SurfaceDiff:
+    """The containment diff from the baseline's schemas; ``accept`` specs that match a
+    loosening (or a new tool) are written into the entry, each with its rule."""
+    before, after = baseline.snapshot(), current.snapshot()
+    accepted = baseline.accepted
+    diff = diff_snapshots(before, after, accepted=accepted)
+    specs = [parse_accept(spec) for spec in accept]
+    fresh: list[AcceptedLoosening] = []
+    for change in (*diff.loosened, *diff.added):
+        for spec in specs:
+            if spec.ref == change.ref and (not spec.path or spec.path == change.path):
+                fresh.append(AcceptedLoosening(change.ref, change.path, change.rule, spec.reason))
+                break
+    if fresh:
+        accepted = (*accepted, *fresh)
+        entry = {**stored, "accepted": [item.to_json() for item in accepted]}
+        _write_entry(path, name, entry)
+        diff = diff_snapshots(before, after, accepted=accepted)
+    return diff
+
+
 def check_baseline(
     path: Path,
     name: str,
@@ -286,10 +425,15 @@ def check_baseline(
     ci: bool = False,
     allow_new_tools: bool = False,
     update_hint: str = "--entropy-update",
+    accept: Sequence[str] = (),
 ) -> RatchetResult:
     """Compare ``value`` (a surface or a report) with the entry ``name`` in ``path``.
 
-    ``update`` rewrites the entry; otherwise a missing entry is created unless ``ci``.
+    ``update`` rewrites the entry (its schemas too; accepted loosenings are dropped, being
+    in the schemas now); otherwise a missing entry is created unless ``ci``. A surface fails
+    on any loosening against the entry's schemas (the tool, the parameter path and the rule
+    are named) unless accepted, and on any tracked number that rose; ``accept``
+    (``REF[:PATH][=REASON]``) accepts the matching loosenings in the file.
     """
     path = Path(path)
     current = tracked_values(value)
@@ -319,18 +463,25 @@ def check_baseline(
             "kind-mismatch", False, detail=f"tracks a {baseline.kind}, not a {current.kind}"
         )
     rises, falls, allowed = compare(baseline, current, allow_new_tools=allow_new_tools)
+    extra: dict[str, Any] = {}
+    if current.kind == "surface" and baseline.schemas is None:
+        extra["without_schemas"] = True
+    elif current.kind == "surface":
+        diff = _surface_verdict(path, name, stored, baseline, current, accept)
+        rises = _unexplained_rises(rises, baseline, current, diff)
+        extra.update(loosened=diff.loosened, accepted=diff.accepted)
     changes = {"rises": tuple(rises), "falls": tuple(falls), "new_tools": tuple(allowed)}
     if rises:
-        return result("rose", False, **changes)
+        return result("rose", False, **changes, **extra)
+    if extra.get("loosened"):
+        return result("loosened", False, **changes, **extra)
     if falls:
-        return result("lowered", True, **changes)
-    return result("unchanged", True, **changes)
+        return result("lowered", True, **changes, **extra)
+    return result("unchanged", True, **changes, **extra)
 
 
 def accepted_loosenings(path: str | Path) -> list[AcceptedLoosening]:
     """Every loosening a baseline file accepts (its entries' ``accepted`` lists)."""
-    from pytest_entropy.core.errors import EntropyInputError
-
     source = str(path)
     try:
         entries = read_baseline(Path(path))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.meter import measure
 from pytest_entropy.state.config import is_ci
 from pytest_entropy.testing.ratchet import (
@@ -44,10 +45,13 @@ LOOSE = surface(mcp_render=closed(format=STR))
 
 def test_surface_values_are_the_freedom_total_and_per_ref() -> None:
     tracked = tracked_values(TIGHT)
+    schemas = {"mcp.render": TIGHT["actions"][0]["inputSchema"]}
     assert tracked.to_json() == {
         "kind": "surface",
         "freedomTotal": 0.166667,
         "refs": {"mcp.render": 0.166667},
+        "schemas": schemas,
+        "schemasHash": stable_json_hash(schemas),
     }
 
 
@@ -105,6 +109,8 @@ def test_the_tolerance_is_one_millionth(tmp_path: Path) -> None:
     base = tracked_values(TIGHT).to_json()
     for rise, status in ((0.9e-6, "unchanged"), (1.1e-6, "rose")):
         entry = copy.deepcopy(base)
+        # Numbers only (an entry without schemas): the same schemas would explain any rise.
+        del entry["schemas"], entry["schemasHash"]
         entry["freedomTotal"] -= rise
         entry["refs"]["mcp.render"] -= rise
         path.write_text(json.dumps({"kind": BASELINE_KIND, "version": 1, "entries": {"s": entry}}))
