@@ -12,7 +12,7 @@ from pytest_entropy.core.pool import PoolMerge
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.executor import ENGINES
 from pytest_entropy.sources.locate import expand_session_sources
@@ -67,7 +67,8 @@ def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = Fals
         metavar="FILE",
         required=required,
         help="tool surface: a snapshot {version: 1, actions: [{ref, inputSchema}]} or a tool "
-        "list (MCP, OpenAI, Anthropic, Pi, BFCL, ...; see --surface-format)",
+        "list (MCP, OpenAI, Anthropic, Gemini, Pi, BFCL, ...; see --surface-format), or a live "
+        "MCP server: mcp+stdio:COMMAND ARGS, http(s)://URL, module:attribute",
     )
 
 
@@ -123,10 +124,12 @@ def state_dir_of(args: argparse.Namespace) -> Path:
     return default_state_dir()
 
 
-def surface_of(args: argparse.Namespace, path: str | None) -> dict[str, Any]:
+def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:
     """Load a surface with whatever format options the command registered."""
-    return load_surface(
-        path,  # type: ignore[arg-type]
+    from pytest_entropy.sources.surface import load_surface as load_any_surface
+
+    return load_any_surface(
+        path,
         surface_format=getattr(args, "surface_format", None) or "auto",
         ref_prefix=getattr(args, "ref_prefix", None) or "",
     )

@@ -175,9 +175,22 @@ class _Checker:
         for word in ("anyOf", "oneOf"):
             branches = inner.get(word)
             if type(branches) is list:
+                if self._same_union(outer, inner, word, path, depth):
+                    self.check(without(outer, word), without(inner, word), path, depth, out)
+                    return
                 rest = without(inner, word)
+                found: list[Finding] = []
                 for branch in branches:
-                    self.check(outer, {"allOf": [rest, branch]}, path, depth, out)
+                    self.check(outer, {"allOf": [rest, branch]}, path, depth, found)
+                resolved = [self.resolve(b, self.inner_root, path, []) for b in branches]
+                if word == "oneOf" and not type_disjoint(resolved):
+                    # A value two branches accept is refused by a oneOf: a branch's witness
+                    # is no witness of the whole, so it only says "cannot tell".
+                    found = [
+                        Finding(f.path, "undecided", False, f.outer, f.inner) if f.decided else f
+                        for f in found
+                    ]
+                out.extend(found)
                 return
         # Outer conjunction: inner must fit every part.
         if type(outer.get("allOf")) is list:
@@ -190,6 +203,19 @@ class _Checker:
                 self._check_union(outer, inner, word, branches, path, depth, out)
                 return
         self._check_plain(outer, inner, path, depth, out)
+
+    def _same_union(
+        self, outer: dict[str, Any], inner: dict[str, Any], word: str, path: str, depth: int
+    ) -> bool:
+        """Both are the same union, branch for branch equivalent (in order)."""
+        theirs, mine = outer.get(word), inner.get(word)
+        if type(theirs) is not list or type(mine) is not list or len(theirs) != len(mine):
+            return False
+        return all(
+            not self.quiet(a, b, path, depth)
+            and not _Checker(self.inner_root, self.outer_root).quiet(b, a, path, depth)
+            for a, b in zip(theirs, mine, strict=True)
+        )
 
     def _check_union(
         self,

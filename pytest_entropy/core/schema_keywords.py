@@ -229,6 +229,9 @@ def type_names(kinds: frozenset[str]) -> list[str]:
 
 
 def type_disjoint(branches: list[Any]) -> bool:
+    """No two branches can accept the same value, judged by type (one branch: trivially)."""
+    if len(branches) <= 1:
+        return True
     seen: set[str] = set()
     for branch in branches:
         kinds = type_set(branch) if type(branch) is dict else None

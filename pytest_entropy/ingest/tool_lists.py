@@ -18,7 +18,10 @@ the list of their values) and returns the tools in file order, refs being the to
   first position, with its last declaration;
 * ``tau-bench``: ``{"domains": {name: [openai tools]}}``, domains in file order;
 * ``openhands``: ``{"tools": [openai tools]}``;
-* ``toolbench``: an answer file's ``answer_generation.function`` list.
+* ``toolbench``: an answer file's ``answer_generation.function`` list;
+* ``gemini``: ``functionDeclarations`` (or ``function_declarations``), bare, under
+  ``tools`` or in a list of tools; ``parametersJsonSchema`` as it is, or ``parameters``
+  with Gemini's upper-case types and ``nullable`` mapped to JSON Schema.
 """
 
 from __future__ import annotations
@@ -83,9 +86,13 @@ def read_mcp(value: Any, source: str) -> dict[str, Any]:
     tools: Tools = []
     for position, entry in enumerate(_listed(value, source, "tools")):
         tool = _named(entry, position, source, "tool")
+        name = tool["name"]
         if "inputSchema" not in tool:
-            raise _fail(source, f"tool {position} ({tool['name']}) has no inputSchema")
-        tools.append((tool["name"], tool["inputSchema"], tool.get("description")))
+            raise _fail(source, f"tool {position} ({name}) has no inputSchema")
+        if type(tool["inputSchema"]) is not dict:
+            kind = "null" if tool["inputSchema"] is None else type(tool["inputSchema"]).__name__
+            raise _fail(source, f"tool {position} ({name}): inputSchema is not an object ({kind})")
+        tools.append((name, tool["inputSchema"], tool.get("description")))
     return _snapshot(tools)
 
 
@@ -168,6 +175,69 @@ def read_toolbench(value: Any, source: str) -> dict[str, Any]:
     return _snapshot(_openai_tools(value, source))
 
 
+_GEMINI_KEYS = ("functionDeclarations", "function_declarations")
+
+
+def _gemini_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-subset ``Schema`` as JSON Schema: ``STRING`` types lower-cased and
+    ``nullable: true`` as a ``null`` type; everything else kept."""
+    if type(schema) is list:
+        return [_gemini_schema(item) for item in schema]
+    if type(schema) is not dict:
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and type(value) is str:
+            out[key] = value.lower()
+        elif key in ("properties", "$defs", "definitions") and type(value) is dict:
+            out[key] = {name: _gemini_schema(sub) for name, sub in value.items()}
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems"):
+            out[key] = _gemini_schema(value)
+        elif key != "nullable":
+            out[key] = value
+    if schema.get("nullable") is True and type(out.get("type")) is str:
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+def _gemini_declarations(value: Any) -> list[Any] | None:
+    """The function declarations of a Gemini tool list, in order (``None``: not one)."""
+    if type(value) is dict:
+        for key in _GEMINI_KEYS:
+            if type(value.get(key)) is list:
+                return list(value[key])
+        tools = value.get("tools")
+        return _gemini_declarations(tools) if type(tools) is list else None
+    if type(value) is list and value:
+        found: list[Any] = []
+        for entry in value:
+            declarations = _gemini_declarations(entry) if type(entry) is dict else None
+            if declarations is None:
+                return None
+            found.extend(declarations)
+        return found
+    return None
+
+
+def read_gemini(value: Any, source: str) -> dict[str, Any]:
+    """Gemini ``functionDeclarations`` (bare, under ``tools``, or a list of tools); the
+    schema is ``parametersJsonSchema`` or the mapped ``parameters``, else no parameters."""
+    declarations = _gemini_declarations(value)
+    if declarations is None:
+        raise _fail(source, "no functionDeclarations found")
+    tools: Tools = []
+    for position, entry in enumerate(declarations):
+        function = _named(entry, position, source, "function declaration")
+        if "parametersJsonSchema" in function:
+            schema = function["parametersJsonSchema"]
+        elif "parameters" in function:
+            schema = _gemini_schema(function["parameters"])
+        else:
+            schema = NO_PARAMETERS
+        tools.append((function["name"], schema, function.get("description")))
+    return _snapshot(tools)
+
+
 # --------------------------------------------------------------------------- detection
 
 
@@ -191,6 +261,8 @@ def _element_format(entry: Any) -> str | None:
 
 def detect_surface_format(value: Any) -> str:
     """The surface format of a parsed file, or ``""`` when nothing matches."""
+    if _gemini_declarations(value) is not None:
+        return "gemini"
     if type(value) is dict:
         if value.get("version") == 1 and type(value.get("actions")) is list:
             return "snapshot"
@@ -229,4 +301,5 @@ FORMATS: Final = (
     SurfaceFormat("tau-bench", read_tau_bench),
     SurfaceFormat("openhands", read_openai),
     SurfaceFormat("toolbench", read_toolbench),
+    SurfaceFormat("gemini", read_gemini),
 )

@@ -35,7 +35,11 @@ def _settings(config: pytest.Config) -> EntropySettings:
     return settings
 
 
-def _load_surface(path: Path | None) -> dict[str, Any] | None:
+def _load_surface(path: Path | None, server: str | None = None) -> dict[str, Any] | None:
+    if server is not None:
+        from pytest_entropy.sources.surface import load_surface as load_any_surface
+
+        return load_any_surface(server)
     if path is None:
         return None
     from pytest_entropy.ingest.surfaces import load_surface
@@ -48,20 +52,22 @@ def entropy_surface(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The surface snapshot named by ``--entropy-surface FILE`` (ini ``entropy_surface``).
 
     A fresh dict per test, ``{"version": 1, "actions": [{"ref", "inputSchema"}]}``; MCP
-    ``tools/list`` results and OpenAI/Anthropic tool arrays are converted. Example::
+    ``tools/list`` results and OpenAI/Anthropic/Gemini tool arrays are converted. The option
+    may also name an MCP server: ``module:attribute`` (a server object, listed in memory),
+    ``mcp+stdio:COMMAND ARGS`` or an ``http(s)://`` URL. Example::
 
         def test_no_free_strings(entropy_surface):
             from pytest_entropy.assertions import assert_no_entropy_increase
             assert_no_entropy_increase(entropy_surface, my_server.snapshot())
     """
     settings = _settings(request.config)
-    if settings.surface is None:
+    if settings.surface is None and settings.surface_server is None:
         pytest.fail(
             "entropy_surface: no surface configured (pass --entropy-surface FILE or set"
             " entropy_surface in the ini file)",
             pytrace=False,
         )
-    surface = _load_surface(settings.surface)
+    surface = _load_surface(settings.surface, settings.surface_server)
     assert surface is not None
     return surface
 
@@ -111,7 +117,9 @@ def entropy_meter(request: pytest.FixtureRequest) -> EntropyMeter:
 
         return load_repairs(settings.repairs)
 
-    return EntropyMeter(settings.sessions, lambda: _load_surface(settings.surface), repairs)
+    return EntropyMeter(
+        settings.sessions, lambda: _load_surface(settings.surface, settings.surface_server), repairs
+    )
 
 
 @pytest.fixture

@@ -122,6 +122,32 @@ def _text(config: pytest.Config, entry: Option) -> str | None:
     return None if value is None or str(value).strip() == "" else str(value).strip()
 
 
+def _server(config: pytest.Config, entry: Option) -> str | None:
+    """The surface option when it names an MCP server rather than a file.
+
+    The ini key's ``paths`` type splits the value into words and anchors each at the ini
+    file's directory; the words are taken back relative to it and joined again.
+    """
+    value, origin = _raw(config, entry)
+    if origin == "default":
+        return None
+    if origin == "cli":
+        text = str(value)
+    else:
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        words = []
+        for item in value:
+            word = Path(item)
+            try:
+                words.append(str(word.relative_to(base)))
+            except ValueError:
+                words.append(str(word))
+        text = " ".join(words)
+    from pytest_entropy.sources.mcp import parse_server_spec
+
+    return text if parse_server_spec(text) is not None else None
+
+
 def _list(config: pytest.Config, entry: Option) -> tuple[str, ...]:
     value, _origin = _raw(config, entry)
     return tuple(str(item) for item in value) if value else ()
@@ -130,10 +156,12 @@ def _list(config: pytest.Config, entry: Option) -> tuple[str, ...]:
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     """Resolve every option: command line, then ini file, then default."""
     baseline = _path(config, option("baseline"))
+    server = _server(config, option("surface"))
     return EntropySettings(
         certify=_flag(config, option("certify")),
         sessions=_path(config, option("sessions")),
-        surface=_path(config, option("surface")),
+        surface=None if server is not None else _path(config, option("surface")),
+        surface_server=server,
         repairs=_path(config, option("repairs")),
         trial=_flag(config, option("trial")),
         artifact=_path(config, option("artifact")),

@@ -32,17 +32,56 @@ def load_surface(
 ) -> dict[str, Any]:
     """A surface snapshot from a path, a parsed value, SDK tools, a server or a live server.
 
-    ``surface_format`` names the format of a file or parsed value (``auto``: detect);
-    ``ref_prefix`` goes before every ref.
+    ``source`` is a path (file or directory); a parsed value in any surface format; SDK
+    ``Tool`` objects or a ``ListToolsResult``; an MCP server object (listed in memory); a
+    :class:`~pytest_entropy.sources.mcp.LiveServer` (``stdio_server(...)``,
+    ``http_server(...)``); or a string ``mcp+stdio:COMMAND ARGS``, ``http(s)://URL`` or
+    ``module:attribute`` naming a server. ``surface_format`` names the format of a file or
+    parsed value (``auto``: detect); ``ref_prefix`` goes before every ref.
 
     >>> load_surface({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
     {'version': 1, 'actions': [{'ref': 'echo', 'inputSchema': {'type': 'object'}}]}
     """
     from pytest_entropy.ingest.surfaces import load_surface as load_surface_file
     from pytest_entropy.ingest.surfaces import surface_from_parsed
+    from pytest_entropy.sources import mcp
 
+    def from_tools(tools: list[dict[str, Any]], where: str) -> dict[str, Any]:
+        # A server's tool names are its call targets: listing one twice is a broken server.
+        # (Files may repeat a name: directories of historical snapshots do.)
+        seen: set[Any] = set()
+        for position, tool in enumerate(tools):
+            if tool["name"] in seen:
+                raise EntropyInputError(
+                    f"tool {position} ({tool['name']}) is listed twice", source=where
+                )
+            seen.add(tool["name"])
+        return surface_from_parsed(
+            {"tools": tools}, source=where, surface_format="mcp", ref_prefix=ref_prefix
+        )
+
+    if isinstance(source, str):
+        spec = mcp.parse_server_spec(source)
+        if isinstance(spec, mcp.LiveServer):
+            return from_tools(mcp.list_live_tools(spec), spec.describe())
+        if isinstance(spec, str):
+            server = mcp.import_server(spec)
+            if not mcp.is_server_object(server):
+                raise NotASurfaceError(
+                    f"not an MCP server object: a {type(server).__name__}", source=spec
+                )
+            return from_tools(mcp.list_server_tools(server), spec)
     if isinstance(source, (str, os.PathLike)):
         return load_surface_file(source, surface_format=surface_format, ref_prefix=ref_prefix)
+    if isinstance(source, mcp.LiveServer):
+        return from_tools(mcp.list_live_tools(source), source.describe())
+    if mcp.is_server_object(source):
+        return from_tools(mcp.list_server_tools(source), type(source).__name__)
+    tools = getattr(source, "tools", None)
+    if not isinstance(source, (dict, list)) and isinstance(tools, list):
+        source = tools  # an SDK ListToolsResult
+    if isinstance(source, (list, tuple)) and source and all(map(mcp.is_tool_object, source)):
+        return from_tools(mcp.tool_dicts(list(source)), "<SDK tools>")
     if isinstance(source, (dict, list)):
         return surface_from_parsed(
             source, source=_OBJECT_SOURCE, surface_format=surface_format, ref_prefix=ref_prefix

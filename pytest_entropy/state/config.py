@@ -357,6 +357,8 @@ class EntropySettings:
     lint: str | None = None
     strict: bool = False
     accept: tuple[str, ...] = ()
+    # ``--entropy-surface`` naming a server (mcp+stdio:..., a URL, module:attribute), as given.
+    surface_server: str | None = None
 
     @property
     def gate(self) -> bool:

@@ -172,9 +172,11 @@ def _tighten_schema(draw: st.DrawFn, schema: Any) -> Any:
     if type(schema) is not dict:
         return schema
     out = dict(schema)
-    for union in ("anyOf", "oneOf"):
-        if type(out.get(union)) is list:
-            out[union] = [_tighten_schema(draw, branch) for branch in out[union]]
+    # Only anyOf branches: narrowing one oneOf branch can *admit* a value that used to
+    # match two branches (oneOf [string, enum [a, b]] refuses "a"; with enum [b] it accepts
+    # it), which schema containment rightly calls a loosening.
+    if type(out.get("anyOf")) is list:
+        out["anyOf"] = [_tighten_schema(draw, branch) for branch in out["anyOf"]]
     if type(out.get("enum")) is list and len(out["enum"]) > 1:
         out["enum"] = out["enum"][: draw(st.integers(1, len(out["enum"])))]
     if type(out.get("items")) is dict:
