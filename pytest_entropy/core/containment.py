@@ -175,6 +175,13 @@ class _Checker:
         for word in ("anyOf", "oneOf"):
             branches = inner.get(word)
             if type(branches) is list:
+                union = outer.get("anyOf")
+                if type(union) is list and any(
+                    not self.quiet(branch, inner, path, depth) for branch in union
+                ):
+                    # The whole inner union fits one outer branch: only the rest remains.
+                    self.check(without(outer, "anyOf"), inner, path, depth, out)
+                    return
                 if self._same_union(outer, inner, word, path, depth):
                     self.check(without(outer, word), without(inner, word), path, depth, out)
                     return
