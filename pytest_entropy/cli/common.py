@@ -15,8 +15,8 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.executor import ENGINES
+from pytest_entropy.sources.agent_dir import agent_state_dir, default_state_dir
 from pytest_entropy.sources.locate import expand_session_sources
-from pytest_entropy.state.store import agent_state_dir, default_state_dir
 
 __all__ = [
     "EMPTY_SURFACE",

@@ -49,9 +49,9 @@ from pytest_entropy.core.records import Report
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import run_entropy_trial
 from pytest_entropy.ingest.base import is_listed_file
-from pytest_entropy.sources.agent_dir import agent_dir_from_env
+from pytest_entropy.sources.agent_dir import agent_dir_from_env, agent_state_dir
 from pytest_entropy.sources.resources import corpora_path
-from pytest_entropy.state.store import COMPILED, agent_state_dir, load_path, save_path
+from pytest_entropy.state.store import COMPILED, load_path, save_path
 
 __all__ = [
     "Certification",

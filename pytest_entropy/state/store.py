@@ -50,9 +50,7 @@ __all__ = [
     "StoreKind",
     "StoreLockTimeout",
     "Write",
-    "agent_state_dir",
     "commit",
-    "default_state_dir",
     "document_text",
     "ensure_directory",
     "load",
@@ -124,16 +122,6 @@ class LoadResult:
 class SaveResult:
     file: dict[str, Any]
     written: bool
-
-
-def default_state_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
-    """``.entropy/`` under the current (or given) directory."""
-    return Path(cwd if cwd is not None else os.getcwd()) / ".entropy"
-
-
-def agent_state_dir(agent_dir: str | os.PathLike[str]) -> Path:
-    """Where a Pi agent directory keeps its entropy state."""
-    return Path(agent_dir) / "fabric" / "entropy"
 
 
 # ------------------------------------------------------------------------- reading

@@ -21,6 +21,7 @@ from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import live_surface_snapshot
 from pytest_entropy.core.status import surface_hash
+from pytest_entropy.sources.agent_dir import EXPORTED_SURFACE
 from pytest_entropy.state.store import write_file_atomic
 
 
@@ -102,7 +103,7 @@ def _source(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     snapshot = live_surface_snapshot(surface_of(args, _source(args))["actions"])
-    target = Path(args.out) if args.out else state_dir_of(args) / "surface.json"
+    target = Path(args.out) if args.out else state_dir_of(args) / EXPORTED_SURFACE
     # Deep schemas would grow with the square of their depth: compact below 32 levels.
     written = write_file_atomic(target, file_text(snapshot, indent_depth=EXPORT_INDENT_DEPTH))
     path = target.resolve()

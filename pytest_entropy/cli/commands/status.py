@@ -39,9 +39,15 @@ from pytest_entropy.core.status import (
 from pytest_entropy.ingest.base import NATIVE_FORMAT
 from pytest_entropy.report.text import diagnostics_lines
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
-from pytest_entropy.sources.agent_dir import machine_session_files, project_session_files
+from pytest_entropy.sources.agent_dir import (
+    agent_state_dir,
+    agent_surface_path,
+    default_state_dir,
+    machine_session_files,
+    project_session_files,
+)
 from pytest_entropy.sources.locate import directory_session_files
-from pytest_entropy.state.store import COMPILED, POOL, agent_state_dir, load
+from pytest_entropy.state.store import COMPILED, POOL, load
 
 
 def register(commands: Any) -> None:
@@ -100,7 +106,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     cwd = args.cwd or os.getcwd()
     scope = "machine"
     default_surface = None
-    state_dir = Path(args.state_dir) if args.state_dir else Path(cwd) / ".entropy"
+    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir(cwd)
     if args.agent_dir and not args.state_dir:
         state_dir = agent_state_dir(args.agent_dir)
     if not args.sessions and args.format == "auto":
@@ -121,7 +127,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             scope = "project"
         else:
             files = machine_session_files(agent_dir, cwd)
-        exported = agent_dir / "fabric" / "entropy" / "surface.json"
+        exported = agent_surface_path(agent_dir)
         default_surface = str(exported) if exported.is_file() else None
     surface_path = args.surface or default_surface
     live = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE

@@ -22,10 +22,16 @@ from pytest_entropy.cli.common import (
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
-from pytest_entropy.sources.agent_dir import machine_session_files
+from pytest_entropy.sources.agent_dir import (
+    agent_repairs_path,
+    agent_sessions_dir,
+    agent_state_dir,
+    agent_surface_path,
+    default_state_dir,
+    machine_session_files,
+)
 from pytest_entropy.sources.locate import SessionFile, directory_session_files
 from pytest_entropy.state.config import load_config
-from pytest_entropy.state.store import agent_state_dir, default_state_dir
 
 
 def register(commands: Any) -> None:
@@ -74,13 +80,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         agent = Path(config.agent_dir)
         if not agent.is_dir():
             raise EntropyInputError("agent directory not found", source=str(agent))
-        watch_paths = [agent / "sessions"]
+        watch_paths = [agent_sessions_dir(agent)]
         state_dir = Path(config.state_dir) if config.state_dir else agent_state_dir(agent)
-        surface_path: str | None = config.surface or str(agent_state_dir(agent) / "surface.json")
+        surface_path: str | None = config.surface or str(agent_surface_path(agent))
+        agent_repairs = agent_repairs_path(agent)
         repairs_path: str | None = config.repairs or (
-            str(agent / "fabric" / "repairs" / "current.json")
-            if (agent / "fabric" / "repairs" / "current.json").is_file()
-            else None
+            str(agent_repairs) if agent_repairs.is_file() else None
         )
 
         def window() -> Sequence[SessionFile]:
