@@ -72,7 +72,9 @@ class CertificationOptions:
     """What the user asked for: §12.1's ``--sessions --surface --trial --artifact``.
 
     ``repairs`` adds a repair table's lexicon tax to the corpus report (an extension of the
-    reference, which measures corpora without repairs).
+    reference, which measures corpora without repairs). ``session_format`` reads the corpus
+    in a registered format (``auto``, ``fabric`` or a foreign one); ``None`` is the spec's
+    corpus mode, every ``*.jsonl`` in the directory read natively.
     """
 
     sessions: str | None = None
@@ -82,6 +84,7 @@ class CertificationOptions:
     artifact: str | None = None
     lint: str | None = None
     strict: bool = False
+    session_format: str | None = None
 
     @property
     def corpus_mode(self) -> bool:
@@ -248,6 +251,37 @@ def _scan_corpus(files: Sequence[Path]) -> SessionScan:
     return read.records
 
 
+def _scan_formatted_corpus(
+    directory: Path, session_format: str, surface: dict[str, Any] | None
+) -> tuple[list[Path], SessionScan]:
+    """Corpus mode over a named session format: the files its directory rule lists, each
+    read by its reader (or natively), in one scan whose model cursor crosses files."""
+    from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
+    from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+    from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+    from pytest_entropy.ingest.registry import directory_files, resolve_format, session_reader
+
+    options = ReadOptions(session_format=session_format, surface=surface)
+    diagnostics = ScanDiagnostics()
+    files = directory_files(directory, options)
+    evidence = SessionEvidence()
+    scanner = SessionScanner(
+        evidence.traces.append,
+        on_audit=evidence.audit_calls.append,
+        on_value=evidence.value_observations.append,
+        diagnostics=diagnostics,
+    )
+    for path in files:
+        scanner.name = str(path)
+        chosen = resolve_format(path, options)
+        if chosen == NATIVE_FORMAT:
+            with open_session(path) as stream:
+                scanner.scan_stream(stream)
+        else:
+            scanner.feed_lines(session_reader(chosen)(path, options, diagnostics))
+    return files, evidence
+
+
 def _score_properties(report: Report) -> tuple[tuple[str, Any], ...]:
     return (("entropy_score", report.score), ("entropy_report_hash", report_hash(report)))
 
@@ -388,10 +422,13 @@ class Certification:
 
         surface = load_surface(options.surface) if options.surface is not None else None
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
-        files = _corpus_files(directory)
-        if options.strict:
-            _refuse_unrecognised(directory)
-        evidence = _scan_corpus(files)
+        if options.session_format is None:
+            files = _corpus_files(directory)
+            if options.strict:
+                _refuse_unrecognised(directory)
+            evidence = _scan_corpus(files)
+        else:
+            files, evidence = _scan_formatted_corpus(directory, options.session_format, surface)
         catalog = surface_hash(surface) if surface is not None else "(sessions)"
         report = measure(evidence.traces, surface, repairs, catalog)
         sections: dict[str, Any] = {"corpus": report.to_json()}

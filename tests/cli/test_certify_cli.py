@@ -214,3 +214,56 @@ def test_update_baseline_needs_a_baseline(capsys: pytest.CaptureFixture[str]) ->
     code, _, err = run(capsys, "measure", "--sessions", SESSIONS, "--update-baseline")
     assert code == 2
     assert "--update-baseline needs --baseline FILE" in err
+
+
+def test_certify_output_format_and_the_old_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    for output_format in ("json", "markdown", "text"):
+        code, new, _ = run(capsys, "certify", "--output-format", output_format)
+        assert code == 0
+        code, old, _ = run(capsys, "certify", "--format", output_format)
+        assert code == 0
+        assert new == old
+    assert new.startswith("Entropy certification (metric v2)\n")
+    # --output-format wins over the deprecated spelling.
+    code, out, _ = run(capsys, "certify", "--format", "markdown", "--output-format", "json")
+    assert (code, json.loads(out)["kind"]) == (0, "pi-fabric.entropy-certification")
+    code, helped, _ = run(capsys, "certify", "--help")
+    assert code == 0
+    helped = " ".join(helped.split())
+    assert "--output-format {text,markdown,json}" in helped
+    assert "Deprecated: text, markdown and json here still select the output format" in helped
+
+
+def test_certify_format_is_the_session_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, default, _ = run(capsys, "certify", "--sessions", SESSIONS, "--output-format", "json")
+    assert code == 0
+    code, native, _ = run(
+        capsys, "certify", "--sessions", SESSIONS, "--format", "fabric", "--output-format", "json"
+    )
+    assert (code, native) == (0, default)
+
+    from pytest_entropy.ingest import registry
+    from tests import toy_format
+
+    corpus = tmp_path / "toy"
+    corpus.mkdir()
+    (corpus / "one.toy").write_text('TOYCALLS\nsearch\t{"q": "a"}\tok\nfetch\t{"id": 1}\terror\n')
+    registry.register_session_format(toy_format.FORMAT)
+    try:
+        code, out, _ = run(
+            capsys,
+            "certify",
+            "--sessions",
+            str(corpus),
+            "--format",
+            "toy",
+            "--output-format",
+            "json",
+        )
+    finally:
+        registry.unregister_session_format("toy")
+    assert code == 0
+    totals = json.loads(out)["corpus"]["totals"]
+    assert (totals["operations"], totals["failed"]) == (2, 1)

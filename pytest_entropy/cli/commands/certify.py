@@ -17,6 +17,7 @@ from pytest_entropy.cli.common import EXIT_FAILED, EXIT_OK, print_lines
 from pytest_entropy.state.config import add_cli_option
 
 FAILED_TO_EXECUTE = "Entropy certification failed to execute"
+OUTPUT_FORMATS = ("text", "markdown", "json")
 
 
 def register(commands: Any) -> None:
@@ -27,11 +28,22 @@ def register(commands: Any) -> None:
         add_cli_option(parser, name)
     parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
     parser.add_argument(
-        "--format",
-        choices=("text", "markdown", "json"),
-        default="text",
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default=None,
         help="text: summary, then the JSON report (default); markdown: a summary for CI step"
         " summaries; json: the report only",
+    )
+    from pytest_entropy.ingest.registry import session_formats
+
+    parser.add_argument(
+        "--format",
+        default=None,
+        choices=[*session_formats(), *OUTPUT_FORMATS],
+        metavar="FORMAT",
+        help="corpus mode's session format, as for every other command (default: native"
+        " session JSONL, the spec's corpus mode). Deprecated: text, markdown and json here"
+        " still select the output format; use --output-format",
     )
     parser.set_defaults(handler=run)
 
@@ -49,6 +61,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         artifact=args.entropy_artifact,
         lint=args.entropy_lint,
         strict=bool(args.entropy_strict),
+        session_format=session_format_of(args),
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")
@@ -58,9 +71,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"{FAILED_TO_EXECUTE}: {error}\n")
         return EXIT_FAILED
     text = file_text(report)
-    if args.format == "markdown":
+    output_format = output_format_of(args)
+    if output_format == "markdown":
         print_lines(out, markdown_lines(report))
-    elif args.format == "json":
+    elif output_format == "json":
         out.write(text)
     else:
         print_lines(out, summary_lines(report))
@@ -71,3 +85,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
         write_file_atomic(Path(args.report), text, mode=0o644)
     return EXIT_OK if report["evaluation"]["passed"] else EXIT_FAILED
+
+
+def output_format_of(args: argparse.Namespace) -> str:
+    """``--output-format``, else the old spelling ``--format text|markdown|json``, else text."""
+    if args.output_format is not None:
+        return str(args.output_format)
+    if args.format in OUTPUT_FORMATS:
+        return str(args.format)
+    return "text"
+
+
+def session_format_of(args: argparse.Namespace) -> str | None:
+    """``--format`` when it names a session format (``None``: the native corpus mode)."""
+    if args.format is None or args.format in OUTPUT_FORMATS:
+        return None
+    return str(args.format)
