@@ -17,6 +17,7 @@ from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.executor import ENGINES
 from pytest_entropy.sources.agent_dir import agent_state_dir, default_state_dir
 from pytest_entropy.sources.locate import expand_session_sources
+from pytest_entropy.state.config import add_command_flag
 
 __all__ = [
     "EMPTY_SURFACE",
@@ -24,6 +25,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_OK",
     "EXIT_USAGE",
+    "add_command_flag",
     "add_engine_options",
     "add_format_options",
     "add_json",
@@ -62,18 +64,11 @@ def positive_int(text: str) -> int:
 
 
 def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
-    parser.add_argument(
-        "--surface",
-        metavar="FILE",
-        required=required,
-        help="tool surface: a snapshot {version: 1, actions: [{ref, inputSchema}]} or a tool "
-        "list (MCP, OpenAI, Anthropic, Gemini, Pi, BFCL, ...; see --surface-format), or a live "
-        "MCP server: mcp+stdio:COMMAND ARGS, http(s)://URL, module:attribute",
-    )
+    add_command_flag(parser, "surface", required=required)
 
 
 def add_repairs_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repairs", metavar="FILE", help="repair table or array of rows")
+    add_command_flag(parser, "repairs")
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -94,25 +89,18 @@ def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
     return load_repairs(path) if path else None
 
 
-def add_sessions_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
-    parser.add_argument(
-        "--sessions",
-        nargs="+",
-        required=required,
-        metavar="PATH",
-        help="session files or directories (a directory means its *.jsonl, by name)",
-    )
+def add_sessions_option(
+    parser: argparse.ArgumentParser, *, required: bool = True, help: str | None = None
+) -> None:
+    """``--sessions PATH...``: files, directories or URLs (the shared flag of the table)."""
+    add_command_flag(parser, "sessions", required=required, help=help)
 
 
 def add_state_options(parser: argparse.ArgumentParser) -> None:
     """``--state-dir D`` or ``--agent-dir A`` (state under ``A/fabric/entropy``)."""
     where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--state-dir", metavar="DIR", help="state directory (default: .entropy/ here)"
-    )
-    where.add_argument(
-        "--agent-dir", metavar="DIR", help="a Pi agent directory (state in fabric/entropy/)"
-    )
+    add_command_flag(where, "state-dir")
+    add_command_flag(where, "agent-dir", help="a Pi agent directory (state in fabric/entropy/)")
 
 
 def state_dir_of(args: argparse.Namespace) -> Path:

@@ -4,8 +4,9 @@ Options: each :class:`Option` is registered for pytest as ``--entropy-<name>`` w
 ``entropy_<name>`` ini key (``pytest_entropy.pytest.options``), and the certification
 options also as the bare spelling of the design card (``--sessions``, ``--surface``, ...)
 when no other plugin has taken it. The CLI builds its ``certify`` and ``measure`` flags from
-the same table. This module imports neither pytest nor the metric, so loading the plugin
-stays cheap.
+the same table, and every flag several commands share (``--sessions``, ``--surface``,
+``--repairs``, ``--state-dir``, ``--agent-dir``, ``--cwd``) from :data:`COMMAND_FLAGS`. This
+module imports neither pytest nor the metric, so loading the plugin stays cheap.
 
 Project configuration for the compile loop: ``[tool.entropy]`` and ``entropy.yml``.
 
@@ -330,6 +331,61 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument(flag, dest=entry.dest, action="store_true", help=entry.help)
     else:
         parser.add_argument(flag, dest=entry.dest, metavar=entry.metavar, help=entry.help)
+
+
+# ------------------------------------------------------------ flags the commands share
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFlag:
+    """A flag several ``pytest-entropy`` commands share, defined once here.
+
+    ``cli/common.py`` turns it into an argparse argument (:func:`add_command_flag`); ``many``
+    takes one or more values. The certification's ``--sessions DIR`` is the pytest table's
+    (:data:`OPTIONS`), which ``certify`` adds through :func:`add_cli_option`.
+    """
+
+    flag: str
+    help: str
+    metavar: str
+    many: bool = False
+
+
+COMMAND_FLAGS: Final = {
+    "sessions": CommandFlag(
+        "--sessions",
+        "session files, directories (a directory means its *.jsonl, by name, or what"
+        " --format says) or fsspec URLs (s3://..., file://...; needs the dask extra)",
+        "PATH",
+        many=True,
+    ),
+    "sessions-dir": CommandFlag("--sessions", "a directory of session files", "DIR"),
+    "agent-dir": CommandFlag("--agent-dir", "a Pi agent directory", "DIR"),
+    "state-dir": CommandFlag("--state-dir", "state directory (default: .entropy/ here)", "DIR"),
+    "surface": CommandFlag(
+        "--surface",
+        "tool surface: a snapshot {version: 1, actions: [{ref, inputSchema}]} or a tool "
+        "list (MCP, OpenAI, Anthropic, Gemini, Pi, BFCL, ...; see --surface-format), or a live "
+        "MCP server: mcp+stdio:COMMAND ARGS, http(s)://URL, module:attribute",
+        "FILE",
+    ),
+    "repairs": CommandFlag("--repairs", "repair table or array of rows", "FILE"),
+    "cwd": CommandFlag("--cwd", "the project directory (default: the current one)", "DIR"),
+}
+
+
+def add_command_flag(
+    parser: Any, name: str, *, required: bool = False, help: str | None = None
+) -> None:
+    """Add the shared flag ``name`` of :data:`COMMAND_FLAGS` to a parser or group
+    (``help`` adds what this command means by it)."""
+    entry = COMMAND_FLAGS[name]
+    kwargs: dict[str, Any] = {"metavar": entry.metavar, "help": help or entry.help}
+    if entry.many:
+        kwargs["nargs"] = "+"
+    if required:
+        kwargs["required"] = True
+    parser.add_argument(entry.flag, **kwargs)
 
 
 def is_ci(environ: Any = None) -> bool:

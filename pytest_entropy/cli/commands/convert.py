@@ -20,6 +20,7 @@ from pytest_entropy.cli.common import (
     EXIT_OK,
     add_format_options,
     add_json,
+    add_sessions_option,
     add_surface_option,
     check_strict,
     foreign_lines,
@@ -45,11 +46,8 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "convert", help="convert foreign session logs into native session JSONL"
     )
-    parser.add_argument(
-        "--sessions",
-        nargs="+",
-        required=True,
-        metavar="PATH",
+    add_sessions_option(
+        parser,
         help="session files or directories (a directory means what --format says it means)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory")

@@ -10,6 +10,7 @@ from pytest_entropy.cli.common import (
     add_format_options,
     add_json,
     add_repairs_option,
+    add_sessions_option,
     add_surface_option,
     check_strict,
     engine_options_of,
@@ -32,14 +33,7 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "measure", help="measure session files into a hashed entropy report"
     )
-    parser.add_argument(
-        "--sessions",
-        nargs="+",
-        required=True,
-        metavar="PATH",
-        help="session files, directories (a directory means its *.jsonl, by name) or fsspec "
-        "URLs (s3://..., file://...; needs the dask extra)",
-    )
+    add_sessions_option(parser)
     add_surface_option(parser)
     add_repairs_option(parser)
     add_format_options(parser)

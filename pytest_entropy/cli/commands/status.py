@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EMPTY_SURFACE,
     EXIT_OK,
+    add_command_flag,
     add_format_options,
     add_json,
     add_repairs_option,
@@ -55,22 +56,20 @@ def register(commands: Any) -> None:
         "status", help="latest session entropy, trend and ratchet verdict over a window"
     )
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--sessions", metavar="DIR", help="a directory of session files")
-    where.add_argument("--agent-dir", metavar="DIR", help="a Pi agent directory")
+    add_command_flag(where, "sessions-dir")
+    add_command_flag(where, "agent-dir")
     parser.add_argument(
         "--project",
         action="store_true",
         help="with --agent-dir: only the current directory's sessions",
     )
-    parser.add_argument(
-        "--cwd", metavar="DIR", help="the project directory (default: the current one)"
-    )
+    add_command_flag(parser, "cwd")
     add_surface_option(parser)
     add_repairs_option(parser)
     add_format_options(parser)
-    parser.add_argument(
-        "--state-dir",
-        metavar="DIR",
+    add_command_flag(
+        parser,
+        "state-dir",
         help="where compiled.json and observation-pool.json live (default: .entropy/ here,"
         " or the agent directory's fabric/entropy/)",
     )

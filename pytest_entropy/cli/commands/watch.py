@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
+    add_command_flag,
     add_format_options,
     add_json,
     read_options_of,
@@ -39,12 +40,12 @@ def register(commands: Any) -> None:
         "watch", help="compile continuously as agents append to session files"
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--sessions", metavar="DIR", help="a directory of session files")
-    where.add_argument("--agent-dir", metavar="DIR", help="a Pi agent directory")
-    parser.add_argument("--surface", metavar="FILE", help="the declared surface snapshot")
-    parser.add_argument("--repairs", metavar="FILE", help="repair table or array of rows")
-    parser.add_argument("--state-dir", metavar="DIR", help="state directory (default .entropy/)")
-    parser.add_argument("--cwd", metavar="DIR", help="the current project (default: here)")
+    add_command_flag(where, "sessions-dir")
+    add_command_flag(where, "agent-dir")
+    add_command_flag(parser, "surface", help="the declared surface snapshot")
+    add_command_flag(parser, "repairs")
+    add_command_flag(parser, "state-dir")
+    add_command_flag(parser, "cwd", help="the current project (default: here)")
     parser.add_argument("--grace-ms", type=int, metavar="MS", help="wait after a change (250)")
     parser.add_argument("--poll", action="store_true", help="poll instead of inotify")
     parser.add_argument("--once", action="store_true", help="run one compile tick and exit")

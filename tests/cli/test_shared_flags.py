@@ -1,0 +1,58 @@
+"""Flags several commands share are defined once, in state/config.py's table."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest_entropy
+from pytest_entropy.cli.app import build_parser
+from pytest_entropy.state.config import COMMAND_FLAGS, OPTIONS
+
+CLI = Path(pytest_entropy.__file__).parent / "cli"
+SHARED = {entry.flag for entry in COMMAND_FLAGS.values()}
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no sub-commands")
+
+
+def test_no_command_spells_a_shared_flag_itself() -> None:
+    spelled = re.compile(r"add_argument\(\s*\"(--[a-z-]+)\"")
+    found = [
+        f"{path.name}: {flag}"
+        for path in sorted(CLI.rglob("*.py"))
+        for flag in spelled.findall(path.read_text(encoding="utf-8"))
+        if flag in SHARED
+    ]
+    assert found == []
+
+
+def test_every_command_takes_the_shared_flags_from_the_table() -> None:
+    commands = _commands()
+    seen: dict[str, set[str]] = {}
+    for name, parser in commands.items():
+        for action in parser._actions:
+            for flag in action.option_strings:
+                if flag not in SHARED:
+                    continue
+                seen.setdefault(flag, set()).add(name)
+                entries = [e for e in COMMAND_FLAGS.values() if e.flag == flag]
+                if flag == "--sessions" and name == "certify":
+                    # The certification corpus: the pytest table's option, one DIR.
+                    certify_option = next(o for o in OPTIONS if o.bare_flag == flag)
+                    assert (action.metavar, action.nargs) == (certify_option.metavar, None)
+                    continue
+                assert action.metavar in {e.metavar for e in entries}, (name, flag)
+                many = {e.many for e in entries if e.metavar == action.metavar}
+                assert many == {action.nargs == "+"}, (name, flag)
+    assert {"measure", "compile", "trial", "propose", "pool", "status", "watch", "convert"} <= seen[
+        "--sessions"
+    ]
+    assert commands["status"].parse_args(["--sessions", "d"]).sessions == "d"
+    assert commands["measure"].parse_args(["--sessions", "a", "b"]).sessions == ["a", "b"]
