@@ -14,7 +14,7 @@ from pytest_entropy.cli.app import main
 from pytest_entropy.core.meter import MeterState, report_hash
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.ingest.native import ScanRecords
 from pytest_entropy.sources.locate import expand_session_paths
 from pytest_entropy.sources.scan import meter_source, read_file_evidence
 
@@ -26,7 +26,7 @@ def read(
     surface: dict[str, Any] | None = None,
     ref_prefix: str = "",
     redact: bool = False,
-) -> tuple[SessionEvidence, ScanDiagnostics]:
+) -> tuple[ScanRecords, ScanDiagnostics]:
     """The evidence of one file, read as the meter reads it, and its diagnostics."""
     diagnostics = ScanDiagnostics()
     options = ReadOptions(session_format, surface, ref_prefix, redact)
@@ -35,11 +35,11 @@ def read(
     return evidence, diagnostics
 
 
-def operations(evidence: SessionEvidence) -> list[Any]:
+def operations(evidence: ScanRecords) -> list[Any]:
     return [op for trace in evidence.traces for op in trace.operations]
 
 
-def outcomes(evidence: SessionEvidence) -> Counter[tuple[str, str | None]]:
+def outcomes(evidence: ScanRecords) -> Counter[tuple[str, str | None]]:
     return Counter((op.outcome, op.failure_stage) for op in operations(evidence))
 
 
@@ -87,7 +87,7 @@ def round_trip(
     return direct, native
 
 
-_CACHE: dict[tuple[Any, ...], tuple[list[tuple[Path, SessionEvidence]], ScanDiagnostics]] = {}
+_CACHE: dict[tuple[Any, ...], tuple[list[tuple[Path, ScanRecords]], ScanDiagnostics]] = {}
 
 
 def corpus(
@@ -96,7 +96,7 @@ def corpus(
     *,
     surface: dict[str, Any] | None = None,
     key: str = "",
-) -> tuple[list[tuple[Path, SessionEvidence]], ScanDiagnostics]:
+) -> tuple[list[tuple[Path, ScanRecords]], ScanDiagnostics]:
     """Every file's evidence (cached per test process under ``key``) and the diagnostics."""
     cache_key = (tuple(paths), session_format, key)
     if cache_key not in _CACHE:
@@ -111,7 +111,7 @@ def corpus(
     return _CACHE[cache_key]
 
 
-def corpus_operations(files: list[tuple[Path, SessionEvidence]]) -> list[Any]:
+def corpus_operations(files: list[tuple[Path, ScanRecords]]) -> list[Any]:
     return [op for _, evidence in files for op in operations(evidence)]
 
 

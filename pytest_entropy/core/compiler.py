@@ -41,6 +41,7 @@ __all__ = [
     "ABSENT_REASON",
     "INVALID_REASON",
     "CompileOutcome",
+    "DigestCounts",
     "EvidenceCounts",
     "ReplayCounts",
     "ReplayTally",
@@ -237,7 +238,7 @@ def _new_artifact(
     previous: Mapping[str, Any] | None,
     report: Report,
     after: Report,
-    counts: EvidenceCounts,
+    counts: DigestCounts,
 ) -> Artifact:
     declared = action_schemas(surface)
     candidate_schemas = action_schemas(candidate)
@@ -303,13 +304,17 @@ Replay = Callable[[Mapping[str, Any], Mapping[str, Any], set[str], bool], list[d
 
 
 @dataclass(frozen=True, slots=True)
-class EvidenceCounts:
+class DigestCounts:
     """What the artifact's evidence digest records about the corpus (spec §8.3)."""
 
     traces: int
     repairs: int
     value_observations_hash: str
     audit_calls_hash: str
+
+
+# The first name of DigestCounts (the distributed compile imports it).
+EvidenceCounts = DigestCounts
 
 
 def compile_entropy_surface(
@@ -341,8 +346,8 @@ def compile_entropy_surface(
     ) -> list[dict[str, str]]:
         return replay_successful_calls(candidate, effective, trace_list, touched, audits)
 
-    def counts() -> EvidenceCounts:
-        return EvidenceCounts(
+    def counts() -> DigestCounts:
+        return DigestCounts(
             len(trace_list),
             len(repair_list or []),
             stable_json_hash(_as_json(observations or [])),
@@ -367,7 +372,7 @@ def compile_from_evidence(
     surface: Mapping[str, Any],
     *,
     replay: Replay,
-    evidence_counts: Callable[[], EvidenceCounts],
+    evidence_counts: Callable[[], DigestCounts],
     repairs: Sequence[RepairRow | Mapping[str, Any]] | None = None,
     artifact: Artifact | None = None,
     catalog_digest: str | None = None,

@@ -26,7 +26,7 @@ from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, pa
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
 from pytest_entropy.ingest.native_decode import (
     FAST_ERRORS,
-    evidence_decoder,
+    audited_decoder,
     meter_decoder,
     model_decoder,
     model_of,
@@ -90,12 +90,16 @@ def audit_records(
 
 
 @dataclass(slots=True)
-class SessionEvidence:
+class ScanRecords:
     """One scan's ordered outputs (spec §1.1): traces, value observations, audit calls."""
 
     traces: list[Trace] = field(default_factory=list)
     value_observations: list[ValueObservation] = field(default_factory=list)
     audit_calls: list[AuditCall] = field(default_factory=list)
+
+
+# The first name of ScanRecords (kept: tests and users import it).
+SessionEvidence = ScanRecords
 
 
 def _never(raw: bytes) -> bool:
@@ -144,7 +148,7 @@ class SessionScanner:
         self.on_audit = on_audit
         self.on_value = on_value
         self._want_audits = on_audit is not None or on_value is not None
-        self._decoder = evidence_decoder if self._want_audits else meter_decoder
+        self._decoder = audited_decoder if self._want_audits else meter_decoder
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -342,9 +346,9 @@ def scan_lines(
     current_model: str | None = None,
     diagnostics: ScanDiagnostics | None = None,
     name: str = "<session>",
-) -> SessionEvidence:
-    """One scan over ``lines``: the session evidence (traces, observations, audit calls)."""
-    evidence = SessionEvidence()
+) -> ScanRecords:
+    """One scan over ``lines``: the scan records (traces, observations, audit calls)."""
+    evidence = ScanRecords()
     scanner = SessionScanner(
         evidence.traces.append,
         on_audit=evidence.audit_calls.append,

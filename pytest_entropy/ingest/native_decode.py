@@ -24,11 +24,11 @@ from pytest_entropy.ingest.argtree import signed_args, value_floats
 
 __all__ = [
     "FAST_ERRORS",
-    "EvidenceLine",
+    "AuditedTraceLine",
     "MeterLine",
     "ModelLine",
     "TraceV1",
-    "evidence_decoder",
+    "audited_decoder",
     "meter_decoder",
     "model_decoder",
     "struct_guard",
@@ -85,20 +85,20 @@ class MeterLine(Struct):
     message: _MeterMessage | UnsetType = UNSET
 
 
-class _EvidenceDetails(Struct):
+class _AuditedDetails(Struct):
     trace: TraceV1 | UnsetType = UNSET
     audits: Any = UNSET
 
 
-class _EvidenceMessage(Struct):
-    details: _EvidenceDetails | UnsetType = UNSET
+class _AuditedMessage(Struct):
+    details: _AuditedDetails | UnsetType = UNSET
 
 
-class EvidenceLine(Struct):
+class AuditedTraceLine(Struct):
     """A trace line with its audits (for proposals, compilation and the pool)."""
 
-    details: _EvidenceDetails | UnsetType = UNSET
-    message: _EvidenceMessage | UnsetType = UNSET
+    details: _AuditedDetails | UnsetType = UNSET
+    message: _AuditedMessage | UnsetType = UNSET
 
 
 class _ModelMessage(Struct):
@@ -115,7 +115,7 @@ class ModelLine(Struct):
 
 
 meter_decoder: Final = msgspec.json.Decoder(MeterLine)
-evidence_decoder: Final = msgspec.json.Decoder(EvidenceLine)
+audited_decoder: Final = msgspec.json.Decoder(AuditedTraceLine)
 model_decoder: Final = msgspec.json.Decoder(ModelLine)
 
 # Everything the accelerator may raise; any of them sends the line to the generic path.

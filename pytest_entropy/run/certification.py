@@ -258,13 +258,13 @@ def _scan_formatted_corpus(
     read by its reader (or natively), in one scan whose model cursor crosses files."""
     from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
     from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-    from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+    from pytest_entropy.ingest.native import ScanRecords, SessionScanner
     from pytest_entropy.ingest.registry import directory_files, resolve_format, session_reader
 
     options = ReadOptions(session_format=session_format, surface=surface)
     diagnostics = ScanDiagnostics()
     files = directory_files(directory, options)
-    evidence = SessionEvidence()
+    evidence = ScanRecords()
     scanner = SessionScanner(
         evidence.traces.append,
         on_audit=evidence.audit_calls.append,

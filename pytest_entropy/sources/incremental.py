@@ -26,11 +26,11 @@ from pathlib import Path
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.lines import LineRead
-from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+from pytest_entropy.ingest.native import ScanRecords, SessionScanner
 from pytest_entropy.ingest.registry import resolve_format
 from pytest_entropy.sources.scan import read_file_evidence
 
-__all__ = ["DEFAULT_CACHE_FILES", "EvidenceCache", "FileRead"]
+__all__ = ["DEFAULT_CACHE_FILES", "EvidenceCache", "FileRead", "ScanRecordCache"]
 
 DEFAULT_CACHE_FILES = 16
 _MTIME_TOLERANCE_NS = 1  # |mtime difference| <= 1e-6 ms
@@ -43,7 +43,7 @@ class _Entry:
     size: int
     mtime_ns: int
     cursor: str | None
-    evidence: SessionEvidence
+    evidence: ScanRecords
     diagnostics: ScanDiagnostics
 
 
@@ -51,20 +51,20 @@ class _Entry:
 class FileRead:
     """What one read of one file did (for tests and the benchmark)."""
 
-    evidence: SessionEvidence | None
+    evidence: ScanRecords | None
     mode: str  # "reused", "appended", "rescanned", "unreadable"
     bytes_scanned: int = 0
     cached: bool = False
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
 
 
-def _copy(evidence: SessionEvidence) -> SessionEvidence:
-    return SessionEvidence(
+def _copy(evidence: ScanRecords) -> ScanRecords:
+    return ScanRecords(
         list(evidence.traces), list(evidence.value_observations), list(evidence.audit_calls)
     )
 
 
-class EvidenceCache:
+class ScanRecordCache:
     """The bounded, metadata-keyed evidence cache the compile loop reads its window
     through (``read_corpus(..., cache=...)``)."""
 
@@ -111,7 +111,7 @@ class EvidenceCache:
     def _scan(self, key: str, path: Path, base: _Entry | None) -> FileRead:
         """Scan from the cached size (or byte 0) to the end of the file."""
         start = base.size if base is not None else 0
-        fresh = SessionEvidence()
+        fresh = ScanRecords()
         diagnostics = ScanDiagnostics()
         scanner = SessionScanner(
             fresh.traces.append,
@@ -141,7 +141,7 @@ class EvidenceCache:
         if not (line_read.terminated and same_identity):
             # A half-written last line (R13), or the file changed under us: use this read,
             # commit nothing. The next read starts again from the last committed state.
-            evidence = _copy(base.evidence) if base is not None else SessionEvidence()
+            evidence = _copy(base.evidence) if base is not None else ScanRecords()
             evidence.traces.extend(fresh.traces)
             evidence.value_observations.extend(fresh.value_observations)
             evidence.audit_calls.extend(fresh.audit_calls)
@@ -152,7 +152,7 @@ class EvidenceCache:
             return FileRead(evidence, mode, line_read.bytes_read, False, total)
         if base is None:
             base = _Entry(
-                opened.st_dev, opened.st_ino, 0, 0, None, SessionEvidence(), ScanDiagnostics()
+                opened.st_dev, opened.st_ino, 0, 0, None, ScanRecords(), ScanDiagnostics()
             )
         base.evidence.traces.extend(fresh.traces)
         base.evidence.value_observations.extend(fresh.value_observations)
@@ -167,3 +167,7 @@ class EvidenceCache:
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
         return FileRead(base.evidence, mode, line_read.bytes_read, True, base.diagnostics)
+
+
+# The first name of ScanRecordCache (the watch loop and users import it).
+EvidenceCache = ScanRecordCache

@@ -170,14 +170,14 @@ def test_status_over_an_agent_dir(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 def test_library_and_cli_agree(capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_entropy.ingest.native import SessionEvidence
+    from pytest_entropy.ingest.native import ScanRecords
     from pytest_entropy.sources.locate import expand_session_paths
     from pytest_entropy.sources.scan import read_file_evidence
 
     traces = []
     for path in expand_session_paths([SESSIONS]):
         evidence = read_file_evidence(path)
-        assert isinstance(evidence, SessionEvidence)
+        assert isinstance(evidence, ScanRecords)
         traces.extend(evidence.traces)
     result = run_json(capsys, "measure", "--sessions", SESSIONS)
     assert report_hash(measure(traces)) == result["reportHash"]

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.ingest.native import SessionEvidence
-from pytest_entropy.sources.incremental import EvidenceCache
+from pytest_entropy.ingest.native import ScanRecords
+from pytest_entropy.sources.incremental import ScanRecordCache
 from pytest_entropy.sources.scan import read_file_evidence
 
 
@@ -52,7 +52,7 @@ def model_line(provider: str, model: str) -> str:
     )
 
 
-def as_json(evidence: SessionEvidence | None) -> Any:
+def as_json(evidence: ScanRecords | None) -> Any:
     assert evidence is not None
     return (
         [t.to_json() for t in evidence.traces],
@@ -79,7 +79,7 @@ def test_appends_in_random_chunks_equal_a_full_rescan(
     if data.draw(st.booleans()):
         text = text[:-1]  # the writer has not finished its last line yet
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=5)))
-    cache = EvidenceCache()
+    cache = ScanRecordCache()
     path.write_bytes(b"")
     written = 0
     for cut in [*cuts, len(text)]:
@@ -96,7 +96,7 @@ def test_the_spec_incremental_example(tmp_path: Path) -> None:
         model_line("provider-a", "model-a") + "\n" + trace_line("pi.read", "a") + "\n",
         encoding="utf-8",
     )
-    cache = EvidenceCache()
+    cache = ScanRecordCache()
     first = cache.read(path)
     assert first.mode == "rescanned"
     assert [t.model for t in first.evidence.traces] == ["provider-a/model-a"]  # type: ignore[union-attr]
@@ -122,7 +122,7 @@ def test_replacement_truncation_and_rewrite_rescan(tmp_path: Path) -> None:
     path.write_text(
         trace_line("pi.read", "a") + "\n" + trace_line("pi.read", "b") + "\n", encoding="utf-8"
     )
-    cache = EvidenceCache()
+    cache = ScanRecordCache()
     cache.read(path)
     # Truncation: smaller file.
     path.write_text(trace_line("pi.read", "c") + "\n", encoding="utf-8")
@@ -149,7 +149,7 @@ def test_replacement_truncation_and_rewrite_rescan(tmp_path: Path) -> None:
 
 
 def test_the_cache_is_bounded_least_recently_used(tmp_path: Path) -> None:
-    cache = EvidenceCache(capacity=2)
+    cache = ScanRecordCache(capacity=2)
     paths = []
     for name in "abc":
         path = tmp_path / f"{name}.jsonl"
@@ -165,4 +165,4 @@ def test_the_cache_is_bounded_least_recently_used(tmp_path: Path) -> None:
 
 
 def test_unreadable_files_contribute_nothing(tmp_path: Path) -> None:
-    assert EvidenceCache().read(tmp_path / "missing.jsonl").evidence is None
+    assert ScanRecordCache().read(tmp_path / "missing.jsonl").evidence is None

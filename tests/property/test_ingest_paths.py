@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+from pytest_entropy.ingest.native import ScanRecords, SessionScanner
 from pytest_entropy.testing import strategies as es
 
 COUNTERS = (
@@ -98,7 +98,7 @@ model_lines = st.builds(
 
 
 def scan(data: bytes, accelerate: bool) -> tuple[list[Any], list[Any], list[Any], ScanDiagnostics]:
-    evidence = SessionEvidence()
+    evidence = ScanRecords()
     scanner = SessionScanner(
         evidence.traces.append,
         on_audit=evidence.audit_calls.append,

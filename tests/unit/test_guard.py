@@ -10,7 +10,7 @@ import pytest
 
 from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.ingest.guard import TRACE_SIZE_BOUND, guard_trace
-from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+from pytest_entropy.ingest.native import ScanRecords, SessionScanner
 
 COUNTS = {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0, "droppedOperations": 0}
 
@@ -28,8 +28,8 @@ def trace_with(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def scan_bytes(line: bytes, *, accelerate: bool) -> SessionEvidence:
-    evidence = SessionEvidence()
+def scan_bytes(line: bytes, *, accelerate: bool) -> ScanRecords:
+    evidence = ScanRecords()
     SessionScanner(evidence.traces.append, accelerate=accelerate).scan_stream(
         io.BytesIO(line + b"\n")
     )

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+from pytest_entropy.ingest.native import ScanRecords, SessionScanner
 from tests.vectors import cases_of, ids
 
 CASES = cases_of("ingestion")
 
 
-def _scan_text(lines: list[str]) -> SessionEvidence:
-    evidence = SessionEvidence()
+def _scan_text(lines: list[str]) -> ScanRecords:
+    evidence = ScanRecords()
     scanner = SessionScanner(
         evidence.traces.append,
         on_audit=evidence.audit_calls.append,
@@ -29,8 +29,8 @@ def _scan_text(lines: list[str]) -> SessionEvidence:
     return evidence
 
 
-def _scan_bytes(data: bytes, *, accelerate: bool) -> tuple[SessionEvidence, ScanDiagnostics]:
-    evidence = SessionEvidence()
+def _scan_bytes(data: bytes, *, accelerate: bool) -> tuple[ScanRecords, ScanDiagnostics]:
+    evidence = ScanRecords()
     scanner = SessionScanner(
         evidence.traces.append,
         on_audit=evidence.audit_calls.append,
@@ -41,7 +41,7 @@ def _scan_bytes(data: bytes, *, accelerate: bool) -> tuple[SessionEvidence, Scan
     return evidence, scanner.diagnostics
 
 
-def _as_json(evidence: SessionEvidence) -> tuple[list[Any], list[Any], list[Any]]:
+def _as_json(evidence: ScanRecords) -> tuple[list[Any], list[Any], list[Any]]:
     return (
         [trace.to_json() for trace in evidence.traces],
         [call.to_json() for call in evidence.audit_calls],
@@ -49,7 +49,7 @@ def _as_json(evidence: SessionEvidence) -> tuple[list[Any], list[Any], list[Any]
     )
 
 
-def _check(evidence: SessionEvidence, expected: dict[str, Any]) -> None:
+def _check(evidence: ScanRecords, expected: dict[str, Any]) -> None:
     traces, audits, observations = _as_json(evidence)
     assert traces == expected["expectedTraces"]
     assert audits == expected["expectedAuditCalls"]
@@ -96,7 +96,7 @@ def test_single_file_scan(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", MULTI, ids=ids(MULTI))
 def test_window_evidence_scans_each_file_alone(case: dict[str, Any]) -> None:
-    combined = SessionEvidence()
+    combined = ScanRecords()
     windows = []
     for item in case["files"]:
         evidence = _scan_text("\n".join(item["lines"]).split("\n"))

@@ -57,7 +57,7 @@ class CheckResult:
 
 
 class SessionScan(Protocol):
-    """What one scan over session lines yields (``ingest.fabric.SessionEvidence``)."""
+    """What one scan over session lines yields (``ingest.native.ScanRecords``)."""
 
     @property
     def traces(self) -> Sequence[Trace]: ...
