@@ -63,6 +63,8 @@ _NAVIGATION_WEIGHT: Final = ENTROPY_WEIGHTS["navigation"]
 _FLOW_WEIGHT: Final = ENTROPY_WEIGHTS["flow"]
 _LEXICON_WEIGHT: Final = ENTROPY_WEIGHTS["lexicon"]
 _FREEDOM_WEIGHT: Final = ENTROPY_WEIGHTS["staticFreedom"]
+# A ref row lists its most frequent shape signatures, at most this many (spec §3).
+_SHAPES_SHOWN: Final = 8
 _NO_TASK = "(none)"
 _SEQUENCE_JOIN = "→"
 
@@ -480,7 +482,9 @@ class MeterState:
                     calls=acc.calls,
                     succeeded=acc.succeeded,
                     failed=acc.failed,
-                    shape_signatures=tuple(ShapeCount(sig, count) for sig, count in shapes[:8]),
+                    shape_signatures=tuple(
+                        ShapeCount(sig, count) for sig, count in shapes[:_SHAPES_SHOWN]
+                    ),
                     shape_entropy_bits=shape_bits,
                     failure_stage_entropy_bits=stage_bits,
                     churn_rate=churn,

@@ -60,6 +60,8 @@ FUSE_MIN_EXECUTIONS = 3
 QUARANTINE_MIN_CALLS = 3
 QUARANTINE_MIN_STAGE_ENTROPY_BITS = 1
 MAX_PROPOSALS_PER_KIND = 8
+# A review line shows at most this many of a signal's values (spec §5.9).
+_REVIEW_VALUES_SHOWN = 4
 ENUM_CANDIDATE_ANNOTATION = "x-fabric-enum-candidate"
 AUTO_APPLY_PROPOSAL_KINDS = ("enum-tighten", "noise-quarantine")
 
@@ -508,8 +510,8 @@ def format_review_signal(proposal: Mapping[str, Any]) -> str:
     kind = proposal.get("kind")
     if kind == "declare-enum":
         values = list(proposal["values"])
-        shown = ", ".join(js_string(value) for value in values[:4])
-        more = ", ..." if len(values) > 4 else ""
+        shown = ", ".join(js_string(value) for value in values[:_REVIEW_VALUES_SHOWN])
+        more = ", ..." if len(values) > _REVIEW_VALUES_SHOWN else ""
         return f"declare-enum {proposal['ref']}.{proposal['key']} ({shown}{more})"
     if kind == "overload-split":
         return f"overload-split {proposal['ref']} ({len(proposal['clusters'])} key-set clusters)"

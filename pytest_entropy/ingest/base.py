@@ -36,7 +36,7 @@ class ReadOptions:
 
 # A foreign reader turns one file into native session lines (model_change lines and
 # fabric_exec trace lines with audits), so everything downstream - the guard, the meter,
-# `convert` - treats every format alike. Readers register here by name.
+# `convert` - treats every format alike. A format module names its reader in its FORMAT.
 SessionReader = Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]
 # A surface reader turns a parsed tool list (and its source, for messages) into a snapshot.
 SurfaceReader = Callable[[Any, str], dict[str, Any]]
