@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_command_flag,
     add_format_options,
     add_sessions_option,
     positive_int,
@@ -33,9 +34,9 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "lint", help="schema hygiene, size and provider-profile rules over a surface"
     )
-    parser.add_argument(
-        "--surface",
-        metavar="FILE",
+    add_command_flag(
+        parser,
+        "surface",
         required=True,
         help="tool surface: a snapshot or a tool list (MCP, OpenAI, Anthropic, ...); a"
         " directory means its tool files",
