@@ -239,9 +239,15 @@ def _refuse_unrecognised(directory: Path) -> None:
 def _scan_corpus(files: Sequence[Path]) -> SessionScan:
     """One scan over the files' lines concatenated: the model cursor crosses files."""
     from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
+
+    return _read_records(files, ReadOptions(NATIVE_FORMAT))
+
+
+def _read_records(files: Sequence[Path], options: Any) -> SessionScan:
+    """The files' records, read as ``options`` say, with one model cursor across files."""
     from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
 
-    plan = records_plan(ReadOptions(NATIVE_FORMAT), continuous=True)
+    plan = records_plan(options, continuous=True)
     read = read_corpus(source_files(files), plan)
     for source in read.unreadable:
         # Every corpus-mode error fails the check with the system's own words: open the
@@ -255,31 +261,13 @@ def _scan_formatted_corpus(
     directory: Path, session_format: str, surface: dict[str, Any] | None
 ) -> tuple[list[Path], SessionScan]:
     """Corpus mode over a named session format: the files its directory rule lists, each
-    read by its reader (or natively), in one scan whose model cursor crosses files."""
-    from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
-    from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-    from pytest_entropy.ingest.native import ScanRecords, SessionScanner
-    from pytest_entropy.ingest.registry import directory_files, resolve_format, session_reader
+    read by its reader (or natively), with one model cursor across the files."""
+    from pytest_entropy.ingest.base import ReadOptions
+    from pytest_entropy.ingest.registry import directory_files
 
     options = ReadOptions(session_format=session_format, surface=surface)
-    diagnostics = ScanDiagnostics()
     files = directory_files(directory, options)
-    evidence = ScanRecords()
-    scanner = SessionScanner(
-        evidence.traces.append,
-        on_audit=evidence.audit_calls.append,
-        on_value=evidence.value_observations.append,
-        diagnostics=diagnostics,
-    )
-    for path in files:
-        scanner.name = str(path)
-        chosen = resolve_format(path, options)
-        if chosen == NATIVE_FORMAT:
-            with open_session(path) as stream:
-                scanner.scan_stream(stream)
-        else:
-            scanner.feed_lines(session_reader(chosen)(path, options, diagnostics))
-    return files, evidence
+    return files, _read_records(files, options)
 
 
 def _score_properties(report: Report) -> tuple[tuple[str, Any], ...]:
