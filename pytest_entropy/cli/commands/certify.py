@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_entropy.cli.common import EXIT_FAILED, EXIT_OK, print_lines
+from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.state.config import add_cli_option
 
 FAILED_TO_EXECUTE = "Entropy certification failed to execute"
@@ -45,6 +46,7 @@ def register(commands: Any) -> None:
         " session JSONL, the spec's corpus mode). Deprecated: text, markdown and json here"
         " still select the output format; use --output-format",
     )
+    add_report_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -84,6 +86,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         from pytest_entropy.state.store import write_file_atomic
 
         write_file_atomic(Path(args.report), text, mode=0o644)
+    write_reports(args, "certify", report)
     return EXIT_OK if report["evaluation"]["passed"] else EXIT_FAILED
 
 

@@ -31,6 +31,8 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.reports import add_report_options, write_reports
+from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
@@ -78,6 +80,7 @@ def register(commands: Any) -> None:
         help="use and update the state directory's compiled.json and observation-pool.json",
     )
     add_json(parser)
+    add_report_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -167,14 +170,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             written.append(args.out)
         if compiled_target is not None:
             written.append(str(compiled_target))
+    result = outcome.to_json()
+    patterns = unsupported_patterns()
+    if patterns:
+        result["unsupportedPatterns"] = patterns  # an added key, only when there are some
+    refs = external_refs()
+    if refs:
+        result["externalRefs"] = refs  # likewise: refs never fetched, so not enforced
     if args.json:
-        result = outcome.to_json()
-        patterns = unsupported_patterns()
-        if patterns:
-            result["unsupportedPatterns"] = patterns  # an added key, only when there are some
-        refs = external_refs()
-        if refs:
-            result["externalRefs"] = refs  # likewise: refs never fetched, so not enforced
         print_json(out, result)
     else:
         review = entropy_review_signals(outcome.proposals)
@@ -204,4 +207,5 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         lines.extend(f"review: {format_review_signal(signal)}" for signal in review)
         lines.extend(unsupported_pattern_lines())
         print_lines(out, lines)
+    write_reports(args, "compile", result, surface=surface, inputs=args.sessions)
     return EXIT_FAILED if outcome.status == "rejected" else EXIT_OK

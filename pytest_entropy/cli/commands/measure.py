@@ -22,6 +22,7 @@ from pytest_entropy.cli.common import (
     session_sources_of,
     surface_of,
 )
+from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import diagnostics_lines, report_lines
@@ -45,6 +46,7 @@ def register(commands: Any) -> None:
     add_engine_options(parser)
     add_baseline_options(parser)
     add_json(parser)
+    add_report_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -61,17 +63,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     check_strict(args, result.diagnostics)
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)
+    document = {
+        "reportHash": hashed,
+        "report": report.to_json(),
+        "diagnostics": result.diagnostics.to_json(),
+    }
     if args.json:
-        print_json(
-            out,
-            {
-                "reportHash": hashed,
-                "report": report.to_json(),
-                "diagnostics": result.diagnostics.to_json(),
-            },
-        )
+        print_json(out, document)
     else:
         print_lines(out, report_lines(report, hashed))
         print_lines(out, diagnostics_lines(result.diagnostics))
         print_lines(out, foreign_lines(result.diagnostics))
+    write_reports(args, "measure", document, surface=surface, inputs=args.sessions)
     return baseline_exit_status(args, report, out)

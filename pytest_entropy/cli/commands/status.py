@@ -22,6 +22,7 @@ from pytest_entropy.cli.common import (
     read_options_of,
     surface_of,
 )
+from pytest_entropy.cli.reports import add_report_options, wants_reports, write_reports
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fingerprint import surface_freedom_report
@@ -74,6 +75,7 @@ def register(commands: Any) -> None:
         " or the agent directory's fabric/entropy/)",
     )
     add_json(parser)
+    add_report_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -150,23 +152,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         compiled_line=format_compiled_line(compiled.file, compiled.error),
         review_line=review_line,
     )
-    if args.json:
-        print_json(
-            out,
-            {
-                "surface": {
-                    "digest": digest,
-                    "actions": len(surface["actions"]),
-                    "freedom": surface_freedom_report(surface),
-                },
-                "corpus": corpus.to_json(),
-                "verdict": ratchet_verdict(corpus),
-                "compiled": compiled.to_json(),
-                "review": review,
-                "lines": lines,
-                "diagnostics": diagnostics.to_json(),
+    if args.json or wants_reports(args):
+        document = {
+            "surface": {
+                "digest": digest,
+                "actions": len(surface["actions"]),
+                "freedom": surface_freedom_report(surface),
             },
-        )
+            "corpus": corpus.to_json(),
+            "verdict": ratchet_verdict(corpus),
+            "compiled": compiled.to_json(),
+            "review": review,
+            "lines": lines,
+            "diagnostics": diagnostics.to_json(),
+        }
+        write_reports(args, "status", document, surface=surface)
+    if args.json:
+        print_json(out, document)
     else:
         print_lines(out, lines)
         if diagnostics.skipped_lines or diagnostics.rejected_traces or diagnostics.unreadable_files:

@@ -31,6 +31,7 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import reset_unsupported_patterns
@@ -64,6 +65,7 @@ def register(commands: Any) -> None:
     add_format_options(parser)
     add_engine_options(parser)
     add_json(parser)
+    add_report_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -128,4 +130,5 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print_lines(out, trial_lines(trial))
         print_lines(out, unsupported_pattern_lines())
+    write_reports(args, "trial", trial.to_json(), surface=surface, inputs=args.sessions)
     return EXIT_FAILED if trial.tightening_cost > 0 else EXIT_OK

@@ -1,0 +1,109 @@
+"""A real headless browser for the HTML report tests: Debian's chromium through Playwright.
+
+Playwright drives the system browser (``/usr/bin/chromium``, or ``ENTROPY_CHROMIUM``); it
+never downloads one. Outside CI a missing browser or Playwright skips with the reason; with
+``CI`` set the tests fail instead, so a CI machine cannot pass them by not running them.
+Every request the page makes is routed: anything but a ``file:`` or ``data:`` URL is
+recorded and aborted, and the tests assert that nothing was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_entropy.state.config import is_ci
+
+CHROMIUM = os.environ.get("ENTROPY_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _unavailable() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install playwright)"
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        return f"no chromium at {CHROMIUM} (apt-get install chromium, or set ENTROPY_CHROMIUM)"
+    return None
+
+
+@dataclass
+class Visit:
+    """One page load: what the console said, what failed, and what was requested."""
+
+    page: Any
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="session")
+def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    reason = _unavailable()
+    if reason is not None:
+        if is_ci():
+            pytest.fail(f"CI is set but the browser tests cannot run: {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1200, "height": 900},
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def open_page(browser_context: Any) -> Iterator[Any]:
+    """``open_page(path) -> Visit``: load a file with every request watched."""
+    pages: list[Any] = []
+
+    def visit(path: Path) -> Visit:
+        page = browser_context.new_page()
+        pages.append(page)
+        seen = Visit(page)
+        page.on(
+            "console",
+            lambda message: (
+                seen.console_errors.append(message.text) if message.type == "error" else None
+            ),
+        )
+        page.on("pageerror", lambda error: seen.page_errors.append(str(error)))
+
+        def route(request_route: Any) -> None:
+            url = request_route.request.url
+            if url.startswith(("file:", "data:")):
+                request_route.continue_()
+            else:
+                seen.blocked.append(url)
+                request_route.abort()
+
+        page.route("**/*", route)
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        return seen
+
+    yield visit
+    for page in pages:
+        page.close()
