@@ -167,6 +167,7 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         artifact=_path(config, option("artifact")),
         json=_path(config, option("json")),
         markdown=_path(config, option("markdown")),
+        html=_path(config, option("html")),
         baseline=baseline if baseline is not None else config.rootpath / BASELINE_FILENAME,
         baseline_given=baseline is not None,
         update=_flag(config, option("update")),

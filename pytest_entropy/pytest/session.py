@@ -4,8 +4,8 @@ One :class:`EntropySession` is registered per run (it stays idle unless asked fo
 something). With ``--entropy-certify`` it replaces test collection with one item per
 check, ``entropy-certify::<check-id>``; items may run on pytest-xdist workers, which send
 their outcomes to the controller in ``workeroutput``; the controller (or the only process)
-assembles the report, writes ``--entropy-json``/``--entropy-markdown``, applies the
-sessions gate (``--entropy-max-score``, ``--entropy-baseline``) and ORs any failure into
+assembles the report, writes ``--entropy-json``/``--entropy-markdown``/``--entropy-html``,
+applies the sessions gate (``--entropy-max-score``, ``--entropy-baseline``) and ORs any failure into
 the exit status in ``pytest_sessionfinish``. The terminal summary never raises.
 
 Importing this module is cheap; the metric is imported when a check or the gate runs.
@@ -241,13 +241,23 @@ class EntropySession:
 
     def _report_files(self, report: dict[str, Any]) -> list[tuple[Path, str]]:
         from pytest_entropy.core.canonical import file_text
-        from pytest_entropy.core.certify import markdown_lines
 
         files = []
         if self.settings.json is not None:
             files.append((self.settings.json, file_text(report)))
         if self.settings.markdown is not None:
-            files.append((self.settings.markdown, "\n".join(markdown_lines(report)) + "\n"))
+            # The certification summary first, byte for byte as before; the corpus and trial
+            # sections follow when the run had them.
+            from pytest_entropy.report.markdown import render_markdown
+
+            files.append((self.settings.markdown, render_markdown(report, kind="certify")))
+        if self.settings.html is not None:
+            try:
+                from pytest_entropy.report.html import render_html
+
+                files.append((self.settings.html, render_html(report, kind="certify")))
+            except Exception as error:  # pygal missing, say: a problem, never a crash
+                self.state.problems.append(f"cannot render {self.settings.html}: {error}")
         return files
 
     def _junit_properties(self, report: dict[str, Any]) -> None:
@@ -403,7 +413,11 @@ def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> l
         lines.append(
             f"  trial: {trial['verdict']} · tightening costs {trial['totals']['tighteningCost']}"
         )
-    for label, path in (("JSON report", settings.json), ("Markdown", settings.markdown)):
+    for label, path in (
+        ("JSON report", settings.json),
+        ("Markdown", settings.markdown),
+        ("HTML report", settings.html),
+    ):
         if path is not None:
             lines.append(f"  {label}: {path}")
     return lines

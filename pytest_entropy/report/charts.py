@@ -9,6 +9,7 @@ text), which is what the browser test reads back.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -46,7 +47,24 @@ def _pygal() -> Any:
         import pygal
     except ImportError:
         raise EntropyError("HTML reports need pygal: pip install 'pytest-entropy[html]'") from None
+    _drop_map_plugin_finder()
     return pygal
+
+
+def _drop_map_plugin_finder() -> None:
+    """Take pygal's map-plugin finder off ``sys.meta_path`` (we draw no maps).
+
+    pygal appends a finder with only the old ``find_module`` protocol; on Python 3.11 every
+    import that no other finder resolves then warns ``ImportWarning``, and under
+    ``-W error`` (pytest's ``filterwarnings = error``) that warning replaces the
+    ``ImportError`` an optional import expects, so unrelated code fails (jsonschema's format
+    checkers, for one).
+    """
+    sys.meta_path[:] = [
+        finder
+        for finder in sys.meta_path
+        if not (type(finder).__name__ == "PluginImportFixer" and type(finder).__module__ == "pygal")
+    ]
 
 
 def _self_contained(chart_id: str) -> Callable[[Any], Any]:

@@ -258,6 +258,12 @@ OPTIONS: Final = (
     Option("json", "path", "write the certification JSON report to PATH", "PATH"),
     Option("markdown", "path", "write a Markdown certification summary to PATH", "PATH"),
     Option(
+        "html",
+        "path",
+        "write the certification report as a self-contained HTML page to PATH (html extra)",
+        "PATH",
+    ),
+    Option(
         "baseline",
         "path",
         f"ratchet baseline file (default: {BASELINE_FILENAME} in the rootdir)",
@@ -406,6 +412,7 @@ class EntropySettings:
     artifact: Path | None = None
     json: Path | None = None
     markdown: Path | None = None
+    html: Path | None = None
     baseline: Path = Path(BASELINE_FILENAME)
     baseline_given: bool = False
     update: bool = False

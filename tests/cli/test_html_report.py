@@ -6,10 +6,12 @@ hold and that asking for them changes nothing else.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +172,13 @@ def test_no_chart_library_at_plugin_or_cli_load() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_after_a_chart_a_missing_module_still_raises_import_error(tmp_path: Path) -> None:
+    # pygal puts an old-protocol finder on sys.meta_path; under -W error its ImportWarning
+    # used to replace the ImportError optional imports rely on (the compiler's replay broke).
+    assert main(["measure", *BASE, "--html", str(tmp_path / "m.html")]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ImportError):
+            importlib.import_module("pytest_entropy_no_such_module")

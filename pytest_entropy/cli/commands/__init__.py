@@ -23,4 +23,5 @@ COMMAND_MODULES = (
     "convert",
     "diff",
     "lint",
+    "report",
 )
