@@ -127,6 +127,7 @@ def ratchet_chart(series: RatchetSeries, verdict: str) -> str:
     """Score per session (static and behavioral shares stacked), the fit line, each model."""
     count = len(series.scores)
     dots = count <= _MAX_DOTS
+    legend_rows = (len(series.models) + 4) // 2
     chart = _chart(
         "Line",
         "ratchet",
@@ -139,7 +140,9 @@ def ratchet_chart(series: RatchetSeries, verdict: str) -> str:
         x_label_rotation=20,
         show_minor_x_labels=False,
         width=900,
-        height=480 + 22 * ((len(series.models) + 4) // 2),
+        height=480 + 22 * legend_rows,
+        # pygal sizes the legend for its own font metrics; a long model name wraps past them.
+        margin_bottom=10 + 14 * legend_rows,
         # The static share is drawn opaque over the score so the band above it reads as
         # the behavioral share, not as a blend of the two colours.
         css=(

@@ -7,6 +7,7 @@ from html import escape
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.proposals import AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.report.charts import bar_chart, decomposition_chart, ratchet_chart
@@ -132,6 +133,8 @@ def _diagnostics(diagnostics: Mapping[str, Any] | None) -> str:
 def _freedom(
     actions: Sequence[Mapping[str, Any]], surface: Mapping[str, Any] | None, note: str = ""
 ) -> str:
+    if not actions and surface is not None:
+        actions = surface_freedom_report(surface)["actions"]
     parts = [
         table(
             "freedom-table",

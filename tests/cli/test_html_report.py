@@ -187,3 +187,13 @@ def test_after_a_chart_a_missing_module_still_raises_import_error(tmp_path: Path
         warnings.simplefilter("error")
         with pytest.raises(ImportError):
             importlib.import_module("pytest_entropy_no_such_module")
+
+
+def test_trial_page_lists_the_surface_freedom_worst_first(tmp_path: Path) -> None:
+    artifact, page = tmp_path / "a.json", tmp_path / "t.html"
+    assert main(["compile", *BASE, "--out", str(artifact), "--json"]) == 0
+    assert main(["trial", *BASE, "--artifact", str(artifact), "--html", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    table = html.split('<table id="freedom-table"', 1)[1].split("</table>", 1)[0]
+    refs = re.findall(r"<tr><td data-sort=\"([^\"]+)\">", table)
+    assert refs[:2] == ["mcp.notes.search", "mcp.notes.create"]
