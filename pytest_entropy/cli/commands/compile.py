@@ -32,7 +32,6 @@ from pytest_entropy.cli.common import (
     unsupported_pattern_lines,
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
-from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
