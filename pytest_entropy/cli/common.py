@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -14,10 +15,16 @@ from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
-from pytest_entropy.run.executor import ENGINES
+from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
 from pytest_entropy.sources.agent_dir import agent_state_dir, default_state_dir
 from pytest_entropy.sources.locate import expand_session_sources
-from pytest_entropy.state.config import add_command_flag
+from pytest_entropy.sources.urls import is_url
+from pytest_entropy.state.config import (
+    add_command_flag,
+    load_config,
+    positive_seconds,
+    storage_options_value,
+)
 
 __all__ = [
     "EMPTY_SURFACE",
@@ -124,13 +131,34 @@ def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:
 
 
 def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) -> ReadOptions:
-    """Session-reading options from the command line (format, ref prefix and surface)."""
+    """Session-reading options from the command line (format, ref prefix and surface, and
+    the storage options for session URLs)."""
     return ReadOptions(
         session_format=getattr(args, "format", None) or "auto",
         surface=surface,
         ref_prefix=getattr(args, "ref_prefix", None) or "",
         redact=bool(getattr(args, "redact", False)),
+        storage_options=_storage_options_of(args),
     )
+
+
+def _storage_options_of(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--storage-options JSON``, else ``storage-options`` of the project configuration,
+    which is read only when a session source is a URL (local runs never look for it)."""
+    text = getattr(args, "storage_options", None)
+    if text is not None:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            # The decoder's message gives a position, never the text (it may hold a secret).
+            raise EntropyInputError(f"--storage-options is not valid JSON: {error}") from None
+        return storage_options_value(value, "--storage-options", "command line")
+    sources = getattr(args, "sessions", None) or ()
+    if isinstance(sources, str):
+        sources = [sources]
+    if any(is_url(source) for source in sources):
+        return load_config(getattr(args, "cwd", None)).storage_options
+    return None
 
 
 def session_sources_of(args: argparse.Namespace, options: ReadOptions) -> list[SourceFile]:
@@ -155,6 +183,20 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="Dask scheduler address (implies --engine dask; without it the dask engine "
         "starts a local cluster of --jobs workers)",
     )
+    parser.add_argument(
+        "--scheduler-timeout",
+        type=_seconds,
+        metavar="S",
+        help="give up on a --scheduler that does not answer within S seconds (default 10, "
+        "or scheduler-timeout in [tool.entropy])",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        return positive_seconds(float(text), "--scheduler-timeout", "command line")
+    except (ValueError, EntropyInputError):
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}") from None
 
 
 def engine_options_of(args: argparse.Namespace) -> EngineOptions:
@@ -165,7 +207,11 @@ def engine_options_of(args: argparse.Namespace) -> EngineOptions:
     )
     if args.scheduler is not None and engine != "dask":
         raise EntropyInputError("--scheduler needs --engine dask")
-    return EngineOptions(engine, args.jobs, args.scheduler)
+    timeout = getattr(args, "scheduler_timeout", None)
+    if timeout is None:
+        # The configuration is read only when a scheduler will be contacted.
+        timeout = load_config().scheduler_timeout if args.scheduler else SCHEDULER_TIMEOUT
+    return EngineOptions(engine, args.jobs, args.scheduler, scheduler_timeout=timeout)
 
 
 def unsupported_pattern_lines() -> list[str]:
@@ -220,6 +266,14 @@ def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True
             default=None,
             help="any unreadable or unrecognised session file is an error (exit 2); default:"
             " strict in [tool.entropy] or entropy.yml, else counted and reported",
+        )
+        parser.add_argument(
+            "--storage-options",
+            metavar="JSON",
+            help="fsspec storage options for session URLs, as a JSON object (e.g. "
+            '\'{"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}}\'), given '
+            "to every read on the client and the workers; default: storage-options in "
+            "[tool.entropy]. Never shown in output or messages",
         )
     parser.add_argument(
         "--surface-format",

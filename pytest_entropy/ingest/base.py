@@ -6,8 +6,8 @@ import errno
 import gzip
 import os
 import stat
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -26,12 +26,16 @@ class ReadOptions:
     stages by replaying recorded arguments against the declared schemas. ``ref_prefix``
     goes before every foreign tool name (empty: the format's own default, ``pi.`` for Pi
     sessions); ``redact`` drops secret-like values from the audits a reader writes.
+    ``storage_options`` are the fsspec storage options every URL is opened with (endpoint,
+    keys, ...), on the client and on every worker; they may hold credentials, so they are
+    left out of the ``repr`` (and so of every log line and task description that shows it).
     """
 
     session_format: str = "auto"
     surface: dict[str, Any] | None = None
     ref_prefix: str = ""
     redact: bool = False
+    storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
 
 
 # A foreign reader turns one file into native session lines (model_change lines and

@@ -35,7 +35,7 @@ from pytest_entropy.core.validation import collect_external_refs, note_external_
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
-from pytest_entropy.run.executor import ENGINES, map_merge
+from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url, url_stamp
@@ -57,6 +57,7 @@ class EngineOptions:
     scheduler: str | None = None
     window: int | None = None
     batch: int | None = None
+    scheduler_timeout: float = SCHEDULER_TIMEOUT
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -86,6 +87,7 @@ class EngineOptions:
             scheduler=self.scheduler,
             window=self.window,
             batch=self.batch,
+            scheduler_timeout=self.scheduler_timeout,
         )
 
 
@@ -111,10 +113,10 @@ def source_files(sources: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
     return out
 
 
-def source_stamp(location: str) -> Stamp | None:
+def source_stamp(location: str, options: ReadOptions | None = None) -> Stamp | None:
     """What must not change between the two compile passes (``None``: cannot stat)."""
     if is_url(location):
-        return url_stamp(location)
+        return url_stamp(location, options.storage_options if options is not None else None)
     try:
         info = os.stat(location)
     except OSError:
@@ -268,9 +270,9 @@ def _read_one(
     cache: EvidenceCache | None = None,
     cursor: ModelCursor | None = None,
 ) -> CorpusPart:
-    if plan.check_stamps and source_stamp(source.location) != source.stamp:
+    if plan.check_stamps and source_stamp(source.location, plan.options) != source.stamp:
         return CorpusPart(changed=[source.location])
-    stamp = source_stamp(source.location) if plan.stamps else None
+    stamp = source_stamp(source.location, plan.options) if plan.stamps else None
     part = CorpusPart(
         evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
     )
@@ -331,7 +333,9 @@ def _read_one(
                 options=plan.options,
                 cursor=cursor,
             )
-    if plan.check_stamps and (not readable or source_stamp(source.location) != source.stamp):
+    if plan.check_stamps and (
+        not readable or source_stamp(source.location, plan.options) != source.stamp
+    ):
         return CorpusPart(changed=[source.location], diagnostics=part.diagnostics)
     if not readable:
         # An unreadable file contributes its diagnostics and nothing else, as in one pass.

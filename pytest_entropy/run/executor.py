@@ -190,16 +190,19 @@ def _distributed() -> Any:
 
 
 @contextmanager
-def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
-    """A client of the scheduler at ``scheduler``, or of a new local cluster of ``jobs``
-    single-threaded worker processes (closed again on exit)."""
+def _dask_client(
+    scheduler: str | None, jobs: int, timeout: float = SCHEDULER_TIMEOUT
+) -> Iterator[Any]:
+    """A client of the scheduler at ``scheduler`` (given up on after ``timeout`` seconds),
+    or of a new local cluster of ``jobs`` single-threaded worker processes (closed again on
+    exit)."""
     distributed = _distributed()
     if scheduler:
         try:
-            client = distributed.Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=False)
+            client = distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError, ValueError, TypeError) as error:
             raise EngineUnavailableError(
-                f"cannot reach the Dask scheduler at {scheduler}: {error}"
+                f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {error}"
             ) from None
         with client:
             yield client
@@ -219,6 +222,30 @@ def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
         distributed.Client(cluster, set_as_default=False) as client,
     ):
         yield client
+
+
+@contextmanager
+def _dask_errors(scheduler: str | None) -> Iterator[None]:
+    """Turn a cluster that failed under a run into an error naming what was lost.
+
+    A worker lost in the middle of a run is Dask's to handle: the scheduler reruns its
+    tasks on the others (every task is a pure read), and the merge order does not depend on
+    who ran what, so the bytes are the same. A task whose every worker died
+    (``KilledWorker``, which names the last one) or a scheduler that went away ends the run
+    with a usage-level error instead of a traceback.
+    """
+    distributed = _distributed()
+    where = f"the Dask cluster at {scheduler}" if scheduler else "the local Dask cluster"
+    try:
+        yield
+    except distributed.KilledWorker as error:
+        raise EngineUnavailableError(
+            f"{where} lost every worker that ran a task, so the run stopped: {error}"
+        ) from None
+    except distributed.comm.CommClosedError as error:
+        raise EngineUnavailableError(
+            f"{where} closed the connection in the middle of the run: {error}"
+        ) from None
 
 
 def _dask_workers(client: Any) -> int:
@@ -270,6 +297,7 @@ def map_ordered(
     scheduler: str | None = None,
     window: int | None = None,
     batch: int | None = None,
+    scheduler_timeout: float = SCHEDULER_TIMEOUT,
 ) -> Iterator[ResultT]:
     """``map_fn`` over ``items`` on an engine; results come back in item order.
 
@@ -281,13 +309,18 @@ def map_ordered(
     With ``combine`` (an ordered merge: ``combine(a, b)`` is the result of ``a``'s items
     followed by ``b``'s), runs of ``batch`` consecutive items become one task and the
     worker yields their combined result; ``batch=None`` picks a size from the number of
-    items and workers. At most ``window`` tasks are in flight or held at once.
+    items and workers. At most ``window`` tasks are in flight or held at once. A scheduler
+    that does not answer within ``scheduler_timeout`` seconds is an
+    :class:`EngineUnavailableError`.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}")
     if engine == "dask":
         if items:
-            with _dask_client(scheduler, jobs) as client:
+            with (
+                _dask_client(scheduler, jobs, scheduler_timeout) as client,
+                _dask_errors(scheduler),
+            ):
                 workers = _dask_workers(client)
                 tasks, task_fn = _tasks(items, map_fn, combine, batch, workers)
                 yield from _dask_ordered(tasks, task_fn, client, _window(window, workers))
@@ -312,6 +345,7 @@ def map_merge(
     scheduler: str | None = None,
     window: int | None = None,
     batch: int | None = None,
+    scheduler_timeout: float = SCHEDULER_TIMEOUT,
 ) -> AccumulatorT:
     """Fold ``merge_fn(accumulator, map_fn(item))`` over ``items`` in item order.
 
@@ -333,6 +367,7 @@ def map_merge(
         scheduler=scheduler,
         window=window,
         batch=batch,
+        scheduler_timeout=scheduler_timeout,
     ):
         accumulator = merge_fn(accumulator, result)
     return accumulator

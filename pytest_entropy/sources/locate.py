@@ -136,7 +136,8 @@ def expand_session_sources(
     out: list[str] = []
     for source in sources:
         if is_url(source):
-            out.extend(expand_url(cast(str, source)))
+            storage = options.storage_options if options is not None else None
+            out.extend(expand_url(cast(str, source), storage))
         elif options is None:
             out.extend(str(path) for path in expand_session_paths([source]))
         else:

@@ -22,7 +22,7 @@ from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 from pytest_entropy.ingest.registry import resolve_format, session_reader
-from pytest_entropy.sources.urls import _local_copy, is_url, open_url
+from pytest_entropy.sources.urls import _local_copy, is_url, open_url, redact_storage_secrets
 
 Source = str | os.PathLike[str]
 
@@ -36,19 +36,30 @@ class ModelCursor:
     model: str | None = None
 
 
-def _unreadable(diagnostics: ScanDiagnostics, name: str, error: BaseException) -> bool:
+def _unreadable(
+    diagnostics: ScanDiagnostics,
+    name: str,
+    error: BaseException,
+    options: ReadOptions | None = None,
+) -> bool:
     diagnostics.unreadable_files += 1
-    diagnostics.note(name, f"unreadable: {error}")
+    # A storage backend's message may repeat a credential given in the storage options.
+    shown = redact_storage_secrets(str(error), options.storage_options if options else None)
+    diagnostics.note(name, f"unreadable: {shown}")
     return False
 
 
-def _scan(scanner: SessionScanner, read: Callable[[SessionScanner], None]) -> bool:
+def _scan(
+    scanner: SessionScanner,
+    read: Callable[[SessionScanner], None],
+    options: ReadOptions | None = None,
+) -> bool:
     """Count one file and ``read`` it into ``scanner``; False when it could not be read."""
     scanner.diagnostics.files += 1
     try:
         read(scanner)
     except (OSError, EOFError) as error:
-        return _unreadable(scanner.diagnostics, scanner.name, error)
+        return _unreadable(scanner.diagnostics, scanner.name, error, options)
     return True
 
 
@@ -64,9 +75,9 @@ def _read_path(path: Path, options: ReadOptions) -> Callable[[SessionScanner], N
     return read
 
 
-def _read_url(url: str) -> Callable[[SessionScanner], None]:
+def _read_url(url: str, options: ReadOptions) -> Callable[[SessionScanner], None]:
     def read(scanner: SessionScanner) -> None:
-        with open_url(url) as stream:
+        with open_url(url, options.storage_options) as stream:
             scanner.scan_stream(stream)
 
     return read
@@ -110,16 +121,16 @@ def _scan_source(scanner: SessionScanner, options: ReadOptions) -> bool:
     if not is_url(name):
         return _scan(scanner, _read_path(Path(name), options))
     if options.session_format == NATIVE_FORMAT:
-        return _scan(scanner, _read_url(name))
+        return _scan(scanner, _read_url(name, options), options)
     # Scanned as a local copy, into diagnostics of its own: what foreign readers report
     # against the copy's path is then renamed to the URL.
     own = scanner.diagnostics = ScanDiagnostics()
     try:
-        with _local_copy(name) as copy:
+        with _local_copy(name, options.storage_options) as copy:
             readable = _scan(scanner, _read_path(copy, options))
     except (OSError, EOFError) as error:  # the copy itself failed
         diagnostics.files += 1
-        return _unreadable(diagnostics, name, error)
+        return _unreadable(diagnostics, name, error, options)
     finally:
         scanner.diagnostics = diagnostics
     own.samples = [sample.replace(str(copy), name) for sample in own.samples]

@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -49,28 +49,71 @@ def _fsspec() -> ModuleType:
     return cast(ModuleType, fsspec)
 
 
-def _filesystem(url: str) -> tuple[Any, str]:
+StorageOptions = Mapping[str, Any] | None
+
+# Storage options whose values are not secret and help in a message when shown. Every other
+# string value (keys, secrets, tokens, passwords, whatever a backend calls them) is masked.
+_PUBLIC_OPTIONS = frozenset(
+    {"endpoint_url", "region_name", "region", "signature_version", "project", "account_name"}
+)
+_MASK = "***"
+
+
+def _secret_values(options: Any, key: str = "") -> Iterator[str]:
+    if isinstance(options, Mapping):
+        for name, value in options.items():
+            yield from _secret_values(value, str(name))
+    elif isinstance(options, list | tuple):
+        for value in options:
+            yield from _secret_values(value, key)
+    elif isinstance(options, str) and len(options) >= 4 and key not in _PUBLIC_OPTIONS:
+        yield options
+
+
+def redact_storage_secrets(text: str, storage_options: StorageOptions) -> str:
+    """``text`` with every secret-looking value of ``storage_options`` masked: the one
+    place an error message from a storage backend passes before it is shown or stored."""
+    # Longest first, so a secret that contains another is masked whole.
+    for secret in sorted(set(_secret_values(storage_options)), key=len, reverse=True):
+        text = text.replace(secret, _MASK)
+    return text
+
+
+def _storage_problem(what: str, error: BaseException, options: StorageOptions) -> str:
+    detail = redact_storage_secrets(str(error), options) or "no detail given"
+    return f"{what}: {type(error).__name__}: {detail}"
+
+
+def _filesystem(url: str, storage_options: StorageOptions = None) -> tuple[Any, str]:
     fsspec = _fsspec()
     try:
-        return cast(tuple[Any, str], fsspec.core.url_to_fs(url))
+        return cast(tuple[Any, str], fsspec.core.url_to_fs(url, **dict(storage_options or {})))
     except (ValueError, ImportError) as error:
         # An unknown protocol, or one whose backend package is not installed (s3fs, gcsfs).
-        raise EntropyInputError(f"cannot open the URL: {error}", source=url) from None
+        problem = _storage_problem("cannot open the URL", error, storage_options)
+        raise EntropyInputError(problem, source=url) from None
+    except Exception as error:
+        # A backend that rejects the storage options themselves (an unknown keyword, a
+        # malformed value): the user's input, shown without its secrets.
+        problem = _storage_problem(
+            "cannot open the URL with these storage options", error, storage_options
+        )
+        raise EntropyInputError(problem, source=url) from None
 
 
 def _basename(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def expand_url(url: str) -> list[str]:
+def expand_url(url: str, storage_options: StorageOptions = None) -> list[str]:
     """The session files a URL names, as URLs, in the order they are measured.
 
     A file is itself; a directory means its ``*.jsonl`` and ``*.jsonl.gz`` files, names in
     UTF-16 code-unit order (as for local directories); a glob (``*``, ``?``, ``[``) means
     every file it matches, in code-unit order of the full path. Nothing matching is an input
-    error.
+    error, and so is a listing the storage refuses (no such bucket, denied credentials).
     """
-    fs, path = _filesystem(url)
+    fs, path = _filesystem(url, storage_options)
     try:
         if any(character in path for character in _GLOB_CHARACTERS):
             matches = [match for match in fs.glob(path) if fs.isfile(match)]
@@ -89,8 +132,13 @@ def expand_url(url: str) -> list[str]:
             return [f"{base}/{name}" for name in sorted(names, key=code_unit_key)]
         if fs.isfile(path):
             return [url]
-    except OSError as error:
-        raise EntropyInputError(f"cannot list the URL: {error}", source=url) from None
+    except EntropyInputError:
+        raise
+    except Exception as error:
+        # OSError from most backends; botocore's credential errors and the like are not
+        # OSErrors, but are just as much the user's input (a bucket, a key) and not a bug.
+        problem = _storage_problem("cannot list the URL", error, storage_options)
+        raise EntropyInputError(problem, source=url) from None
     raise EntropyInputError("no such file or directory", source=url)
 
 
@@ -105,37 +153,63 @@ _VERSION_FIELDS = (
 )
 
 
-def url_stamp(url: str) -> tuple[Any, ...] | None:
+def url_stamp(url: str, storage_options: StorageOptions = None) -> tuple[Any, ...] | None:
     """What identifies this version of a URL's content: its size and the first version
     field the filesystem reports (ETag, generation, modification time...); ``None`` when it
     cannot be looked up."""
-    fs, path = _filesystem(url)
+    fs, path = _filesystem(url, storage_options)
     try:
+        # Object stores answer info() from the listing cached by expand_url; a stamp must
+        # ask the storage itself, or a change between the compile's two reads goes unseen.
+        fs.invalidate_cache(path)
         info = fs.info(path)
-    except (OSError, ValueError):
+    except Exception:
         return None
     version = next((str(info[name]) for name in _VERSION_FIELDS if info.get(name) is not None), "")
     return (info.get("size"), version)
 
 
-def open_url(url: str) -> IO[bytes]:
+def _open(
+    fs: Any, path: str, url: str, storage_options: StorageOptions, compression: str | None
+) -> IO[bytes]:
+    try:
+        return cast(IO[bytes], fs.open(path, "rb", compression=compression))
+    except OSError as error:
+        # A file that cannot be read is counted as unreadable by the caller; its message
+        # must not carry a secret into the diagnostics.
+        shown = redact_storage_secrets(str(error), storage_options)
+        if shown != str(error):
+            raise OSError(shown) from None
+        raise
+    except Exception as error:
+        # Missing or refused credentials (botocore's NoCredentialsError is no OSError):
+        # every file would fail alike, so the run stops with the URL named, as exit 2.
+        problem = _storage_problem("cannot read the URL", error, storage_options)
+        if "Credentials" in type(error).__name__:
+            # The classic cluster mistake: the client's environment has the keys, the
+            # workers' has not. Storage options travel with every task.
+            problem += " (on a cluster, give every worker the settings: --storage-options)"
+        raise EntropyInputError(problem, source=url) from None
+
+
+def open_url(url: str, storage_options: StorageOptions = None) -> IO[bytes]:
     """Open a URL for binary streaming reads; ``.gz`` names decompress transparently."""
-    fs, path = _filesystem(url)
+    fs, path = _filesystem(url, storage_options)
     compression = "gzip" if path.endswith(".gz") else None
-    return cast(IO[bytes], fs.open(path, "rb", compression=compression))
+    return _open(fs, path, url, storage_options, compression)
 
 
 @contextmanager
-def _local_copy(url: str) -> Iterator[Path]:
+def _local_copy(url: str, storage_options: StorageOptions = None) -> Iterator[Path]:
     """A worker-local temporary copy of a remote file, under the same name.
 
     Copied in 1 MiB chunks, so memory stays bounded; it is removed afterwards.
     """
-    fs, path = _filesystem(url)
+    fs, path = _filesystem(url, storage_options)
     directory = tempfile.mkdtemp(prefix="pytest-entropy-")
     try:
         target = Path(directory) / _basename(path)
-        with fs.open(path, "rb") as source, open(target, "wb") as sink:
+        with _open(fs, path, url, storage_options, None) as source, open(target, "wb") as sink:
             shutil.copyfileobj(source, sink, _COPY_CHUNK)
         yield target
     finally:

@@ -22,6 +22,8 @@ Example ``pyproject.toml``::
     surface = "tools/surface.json"
     sessions = ["logs/sessions"]
     state-dir = ".entropy"
+    scheduler-timeout = 10                       # seconds (--scheduler-timeout)
+    storage-options = { anon = false }           # fsspec options (--storage-options)
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ class EntropyConfig:
     poll_ms: int = 500
     window: int = 8
     strict: bool = False
+    # fsspec storage options for session URLs (the twin of --storage-options); they may
+    # hold credentials, so they stay out of the repr.
+    storage_options: dict[str, Any] | None = field(default=None, repr=False)
+    scheduler_timeout: float = 10.0
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def with_overrides(
@@ -88,6 +94,8 @@ _FIELD_TYPES = {
     "poll_ms": int,
     "window": int,
     "strict": bool,
+    "storage_options": dict,
+    "scheduler_timeout": float,
 }
 
 
@@ -114,10 +122,31 @@ def _validated(values: Mapping[str, Any], source: str) -> dict[str, Any]:
         elif expected is int:
             if type(value) is not int or value < 1:
                 raise EntropyInputError(f"{raw_key} must be a positive integer", source=source)
+        elif expected is float:
+            value = positive_seconds(value, raw_key, source)
+        elif expected is dict:
+            value = storage_options_value(value, raw_key, source)
         elif not isinstance(value, str):
             raise EntropyInputError(f"{raw_key} must be a string", source=source)
         out[key] = value
     return out
+
+
+def positive_seconds(value: Any, name: str, source: str) -> float:
+    """A number of seconds above zero (``scheduler-timeout``), as a float."""
+    if type(value) not in (int, float) or not 0 < value < float("inf"):
+        raise EntropyInputError(f"{name} must be a positive number of seconds", source=source)
+    return float(value)
+
+
+def storage_options_value(value: Any, name: str, source: str) -> dict[str, Any]:
+    """fsspec storage options: a mapping (a TOML table, a YAML or JSON object) with string
+    keys. The message on a wrong value never repeats the value: it may hold a secret."""
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise EntropyInputError(
+            f"{name} must be a table of fsspec storage options (string keys)", source=source
+        )
+    return dict(value)
 
 
 _PATH_FIELDS = ("agent_dir", "surface", "repairs", "state_dir")

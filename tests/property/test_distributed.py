@@ -384,12 +384,12 @@ def test_a_file_that_changes_between_the_passes_fails_the_compile(
     original = distributed.source_stamp
     calls = {"n": 0}
 
-    def stamp_then_append(location: str) -> Any:
+    def stamp_then_append(location: str, *options: Any) -> Any:
         calls["n"] += 1
         if location.endswith("01.jsonl") and calls["n"] > len(copies):
             with open(location, "ab") as stream:  # the session grows between the passes
                 stream.write(b"\n")
-        return original(location)
+        return original(location, *options)
 
     monkeypatch.setattr(distributed, "source_stamp", stamp_then_append)
     with pytest.raises(SourceChangedError, match=r"01\.jsonl"):
