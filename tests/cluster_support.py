@@ -49,6 +49,16 @@ def service_environment() -> dict[str, str]:
     return environment
 
 
+def _die_with_parent() -> None:
+    """Run in the child before it starts: on Linux it gets SIGTERM when the process that
+    started it dies, even by SIGKILL, so an interrupted test run leaves no service behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is not None:
         return
@@ -116,6 +126,7 @@ def moto_s3(log: Path, *, authenticate: bool = False) -> Iterator[S3Server]:
             stdout=output,
             stderr=subprocess.STDOUT,
             env=environment,
+            preexec_fn=_die_with_parent,
         )
     try:
         endpoint = f"http://127.0.0.1:{port}"
@@ -165,6 +176,7 @@ class DaskCluster:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 env=service_environment(),
+                preexec_fn=_die_with_parent,
             )
         self.workers.append(worker)
         _wait_until(lambda: self.worker_count() > before, "dask worker", [worker])
@@ -216,6 +228,7 @@ def dask_cluster(directory: Path, workers: int = 2) -> Iterator[DaskCluster]:
             stdout=output,
             stderr=subprocess.STDOUT,
             env=service_environment(),
+            preexec_fn=_die_with_parent,
         )
     cluster: DaskCluster | None = None
     try:
