@@ -14,7 +14,7 @@ from pytest_entropy.cli.app import main
 from pytest_entropy.cli.common import engine_options_of, read_options_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import ReadOptions
-from pytest_entropy.run.corpus import GatherPlan, _gather_one
+from pytest_entropy.run.corpus import CorpusPlan, _read_one
 from pytest_entropy.sources.urls import redact_storage_secrets
 
 SECRET = "entropy-unit-secret-V7pQ2"
@@ -34,7 +34,7 @@ def test_secrets_are_masked_and_public_settings_kept() -> None:
 
 def test_read_options_keep_storage_options_out_of_their_repr_but_pickle_them() -> None:
     options = ReadOptions(session_format="fabric", storage_options=OPTIONS)
-    task = functools.partial(_gather_one, plan=GatherPlan(options))
+    task = functools.partial(_read_one, plan=CorpusPlan(options))
     assert SECRET not in repr(options) and SECRET not in repr(task)
     assert "AKIAUNITTESTKEY00001" not in repr(task)
     assert pickle.loads(pickle.dumps(options)).storage_options == OPTIONS
