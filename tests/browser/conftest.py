@@ -52,7 +52,10 @@ class Visit:
     blocked: list[str] = field(default_factory=list)
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is running it keeps an asyncio
+# event loop marked as running in this thread, so any other test on the same worker that
+# calls asyncio.run() would fail; the browser closes when this module's tests are done.
+@pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     reason = _unavailable()
     if reason is not None:
