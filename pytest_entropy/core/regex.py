@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final
 
 __all__ = [
@@ -29,7 +29,46 @@ __all__ = [
 UNSUPPORTED: Final = None
 _CACHE_LIMIT: Final = 1024
 _compiled: OrderedDict[str, Any] = OrderedDict()
-_unsupported: set[str] = set()
+
+
+class Sightings:
+    """What a replay met and could not enforce (patterns RE2 cannot run, refs outside the
+    schema), recorded at every use so a report covers what it evaluated.
+
+    ``collect()`` gathers what one block met into a set of its own while the record keeps
+    everything, so a worker that runs many tasks reports each task's share.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def add(self, item: str) -> None:
+        self._seen.add(item)
+
+    def update(self, items: Iterable[str]) -> None:
+        self._seen.update(items)
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+    def sorted(self) -> list[str]:
+        return sorted(self._seen)
+
+    @contextmanager
+    def collect(self) -> Iterator[set[str]]:
+        saved = set(self._seen)
+        self._seen.clear()
+        found: set[str] = set()
+        try:
+            yield found
+        finally:
+            found.update(self._seen)
+            self._seen.update(saved)
+
+
+_unsupported = Sightings()
 _options: list[Any] = []
 
 
@@ -71,7 +110,7 @@ def pattern_search(pattern: str, text: str) -> bool | None:
 
 def unsupported_patterns() -> list[str]:
     """The patterns seen so far that RE2 could not compile (and were therefore not enforced)."""
-    return sorted(_unsupported)
+    return _unsupported.sorted()
 
 
 def reset_unsupported_patterns() -> None:
@@ -83,18 +122,10 @@ def note_unsupported_patterns(patterns: Iterable[str]) -> None:
     _unsupported.update(patterns)
 
 
-@contextmanager
-def collect_unsupported_patterns() -> Iterator[set[str]]:
+def collect_unsupported_patterns() -> AbstractContextManager[set[str]]:
     """The unsupported patterns met inside the block, gathered into the yielded set.
 
     A worker process runs many tasks (of many runs, on a shared cluster); each task reports
     only what it met itself. The process-wide record keeps everything as before.
     """
-    saved = set(_unsupported)
-    _unsupported.clear()
-    found: set[str] = set()
-    try:
-        yield found
-    finally:
-        found.update(_unsupported)
-        _unsupported.update(saved)
+    return _unsupported.collect()

@@ -22,13 +22,13 @@ many calls against one schema object), then by the schema's digest.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from pytest_entropy.core.canonical import stable_json_hash
-from pytest_entropy.core.regex import pattern_search
+from pytest_entropy.core.regex import Sightings, pattern_search
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
@@ -271,7 +271,7 @@ def _unevaluated_properties_keyword(
 # validator here gets a registry whose retrieval refuses instead; the ref keywords treat a
 # refused ref as not enforceable (accept, count), the way an unsupported pattern is.
 
-_external: set[str] = set()
+_external = Sightings()
 _registry_cache: list[Registry[Any]] = []
 
 
@@ -318,7 +318,7 @@ def _unless_external(keyword: Any) -> Any:
 
 def external_refs() -> list[str]:
     """The refs outside their schema met so far (never fetched, so not enforced)."""
-    return sorted(_external)
+    return _external.sorted()
 
 
 def reset_external_refs() -> None:
@@ -330,18 +330,10 @@ def note_external_refs(refs: Iterable[str]) -> None:
     _external.update(refs)
 
 
-@contextmanager
-def collect_external_refs() -> Iterator[set[str]]:
+def collect_external_refs() -> AbstractContextManager[set[str]]:
     """The external refs met inside the block, gathered into the yielded set (as
     :func:`~pytest_entropy.core.regex.collect_unsupported_patterns` does for patterns)."""
-    saved = set(_external)
-    _external.clear()
-    found: set[str] = set()
-    try:
-        yield found
-    finally:
-        found.update(_external)
-        _external.update(saved)
+    return _external.collect()
 
 
 _REPLACED_KEYWORDS: Final = {
