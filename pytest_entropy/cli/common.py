@@ -11,6 +11,7 @@ from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
 from pytest_entropy.core.records import RepairRow
+from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
@@ -214,15 +215,13 @@ def engine_options_of(args: argparse.Namespace) -> EngineOptions:
     return EngineOptions(engine, args.jobs, args.scheduler, scheduler_timeout=timeout)
 
 
-def unsupported_pattern_lines() -> list[str]:
+def unsupported_pattern_lines(met: Unenforced) -> list[str]:
     """Notes naming what the replay could not enforce: schema patterns it could not
     evaluate and ``$ref`` targets outside their schema (never fetched)."""
     from pytest_entropy.core.notices import format_external_refs_note
-    from pytest_entropy.core.regex import unsupported_patterns
-    from pytest_entropy.core.validation import external_refs
 
     lines = []
-    patterns = unsupported_patterns()
+    patterns = sorted(met.patterns)
     if patterns:
         shown = ", ".join(repr(pattern) for pattern in patterns[:3])
         more = f" and {len(patterns) - 3} more" if len(patterns) > 3 else ""
@@ -230,9 +229,8 @@ def unsupported_pattern_lines() -> list[str]:
             f"note: {len(patterns)} schema pattern(s) use lookarounds or backreferences, which"
             f" the linear-time engine cannot run; they were not enforced: {shown}{more}"
         )
-    refs = external_refs()
-    if refs:
-        lines.append(format_external_refs_note(refs))
+    if met.refs:
+        lines.append(format_external_refs_note(sorted(met.refs)))
     return lines
 
 

@@ -52,20 +52,16 @@ class CanonicalError(ValueError):
 
 # ------------------------------------------------------------------------ collation
 
-_collator: Any = None
 
-
+@lru_cache(maxsize=1)
 def _get_collator() -> Any:
-    global _collator
-    if _collator is None:
-        import icu  # provided by the pyicu-wheels distribution
+    import icu  # provided by the pyicu-wheels distribution
 
-        collator = icu.Collator.createInstance(icu.Locale("en_US"))
-        # V8 turns normalisation on for localeCompare (ECMA-402: canonically equivalent
-        # strings compare equal), so "A\u030a" and "\u00c5" tie and keep their order.
-        collator.setAttribute(icu.UCollAttribute.NORMALIZATION_MODE, icu.UCollAttributeValue.ON)
-        _collator = collator
-    return _collator
+    collator = icu.Collator.createInstance(icu.Locale("en_US"))
+    # V8 turns normalisation on for localeCompare (ECMA-402: canonically equivalent
+    # strings compare equal), so "A\u030a" and "\u00c5" tie and keep their order.
+    collator.setAttribute(icu.UCollAttribute.NORMALIZATION_MODE, icu.UCollAttributeValue.ON)
+    return collator
 
 
 def icu_version() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from pytest_entropy.core.jscompat import code_unit_key, round_metric, utf16_units
@@ -87,10 +88,6 @@ def shape_signature(args: Mapping[str, Any]) -> str:
     return "(" + _fields(args, 1) + ")"
 
 
-_distance_cache: dict[tuple[str, str], float] = {}
-_DISTANCE_CACHE_LIMIT = 4096
-
-
 def _levenshtein(a: Sequence[int], b: Sequence[int]) -> int:
     # Common prefixes and suffixes never change the edit distance; strip them first.
     start = 0
@@ -134,20 +131,17 @@ def signature_distance(a: str, b: str) -> float:
     """
     if a == b:
         return 0.0
-    key = (a, b)
-    cached = _distance_cache.get(key)
-    if cached is not None:
-        return cached
+    return _distance(a, b)
+
+
+@lru_cache(maxsize=4096)
+def _distance(a: str, b: str) -> float:
     units_a = utf16_units(a)
     units_b = utf16_units(b)
     longest = max(len(units_a), len(units_b))
     if longest == 0:
         return 0.0
-    result = round_metric(_levenshtein(units_a, units_b) / longest)
-    if len(_distance_cache) >= _DISTANCE_CACHE_LIMIT:
-        _distance_cache.clear()
-    _distance_cache[key] = result
-    return result
+    return round_metric(_levenshtein(units_a, units_b) / longest)
 
 
 def shannon_entropy_bits(counts: Iterable[int | float]) -> float:

@@ -6,7 +6,7 @@ exponential time on patterns such as ``^(a+)+$``; RE2 guarantees time linear in 
 RE2 also reads ``\\d`` and ``\\w`` as ASCII, as JavaScript does without the ``u`` flag.
 
 Patterns RE2 cannot compile (lookarounds, backreferences) are not enforced: the value is
-accepted and the pattern counted (:func:`unsupported_patterns`), never a rejection — a
+accepted and the pattern recorded (:func:`watch_unenforced`), never a rejection — a
 replay gate must not fail on a pattern we cannot evaluate safely.
 """
 
@@ -15,71 +15,98 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Final
 
 __all__ = [
     "UNSUPPORTED",
+    "Unenforced",
     "collect_unsupported_patterns",
+    "note_external_ref",
+    "note_external_refs",
     "note_unsupported_patterns",
     "pattern_search",
-    "reset_unsupported_patterns",
-    "unsupported_patterns",
+    "watch_unenforced",
 ]
 
 UNSUPPORTED: Final = None
 _CACHE_LIMIT: Final = 1024
+# A memo of a pure function (pattern -> compiled RE2 or UNSUPPORTED): it never changes a
+# result, only how often RE2 compiles the same text.
 _compiled: OrderedDict[str, Any] = OrderedDict()
 
 
-class Sightings:
-    """What a replay met and could not enforce (patterns RE2 cannot run, refs outside the
-    schema), recorded at every use so a report covers what it evaluated.
+@dataclass(slots=True)
+class Unenforced:
+    """What one evaluation met and could not enforce: schema patterns RE2 cannot run and
+    ``$ref`` targets outside their schema (never fetched). Both are accepted, never a
+    rejection; the caller reports them with its result."""
 
-    ``collect()`` gathers what one block met into a set of its own while the record keeps
-    everything, so a worker that runs many tasks reports each task's share.
+    patterns: set[str] = field(default_factory=set)
+    refs: set[str] = field(default_factory=set)
+
+    def update(self, other: Unenforced) -> None:
+        self.patterns.update(other.patterns)
+        self.refs.update(other.refs)
+
+
+# The record of the evaluation running in this context (thread, task), set only inside
+# watch_unenforced(): the core keeps no record of its own between calls.
+_watching: ContextVar[Unenforced | None] = ContextVar("pytest_entropy_unenforced", default=None)
+
+
+@contextmanager
+def watch_unenforced() -> Iterator[Unenforced]:
+    """Gather what the block meets and cannot enforce into the yielded record.
+
+    Blocks nest: what an inner block met is part of the enclosing block's record too. Outside
+    any block, what is met goes unrecorded (a lone ``accepts`` call still answers).
     """
-
-    __slots__ = ("_seen",)
-
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
-
-    def add(self, item: str) -> None:
-        self._seen.add(item)
-
-    def update(self, items: Iterable[str]) -> None:
-        self._seen.update(items)
-
-    def clear(self) -> None:
-        self._seen.clear()
-
-    def sorted(self) -> list[str]:
-        return sorted(self._seen)
-
-    @contextmanager
-    def collect(self) -> Iterator[set[str]]:
-        saved = set(self._seen)
-        self._seen.clear()
-        found: set[str] = set()
-        try:
-            yield found
-        finally:
-            found.update(self._seen)
-            self._seen.update(saved)
+    outer = _watching.get()
+    found = Unenforced()
+    token = _watching.set(found)
+    try:
+        yield found
+    finally:
+        _watching.reset(token)
+        if outer is not None:
+            outer.update(found)
 
 
-_unsupported = Sightings()
-_options: list[Any] = []
+def note_unsupported_patterns(patterns: Iterable[str]) -> None:
+    """Add patterns met elsewhere (another process's share) to the running block's record."""
+    found = _watching.get()
+    if found is not None:
+        found.patterns.update(patterns)
 
 
+def note_external_refs(refs: Iterable[str]) -> None:
+    """Add external refs met elsewhere to the running block's record."""
+    found = _watching.get()
+    if found is not None:
+        found.refs.update(refs)
+
+
+@contextmanager
+def _collect_patterns() -> Iterator[set[str]]:
+    with watch_unenforced() as found:
+        yield found.patterns
+
+
+def collect_unsupported_patterns() -> AbstractContextManager[set[str]]:
+    """The unsupported patterns met inside the block, gathered into the yielded set."""
+    return _collect_patterns()
+
+
+@cache
 def _re2_options() -> Any:
-    if not _options:
-        import re2  # type: ignore[import-untyped]
+    import re2  # type: ignore[import-untyped]
 
-        options = re2.Options()
-        options.log_errors = False  # a refused pattern is counted, not printed to stderr
-        _options.append(options)
-    return _options[0]
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is counted, not printed to stderr
+    return options
 
 
 def _compile(pattern: str) -> Any:
@@ -103,29 +130,15 @@ def pattern_search(pattern: str, text: str) -> bool | None:
     """Whether ``pattern`` matches anywhere in ``text``; ``None`` if RE2 cannot run it."""
     compiled = _compile(pattern)
     if compiled is UNSUPPORTED:
-        _unsupported.add(pattern)  # recorded at every use: a report covers what it evaluated
+        found = _watching.get()
+        if found is not None:
+            found.patterns.add(pattern)  # recorded at every use: a report covers what it met
         return None
     return compiled.search(text) is not None
 
 
-def unsupported_patterns() -> list[str]:
-    """The patterns seen so far that RE2 could not compile (and were therefore not enforced)."""
-    return _unsupported.sorted()
-
-
-def reset_unsupported_patterns() -> None:
-    _unsupported.clear()
-
-
-def note_unsupported_patterns(patterns: Iterable[str]) -> None:
-    """Record patterns another process found unsupported (a worker's, merged by the client)."""
-    _unsupported.update(patterns)
-
-
-def collect_unsupported_patterns() -> AbstractContextManager[set[str]]:
-    """The unsupported patterns met inside the block, gathered into the yielded set.
-
-    A worker process runs many tasks (of many runs, on a shared cluster); each task reports
-    only what it met itself. The process-wide record keeps everything as before.
-    """
-    return _unsupported.collect()
+def note_external_ref(uri: str) -> None:
+    """Record one ref outside its schema in the running block's record (core.validation)."""
+    found = _watching.get()
+    if found is not None:
+        found.refs.add(uri)

@@ -22,13 +22,19 @@ many calls against one schema object), then by the schema's digest.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from pytest_entropy.core.canonical import stable_json_hash
-from pytest_entropy.core.regex import Sightings, pattern_search
+from pytest_entropy.core.regex import (
+    note_external_ref,
+    note_external_refs,
+    pattern_search,
+    watch_unenforced,
+)
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
@@ -39,9 +45,7 @@ __all__ = [
     "REFERENCE_FORMATS",
     "accepts",
     "collect_external_refs",
-    "external_refs",
     "note_external_refs",
-    "reset_external_refs",
     "validator_for_schema",
 ]
 
@@ -105,13 +109,9 @@ def _iri(rule: str) -> Any:
     return check
 
 
-_format_checker_cache: list[FormatChecker] = []
-
-
+@cache
 def _format_checker() -> FormatChecker:
     """The reference's format registry (built on first use: jsonschema loads lazily)."""
-    if _format_checker_cache:
-        return _format_checker_cache[0]
     from jsonschema import FormatChecker
 
     base = FormatChecker()
@@ -126,7 +126,6 @@ def _format_checker() -> FormatChecker:
         checker.checkers["iri"] = (_iri("URI"), ())
     if "iri-reference" not in checker.checkers:
         checker.checkers["iri-reference"] = (_iri("URI_reference"), ())
-    _format_checker_cache.append(checker)
     return checker
 
 
@@ -271,25 +270,21 @@ def _unevaluated_properties_keyword(
 # validator here gets a registry whose retrieval refuses instead; the ref keywords treat a
 # refused ref as not enforceable (accept, count), the way an unsupported pattern is.
 
-_external = Sightings()
-_registry_cache: list[Registry[Any]] = []
-
 
 class _ExternalRef(Exception):
     """Raised by the registry for a ref outside the schema; never leaves this module."""
 
 
 def _refuse_retrieval(uri: str) -> Any:
-    _external.add(uri)  # recorded at every use, like an unsupported pattern
+    note_external_ref(uri)  # recorded at every use, like an unsupported pattern
     raise _ExternalRef(uri)
 
 
+@cache
 def _local_registry() -> Registry[Any]:
-    if not _registry_cache:
-        from referencing import Registry
+    from referencing import Registry
 
-        _registry_cache.append(Registry(retrieve=_refuse_retrieval))  # type: ignore[call-arg]
-    return _registry_cache[0]
+    return Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
 
 
 def _caused_by_external_ref(error: BaseException) -> bool:
@@ -316,24 +311,16 @@ def _unless_external(keyword: Any) -> Any:
     return checked
 
 
-def external_refs() -> list[str]:
-    """The refs outside their schema met so far (never fetched, so not enforced)."""
-    return _external.sorted()
-
-
-def reset_external_refs() -> None:
-    _external.clear()
-
-
-def note_external_refs(refs: Iterable[str]) -> None:
-    """Record refs another process met (a worker's, merged by the client)."""
-    _external.update(refs)
+@contextmanager
+def _collect_refs() -> Iterator[set[str]]:
+    with watch_unenforced() as found:
+        yield found.refs
 
 
 def collect_external_refs() -> AbstractContextManager[set[str]]:
-    """The external refs met inside the block, gathered into the yielded set (as
-    :func:`~pytest_entropy.core.regex.collect_unsupported_patterns` does for patterns)."""
-    return _external.collect()
+    """The external refs met inside the block, gathered into the yielded set (a view of
+    :func:`~pytest_entropy.core.regex.watch_unenforced`'s record)."""
+    return _collect_refs()
 
 
 _REPLACED_KEYWORDS: Final = {
@@ -344,23 +331,19 @@ _REPLACED_KEYWORDS: Final = {
 }
 # Keywords that look refs up: each becomes its own version behind _unless_external.
 _REF_KEYWORDS: Final = ("$ref", "$dynamicRef", "$recursiveRef", "unevaluatedItems")
-_extended: dict[Any, Any] = {}
 
 
+@cache
 def _linear_time(cls: Any) -> Any:
     """``cls`` with the regex keywords it knows replaced by their RE2 versions and the ref
     keywords by versions that do not enforce an external ref."""
-    found = _extended.get(cls)
-    if found is None:
-        from jsonschema.validators import extend
+    from jsonschema.validators import extend
 
-        replacements = {k: v for k, v in _REPLACED_KEYWORDS.items() if k in cls.VALIDATORS}
-        replacements.update(
-            {k: _unless_external(cls.VALIDATORS[k]) for k in _REF_KEYWORDS if k in cls.VALIDATORS}
-        )
-        found = extend(cls, validators=replacements)  # type: ignore[no-untyped-call]
-        _extended[cls] = found
-    return found
+    replacements = {k: v for k, v in _REPLACED_KEYWORDS.items() if k in cls.VALIDATORS}
+    replacements.update(
+        {k: _unless_external(cls.VALIDATORS[k]) for k in _REF_KEYWORDS if k in cls.VALIDATORS}
+    )
+    return extend(cls, validators=replacements)  # type: ignore[no-untyped-call]
 
 
 _by_identity: dict[int, tuple[Any, Validator]] = {}

@@ -36,8 +36,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
-from pytest_entropy.core.regex import reset_unsupported_patterns, unsupported_patterns
-from pytest_entropy.core.validation import external_refs, reset_external_refs
+from pytest_entropy.core.regex import Unenforced, watch_unenforced
 from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
@@ -100,8 +99,6 @@ def _same_file(first: Path | None, second: Path | None) -> bool:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
-    reset_unsupported_patterns()
-    reset_external_refs()
     surface = surface_of(args, args.surface)
     repairs = load_optional_repairs(args.repairs)
     state_dir = state_dir_of(args)
@@ -123,6 +120,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         reads.append((pool_path, POOL))
     options = read_options_of(args, surface)
 
+    unenforced: list[Unenforced] = [Unenforced()]
+
     def plan(snapshots: Sequence[Snapshot]) -> tuple[CompileRun, list[Write]]:
         held = {snap.kind.filename: snap for snap in snapshots}
         if checked_artifact:
@@ -132,17 +131,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if args.artifact and incumbent is None:
             raise EntropyInputError("compiled surface file not found", source=args.artifact)
         pool = held[POOL.filename].file if pool_path is not None else None
-        run_ = compile_sources(
-            session_sources_of(args, options),
-            surface,
-            options=options,
-            repairs=repairs,
-            artifact=incumbent,
-            catalog_digest=args.catalog_digest,
-            pool=pool,
-            use_pool=pool_path is not None,
-            engine=engine_options_of(args),
-        )
+        with watch_unenforced() as met:  # a redo replaces what an earlier try met
+            run_ = compile_sources(
+                session_sources_of(args, options),
+                surface,
+                options=options,
+                repairs=repairs,
+                artifact=incumbent,
+                catalog_digest=args.catalog_digest,
+                pool=pool,
+                use_pool=pool_path is not None,
+                engine=engine_options_of(args),
+            )
+        unenforced[:] = [met]
         check_strict(args, run_.diagnostics)  # before anything is written
         writes = []
         if pool_path is not None and run_.pool is not None:
@@ -170,12 +171,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if compiled_target is not None:
             written.append(str(compiled_target))
     result = outcome.to_json()
-    patterns = unsupported_patterns()
-    if patterns:
-        result["unsupportedPatterns"] = patterns  # an added key, only when there are some
-    refs = external_refs()
-    if refs:
-        result["externalRefs"] = refs  # likewise: refs never fetched, so not enforced
+    met = unenforced[0]
+    if met.patterns:
+        result["unsupportedPatterns"] = sorted(met.patterns)  # added only when there are some
+    if met.refs:
+        result["externalRefs"] = sorted(met.refs)  # likewise: refs never fetched, so not enforced
     if args.json:
         print_json(out, result)
     else:
@@ -204,7 +204,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if pool_note:
             lines.append(pool_note)
         lines.extend(f"review: {format_review_signal(signal)}" for signal in review)
-        lines.extend(unsupported_pattern_lines())
+        lines.extend(unsupported_pattern_lines(met))
         print_lines(out, lines)
     write_reports(args, "compile", result, surface=surface, inputs=args.sessions)
     return EXIT_FAILED if outcome.status == "rejected" else EXIT_OK

@@ -34,9 +34,8 @@ from pytest_entropy.cli.common import (
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
-from pytest_entropy.core.regex import reset_unsupported_patterns
+from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
-from pytest_entropy.core.validation import reset_external_refs
 from pytest_entropy.run.trial import trial_sources
 from pytest_entropy.state.store import COMPILED, load_path
 
@@ -112,23 +111,22 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    reset_unsupported_patterns()
-    reset_external_refs()
     surface = surface_of(args, args.surface)
     artifact = _artifact(args)
     options = read_options_of(args, surface)
-    trial, diagnostics = trial_sources(
-        session_sources_of(args, options),
-        surface,
-        artifact,
-        options=options,
-        engine=engine_options_of(args),
-    )
+    with watch_unenforced() as met:
+        trial, diagnostics = trial_sources(
+            session_sources_of(args, options),
+            surface,
+            artifact,
+            options=options,
+            engine=engine_options_of(args),
+        )
     check_strict(args, diagnostics)
     if args.json:
         print_json(out, trial.to_json())
     else:
         print_lines(out, trial_lines(trial))
-        print_lines(out, unsupported_pattern_lines())
+        print_lines(out, unsupported_pattern_lines(met))
     write_reports(args, "trial", trial.to_json(), surface=surface, inputs=args.sessions)
     return EXIT_FAILED if trial.tightening_cost > 0 else EXIT_OK
