@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from pytest_entropy._version import __version__
 from pytest_entropy.cli.commands import COMMAND_MODULES
 from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from pytest_entropy.cli.terminal import StyledStream, colour_wanted
 from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
@@ -58,10 +59,29 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure and reduce the tool entropy of LLM tool surfaces.",
     )
     parser.add_argument("--version", action="store_true", help="print versions and exit")
+    _add_terminal_options(parser, False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"{__package__}.commands.{name}").register(commands)
+    for command in commands.choices.values():
+        # Before or after the command name; the command's copy never resets the global one.
+        _add_terminal_options(command, argparse.SUPPRESS)
     return parser
+
+
+def _add_terminal_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--no-color",
+        action="store_true",
+        default=default,
+        help="no colour on a terminal (as NO_COLOR=1 does)",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        default=default,
+        help="no progress bar on a terminal's standard error",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(err)
         return EXIT_USAGE
+    if colour_wanted(out, args.no_color):
+        out = StyledStream(out)
     try:
         return handler(args, out)
     except EntropyInputError as error:

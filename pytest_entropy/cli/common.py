@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_entropy.cli.terminal import progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
@@ -88,9 +90,12 @@ def print_json(out: TextIO, value: Any) -> None:
     out.write(file_text(value))
 
 
-def print_lines(out: TextIO, lines: list[str]) -> None:
+def print_lines(out: TextIO, lines: list[str], *, spec: bool = False) -> None:
+    """Write ``lines``; on a terminal they are styled (cli.terminal) unless ``spec`` says
+    they are one of the spec's own displays, whose text is exact."""
+    style = None if spec else getattr(out, "style_line", None)
     for line in lines:
-        out.write(line + "\n")
+        out.write((style(line) if style is not None else line) + "\n")
 
 
 def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
@@ -212,7 +217,14 @@ def engine_options_of(args: argparse.Namespace) -> EngineOptions:
     if timeout is None:
         # The configuration is read only when a scheduler will be contacted.
         timeout = load_config().scheduler_timeout if args.scheduler else SCHEDULER_TIMEOUT
-    return EngineOptions(engine, args.jobs, args.scheduler, scheduler_timeout=timeout)
+    progress = None
+    if progress_wanted(sys.stderr, getattr(args, "no_progress", False)):
+        from pytest_entropy.cli.terminal import TerminalProgress
+
+        progress = TerminalProgress(sys.stderr)
+    return EngineOptions(
+        engine, args.jobs, args.scheduler, scheduler_timeout=timeout, progress=progress
+    )
 
 
 def unsupported_pattern_lines(met: Unenforced) -> list[str]:

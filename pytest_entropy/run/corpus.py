@@ -36,6 +36,7 @@ from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
+from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url, url_stamp
@@ -58,6 +59,9 @@ class EngineOptions:
     window: int | None = None
     batch: int | None = None
     scheduler_timeout: float = SCHEDULER_TIMEOUT
+    # Who watches the read's progress (the CLI's bar on a terminal); it never changes a
+    # result and stays on the client.
+    progress: ProgressSink | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -88,6 +92,7 @@ class EngineOptions:
             window=self.window,
             batch=self.batch,
             scheduler_timeout=self.scheduler_timeout,
+            progress=self.progress,
         )
 
 
@@ -414,10 +419,17 @@ def read_corpus(
         pool=PoolMerger(pool) if plan.windows else None,
     )
     cursor = ModelCursor() if plan.continuous else None
-    return engine.fold(  # type: ignore[no-any-return]
-        sources,
-        functools.partial(_read_one, plan=plan, cache=cache, cursor=cursor),
-        _merge_part,
-        corpus,
-        _combine_parts,
-    )
+    merge: Callable[[Any, Any], Any] = _merge_part
+    if engine.progress is not None:
+        merge = tracked_merge(sources, _merge_part, engine.progress)
+    try:
+        return engine.fold(  # type: ignore[no-any-return]
+            sources,
+            functools.partial(_read_one, plan=plan, cache=cache, cursor=cursor),
+            merge,
+            corpus,
+            _combine_parts,
+        )
+    finally:
+        if engine.progress is not None:
+            engine.progress.end()

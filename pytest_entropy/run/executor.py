@@ -19,9 +19,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
+
+if TYPE_CHECKING:
+    from pytest_entropy.run.progress import ProgressSink
 from pytest_entropy.sources.urls import EXTRA_HINT
 
 ENGINES = ("local", "processes", "dask")
@@ -191,11 +194,15 @@ def _distributed() -> Any:
 
 @contextmanager
 def _dask_client(
-    scheduler: str | None, jobs: int, timeout: float = SCHEDULER_TIMEOUT
+    scheduler: str | None,
+    jobs: int,
+    timeout: float = SCHEDULER_TIMEOUT,
+    *,
+    dashboard: bool = False,
 ) -> Iterator[Any]:
     """A client of the scheduler at ``scheduler`` (given up on after ``timeout`` seconds),
     or of a new local cluster of ``jobs`` single-threaded worker processes (closed again on
-    exit)."""
+    exit), with a dashboard on a free loopback port when ``dashboard`` asks for one."""
     distributed = _distributed()
     if scheduler:
         try:
@@ -207,9 +214,10 @@ def _dask_client(
         with client:
             yield client
         return
-    # Loopback only, no dashboard: a local cluster is a private pool, not a service. The
-    # scheduler's small HTTP endpoint (health, metrics) always starts; a free loopback port
-    # keeps it off the network and away from another cluster's default port.
+    # Loopback only: a local cluster is a private pool, not a service. The scheduler's small
+    # HTTP endpoint (health, metrics) always starts; a free loopback port keeps it off the
+    # network and away from another cluster's default port. The dashboard (which needs
+    # bokeh) starts only for someone watching a terminal.
     with (
         distributed.LocalCluster(
             n_workers=jobs,
@@ -217,7 +225,7 @@ def _dask_client(
             processes=True,
             host="127.0.0.1",
             dashboard_address="127.0.0.1:0",
-            scheduler_kwargs={"dashboard": False},
+            scheduler_kwargs={"dashboard": dashboard},
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as client,
     ):
@@ -246,6 +254,20 @@ def _dask_errors(scheduler: str | None) -> Iterator[None]:
         raise EngineUnavailableError(
             f"{where} closed the connection in the middle of the run: {error}"
         ) from None
+
+
+def _dashboard_link(client: Any) -> str | None:
+    """The dashboard's address, when the scheduler runs one."""
+    try:
+        services = client.scheduler_info().get("services", {})
+    except Exception:
+        return None
+    if "dashboard" not in services:
+        return None
+    try:
+        return str(client.dashboard_link)
+    except Exception:
+        return None
 
 
 def _dask_workers(client: Any) -> int:
@@ -298,6 +320,7 @@ def map_ordered(
     window: int | None = None,
     batch: int | None = None,
     scheduler_timeout: float = SCHEDULER_TIMEOUT,
+    progress: ProgressSink | None = None,
 ) -> Iterator[ResultT]:
     """``map_fn`` over ``items`` on an engine; results come back in item order.
 
@@ -311,17 +334,21 @@ def map_ordered(
     worker yields their combined result; ``batch=None`` picks a size from the number of
     items and workers. At most ``window`` tasks are in flight or held at once. A scheduler
     that does not answer within ``scheduler_timeout`` seconds is an
-    :class:`EngineUnavailableError`.
+    :class:`EngineUnavailableError`. ``progress`` hears how many Dask workers run and where
+    the dashboard of a cluster started here is (it then gets one, on loopback).
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}")
     if engine == "dask":
         if items:
+            dashboard = progress is not None
             with (
-                _dask_client(scheduler, jobs, scheduler_timeout) as client,
+                _dask_client(scheduler, jobs, scheduler_timeout, dashboard=dashboard) as client,
                 _dask_errors(scheduler),
             ):
                 workers = _dask_workers(client)
+                if progress is not None:
+                    progress.cluster(workers, _dashboard_link(client))
                 tasks, task_fn = _tasks(items, map_fn, combine, batch, workers)
                 yield from _dask_ordered(tasks, task_fn, client, _window(window, workers))
         return
@@ -346,6 +373,7 @@ def map_merge(
     window: int | None = None,
     batch: int | None = None,
     scheduler_timeout: float = SCHEDULER_TIMEOUT,
+    progress: ProgressSink | None = None,
 ) -> AccumulatorT:
     """Fold ``merge_fn(accumulator, map_fn(item))`` over ``items`` in item order.
 
@@ -368,6 +396,7 @@ def map_merge(
         window=window,
         batch=batch,
         scheduler_timeout=scheduler_timeout,
+        progress=progress,
     ):
         accumulator = merge_fn(accumulator, result)
     return accumulator

@@ -75,11 +75,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     text = file_text(report)
     output_format = output_format_of(args)
     if output_format == "markdown":
-        print_lines(out, markdown_lines(report))
+        print_lines(out, markdown_lines(report), spec=True)
     elif output_format == "json":
         out.write(text)
     else:
-        print_lines(out, summary_lines(report))
+        print_lines(out, summary_lines(report), spec=True)
         out.write("\n")
         out.write(text)
     if args.report:

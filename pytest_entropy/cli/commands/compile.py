@@ -205,6 +205,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             lines.append(pool_note)
         lines.extend(f"review: {format_review_signal(signal)}" for signal in review)
         lines.extend(unsupported_pattern_lines(met))
-        print_lines(out, lines)
+        print_lines(out, lines, spec=True)  # the compile notice is the spec's text
     write_reports(args, "compile", result, surface=surface, inputs=args.sessions)
     return EXIT_FAILED if outcome.status == "rejected" else EXIT_OK

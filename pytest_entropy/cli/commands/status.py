@@ -170,7 +170,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         print_json(out, document)
     else:
-        print_lines(out, lines)
+        print_lines(out, lines, spec=True)  # the status line is the spec's text
         if diagnostics.skipped_lines or diagnostics.rejected_traces or diagnostics.unreadable_files:
             print_lines(out, diagnostics_lines(diagnostics))
     return EXIT_OK
