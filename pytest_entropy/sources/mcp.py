@@ -25,6 +25,7 @@ import shlex
 import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -51,6 +52,14 @@ _PAGE_LIMIT: Final = 1000
 _MODULE_ATTRIBUTE: Final = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 T = TypeVar("T")
+_MISSING: Final = object()
+
+
+def _field(value: Any, name: str, old_name: str) -> Any:
+    """``value.name`` (SDK v2), or ``value.old_name`` (v1) only when there is no ``name``:
+    v2 models keep the v1 spelling as a deprecated alias that warns when read."""
+    found = getattr(value, name, _MISSING)
+    return getattr(value, old_name, None) if found is _MISSING else found
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +153,7 @@ def is_tool_object(value: Any) -> bool:
 
 
 def _tool_dict(tool: Any) -> dict[str, Any]:
-    schema = getattr(tool, "input_schema", None)
-    if schema is None:
-        schema = getattr(tool, "inputSchema", None)
+    schema = _field(tool, "input_schema", "inputSchema")
     entry = {"name": tool.name, "inputSchema": schema}
     if isinstance(getattr(tool, "description", None), str):
         entry["description"] = tool.description
@@ -223,7 +230,7 @@ async def _all_pages(client: Any) -> list[Any]:
     for _ in range(_PAGE_LIMIT):
         page = await client.list_tools(cursor=cursor)
         tools.extend(page.tools)
-        cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
+        cursor = _field(page, "next_cursor", "nextCursor")
         if not cursor:
             return tools
     raise EntropyInputError(f"tools/list did not end after {_PAGE_LIMIT} pages")
@@ -245,9 +252,10 @@ def list_live_tools(server: LiveServer) -> list[dict[str, Any]]:
             import anyio
             from mcp import Client
 
-            transport = _transport(server, errlog)
             with anyio.fail_after(server.timeout):
-                async with Client(transport) as client:
+                async with AsyncExitStack() as stack:
+                    transport = await _transport(server, errlog, stack)
+                    client = await stack.enter_async_context(Client(transport))
                     return await _all_pages(client)
 
         try:
@@ -268,12 +276,14 @@ def list_live_tools(server: LiveServer) -> list[dict[str, Any]]:
     return tool_dicts(tools)
 
 
-def _transport(server: LiveServer, errlog: Any) -> Any:
+async def _transport(server: LiveServer, errlog: Any, stack: AsyncExitStack) -> Any:
     if server.url:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        # The SDK leaves a client it was given open: the stack closes it (and its sockets).
         client = httpx2.AsyncClient(headers=dict(server.headers), timeout=server.timeout)
+        await stack.enter_async_context(client)
         return streamable_http_client(server.url, http_client=client)
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
