@@ -1,29 +1,13 @@
 """The pytest entry point ``entropy``: a shim over :mod:`pytest_entropy.pytest.plugin`.
 
 pytest loads this module by name from the ``pytest11`` entry point; every hook and fixture
-lives in the ``pytest/`` folder and is re-exported here so the entry point keeps its name.
+lives in the ``pytest/`` folder and is re-exported here (its ``__all__``, unchanged) so the
+entry point keeps its name.
 """
 
 from __future__ import annotations
 
-from pytest_entropy.pytest.plugin import (
-    entropy_meter,
-    entropy_ratchet,
-    entropy_sessions,
-    entropy_snapshot,
-    entropy_surface,
-    pytest_addoption,
-    pytest_configure,
-    pytest_load_initial_conftests,
-)
+from pytest_entropy.pytest import plugin as _implementation
+from pytest_entropy.pytest.plugin import *  # noqa: F403
 
-__all__ = [
-    "entropy_meter",
-    "entropy_ratchet",
-    "entropy_sessions",
-    "entropy_snapshot",
-    "entropy_surface",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_load_initial_conftests",
-]
+__all__ = list(_implementation.__all__)

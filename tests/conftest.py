@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+with contextlib.suppress(ImportError):  # without the html extra nothing imports it
+    # pygal (the html extra) imports the importlib_metadata backport, which moves distribution
+    # discovery from the stdlib's finder to one it puts on sys.meta_path. pytester's in-process
+    # runs restore sys.meta_path afterwards: were the backport first imported inside such a
+    # run, its finder would be dropped and no later run could find a plugin's entry point.
+    # Importing it here puts the finder in every snapshot.
+    import importlib_metadata  # noqa: F401
 
 settings.register_profile(
     "ci",
