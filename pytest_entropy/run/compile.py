@@ -42,6 +42,7 @@ from pytest_entropy.core.pool import (
 )
 from pytest_entropy.core.proposals import Proposal
 from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
+from pytest_entropy.core.steering import SteeredOutcome, Steering, steer_from_evidence
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import (
@@ -135,6 +136,7 @@ class CompileRun:
     outcome: CompileOutcome
     pool: PoolMerge | None
     diagnostics: ScanDiagnostics
+    steered: SteeredOutcome | None = None  # what steering left out, when it was asked for
 
 
 def compile_sources(
@@ -148,16 +150,26 @@ def compile_sources(
     pool: Mapping[str, Any] | None = None,
     use_pool: bool = False,
     engine: EngineOptions | None = None,
+    steering: Steering | None = None,
+    redact_values: bool = False,
 ) -> CompileRun:
     """``compile_entropy_surface`` over session files, read where ``engine`` says.
 
     Equals ``compile_entropy_surface(traces, surface, repairs, observations, audit_calls,
     artifact, catalog_digest)`` on the files' evidence, where the observations are the
     files' own, or (``use_pool``) those of ``pool`` after the files' windows merged into it.
+    ``steering`` (opt-in) compiles as :func:`~pytest_entropy.core.steering.steer_from_evidence`
+    does; ``redact_values`` redacts the windows merged into the pool (opt-in).
     """
     options = options or ReadOptions()
     engine = engine or EngineOptions()
-    plan = CorpusPlan(options, observation_values=not use_pool, windows=use_pool, stamps=True)
+    plan = CorpusPlan(
+        options,
+        observation_values=not use_pool,
+        windows=use_pool,
+        stamps=True,
+        redact_values=redact_values,
+    )
     corpus = read_corpus(sources, plan, engine, pool=pool)
     merged = corpus.merged_pool() if use_pool else None
     pool_observations: list[ValueObservation] | None = None
@@ -219,6 +231,19 @@ def compile_sources(
             root.audits.hexdigest(),
         )
 
+    if steering is not None:
+        steered = steer_from_evidence(
+            corpus.state,
+            corpus.evidence,
+            surface,
+            replay=replay,
+            evidence_counts=counts,
+            steering=steering,
+            repairs=repairs,
+            artifact=artifact,
+            catalog_digest=catalog_digest,
+        )
+        return CompileRun(steered.outcome, merged, corpus.diagnostics, steered)
     outcome = compile_from_evidence(
         corpus.state,
         corpus.evidence,
@@ -276,8 +301,16 @@ def pool_sources(
     *,
     options: ReadOptions | None = None,
     engine: EngineOptions | None = None,
+    redact_values: bool = False,
 ) -> tuple[PoolMerge, ScanDiagnostics]:
-    """``merge_observation_window`` of the files' windows into ``pool``."""
-    plan = CorpusPlan(options or ReadOptions(), meter=False, proposals=False, windows=True)
+    """``merge_observation_window`` of the files' windows into ``pool`` (``redact_values``:
+    each window redacted first, opt-in)."""
+    plan = CorpusPlan(
+        options or ReadOptions(),
+        meter=False,
+        proposals=False,
+        windows=True,
+        redact_values=redact_values,
+    )
     corpus = read_corpus(sources, plan, engine or EngineOptions(), pool=pool)
     return corpus.merged_pool(), corpus.diagnostics
