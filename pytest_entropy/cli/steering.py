@@ -16,6 +16,7 @@ __all__ = [
     "add_redact_option",
     "add_steering_options",
     "explain_of",
+    "min_gain_of",
     "redact_values_of",
     "steering_lines",
     "steering_of",
@@ -53,7 +54,8 @@ def redact_values_of(args: argparse.Namespace) -> bool:
     return bool(_config_value(args, "redact_values"))
 
 
-def _min_gain(text: str | None) -> float | None:
+def min_gain_of(text: str | None) -> float | None:
+    """``--min-gain X`` as a finite number (``None`` when not given)."""
     if text is None:
         return None
     try:
@@ -75,7 +77,7 @@ def steering_of(args: argparse.Namespace) -> Steering | None:
         partial=bool(partial),
         only=tuple(args.only or ()),
         exclude=tuple(args.exclude or ()),
-        min_gain=_min_gain(args.min_gain),
+        min_gain=min_gain_of(args.min_gain),
         explain=explain_of(args),
     )
     return None if steering == Steering() else steering

@@ -121,6 +121,15 @@ class SteeredOutcome:
     applied: tuple[int, ...] = ()
     explanations: list[dict[str, Any]] | None = None
 
+    def shown_proposals(self) -> list[Proposal]:
+        """The proposals with every auto proposal left out of the artifact removed (what a
+        compile notice may call tightened)."""
+        return [
+            p
+            for i, p in enumerate(self.outcome.proposals)
+            if i in self.applied or p["kind"] not in AUTO_APPLY_PROPOSAL_KINDS
+        ]
+
     def to_json(self) -> dict[str, Any]:
         """The outcome's JSON, with ``dropped`` (partial), ``skipped`` (selection) and
         ``explanations`` (explain) added."""

@@ -42,7 +42,13 @@ from pytest_entropy.core.pool import (
 )
 from pytest_entropy.core.proposals import Proposal
 from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
-from pytest_entropy.core.steering import SteeredOutcome, Steering, steer_from_evidence
+from pytest_entropy.core.explain import explain_proposals
+from pytest_entropy.core.steering import (
+    SteeredOutcome,
+    Steering,
+    proposal_gains,
+    steer_from_evidence,
+)
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import (
@@ -267,6 +273,7 @@ class ProposeRun:
     report: Report
     proposals: list[Proposal]
     diagnostics: ScanDiagnostics
+    explanations: list[dict[str, Any]] | None = None  # with ``explain`` (opt-in)
 
 
 def propose_sources(
@@ -278,18 +285,27 @@ def propose_sources(
     catalog_digest: str | None = None,
     audit_values: bool = True,
     engine: EngineOptions | None = None,
+    explain: bool = False,
 ) -> ProposeRun:
     """The report and ``propose_entropy_reductions`` over session files.
 
     ``audit_values`` takes the value corpus from the audits' observations; otherwise from
-    the top-level primitive trace arguments (spec §5.2).
+    the top-level primitive trace arguments (spec §5.2). ``explain`` adds each proposal's
+    explanation (:func:`~pytest_entropy.core.explain.explain_proposals`).
     """
     plan = CorpusPlan(
         options or ReadOptions(), trace_values=not audit_values, observation_values=audit_values
     )
     corpus = read_corpus(sources, plan, engine or EngineOptions())
     report = corpus.state.finalize(surface, repairs, catalog_digest)
-    return ProposeRun(report, corpus.evidence.proposals(report, surface), corpus.diagnostics)
+    proposals = corpus.evidence.proposals(report, surface)
+    if not explain:
+        return ProposeRun(report, proposals, corpus.diagnostics)
+    gains = proposal_gains(corpus.state, report, surface, proposals, repairs)
+    explanations = explain_proposals(
+        proposals, evidence=corpus.evidence, surface=surface, gains=gains
+    )
+    return ProposeRun(report, proposals, corpus.diagnostics, explanations)
 
 
 # ------------------------------------------------------------------------------- pool

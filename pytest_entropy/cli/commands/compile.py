@@ -197,7 +197,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if outcome.status == "compiled" and outcome.after is not None:
             lines.append(
                 format_compile_notice(
-                    outcome.proposals,
+                    run_.steered.shown_proposals() if run_.steered else outcome.proposals,
                     outcome.report.score,
                     outcome.after.score,
                     (time.monotonic() - started) * 1000,
