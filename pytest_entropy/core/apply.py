@@ -86,9 +86,7 @@ def plan_apply(surface: Mapping[str, Any], artifact: Mapping[str, Any] | None) -
 
 def json_pointer(tokens: tuple[Any, ...] | list[Any]) -> str:
     """The RFC 6901 pointer of a path of keys and indexes."""
-    return "".join(
-        "/" + str(token).replace("~", "~0").replace("/", "~1") for token in tokens
-    )
+    return "".join("/" + str(token).replace("~", "~0").replace("/", "~1") for token in tokens)
 
 
 def _same(before: Any, after: Any) -> bool:

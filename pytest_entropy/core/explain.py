@@ -110,10 +110,7 @@ def _advice(schema: Any, parameter: str, required: bool) -> str:
         count = len(schema["enum"])
         if count <= 1:
             return "already closed" + tax
-        return (
-            f"drop enum values ({count} now; every halving saves 1/{ENUM_SATURATION_BITS})"
-            + tax
-        )
+        return f"drop enum values ({count} now; every halving saves 1/{ENUM_SATURATION_BITS})" + tax
     if "const" in schema:
         return "already closed" + tax
     kind = schema.get("type")
@@ -254,9 +251,7 @@ def _split(proposal: Proposal) -> tuple[dict[str, Any], str]:
             ),
         ]
     }
-    shapes = "; ".join(
-        "{" + ", ".join(c["keys"]) + "}" + f" x{c['calls']}" for c in clusters
-    )
+    shapes = "; ".join("{" + ", ".join(c["keys"]) + "}" + f" x{c['calls']}" for c in clusters)
     words = (
         f"{proposal['ref']}: calls take {len(clusters)} disjoint argument shapes ({shapes}),"
         f" shape entropy {js_string(proposal['shapeEntropyBits'])} bits (met: at least"
@@ -270,9 +265,7 @@ def _fuse(proposal: Proposal) -> tuple[dict[str, Any], str]:
     facts = {
         "thresholds": [
             _threshold("occurrences", proposal["occurrences"], f">= {FUSE_MIN_OCCURRENCES}"),
-            _threshold(
-                "executions", f"{FUSE_MIN_EXECUTIONS} or more", f">= {FUSE_MIN_EXECUTIONS}"
-            ),
+            _threshold("executions", f"{FUSE_MIN_EXECUTIONS} or more", f">= {FUSE_MIN_EXECUTIONS}"),
         ]
     }
     words = (

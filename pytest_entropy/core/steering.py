@@ -345,8 +345,10 @@ def steer_from_evidence(
     gains = _Gains(state, report, effective, repairs)
     current, skipped = _select(auto, steering, gains)
 
-    def done(outcome: CompileOutcome, dropped: list[dict[str, Any]], applied: Any) -> Any:
-        applied = tuple(applied)
+    def done(
+        outcome: CompileOutcome, dropped: list[dict[str, Any]], indexes: Iterable[int]
+    ) -> SteeredOutcome:
+        applied = tuple(indexes)
         explanations = None
         if steering.explain:
             for index, proposal in auto:
@@ -372,9 +374,7 @@ def steer_from_evidence(
         candidate = apply_proposals_to_surface(effective, chosen)
         after = state.finalize(candidate, repairs, surface_hash(candidate))
         score_passed = evaluate_gate(report, after)["passed"]
-        violations = replay(
-            candidate, effective, touched_refs(candidate, effective), score_passed
-        )
+        violations = replay(candidate, effective, touched_refs(candidate, effective), score_passed)
         gate = _gate(report, after, violations)
         if gate["passed"]:
             new_artifact = _new_artifact(
@@ -395,8 +395,12 @@ def steer_from_evidence(
             vetoed = {i: "; ".join(gate["reasons"]) for i, _ in current}
         dropped.extend(_entry(p, vetoed[i]) for i, p in current if i in vetoed)
         current = [(i, p) for i, p in current if i not in vetoed]
+    if first is None:  # unreachable: a round that does not pass records its gate first
+        raise RuntimeError("the steered compile ran no round")
     after, gate = first
-    outcome = CompileOutcome("rejected", report, proposals, artifact=artifact, after=after, gate=gate)
+    outcome = CompileOutcome(
+        "rejected", report, proposals, artifact=artifact, after=after, gate=gate
+    )
     return done(outcome, dropped, ())
 
 

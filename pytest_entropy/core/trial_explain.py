@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.canonical import js_stringify
-from pytest_entropy.core.records import AuditCall, Trace, action_schemas, audit_fields, operations_of
+from pytest_entropy.core.records import (
+    AuditCall,
+    Trace,
+    action_schemas,
+    audit_fields,
+    operations_of,
+)
 from pytest_entropy.core.redact import redact_observed_value
 from pytest_entropy.core.trial import (
     BOTH_ACCEPT,
@@ -28,7 +34,7 @@ from pytest_entropy.core.trial import (
 )
 from pytest_entropy.core.validation import accepts
 
-__all__ = ["MAX_EXAMPLES", "TrialExamples", "TrialExampleTally", "explain_trial"]
+__all__ = ["MAX_EXAMPLES", "TrialExampleTally", "TrialExamples", "explain_trial"]
 
 MAX_EXAMPLES = 3
 SHOWN_CHARACTERS = 120
@@ -49,7 +55,8 @@ def _shown(key: str, value: Any, redact: bool) -> Any:
 
 def _properties(schema: Any) -> dict[str, Any]:
     if type(schema) is dict and type(schema.get("properties")) is dict:
-        return schema["properties"]
+        properties: dict[str, Any] = schema["properties"]
+        return properties
     return {}
 
 

@@ -36,13 +36,13 @@ from pytest_entropy.core.compiler import (
     ReplayTally,
     compile_from_evidence,
 )
+from pytest_entropy.core.explain import explain_proposals
 from pytest_entropy.core.pool import (
     PoolMerge,
     pool_to_value_observations,
 )
 from pytest_entropy.core.proposals import Proposal
 from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
-from pytest_entropy.core.explain import explain_proposals
 from pytest_entropy.core.steering import (
     SteeredOutcome,
     Steering,

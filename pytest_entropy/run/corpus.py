@@ -28,9 +28,9 @@ from typing import Any, Protocol, TypeVar
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
-from pytest_entropy.core.redact import redact_observation
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
+from pytest_entropy.core.redact import redact_observation
 from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
 from pytest_entropy.core.validation import collect_external_refs, note_external_refs
 from pytest_entropy.ingest.base import ReadOptions

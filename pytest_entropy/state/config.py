@@ -420,15 +420,13 @@ COMMAND_FLAGS: Final = {
     ),
     "only": CommandFlag(
         "--only",
-        "apply only the auto proposals of this kind, tool REF or parameter REF.KEY;"
-        " repeatable",
+        "apply only the auto proposals of this kind, tool REF or parameter REF.KEY; repeatable",
         "KIND|REF",
         action="append",
     ),
     "exclude": CommandFlag(
         "--exclude",
-        "never apply the auto proposals of this kind, tool REF or parameter REF.KEY;"
-        " repeatable",
+        "never apply the auto proposals of this kind, tool REF or parameter REF.KEY; repeatable",
         "KIND|REF",
         action="append",
     ),

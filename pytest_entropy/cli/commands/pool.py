@@ -23,9 +23,9 @@ from pytest_entropy.cli.common import (
     session_sources_of,
     surface_of,
 )
+from pytest_entropy.cli.steering import add_redact_option, redact_values_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
-from pytest_entropy.cli.steering import add_redact_option, redact_values_of
 from pytest_entropy.run.compile import pool_sources
 from pytest_entropy.state.store import (
     POOL,

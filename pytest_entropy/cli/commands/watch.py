@@ -20,7 +20,9 @@ from pytest_entropy.cli.common import (
     read_options_of,
     surface_of,
 )
+from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.steering import Steering
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
@@ -32,8 +34,6 @@ from pytest_entropy.sources.agent_dir import (
     machine_session_files,
 )
 from pytest_entropy.sources.locate import SessionFile, directory_session_files
-from pytest_entropy.cli.steering import min_gain_of
-from pytest_entropy.core.steering import Steering
 from pytest_entropy.state.config import load_config
 
 
