@@ -87,7 +87,11 @@ def test_the_watch_loop_steers_and_redacts(tmp_path: Path) -> None:
         {
             "taskKey": "secret",
             "operations": [
-                {"ref": "memory.expand", "args": {"session": "ghp_" + "q" * 36}, "outcome": "succeeded"}
+                {
+                    "ref": "memory.expand",
+                    "args": {"session": "ghp_" + "q" * 36},
+                    "outcome": "succeeded",
+                }
             ],
         }
     )
