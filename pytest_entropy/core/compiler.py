@@ -40,6 +40,7 @@ from pytest_entropy.core.validation import accepts
 __all__ = [
     "ABSENT_REASON",
     "INVALID_REASON",
+    "CompileInputs",
     "CompileOutcome",
     "DigestCounts",
     "EvidenceCounts",
@@ -47,6 +48,7 @@ __all__ = [
     "ReplayTally",
     "compile_entropy_surface",
     "compile_from_evidence",
+    "compile_inputs",
     "replay_successful_calls",
     "touched_refs",
 ]
@@ -317,16 +319,25 @@ class DigestCounts:
 EvidenceCounts = DigestCounts
 
 
-def compile_entropy_surface(
+@dataclass(frozen=True, slots=True)
+class CompileInputs:
+    """In-memory records ready for :func:`compile_from_evidence`: the corpus's meter state and
+    proposal evidence, its replay and its digest counts."""
+
+    state: MeterState
+    evidence: ProposalEvidence
+    replay: Replay
+    evidence_counts: Callable[[], DigestCounts]
+    repairs: list[RepairRow | Mapping[str, Any]] | None
+
+
+def compile_inputs(
     traces: Iterable[Trace | Mapping[str, Any]],
-    surface: Mapping[str, Any],
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
     value_observations: Iterable[ValueObservation | Mapping[str, Any]] | None = None,
     audit_calls: Iterable[AuditCall | Mapping[str, Any]] | None = None,
-    artifact: Artifact | None = None,
-    catalog_digest: str | None = None,
-) -> CompileOutcome:
-    """``compileEntropySurface`` (spec §8.1) against the live declared ``surface``."""
+) -> CompileInputs:
+    """What the compile of in-memory records needs (see :func:`compile_entropy_surface`)."""
     trace_list = list(traces)
     repair_list = list(repairs) if repairs is not None else None
     observations = list(value_observations) if value_observations is not None else None
@@ -354,13 +365,27 @@ def compile_entropy_surface(
             stable_json_hash(_as_json(audits or [])),
         )
 
+    return CompileInputs(state, evidence, replay, counts, repair_list)
+
+
+def compile_entropy_surface(
+    traces: Iterable[Trace | Mapping[str, Any]],
+    surface: Mapping[str, Any],
+    repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
+    value_observations: Iterable[ValueObservation | Mapping[str, Any]] | None = None,
+    audit_calls: Iterable[AuditCall | Mapping[str, Any]] | None = None,
+    artifact: Artifact | None = None,
+    catalog_digest: str | None = None,
+) -> CompileOutcome:
+    """``compileEntropySurface`` (spec §8.1) against the live declared ``surface``."""
+    inputs = compile_inputs(traces, repairs, value_observations, audit_calls)
     return compile_from_evidence(
-        state,
-        evidence,
+        inputs.state,
+        inputs.evidence,
         surface,
-        replay=replay,
-        evidence_counts=counts,
-        repairs=repair_list,
+        replay=inputs.replay,
+        evidence_counts=inputs.evidence_counts,
+        repairs=inputs.repairs,
         artifact=artifact,
         catalog_digest=catalog_digest,
     )

@@ -20,6 +20,7 @@ __all__ = [
     "load_json_file",
     "load_repairs",
     "load_surface",
+    "load_surface_document",
     "surface_from_parsed",
 ]
 
@@ -138,6 +139,22 @@ def load_surface(
         ref_prefix=ref_prefix,
         descriptions=descriptions,
     )
+
+
+def load_surface_document(
+    path: str | os.PathLike[str], *, surface_format: str = "auto"
+) -> tuple[Any, str]:
+    """The parsed surface file (a directory: its files' values as one list) and its format
+    (``surface_format``, or the detected one for ``auto``), for writers that edit it."""
+    source = os.fspath(path)
+    if surface_format == "snapshot":
+        return load_json_file(source, "surface"), "snapshot"
+    value = _load_surface_value(source)
+    if surface_format != "auto":
+        return value, surface_format
+    from pytest_entropy.ingest.tool_lists import detect_surface_format
+
+    return value, detect_surface_format(value) or "snapshot"
 
 
 def surface_from_parsed(

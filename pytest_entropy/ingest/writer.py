@@ -19,13 +19,13 @@ What goes where (``docs/formats.md``):
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.core.canonical import js_stringify
+from pytest_entropy.core.redact import is_secret_key
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import FAILURE_STAGES, OUTCOMES, TRACE_KIND, TRACE_SIZE_BOUND
 
@@ -121,39 +121,8 @@ def _blank(value: Any, depth: int) -> Any:
 
 # ------------------------------------------------------------------------- redaction
 
-_WORD_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
-_SECRET_WORDS: Final = frozenset(
-    {
-        "apikey",
-        "auth",
-        "authorization",
-        "cookie",
-        "credential",
-        "credentials",
-        "passphrase",
-        "passwd",
-        "password",
-        "privatekey",
-        "secret",
-        "token",
-    }
-)
-_SECRET_PAIRS: Final = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
 _BASE64_MIN: Final = 128
 _BASE64: Final = re.compile(r"(?:data:[^,]{0,200};base64,)?[A-Za-z0-9+/_-]+={0,2}\Z")
-
-
-def is_secret_key(key: str) -> bool:
-    """A key whose value is redacted: one of its words names a secret.
-
-    Words are the key split at non-alphanumerics and lower-to-upper case steps, lowercased:
-    ``apiKey``, ``api_key``, ``X-Api-Key``, ``accessToken``, ``client_secret`` are secret;
-    ``max_tokens``, ``tokenizer`` and ``author`` are not.
-    """
-    words = [word.lower() for word in _WORD_SPLIT.split(key) if word]
-    if any(word in _SECRET_WORDS for word in words):
-        return True
-    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
 
 
 def _base64_like(text: str) -> bool:

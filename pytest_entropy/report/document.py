@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.fingerprint import static_freedom
+from pytest_entropy.core.explain import ParameterFreedom, parameter_freedom
 from pytest_entropy.core.meter import ENTROPY_WEIGHTS
 
 __all__ = [
@@ -190,55 +190,6 @@ def ratchet_series(corpus: Mapping[str, Any]) -> RatchetSeries:
         slope=slope,
         models=tuple(models),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class ParameterFreedom:
-    """One parameter's share of its tool's static freedom (spec §2.6)."""
-
-    ref: str
-    parameter: str
-    freedom: float
-    rule: str
-
-
-def _rule(schema: Any, required: bool) -> str:
-    """The §2.6 rule that priced one property (its type, enum or const), and the optional tax."""
-    if type(schema) is not dict:
-        rule = "not a schema: 0.5"
-    elif "anyOf" in schema or "oneOf" in schema:
-        rule = "best branch + 0.1 per extra branch"
-    elif "enum" in schema:
-        rule = "enum: log2(values) / saturation"
-    elif "const" in schema:
-        rule = "const: 0"
-    else:
-        rule = f"type {schema.get('type', '(none)')}"
-    return rule if required else rule + " + 0.25 optional"
-
-
-def parameter_freedom(surface: Mapping[str, Any]) -> list[ParameterFreedom]:
-    """Each action's freedom split by parameter, worst first (an open object adds 0.5).
-
-    Only an object schema with properties splits; any other schema is one row, ``(whole)``.
-    """
-    rows: list[ParameterFreedom] = []
-    for action in surface.get("actions") or []:
-        ref = str(action.get("ref"))
-        schema = action.get("inputSchema")
-        properties = schema.get("properties") if type(schema) is dict else None
-        if type(schema) is not dict or schema.get("type") != "object" or not properties:
-            rows.append(ParameterFreedom(ref, "(whole)", static_freedom(schema), "whole schema"))
-            continue
-        required = schema.get("required")
-        names = {n for n in required if type(n) is str} if type(required) is list else set()
-        for key in sorted(properties):
-            value = static_freedom(properties[key], 1) + (0.0 if key in names else 0.25)
-            rows.append(ParameterFreedom(ref, key, value, _rule(properties[key], key in names)))
-        if schema.get("additionalProperties") is not False:
-            rows.append(ParameterFreedom(ref, "(additional)", 0.5, "open object: 0.5"))
-    rows.sort(key=lambda row: (-row.freedom, row.ref, row.parameter))
-    return rows
 
 
 def diagnostic_counts(diagnostics: Mapping[str, Any] | None) -> list[tuple[str, Any]]:

@@ -36,12 +36,19 @@ from pytest_entropy.core.compiler import (
     ReplayTally,
     compile_from_evidence,
 )
+from pytest_entropy.core.explain import explain_proposals
 from pytest_entropy.core.pool import (
     PoolMerge,
     pool_to_value_observations,
 )
 from pytest_entropy.core.proposals import Proposal
 from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
+from pytest_entropy.core.steering import (
+    SteeredOutcome,
+    Steering,
+    proposal_gains,
+    steer_from_evidence,
+)
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import (
@@ -135,6 +142,7 @@ class CompileRun:
     outcome: CompileOutcome
     pool: PoolMerge | None
     diagnostics: ScanDiagnostics
+    steered: SteeredOutcome | None = None  # what steering left out, when it was asked for
 
 
 def compile_sources(
@@ -148,16 +156,26 @@ def compile_sources(
     pool: Mapping[str, Any] | None = None,
     use_pool: bool = False,
     engine: EngineOptions | None = None,
+    steering: Steering | None = None,
+    redact_values: bool = False,
 ) -> CompileRun:
     """``compile_entropy_surface`` over session files, read where ``engine`` says.
 
     Equals ``compile_entropy_surface(traces, surface, repairs, observations, audit_calls,
     artifact, catalog_digest)`` on the files' evidence, where the observations are the
     files' own, or (``use_pool``) those of ``pool`` after the files' windows merged into it.
+    ``steering`` (opt-in) compiles as :func:`~pytest_entropy.core.steering.steer_from_evidence`
+    does; ``redact_values`` redacts the windows merged into the pool (opt-in).
     """
     options = options or ReadOptions()
     engine = engine or EngineOptions()
-    plan = CorpusPlan(options, observation_values=not use_pool, windows=use_pool, stamps=True)
+    plan = CorpusPlan(
+        options,
+        observation_values=not use_pool,
+        windows=use_pool,
+        stamps=True,
+        redact_values=redact_values,
+    )
     corpus = read_corpus(sources, plan, engine, pool=pool)
     merged = corpus.merged_pool() if use_pool else None
     pool_observations: list[ValueObservation] | None = None
@@ -219,6 +237,19 @@ def compile_sources(
             root.audits.hexdigest(),
         )
 
+    if steering is not None:
+        steered = steer_from_evidence(
+            corpus.state,
+            corpus.evidence,
+            surface,
+            replay=replay,
+            evidence_counts=counts,
+            steering=steering,
+            repairs=repairs,
+            artifact=artifact,
+            catalog_digest=catalog_digest,
+        )
+        return CompileRun(steered.outcome, merged, corpus.diagnostics, steered)
     outcome = compile_from_evidence(
         corpus.state,
         corpus.evidence,
@@ -242,6 +273,7 @@ class ProposeRun:
     report: Report
     proposals: list[Proposal]
     diagnostics: ScanDiagnostics
+    explanations: list[dict[str, Any]] | None = None  # with ``explain`` (opt-in)
 
 
 def propose_sources(
@@ -253,18 +285,27 @@ def propose_sources(
     catalog_digest: str | None = None,
     audit_values: bool = True,
     engine: EngineOptions | None = None,
+    explain: bool = False,
 ) -> ProposeRun:
     """The report and ``propose_entropy_reductions`` over session files.
 
     ``audit_values`` takes the value corpus from the audits' observations; otherwise from
-    the top-level primitive trace arguments (spec §5.2).
+    the top-level primitive trace arguments (spec §5.2). ``explain`` adds each proposal's
+    explanation (:func:`~pytest_entropy.core.explain.explain_proposals`).
     """
     plan = CorpusPlan(
         options or ReadOptions(), trace_values=not audit_values, observation_values=audit_values
     )
     corpus = read_corpus(sources, plan, engine or EngineOptions())
     report = corpus.state.finalize(surface, repairs, catalog_digest)
-    return ProposeRun(report, corpus.evidence.proposals(report, surface), corpus.diagnostics)
+    proposals = corpus.evidence.proposals(report, surface)
+    if not explain:
+        return ProposeRun(report, proposals, corpus.diagnostics)
+    gains = proposal_gains(corpus.state, report, surface, proposals, repairs)
+    explanations = explain_proposals(
+        proposals, evidence=corpus.evidence, surface=surface, gains=gains
+    )
+    return ProposeRun(report, proposals, corpus.diagnostics, explanations)
 
 
 # ------------------------------------------------------------------------------- pool
@@ -276,8 +317,16 @@ def pool_sources(
     *,
     options: ReadOptions | None = None,
     engine: EngineOptions | None = None,
+    redact_values: bool = False,
 ) -> tuple[PoolMerge, ScanDiagnostics]:
-    """``merge_observation_window`` of the files' windows into ``pool``."""
-    plan = CorpusPlan(options or ReadOptions(), meter=False, proposals=False, windows=True)
+    """``merge_observation_window`` of the files' windows into ``pool`` (``redact_values``:
+    each window redacted first, opt-in)."""
+    plan = CorpusPlan(
+        options or ReadOptions(),
+        meter=False,
+        proposals=False,
+        windows=True,
+        redact_values=redact_values,
+    )
     corpus = read_corpus(sources, plan, engine or EngineOptions(), pool=pool)
     return corpus.merged_pool(), corpus.diagnostics

@@ -30,6 +30,7 @@ from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
+from pytest_entropy.core.redact import redact_observation
 from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
 from pytest_entropy.core.validation import collect_external_refs, note_external_refs
 from pytest_entropy.ingest.base import ReadOptions
@@ -182,6 +183,7 @@ class CorpusPlan:
     records: bool = False
     replay: Replay | None = None
     continuous: bool = False
+    redact_values: bool = False  # the windows' values redacted before summarising (opt-in)
 
     def __post_init__(self) -> None:
         if self.meter and self.file_states:
@@ -351,6 +353,8 @@ def _read_one(
             diagnostics=part.diagnostics,
         )
     if plan.windows:
+        if plan.redact_values:
+            observations = [redact_observation(o) for o in observations]
         part.windows.append(summarize_window(source.window, observations))
     part.readable.append((source, stamp))
     if plan.file_states:

@@ -33,6 +33,7 @@ from pytest_entropy.core.notices import (
 from pytest_entropy.core.pool import pool_to_value_observations
 from pytest_entropy.core.proposals import entropy_review_key, entropy_review_signals
 from pytest_entropy.core.records import RepairRow
+from pytest_entropy.core.steering import Steering, steer_entropy_surface
 from pytest_entropy.core.validation import collect_external_refs
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
@@ -120,6 +121,8 @@ class CompileLoop:
         cache: EvidenceCache | None = None,
         clock: Callable[[], float] = time.monotonic,
         strict: bool = False,
+        steering: Steering | None = None,
+        redact_values: bool = False,
     ) -> None:
         self.window = window
         self.surface = surface
@@ -129,6 +132,8 @@ class CompileLoop:
         self.cache = cache or EvidenceCache()
         self.clock = clock
         self.strict = strict
+        self.steering = steering  # opt-in: partial compiles, selection (compile --partial)
+        self.redact_values = redact_values  # opt-in: the pool's values redacted
         self.last_review_key: str | None = None
         self.last_rejection: frozenset[tuple[str, str]] | None = None
         self.last_damage: str | None = None
@@ -164,7 +169,7 @@ class CompileLoop:
         except StoreDamagedError as error:
             return self._damaged(error.problem)
         self.last_damage = None
-        plan = records_plan(self.options, windows=True)
+        plan = records_plan(self.options, windows=True, redact_values=self.redact_values)
 
         def read_into(pool: dict[str, Any] | None) -> CorpusRead:
             return read_corpus(
@@ -179,6 +184,7 @@ class CompileLoop:
             return TickResult("no traces")
 
         external: set[str] = set()
+        applied: list[Any] = []  # the proposals a compile notice may call applied
 
         def compute(snapshots: Sequence[Snapshot]) -> tuple[tuple[Any, Any], list[Write]]:
             incumbent, pool = snapshots[0].file, snapshots[1].file
@@ -187,14 +193,28 @@ class CompileLoop:
             again = read if snapshots[1] is first[1] else read_into(pool)
             merged = again.merged_pool()
             with collect_external_refs() as found:
-                outcome = compile_entropy_surface(
-                    again.records.traces,
-                    self.surface,
-                    self.repairs,
-                    pool_to_value_observations(merged.file),
-                    again.records.audit_calls,
-                    incumbent,
-                )
+                if self.steering is None:
+                    outcome = compile_entropy_surface(
+                        again.records.traces,
+                        self.surface,
+                        self.repairs,
+                        pool_to_value_observations(merged.file),
+                        again.records.audit_calls,
+                        incumbent,
+                    )
+                    shown = outcome.proposals
+                else:
+                    steered = steer_entropy_surface(
+                        again.records.traces,
+                        self.surface,
+                        self.repairs,
+                        pool_to_value_observations(merged.file),
+                        again.records.audit_calls,
+                        incumbent,
+                        steering=self.steering,
+                    )
+                    outcome, shown = steered.outcome, steered.shown_proposals()
+            applied[:] = shown
             external.clear()  # a redo replaces what the first try met
             external.update(found)
             writes = [Write(reads[1][0], POOL, merged.file)]
@@ -226,7 +246,7 @@ class CompileLoop:
                     Notice(
                         "compiled",
                         format_compile_notice(
-                            outcome.proposals,
+                            applied,
                             outcome.report.score,
                             after.score,
                             (self.clock() - started) * 1000,

@@ -63,6 +63,8 @@ class EntropyConfig:
     # hold credentials, so they stay out of the repr.
     storage_options: dict[str, Any] | None = field(default=None, repr=False)
     scheduler_timeout: float = 10.0
+    partial: bool = False  # compile --partial
+    redact_values: bool = False  # --redact-values (pool, compile, watch, trial --explain)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def with_overrides(
@@ -96,6 +98,8 @@ _FIELD_TYPES = {
     "strict": bool,
     "storage_options": dict,
     "scheduler_timeout": float,
+    "partial": bool,
+    "redact_values": bool,
 }
 
 
@@ -384,6 +388,7 @@ class CommandFlag:
     help: str
     metavar: str
     many: bool = False
+    action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
 
 
 COMMAND_FLAGS: Final = {
@@ -406,6 +411,45 @@ COMMAND_FLAGS: Final = {
     ),
     "repairs": CommandFlag("--repairs", "repair table or array of rows", "FILE"),
     "cwd": CommandFlag("--cwd", "the project directory (default: the current one)", "DIR"),
+    "partial": CommandFlag(
+        "--partial",
+        "when replay or the gate vetoes proposals, drop exactly those and gate the rest"
+        " again until a set passes (default: partial in [tool.entropy], else all or nothing)",
+        "",
+        action="store_true",
+    ),
+    "only": CommandFlag(
+        "--only",
+        "apply only the auto proposals of this kind, tool REF or parameter REF.KEY; repeatable",
+        "KIND|REF",
+        action="append",
+    ),
+    "exclude": CommandFlag(
+        "--exclude",
+        "never apply the auto proposals of this kind, tool REF or parameter REF.KEY; repeatable",
+        "KIND|REF",
+        action="append",
+    ),
+    "min-gain": CommandFlag(
+        "--min-gain",
+        "skip an auto proposal whose own score gain (the score with it alone applied) is"
+        " below X; it is reported as skipped with its gain",
+        "X",
+    ),
+    "explain": CommandFlag(
+        "--explain",
+        "explain the result in plain words (an added explanations key in --json)",
+        "",
+        action="store_true",
+    ),
+    "redact-values": CommandFlag(
+        "--redact-values",
+        "replace observed values longer than 64 characters, shaped like a secret or under a"
+        " secret-like key by a digest before they are stored or shown (default:"
+        " redact-values in [tool.entropy], else verbatim, as the reference)",
+        "",
+        action="store_true",
+    ),
 }
 
 
@@ -416,6 +460,11 @@ def add_command_flag(
     (``help`` adds what this command means by it)."""
     entry = COMMAND_FLAGS[name]
     kwargs: dict[str, Any] = {"metavar": entry.metavar, "help": help or entry.help}
+    if entry.action == "store_true":
+        # None, not False: "not given" falls through to the project configuration.
+        kwargs = {"action": "store_true", "default": None, "help": help or entry.help}
+    elif entry.action is not None:
+        kwargs["action"] = entry.action
     if entry.many:
         kwargs["nargs"] = "+"
     if required:

@@ -32,6 +32,13 @@ from pytest_entropy.cli.common import (
     unsupported_pattern_lines,
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
+from pytest_entropy.cli.steering import (
+    add_redact_option,
+    add_steering_options,
+    redact_values_of,
+    steering_lines,
+    steering_of,
+)
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
@@ -77,6 +84,8 @@ def register(commands: Any) -> None:
         action="store_true",
         help="use and update the state directory's compiled.json and observation-pool.json",
     )
+    add_steering_options(parser)
+    add_redact_option(parser)
     add_json(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
@@ -119,6 +128,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if pool_path is not None:
         reads.append((pool_path, POOL))
     options = read_options_of(args, surface)
+    steering = steering_of(args)
+    redact_values = redact_values_of(args)
 
     unenforced: list[Unenforced] = [Unenforced()]
 
@@ -142,6 +153,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 pool=pool,
                 use_pool=pool_path is not None,
                 engine=engine_options_of(args),
+                steering=steering,
+                redact_values=redact_values,
             )
         unenforced[:] = [met]
         check_strict(args, run_.diagnostics)  # before anything is written
@@ -170,7 +183,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             written.append(args.out)
         if compiled_target is not None:
             written.append(str(compiled_target))
-    result = outcome.to_json()
+    result = run_.steered.to_json() if run_.steered is not None else outcome.to_json()
     met = unenforced[0]
     if met.patterns:
         result["unsupportedPatterns"] = sorted(met.patterns)  # added only when there are some
@@ -184,7 +197,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if outcome.status == "compiled" and outcome.after is not None:
             lines.append(
                 format_compile_notice(
-                    outcome.proposals,
+                    run_.steered.shown_proposals() if run_.steered else outcome.proposals,
                     outcome.report.score,
                     outcome.after.score,
                     (time.monotonic() - started) * 1000,
@@ -203,6 +216,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             lines.append(f"entropy: compile rejected by the gate · {reasons} · surface kept")
         if pool_note:
             lines.append(pool_note)
+        lines.extend(steering_lines(result))
         lines.extend(f"review: {format_review_signal(signal)}" for signal in review)
         lines.extend(unsupported_pattern_lines(met))
         print_lines(out, lines, spec=True)  # the compile notice is the spec's text

@@ -14,7 +14,10 @@ from pytest_entropy.cli.common import (
     print_lines,
     surface_of,
 )
+from pytest_entropy.cli.steering import add_explain_option, explain_of
+from pytest_entropy.core.explain import explain_freedom
 from pytest_entropy.core.fingerprint import surface_freedom_report
+from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.report.text import freedom_lines
 
 
@@ -24,14 +27,24 @@ def register(commands: Any) -> None:
     )
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
+    add_explain_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    report = surface_freedom_report(surface_of(args, args.surface))
+    surface = surface_of(args, args.surface)
+    report = surface_freedom_report(surface)
+    explanations = explain_freedom(surface) if explain_of(args) else None
     if args.json:
+        if explanations is not None:
+            report = {**report, "explanations": explanations}  # added only with --explain
         print_json(out, report)
     else:
         print_lines(out, freedom_lines(report))
+        for row in explanations or ():
+            out.write(
+                f"explain: {row['ref']}.{row['parameter']} {js_string(row['freedom'])}"
+                f" ({row['rule']}): {row['advice']}\n"
+            )
     return EXIT_OK

@@ -23,6 +23,7 @@ from pytest_entropy.cli.common import (
     session_sources_of,
     surface_of,
 )
+from pytest_entropy.cli.steering import add_redact_option, redact_values_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
 from pytest_entropy.run.compile import pool_sources
@@ -46,6 +47,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--out", metavar="FILE", required=True, help="where to write the pool")
     add_format_options(parser)
     add_engine_options(parser)
+    add_redact_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -67,6 +69,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     given = _pool_in(args.pool_in) if args.pool_in else None
     surface = surface_of(args, args.surface) if args.surface else None
     options = read_options_of(args, surface)
+    redact_values = redact_values_of(args)
 
     def plan(snapshots: Sequence[Snapshot]) -> tuple[PoolMerge, list[Write]]:
         if in_place:
@@ -76,7 +79,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         else:
             pool = given
         merged, diagnostics = pool_sources(
-            session_sources_of(args, options), pool, options=options, engine=engine_options_of(args)
+            session_sources_of(args, options),
+            pool,
+            options=options,
+            engine=engine_options_of(args),
+            redact_values=redact_values,
         )
         check_strict(args, diagnostics)  # before anything is written
         return merged, [Write(target, POOL, merged.file)]

@@ -22,6 +22,7 @@ from pytest_entropy.cli.common import (
     session_sources_of,
     surface_of,
 )
+from pytest_entropy.cli.steering import add_explain_option, explain_of, steering_lines
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import report_hash
@@ -51,6 +52,7 @@ def register(commands: Any) -> None:
     )
     add_format_options(parser)
     add_engine_options(parser)
+    add_explain_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -77,16 +79,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         catalog_digest=surface_hash(effective) if effective is not None else "",
         audit_values=not args.no_audit_values,
         engine=engine_options_of(args),
+        explain=explain_of(args),
     )
     check_strict(args, run_.diagnostics)
     report, proposals = run_.report, run_.proposals
     review = entropy_review_signals(proposals)
     if args.json:
-        print_json(
-            out,
-            {"reportHash": report_hash(report), "proposals": proposals, "reviewSignals": review},
-        )
+        value = {"reportHash": report_hash(report), "proposals": proposals, "reviewSignals": review}
+        if run_.explanations is not None:
+            value["explanations"] = run_.explanations  # added only with --explain
+        print_json(out, value)
     else:
         print_lines(out, proposal_lines(proposals))
         out.write(f"report hash {report_hash(report)}\n")
+        print_lines(out, steering_lines({"explanations": run_.explanations}))
     return EXIT_OK

@@ -32,11 +32,18 @@ from pytest_entropy.cli.common import (
     unsupported_pattern_lines,
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
+from pytest_entropy.cli.steering import (
+    add_explain_option,
+    add_redact_option,
+    explain_of,
+    redact_values_of,
+)
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
 from pytest_entropy.run.trial import trial_sources
+from pytest_entropy.run.trial_explain import explained_trial_sources
 from pytest_entropy.state.store import COMPILED, load_path
 
 _CLASS_LABELS = (
@@ -63,6 +70,8 @@ def register(commands: Any) -> None:
     add_state_options(parser)
     add_format_options(parser)
     add_engine_options(parser)
+    add_explain_option(parser)
+    add_redact_option(parser)
     add_json(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
@@ -114,19 +123,34 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface)
     artifact = _artifact(args)
     options = read_options_of(args, surface)
+    explanations = None
     with watch_unenforced() as met:
-        trial, diagnostics = trial_sources(
-            session_sources_of(args, options),
-            surface,
-            artifact,
-            options=options,
-            engine=engine_options_of(args),
-        )
+        if explain_of(args):
+            trial, diagnostics, explanations = explained_trial_sources(
+                session_sources_of(args, options),
+                surface,
+                artifact,
+                options=options,
+                engine=engine_options_of(args),
+                redact_values=redact_values_of(args),
+            )
+        else:
+            trial, diagnostics = trial_sources(
+                session_sources_of(args, options),
+                surface,
+                artifact,
+                options=options,
+                engine=engine_options_of(args),
+            )
     check_strict(args, diagnostics)
     if args.json:
-        print_json(out, trial.to_json())
+        value = trial.to_json()
+        if explanations is not None:
+            value["explanations"] = explanations  # added only with --explain
+        print_json(out, value)
     else:
         print_lines(out, trial_lines(trial))
+        print_lines(out, [f"explain: {row['text']}" for row in explanations or ()])
         print_lines(out, unsupported_pattern_lines(met))
     write_reports(args, "trial", trial.to_json(), surface=surface, inputs=args.sessions)
     return EXIT_FAILED if trial.tightening_cost > 0 else EXIT_OK

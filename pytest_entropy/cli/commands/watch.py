@@ -20,7 +20,9 @@ from pytest_entropy.cli.common import (
     read_options_of,
     surface_of,
 )
+from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.steering import Steering
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
@@ -50,6 +52,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--poll", action="store_true", help="poll instead of inotify")
     parser.add_argument("--once", action="store_true", help="run one compile tick and exit")
     add_format_options(parser)
+    for name in ("partial", "only", "exclude", "min-gain", "redact-values"):
+        add_command_flag(parser, name)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -57,6 +61,17 @@ def register(commands: Any) -> None:
 def _emit(out: TextIO, notice: Notice, as_json: bool) -> None:
     out.write((json.dumps(notice.to_json(), ensure_ascii=False) if as_json else notice.text) + "\n")
     out.flush()
+
+
+def _steering(args: argparse.Namespace, partial: bool) -> Steering | None:
+    """The loop's opt-in steering (``None``: the reference's compile)."""
+    steering = Steering(
+        partial=partial,
+        only=tuple(args.only or ()),
+        exclude=tuple(args.exclude or ()),
+        min_gain=min_gain_of(args.min_gain),
+    )
+    return None if steering == Steering() else steering
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -71,6 +86,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "state_dir": args.state_dir,
             "grace_ms": args.grace_ms,
             "strict": True if args.strict else None,
+            "partial": args.partial,
+            "redact_values": args.redact_values,
         },
     )
     if not config.compile:
@@ -119,6 +136,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         repairs=load_repairs(repairs_path) if repairs_path else None,
         options=read_options_of(args, surface),
         strict=config.strict,
+        steering=_steering(args, config.partial),
+        redact_values=config.redact_values,
     )
     if args.once:
         result = loop.tick()
