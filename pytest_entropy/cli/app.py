@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from pytest_entropy._version import __version__
 from pytest_entropy.cli.commands import COMMAND_MODULES
 from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from pytest_entropy.cli.configured import prepare
 from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
@@ -64,14 +65,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``)."""
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        configured = prepare(_commands(parser), words)
+    except EntropyInputError as error:
+        err.write(f"{PROG}: error: {error}\n")
+        return EXIT_USAGE
+    try:
+        args = parser.parse_args(words)
+        if configured is not None:
+            args.configured = configured.apply(args)
     except _UsageError as error:
         err.write(f"{error}\n")
+        return EXIT_USAGE
+    except EntropyInputError as error:
+        err.write(f"{PROG}: error: {error}\n")
         return EXIT_USAGE
     except SystemExit as exit_request:  # --help
         return int(exit_request.code or 0)

@@ -24,4 +24,5 @@ COMMAND_MODULES = (
     "diff",
     "lint",
     "report",
+    "config",
 )
