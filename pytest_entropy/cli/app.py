@@ -28,6 +28,7 @@ __all__ = [
     "EXIT_USAGE",
     "build_parser",
     "main",
+    "parse_arguments",
     "version_text",
 ]
 
@@ -72,20 +73,25 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
     return {}
 
 
+def parse_arguments(
+    words: Sequence[str], parser: argparse.ArgumentParser | None = None
+) -> argparse.Namespace:
+    """The command line with the project configuration applied to whatever it left out
+    (``args.configured``: ``{dest: source}`` of the values the configuration gave)."""
+    parser = parser or build_parser()
+    configured = prepare(_commands(parser), words)
+    args = parser.parse_args(list(words))
+    args.configured = configured.apply(args) if configured is not None else {}
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``)."""
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     try:
-        configured = prepare(_commands(parser), words)
-    except EntropyInputError as error:
-        err.write(f"{PROG}: error: {error}\n")
-        return EXIT_USAGE
-    try:
-        args = parser.parse_args(words)
-        if configured is not None:
-            args.configured = configured.apply(args)
+        args = parse_arguments(words, parser)
     except _UsageError as error:
         err.write(f"{error}\n")
         return EXIT_USAGE

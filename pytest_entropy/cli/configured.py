@@ -24,6 +24,13 @@ __all__ = ["ConfiguredArguments", "prepare"]
 # written into the arguments.
 _NOT_ARGUMENTS = frozenset({"storage-options", "compile", "poll-ms", "window"})
 _UNSET = object()
+# Flags that name the same input another way, beside argparse's exclusive groups: a
+# configured surface does not apply when `export --mcp` or `--mcp-url` lists a server.
+_ALTERNATIVES = {"surface": ("mcp", "mcp_url")}
+
+
+class _UnsetList(list[Any]):
+    """The unset marker of repeatable flags (``append`` copies and extends it)."""
 
 
 def _action_for(parser: argparse.ArgumentParser, key: str) -> argparse.Action | None:
@@ -66,11 +73,18 @@ class ConfiguredArguments:
 
     def _given(self) -> set[str]:
         """The ``dest`` of every flag the command line gave."""
-        namespace = argparse.Namespace(
-            **{action.dest: _UNSET for action in self.parser._actions if action.dest}
-        )
-        parsed, _rest = self.parser.parse_known_args(self.argv, namespace)
-        return {dest for dest, value in vars(parsed).items() if value is not _UNSET}
+        markers: dict[str, Any] = {}
+        for action in self.parser._actions:
+            if isinstance(action, argparse._AppendAction | argparse._ExtendAction):
+                markers[action.dest] = _UnsetList()
+            elif action.dest and not isinstance(action, argparse._CountAction):
+                markers[action.dest] = _UNSET
+        parsed, _rest = self.parser.parse_known_args(self.argv, argparse.Namespace(**markers))
+        return {
+            dest
+            for dest, value in vars(parsed).items()
+            if value is not _UNSET and not (isinstance(value, _UnsetList) and not value)
+        }
 
     def apply(self, args: argparse.Namespace) -> dict[str, str]:
         """Fill ``args``; returns ``{dest: source}`` of what the configuration gave."""
@@ -88,6 +102,8 @@ class ConfiguredArguments:
         )
         for key, (action, resolved) in ordered:
             if action.dest in given:
+                continue
+            if any(getattr(args, dest, None) for dest in _ALTERNATIVES.get(key, ())):
                 continue
             rivals = [member for group in exclusive if action in group for member in group]
             if any(member.dest in given or member.dest in filled for member in rivals):
