@@ -157,4 +157,3 @@ def prepare(
     parser = commands[name]
     settings = configured_settings(_cwd_of(argv))
     return ConfiguredArguments(parser, argv[list(argv).index(name) + 1 :], settings)
-

@@ -40,6 +40,7 @@ from pytest_entropy.state.settings import find_config_files
 
 __all__ = ["find_config_files", "load_config"]  # and the tables below
 
+
 @dataclass(frozen=True, slots=True)
 class EntropyConfig:
     """The settings the loop and enforcement read; ``sources`` says where each came from."""

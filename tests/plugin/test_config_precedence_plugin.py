@@ -55,7 +55,7 @@ def test_each_level_overrides_the_one_below(
 
 def test_a_misspelt_key_stops_the_run_naming_it(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_ok():\n    pass\n")
-    (pytester.path / "pyproject.toml").write_text('[tool.entropy]\nmax-scor = 0.3\n')
+    (pytester.path / "pyproject.toml").write_text("[tool.entropy]\nmax-scor = 0.3\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown setting 'max-scor' (did you mean 'max-score'?)*"])
