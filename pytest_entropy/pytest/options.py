@@ -184,6 +184,8 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         raise pytest.UsageError(str(error)) from None
     baseline = _path(config, option("baseline"), configured)
     server = _server(config, option("surface"), configured)
+    state = configured.get("state-dir")  # no flag of its own: environment or files
+    state_dir = (config.invocation_params.dir / str(state.value)) if state else None
     return EntropySettings(
         certify=_flag(config, option("certify"), configured),
         sessions=_path(config, option("sessions"), configured),
@@ -202,4 +204,5 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         lint=_text(config, option("lint"), configured),
         strict=_flag(config, option("strict"), configured),
         accept=_list(config, option("accept"), configured),
+        state_dir=state_dir,
     )

@@ -335,6 +335,7 @@ class CommandFlag:
     help: str
     metavar: str
     many: bool = False
+    choices: tuple[str, ...] = ()
 
 
 COMMAND_FLAGS: Final = {
@@ -346,7 +347,18 @@ COMMAND_FLAGS: Final = {
         many=True,
     ),
     "sessions-dir": CommandFlag("--sessions", "a directory of session files", "DIR"),
-    "agent-dir": CommandFlag("--agent-dir", "a Pi agent directory", "DIR"),
+    "agent-dir": CommandFlag(
+        "--agent-dir",
+        "an agent directory: Pi's (sessions/<project>/, state in fabric/entropy/) or Claude"
+        " Code's (~/.claude: projects/<project>/*.jsonl, state in the project's .entropy/)",
+        "DIR",
+    ),
+    "agent-kind": CommandFlag(
+        "--agent-kind",
+        "the --agent-dir layout (default: detected; claude-code when it holds projects/)",
+        "KIND",
+        choices=("pi", "claude-code"),
+    ),
     "state-dir": CommandFlag("--state-dir", "state directory (default: .entropy/ here)", "DIR"),
     "surface": CommandFlag(
         "--surface",
@@ -369,6 +381,8 @@ def add_command_flag(
     kwargs: dict[str, Any] = {"metavar": entry.metavar, "help": help or entry.help}
     if entry.many:
         kwargs["nargs"] = "+"
+    if entry.choices:
+        kwargs["choices"] = entry.choices
     if required:
         kwargs["required"] = True
     parser.add_argument(entry.flag, **kwargs)
@@ -402,6 +416,8 @@ class EntropySettings:
     accept: tuple[str, ...] = ()
     # ``--entropy-surface`` naming a server (mcp+stdio:..., a URL, module:attribute), as given.
     surface_server: str | None = None
+    # ``state-dir`` of the configuration: where the trial looks for compiled.json first.
+    state_dir: Path | None = None
 
     @property
     def gate(self) -> bool:
@@ -427,4 +443,5 @@ class EntropySettings:
             "artifact": text(self.artifact),
             "lint": self.lint,
             "strict": self.strict,
+            "state_dir": text(self.state_dir),
         }
