@@ -16,6 +16,11 @@ from pytest_entropy.cli.common import (
 )
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.report.text import freedom_lines
+from pytest_entropy.testing.ratchet import (
+    SURFACE_ENTRY,
+    add_baseline_options,
+    baseline_exit_status,
+)
 
 
 def register(commands: Any) -> None:
@@ -24,14 +29,17 @@ def register(commands: Any) -> None:
     )
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
+    add_baseline_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    report = surface_freedom_report(surface_of(args, args.surface))
+    surface = surface_of(args, args.surface)
+    report = surface_freedom_report(surface)
     if args.json:
         print_json(out, report)
     else:
         print_lines(out, freedom_lines(report))
-    return EXIT_OK
+    # --baseline FILE: the freedom ratchet (entry "surface"): exit 1 on a loosening or a rise.
+    return baseline_exit_status(args, surface, out, entry=SURFACE_ENTRY) or EXIT_OK
