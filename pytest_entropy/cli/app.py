@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from pytest_entropy._version import __version__
 from pytest_entropy.cli.commands import COMMAND_MODULES
 from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from pytest_entropy.cli.configured import prepare
 from pytest_entropy.cli.terminal import StyledStream, colour_wanted
 from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
@@ -28,6 +29,7 @@ __all__ = [
     "EXIT_USAGE",
     "build_parser",
     "main",
+    "parse_arguments",
     "version_text",
 ]
 
@@ -84,14 +86,37 @@ def _add_terminal_options(parser: argparse.ArgumentParser, default: Any) -> None
     )
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def parse_arguments(
+    words: Sequence[str], parser: argparse.ArgumentParser | None = None
+) -> argparse.Namespace:
+    """The command line with the project configuration applied to whatever it left out
+    (``args.configured``: ``{dest: source}`` of the values the configuration gave)."""
+    parser = parser or build_parser()
+    configured = prepare(_commands(parser), words)
+    args = parser.parse_args(list(words))
+    args.configured = configured.apply(args) if configured is not None else {}
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``)."""
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        args = parse_arguments(words, parser)
     except _UsageError as error:
         err.write(f"{error}\n")
+        return EXIT_USAGE
+    except EntropyInputError as error:
+        err.write(f"{PROG}: error: {error}\n")
         return EXIT_USAGE
     except SystemExit as exit_request:  # --help
         return int(exit_request.code or 0)

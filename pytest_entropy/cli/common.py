@@ -19,7 +19,7 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
-from pytest_entropy.sources.agent_dir import agent_state_dir, default_state_dir
+from pytest_entropy.sources.agent_dir import default_state_dir
 from pytest_entropy.sources.locate import expand_session_sources
 from pytest_entropy.sources.urls import is_url
 from pytest_entropy.state.config import (
@@ -110,19 +110,31 @@ def add_sessions_option(
 
 
 def add_state_options(parser: argparse.ArgumentParser) -> None:
-    """``--state-dir D`` or ``--agent-dir A`` (state under ``A/fabric/entropy``)."""
+    """``--state-dir D`` or ``--agent-dir A`` (Pi: state under ``A/fabric/entropy``; Claude
+    Code: the project's ``.entropy/``), and ``--agent-kind``."""
     where = parser.add_mutually_exclusive_group()
     add_command_flag(where, "state-dir")
-    add_command_flag(where, "agent-dir", help="a Pi agent directory (state in fabric/entropy/)")
+    add_command_flag(
+        where,
+        "agent-dir",
+        help="an agent directory: Pi's (state in fabric/entropy/) or Claude Code's (state in"
+        " the project's .entropy/)",
+    )
+    add_command_flag(parser, "agent-kind")
 
 
 def state_dir_of(args: argparse.Namespace) -> Path:
-    """The state directory the options name (default ``.entropy/`` in the working dir)."""
+    """The state directory the options name: ``--state-dir``, else the agent directory's
+    (Pi's ``fabric/entropy/``, the project's ``.entropy/`` for Claude Code), else
+    ``.entropy/`` in the project (``--cwd``, or the working directory)."""
+    from pytest_entropy.sources.agent_dir import agent_layout
+
+    cwd = getattr(args, "cwd", None) or None
     if getattr(args, "state_dir", None):
         return Path(args.state_dir)
     if getattr(args, "agent_dir", None):
-        return agent_state_dir(args.agent_dir)
-    return default_state_dir()
+        return agent_layout(args.agent_dir, getattr(args, "agent_kind", None)).state_dir(cwd)
+    return default_state_dir(cwd)
 
 
 def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Each :class:`Option` is registered for pytest as ``--entropy-<name>`` with an
 ``entropy_<name>`` ini key, and the certification options also as the bare spelling of the
 design card (``--sessions``, ``--surface``, ...) when no other plugin has taken it. The CLI
 builds its ``certify`` and ``measure`` flags from the same table. Precedence: command line,
-then the ini file, then the default.
+then ``PYTEST_ENTROPY_<KEY>`` in the environment, then the ini file, then ``[tool.entropy]``,
+then ``entropy.yml``, then the default (``state/settings.py``).
 
 This module imports neither pytest nor the metric, so loading the plugin stays cheap.
 """
@@ -12,6 +13,7 @@ This module imports neither pytest nor the metric, so loading the plugin stays c
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,10 @@ from pytest_entropy.state.config import (
 
 if TYPE_CHECKING:
     import pytest
+
+    from pytest_entropy.state.settings import Resolved
+
+Configured = Mapping[str, "Resolved"]
 
 
 def add_pytest_options(parser: pytest.Parser) -> None:
@@ -69,21 +75,26 @@ def add_bare_aliases(parser: pytest.Parser) -> list[str]:
     return added
 
 
-def _raw(config: pytest.Config, entry: Option) -> tuple[Any, str]:
-    """``(value, origin)`` with origin ``cli``, ``ini`` or ``default``."""
+def _raw(config: pytest.Config, entry: Option, configured: Configured) -> tuple[Any, str]:
+    """``(value, origin)`` with origin ``cli``, ``env``, ``ini``, ``file`` or ``default``."""
     given = config.getoption(entry.dest, None)
     if given is not None:
         return given, "cli"
-    configured = config.getini(entry.dest)
-    if configured is not None and configured != [] and configured != "":
-        return configured, "ini"
+    resolved = configured.get(entry.name)
+    if resolved is not None and resolved.level == "environment":
+        return resolved.value, "env"
+    configured_ini = config.getini(entry.dest)
+    if configured_ini is not None and configured_ini != [] and configured_ini != "":
+        return configured_ini, "ini"
+    if resolved is not None:
+        return resolved.value, "file"
     return None, "default"
 
 
-def _path(config: pytest.Config, entry: Option) -> Path | None:
+def _path(config: pytest.Config, entry: Option, configured: Configured) -> Path | None:
     import pytest
 
-    value, origin = _raw(config, entry)
+    value, origin = _raw(config, entry, configured)
     if origin == "cli":
         return (config.invocation_params.dir / str(value)).absolute()
     if origin == "ini":
@@ -91,20 +102,26 @@ def _path(config: pytest.Config, entry: Option) -> Path | None:
         if len(paths) != 1:
             raise pytest.UsageError(f"ini option {entry.dest} takes one path, got {len(paths)}")
         return Path(paths[0]).absolute()
+    if origin in ("env", "file"):
+        paths = [value] if isinstance(value, str) else list(value)
+        if len(paths) != 1:
+            where = configured[entry.name].source
+            raise pytest.UsageError(f"{where}: {entry.name} takes one path, got {len(paths)}")
+        return (config.invocation_params.dir / str(paths[0])).absolute()
     return None
 
 
-def _flag(config: pytest.Config, entry: Option) -> bool:
-    value, _origin = _raw(config, entry)
+def _flag(config: pytest.Config, entry: Option, configured: Configured) -> bool:
+    value, _origin = _raw(config, entry, configured)
     return bool(value)
 
 
-def _number(config: pytest.Config, entry: Option) -> float | None:
+def _number(config: pytest.Config, entry: Option, configured: Configured) -> float | None:
     import math
 
     import pytest
 
-    value, origin = _raw(config, entry)
+    value, origin = _raw(config, entry, configured)
     if value is None:
         return None
     try:
@@ -112,27 +129,27 @@ def _number(config: pytest.Config, entry: Option) -> float | None:
     except ValueError:
         number = math.nan
     if not math.isfinite(number):
-        where = entry.flag if origin == "cli" else f"ini option {entry.dest}"
+        where = {"cli": entry.flag, "ini": f"ini option {entry.dest}"}.get(origin, entry.name)
         raise pytest.UsageError(f"{where} needs a finite number, got {value!r}")
     return number
 
 
-def _text(config: pytest.Config, entry: Option) -> str | None:
-    value, _origin = _raw(config, entry)
+def _text(config: pytest.Config, entry: Option, configured: Configured) -> str | None:
+    value, _origin = _raw(config, entry, configured)
     return None if value is None or str(value).strip() == "" else str(value).strip()
 
 
-def _server(config: pytest.Config, entry: Option) -> str | None:
+def _server(config: pytest.Config, entry: Option, configured: Configured) -> str | None:
     """The surface option when it names an MCP server rather than a file.
 
     The ini key's ``paths`` type splits the value into words and anchors each at the ini
     file's directory; the words are taken back relative to it and joined again.
     """
-    value, origin = _raw(config, entry)
+    value, origin = _raw(config, entry, configured)
     if origin == "default":
         return None
-    if origin == "cli":
-        text = str(value)
+    if origin in ("cli", "env", "file"):
+        text = str(value) if isinstance(value, str) else " ".join(map(str, value))
     else:
         base = config.inipath.parent if config.inipath is not None else config.rootpath
         words = []
@@ -148,31 +165,44 @@ def _server(config: pytest.Config, entry: Option) -> str | None:
     return text if parse_server_spec(text) is not None else None
 
 
-def _list(config: pytest.Config, entry: Option) -> tuple[str, ...]:
-    value, _origin = _raw(config, entry)
+def _list(config: pytest.Config, entry: Option, configured: Configured) -> tuple[str, ...]:
+    value, _origin = _raw(config, entry, configured)
     return tuple(str(item) for item in value) if value else ()
 
 
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
-    """Resolve every option: command line, then ini file, then default."""
-    baseline = _path(config, option("baseline"))
-    server = _server(config, option("surface"))
+    """Resolve every option: command line, environment, ini file, ``[tool.entropy]``,
+    ``entropy.yml``, default."""
+    import pytest
+
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.state.settings import configured_settings
+
+    try:
+        configured = configured_settings(config.invocation_params.dir)
+    except EntropyInputError as error:
+        raise pytest.UsageError(str(error)) from None
+    baseline = _path(config, option("baseline"), configured)
+    server = _server(config, option("surface"), configured)
+    state = configured.get("state-dir")  # no flag of its own: environment or files
+    state_dir = (config.invocation_params.dir / str(state.value)) if state else None
     return EntropySettings(
-        certify=_flag(config, option("certify")),
-        sessions=_path(config, option("sessions")),
-        surface=None if server is not None else _path(config, option("surface")),
+        certify=_flag(config, option("certify"), configured),
+        sessions=_path(config, option("sessions"), configured),
+        surface=None if server is not None else _path(config, option("surface"), configured),
         surface_server=server,
-        repairs=_path(config, option("repairs")),
-        trial=_flag(config, option("trial")),
-        artifact=_path(config, option("artifact")),
-        json=_path(config, option("json")),
-        markdown=_path(config, option("markdown")),
-        html=_path(config, option("html")),
+        repairs=_path(config, option("repairs"), configured),
+        trial=_flag(config, option("trial"), configured),
+        artifact=_path(config, option("artifact"), configured),
+        json=_path(config, option("json"), configured),
+        markdown=_path(config, option("markdown"), configured),
+        html=_path(config, option("html"), configured),
         baseline=baseline if baseline is not None else config.rootpath / BASELINE_FILENAME,
         baseline_given=baseline is not None,
-        update=_flag(config, option("update")),
-        max_score=_number(config, option("max-score")),
-        lint=_text(config, option("lint")),
-        strict=_flag(config, option("strict")),
-        accept=_list(config, option("accept")),
+        update=_flag(config, option("update"), configured),
+        max_score=_number(config, option("max-score"), configured),
+        lint=_text(config, option("lint"), configured),
+        strict=_flag(config, option("strict"), configured),
+        accept=_list(config, option("accept"), configured),
+        state_dir=state_dir,
     )

@@ -49,7 +49,11 @@ from pytest_entropy.core.records import Report
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import run_entropy_trial
 from pytest_entropy.ingest.base import is_listed_file
-from pytest_entropy.sources.agent_dir import agent_dir_from_env, agent_state_dir
+from pytest_entropy.sources.agent_dir import (
+    agent_dir_from_env,
+    agent_state_dir,
+    default_state_dir,
+)
 from pytest_entropy.sources.resources import corpora_path
 from pytest_entropy.state.store import COMPILED, load_path, save_path
 
@@ -85,6 +89,9 @@ class CertificationOptions:
     lint: str | None = None
     strict: bool = False
     session_format: str | None = None
+    # Where the trial looks for compiled.json before the agent directory (default: the
+    # project's .entropy/), so `compile --write` and `certify --trial` agree.
+    state_dir: str | None = None
 
     @property
     def corpus_mode(self) -> bool:
@@ -470,6 +477,13 @@ class Certification:
             if artifact is None:
                 return None, f"artifact is invalid: {given}", given
             return artifact, "", given
+        state = Path(self.options.state_dir) if self.options.state_dir else default_state_dir()
+        local = state / COMPILED.filename
+        loaded = load_path(local, COMPILED)
+        if loaded.error is not None:
+            return None, loaded.error, str(local)
+        if loaded.file is not None:
+            return loaded.file, "", str(local)
         path = agent_state_dir(agent_dir_from_env()) / COMPILED.filename
         loaded = load_path(path, COMPILED)
         if loaded.error is not None:

@@ -8,12 +8,12 @@ the same table, and every flag several commands share (``--sessions``, ``--surfa
 ``--repairs``, ``--state-dir``, ``--agent-dir``, ``--cwd``) from :data:`COMMAND_FLAGS`. This
 module imports neither pytest nor the metric, so loading the plugin stays cheap.
 
-Project configuration for the compile loop: ``[tool.entropy]`` and ``entropy.yml``.
-
-Precedence, highest first: the command line, ``[tool.entropy]`` in ``pyproject.toml`` (or the
-plugin's ``entropy_*`` ini options, which the plugin passes in as overrides),
-``entropy.yml``, then the defaults. ``compile: false`` turns off the compile loop and live
-enforcement entirely. YAML is read with the safe loader only.
+Project configuration: ``[tool.entropy]`` and ``entropy.yml`` (read by
+:mod:`pytest_entropy.state.settings`, which names every key and the one precedence: command
+line > environment ``PYTEST_ENTROPY_<KEY>`` > pytest ini ``entropy_*`` > ``[tool.entropy]``
+> ``entropy.yml`` > default). :func:`load_config` gives the compile loop's record of them.
+``compile: false`` turns off the compile loop and live enforcement entirely. YAML is read
+with the safe loader only.
 
 Example ``pyproject.toml``::
 
@@ -30,19 +30,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.state.settings import find_config_files
 
-if TYPE_CHECKING:
-    pass
-
-_PYPROJECT = "pyproject.toml"
-_YAML_NAMES = ("entropy.yml", "entropy.yaml")
+__all__ = ["find_config_files", "load_config"]  # and the tables below
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,75 +162,30 @@ def _anchored(values: dict[str, Any], base: Path) -> dict[str, Any]:
     return out
 
 
-def find_config_files(
-    start: str | os.PathLike[str] | None = None,
-) -> tuple[Path | None, Path | None]:
-    """The nearest ``pyproject.toml`` with a ``[tool.entropy]`` table, and ``entropy.yml``,
-    searching from ``start`` (default: the working directory) up to the filesystem root."""
-    directory = Path(start if start is not None else os.getcwd()).resolve()
-    pyproject: Path | None = None
-    yaml_file: Path | None = None
-    for candidate in (directory, *directory.parents):
-        if yaml_file is None:
-            for name in _YAML_NAMES:
-                if (candidate / name).is_file():
-                    yaml_file = candidate / name
-                    break
-        toml_path = candidate / _PYPROJECT
-        if (
-            pyproject is None
-            and toml_path.is_file()
-            and "entropy" in _read_toml(toml_path).get("tool", {})
-        ):
-            pyproject = toml_path
-        if pyproject is not None and yaml_file is not None:
-            break
-    return pyproject, yaml_file
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as stream:
-            return tomllib.load(stream)
-    except tomllib.TOMLDecodeError as error:
-        raise EntropyInputError(f"not valid TOML ({error})", source=str(path)) from None
-    except OSError as error:
-        raise EntropyInputError(f"unreadable: {error.strerror}", source=str(path)) from None
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml  # the plugin and CLI load YAML only when such a file exists
-
-    try:
-        with open(path, encoding="utf-8") as stream:
-            value = yaml.safe_load(stream)
-    except yaml.YAMLError as error:
-        raise EntropyInputError(f"not valid YAML ({error})", source=str(path)) from None
-    except OSError as error:
-        raise EntropyInputError(f"unreadable: {error.strerror}", source=str(path)) from None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise EntropyInputError("must be a mapping of settings", source=str(path))
-    # Accept both a bare mapping and one nested under "entropy:".
-    nested = value.get("entropy")
-    return nested if isinstance(nested, dict) else value
-
-
 def load_config(
     start: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> EntropyConfig:
-    """Defaults, then ``entropy.yml``, then ``[tool.entropy]``, then ``overrides``."""
-    pyproject, yaml_file = find_config_files(start)
+    """Defaults, then ``entropy.yml``, ``[tool.entropy]``, the environment
+    (``PYTEST_ENTROPY_<KEY>``), then ``overrides`` (the command line).
+
+    Every key of :data:`~pytest_entropy.state.settings.SETTINGS` is checked; the ones this
+    record holds are taken, the others are the commands' (see ``cli/configured.py``).
+    """
+    from pytest_entropy.state.settings import configured_settings
+
     config = EntropyConfig()
-    if yaml_file is not None:
-        config = config.with_overrides(_read_yaml(yaml_file), str(yaml_file), yaml_file.parent)
-    if pyproject is not None:
-        table = _read_toml(pyproject)["tool"]["entropy"]
-        if not isinstance(table, dict):
-            raise EntropyInputError("[tool.entropy] must be a table", source=str(pyproject))
-        config = config.with_overrides(table, f"{pyproject} [tool.entropy]", pyproject.parent)
+    held = {f.name for f in fields(EntropyConfig)} - {"sources"}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, resolved in configured_settings(start, environ).items():
+        name = key.replace("-", "_")
+        if name in held:
+            values[name] = resolved.value
+            sources[name] = resolved.source
+    if values:
+        config = replace(config, **values, sources=sources)
     if overrides:
         config = config.with_overrides(overrides, "command line")
     return config
@@ -389,6 +340,7 @@ class CommandFlag:
     metavar: str
     many: bool = False
     action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
+    choices: tuple[str, ...] = ()
 
 
 COMMAND_FLAGS: Final = {
@@ -400,7 +352,18 @@ COMMAND_FLAGS: Final = {
         many=True,
     ),
     "sessions-dir": CommandFlag("--sessions", "a directory of session files", "DIR"),
-    "agent-dir": CommandFlag("--agent-dir", "a Pi agent directory", "DIR"),
+    "agent-dir": CommandFlag(
+        "--agent-dir",
+        "an agent directory: Pi's (sessions/<project>/, state in fabric/entropy/) or Claude"
+        " Code's (~/.claude: projects/<project>/*.jsonl, state in the project's .entropy/)",
+        "DIR",
+    ),
+    "agent-kind": CommandFlag(
+        "--agent-kind",
+        "the --agent-dir layout (default: detected; claude-code when it holds projects/)",
+        "KIND",
+        choices=("pi", "claude-code"),
+    ),
     "state-dir": CommandFlag("--state-dir", "state directory (default: .entropy/ here)", "DIR"),
     "surface": CommandFlag(
         "--surface",
@@ -467,6 +430,8 @@ def add_command_flag(
         kwargs["action"] = entry.action
     if entry.many:
         kwargs["nargs"] = "+"
+    if entry.choices:
+        kwargs["choices"] = entry.choices
     if required:
         kwargs["required"] = True
     parser.add_argument(entry.flag, **kwargs)
@@ -500,6 +465,8 @@ class EntropySettings:
     accept: tuple[str, ...] = ()
     # ``--entropy-surface`` naming a server (mcp+stdio:..., a URL, module:attribute), as given.
     surface_server: str | None = None
+    # ``state-dir`` of the configuration: where the trial looks for compiled.json first.
+    state_dir: Path | None = None
 
     @property
     def gate(self) -> bool:
@@ -525,4 +492,5 @@ class EntropySettings:
             "artifact": text(self.artifact),
             "lint": self.lint,
             "strict": self.strict,
+            "state_dir": text(self.state_dir),
         }

@@ -24,6 +24,7 @@ __all__ = [
     "StoreError",
     "describe_os_error",
     "ensure_directory",
+    "ensure_state_directory",
     "file_type_name",
     "os_error_reason",
     "read_regular_bytes",
@@ -128,6 +129,30 @@ def ensure_directory(directory: Path) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:
         raise describe_os_error(error, directory, "create the state directory") from None
+
+
+GITIGNORE: Final = ".gitignore"
+GITIGNORE_TEXT: Final = (
+    "# Created by pytest-entropy: the observation pool keeps verbatim argument values.\n*\n"
+)
+
+
+def ensure_state_directory(directory: Path) -> bool:
+    """Create a state directory (mode 0700) with a ``.gitignore`` holding ``*``, as
+    ``.pytest_cache`` does, so its files are never committed by accident; returns whether
+    it was created. An existing directory is left as it is (no ``.gitignore`` added)."""
+    directory = Path(directory)
+    if directory.is_dir():
+        return False
+    ensure_directory(directory.parent)
+    try:
+        directory.mkdir(mode=0o700)
+    except FileExistsError:
+        return False  # another writer made it first, and wrote its .gitignore
+    except OSError as error:
+        raise describe_os_error(error, directory, "create the state directory") from None
+    write_file_atomic(directory / GITIGNORE, GITIGNORE_TEXT, mode=0o644)
+    return True
 
 
 def _fsync_directory(directory: Path) -> None:

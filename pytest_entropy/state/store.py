@@ -32,6 +32,7 @@ from pytest_entropy.state.files import (
     StoreDamagedError,
     StoreError,
     ensure_directory,
+    ensure_state_directory,
     os_error_reason,
     read_regular_bytes,
     write_file_atomic,
@@ -53,6 +54,7 @@ __all__ = [
     "commit",
     "document_text",
     "ensure_directory",
+    "ensure_state_directory",
     "load",
     "load_path",
     "lock_name",
@@ -235,7 +237,7 @@ def update_path(
     raised (spec §1.8) and the file is left exactly as it was.
     """
     path = Path(path)
-    ensure_directory(path.parent)
+    ensure_state_directory(path.parent)
     with state_lock(path.parent, lock_name(path), kind.timeout_message):
         _sweep_temporaries(path)
         current = load_path(path, kind)
@@ -308,7 +310,7 @@ def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveR
             kinds, key=lambda name: (os.path.dirname(name), lock_name(Path(name)))
         ):
             path = Path(target)
-            ensure_directory(path.parent)
+            ensure_state_directory(path.parent)
             locks.enter_context(
                 state_lock(path.parent, lock_name(path), kinds[target].timeout_message)
             )

@@ -500,6 +500,8 @@ def accepted_loosenings(path: str | Path) -> list[AcceptedLoosening]:
 # ------------------------------------------------------------------------ the CLI side
 
 CORPUS_ENTRY: Final = "corpus"
+# The entry `pytest-entropy freedom --baseline` keeps the surface under (the freedom ratchet).
+SURFACE_ENTRY: Final = "surface"
 
 
 def add_baseline_options(parser: Any) -> None:
@@ -510,8 +512,9 @@ def add_baseline_options(parser: Any) -> None:
     add_cli_option(parser, "update")
 
 
-def baseline_exit_status(args: Any, report: Report, out: Any) -> int:
-    """Check ``report`` against ``--baseline`` (entry ``corpus``): 1 on a rise, else 0.
+def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = None) -> int:
+    """Check ``report`` against ``--baseline`` (entry ``corpus``, or ``entry``; a surface
+    for ``freedom``'s entry ``surface``): 1 on a rise or a loosening, else 0.
 
     The verdict goes to ``out``, or to stderr when ``--json`` keeps stdout machine-readable.
     """
@@ -527,7 +530,7 @@ def baseline_exit_status(args: Any, report: Report, out: Any) -> int:
         return 0
     result = check_baseline(
         Path(path),
-        CORPUS_ENTRY,
+        entry or CORPUS_ENTRY,
         report,
         update=bool(args.entropy_update),
         ci=is_ci(),

@@ -164,10 +164,18 @@ def test_trial_reads_the_state_directory(
     session, surface, artifact = _trial_files(tmp_path, ["pdf", "html"])
     state = tmp_path / "state"
     state.mkdir()
-    code, _, err = run(capsys, "trial", "--sessions", session, "--surface", surface,
+    # No artifact: the trial replays against an empty overlay (issue 14), writing nothing.
+    code, out, _ = run(capsys, "trial", "--sessions", session, "--surface", surface,
+                       "--state-dir", str(state), "--json")  # fmt: skip
+    assert code == 0
+    assert json.loads(out)["verdict"] == "no-evidence"
+    assert json.loads(out)["delta"] == 0
+    code, out, _ = run(capsys, "trial", "--sessions", session, "--surface", surface,
                        "--state-dir", str(state))  # fmt: skip
-    assert code == 2
-    assert "no compiled surface here" in err
+    assert code == 0
+    assert out.startswith("trial: no-evidence · ")
+    assert f"no compiled artifact at {state / 'compiled.json'}" in out
+    assert list(state.iterdir()) == []
     (state / "compiled.json").write_text("{ nope")
     code, _, err = run(capsys, "trial", "--sessions", session, "--surface", surface,
                        "--state-dir", str(state))  # fmt: skip

@@ -25,4 +25,5 @@ COMMAND_MODULES = (
     "lint",
     "report",
     "apply",
+    "config",
 )

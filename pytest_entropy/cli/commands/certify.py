@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_entropy.cli.common import EXIT_FAILED, EXIT_OK, print_lines
+from pytest_entropy.cli.common import EXIT_FAILED, EXIT_OK, add_command_flag, print_lines
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.state.config import add_cli_option
 
@@ -27,6 +27,12 @@ def register(commands: Any) -> None:
     )
     for name in ("sessions", "surface", "repairs", "trial", "artifact", "lint", "strict"):
         add_cli_option(parser, name)
+    add_command_flag(
+        parser,
+        "state-dir",
+        help="where --trial looks for compiled.json before the agent directory (default:"
+        " .entropy/ here)",
+    )
     parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
     parser.add_argument(
         "--output-format",
@@ -64,6 +70,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         lint=args.entropy_lint,
         strict=bool(args.entropy_strict),
         session_format=session_format_of(args),
+        state_dir=args.state_dir,
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")

@@ -48,6 +48,7 @@ from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
     POOL,
+    SaveResult,
     Snapshot,
     StoreKind,
     Write,
@@ -57,6 +58,36 @@ from pytest_entropy.state.store import (
 )
 
 REVIEW_HINT = "pytest-entropy propose"
+CONVERGED = "converged: the surface is already as tight as the evidence allows; nothing to trial"
+CONVERGED_INCUMBENT = (
+    "converged: the surface is already as tight as the evidence allows; the incumbent"
+    " artifact stays in force"
+)
+
+
+def _written_lines(
+    status: str,
+    out: str | None,
+    targets: Sequence[tuple[str, Path, SaveResult]],
+    state_dir: Path,
+) -> list[str]:
+    """Exactly what this compile wrote, and where; or that it wrote nothing and which
+    flag would have. ``targets`` are the state files committed, ``(what, path, result)``."""
+    lines = [f"artifact written to {out}"] if out else []
+    for what, path, result in targets:
+        lines.append(f"{what} {'written to' if result.written else 'unchanged at'} {path}")
+    if any(what == "artifact" for what, _path, _result in targets) or out:
+        return lines
+    if status == "compiled":
+        lines.append(
+            f"artifact not written: --write saves it as {state_dir / COMPILED.filename} (and"
+            " merges the sessions into the pool there), --out FILE writes it anywhere"
+        )
+    elif status == "converged":
+        lines.append("no artifact written: nothing new to save")
+    else:
+        lines.append("no artifact written: the gate kept the incumbent surface")
+    return lines
 
 
 def register(commands: Any) -> None:
@@ -166,7 +197,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             writes.append(Write(compiled_target, COMPILED, artifact))
         return run_, writes
 
-    run_, _ = update_many(reads, plan)  # damage raises, naming the file (exit 2)
+    run_, saved = update_many(reads, plan)  # damage raises, naming the file (exit 2)
     outcome = run_.outcome
     pool_note = ""
     if pool_path is not None and run_.pool is not None:
@@ -183,6 +214,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             written.append(args.out)
         if compiled_target is not None:
             written.append(str(compiled_target))
+    targets = []  # the commit's results, in the order plan() listed the writes
+    results = iter(saved)
+    if pool_path is not None and run_.pool is not None:
+        targets.append(("pool", pool_path, next(results)))
+    if compiled_target is not None and outcome.status == "compiled" and outcome.artifact:
+        targets.append(("artifact", compiled_target, next(results)))
+    out_written = args.out if outcome.status == "compiled" and outcome.artifact else None
+    where_lines = _written_lines(outcome.status, out_written, targets, state_dir)
     result = run_.steered.to_json() if run_.steered is not None else outcome.to_json()
     met = unenforced[0]
     if met.patterns:
@@ -195,25 +234,29 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         review = entropy_review_signals(outcome.proposals)
         lines = []
         if outcome.status == "compiled" and outcome.after is not None:
-            lines.append(
-                format_compile_notice(
-                    run_.steered.shown_proposals() if run_.steered else outcome.proposals,
-                    outcome.report.score,
-                    outcome.after.score,
-                    (time.monotonic() - started) * 1000,
-                    len(review),
-                    review_hint=REVIEW_HINT,
-                )
+            notice = format_compile_notice(
+                run_.steered.shown_proposals() if run_.steered else outcome.proposals,
+                outcome.report.score,
+                outcome.after.score,
+                (time.monotonic() - started) * 1000,
+                len(review),
+                review_hint=REVIEW_HINT,
             )
-            lines.extend(f"artifact written to {path}" for path in written)
+            if not written:  # nothing is in force: not the loop's "optimization complete"
+                notice = notice.replace(
+                    "entropy: background optimization complete", "entropy: compiled, not saved", 1
+                )
+            lines.append(notice)
         elif outcome.status == "converged":
+            # With an incumbent the trial has something to replay; without one, nothing.
+            held = CONVERGED_INCUMBENT if outcome.artifact is not None else CONVERGED
             lines.append(
-                "entropy: converged · nothing left to tighten automatically · score"
-                f" {js_string(outcome.report.score)} (lower is better)"
+                f"entropy: {held} · score {js_string(outcome.report.score)} (lower is better)"
             )
         else:
             reasons = "; ".join((outcome.gate or {}).get("reasons", []))
             lines.append(f"entropy: compile rejected by the gate · {reasons} · surface kept")
+        lines.extend(where_lines)
         if pool_note:
             lines.append(pool_note)
         lines.extend(steering_lines(result))

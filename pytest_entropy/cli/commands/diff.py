@@ -2,12 +2,19 @@
 
 Exit 1 when anything loosened (a tool accepts a call it refused before, or containment
 could not be decided) or the static freedom total rose; 0 otherwise. ``--baseline FILE``
-honours the loosenings a ratchet baseline accepted.
+honours the loosenings a ratchet baseline accepted. ``git:REV:PATH`` names a surface file as
+committed at ``REV`` (``git:HEAD:tools.json``, ``git:origin/main:tools.json``), read with
+``git show`` from the local repository (never fetched), so a pre-commit hook or a CI job can
+diff against the base without a checkout of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
@@ -18,6 +25,7 @@ from pytest_entropy.cli.common import (
     print_json,
     print_lines,
 )
+from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.surface_diff import SurfaceDiff, diff_snapshots
 
@@ -27,7 +35,11 @@ def register(commands: Any) -> None:
         "diff",
         help="classify every schema change between two surfaces (loosened, tightened, ...)",
     )
-    parser.add_argument("before", metavar="BEFORE", help="the surface before (file or source)")
+    parser.add_argument(
+        "before",
+        metavar="BEFORE",
+        help="the surface before (file or source; git:REV:PATH for a committed file)",
+    )
     parser.add_argument("after", metavar="AFTER", help="the surface after (file or source)")
     parser.add_argument(
         "--baseline",
@@ -61,13 +73,43 @@ def diff_lines(diff: SurfaceDiff) -> list[str]:
     return lines
 
 
+GIT_PREFIX = "git:"
+
+
+def _committed(spec: str, directory: Path) -> str:
+    """``git:REV:PATH`` written to a file in ``directory`` (a path relative to the working
+    directory, as git's ``REV:./PATH`` means it); any other source as it is."""
+    if not spec.startswith(GIT_PREFIX) or Path(spec).exists():
+        return spec
+    revision, separator, path = spec[len(GIT_PREFIX) :].partition(":")
+    if not separator or not revision or not path:
+        raise EntropyInputError("expected git:REV:PATH (e.g. git:HEAD:tools.json)", source=spec)
+    where = path if os.path.isabs(path) or path.startswith("./") else f"./{path}"
+    try:
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:{where}"], capture_output=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise EntropyInputError(f"git show failed: {error}", source=spec) from None
+    if shown.returncode != 0:
+        reason = shown.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise EntropyInputError(
+            f"git show failed: {reason[0] if reason else shown.returncode}", source=spec
+        )
+    target = directory / Path(path).name
+    target.write_bytes(shown.stdout)
+    return str(target)
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from pytest_entropy.sources.surface import load_surface
     from pytest_entropy.testing.ratchet import accepted_loosenings
 
     accepted = accepted_loosenings(args.baseline) if args.baseline else []
     prefix = args.ref_prefix or ""
-    before = load_surface(args.before, surface_format=args.surface_format, ref_prefix=prefix)
+    with tempfile.TemporaryDirectory(prefix="entropy-diff-") as scratch:
+        before_source = _committed(args.before, Path(scratch))
+        before = load_surface(before_source, surface_format=args.surface_format, ref_prefix=prefix)
     after = load_surface(args.after, surface_format=args.surface_format, ref_prefix=prefix)
     diff = diff_snapshots(before, after, accepted=accepted)
     if args.json:

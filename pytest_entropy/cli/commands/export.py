@@ -22,6 +22,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import live_surface_snapshot
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.sources.agent_dir import EXPORTED_SURFACE
+from pytest_entropy.state.files import ensure_state_directory
 from pytest_entropy.state.store import write_file_atomic
 
 
@@ -103,7 +104,11 @@ def _source(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     snapshot = live_surface_snapshot(surface_of(args, _source(args))["actions"])
-    target = Path(args.out) if args.out else state_dir_of(args) / EXPORTED_SURFACE
+    if args.out:
+        target = Path(args.out)
+    else:
+        target = state_dir_of(args) / EXPORTED_SURFACE
+        ensure_state_directory(target.parent)
     # Deep schemas would grow with the square of their depth: compact below 32 levels.
     written = write_file_atomic(target, file_text(snapshot, indent_depth=EXPORT_INDENT_DEPTH))
     path = target.resolve()

@@ -17,6 +17,7 @@ from pytest_entropy.cli.common import (
 )
 from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.state.files import ensure_state_directory
 from pytest_entropy.state.store import COMPILED, load_path, write_file_atomic
 
 NOTHING_TO_EXPORT = "No compiled surface to export; wait for a compile to pass its gate"
@@ -47,7 +48,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(NOTHING_TO_EXPORT + "\n")
         return EXIT_FAILED
     artifact = loaded.file
-    target = Path(args.out) if args.out else state_dir / "artifact.json"
+    if args.out:
+        target = Path(args.out)
+    else:
+        target = state_dir / "artifact.json"
+        ensure_state_directory(state_dir)
     written = write_file_atomic(target, serialize_artifact(artifact))
     path = target.resolve()
     tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])

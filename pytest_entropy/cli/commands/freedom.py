@@ -19,6 +19,11 @@ from pytest_entropy.core.explain import explain_freedom
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.report.text import freedom_lines
+from pytest_entropy.testing.ratchet import (
+    SURFACE_ENTRY,
+    add_baseline_options,
+    baseline_exit_status,
+)
 
 
 def register(commands: Any) -> None:
@@ -28,6 +33,7 @@ def register(commands: Any) -> None:
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
     add_explain_option(parser)
+    add_baseline_options(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -47,4 +53,5 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 f"explain: {row['ref']}.{row['parameter']} {js_string(row['freedom'])}"
                 f" ({row['rule']}): {row['advice']}\n"
             )
-    return EXIT_OK
+    # --baseline FILE: the freedom ratchet (entry "surface"): exit 1 on a loosening or a rise.
+    return baseline_exit_status(args, surface, out, entry=SURFACE_ENTRY) or EXIT_OK

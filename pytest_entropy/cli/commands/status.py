@@ -20,6 +20,7 @@ from pytest_entropy.cli.common import (
     print_json,
     print_lines,
     read_options_of,
+    state_dir_of,
     surface_of,
 )
 from pytest_entropy.cli.reports import add_report_options, wants_reports, write_reports
@@ -38,13 +39,10 @@ from pytest_entropy.core.status import (
     ratchet_verdict,
     surface_hash,
 )
-from pytest_entropy.ingest.base import NATIVE_FORMAT
 from pytest_entropy.report.text import diagnostics_lines
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.agent_dir import (
-    agent_state_dir,
-    agent_surface_path,
-    default_state_dir,
+    agent_layout,
     machine_session_files,
     project_session_files,
 )
@@ -59,6 +57,7 @@ def register(commands: Any) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     add_command_flag(where, "sessions-dir")
     add_command_flag(where, "agent-dir")
+    add_command_flag(parser, "agent-kind")
     parser.add_argument(
         "--project",
         action="store_true",
@@ -72,7 +71,7 @@ def register(commands: Any) -> None:
         parser,
         "state-dir",
         help="where compiled.json and observation-pool.json live (default: .entropy/ here,"
-        " or the agent directory's fabric/entropy/)",
+        " or a Pi agent directory's fabric/entropy/)",
     )
     add_json(parser)
     add_report_options(parser)
@@ -103,16 +102,21 @@ def _review_line(
     return format_review_line(review), review
 
 
+def require_agent_dir(agent_dir: str) -> None:
+    """An agent directory that does not exist is an input error naming it."""
+    if not Path(agent_dir).is_dir():
+        raise EntropyInputError("agent directory not found", source=agent_dir)
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     cwd = args.cwd or os.getcwd()
     scope = "machine"
     default_surface = None
-    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir(cwd)
-    if args.agent_dir and not args.state_dir:
-        state_dir = agent_state_dir(args.agent_dir)
-    if not args.sessions and args.format == "auto":
-        # A Pi agent directory is the native layout: read it natively unless told otherwise.
-        args.format = NATIVE_FORMAT
+    layout = agent_layout(args.agent_dir, args.agent_kind) if args.agent_dir else None
+    state_dir = state_dir_of(args)
+    if layout is not None and args.format == "auto":
+        # An agent directory has one layout: read it as such unless told otherwise.
+        args.format = layout.session_format
     options = read_options_of(args, None)
     if args.sessions:
         directory = Path(args.sessions)
@@ -120,16 +124,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise EntropyInputError("sessions directory not found", source=args.sessions)
         files = directory_session_files(directory, options=options)
     else:
+        require_agent_dir(args.agent_dir)
         agent_dir = Path(args.agent_dir)
-        if not agent_dir.is_dir():
-            raise EntropyInputError("agent directory not found", source=args.agent_dir)
         if args.project:
-            files = project_session_files(agent_dir, cwd)
+            files = project_session_files(agent_dir, cwd, kind=args.agent_kind)
             scope = "project"
         else:
-            files = machine_session_files(agent_dir, cwd)
-        exported = agent_surface_path(agent_dir)
-        default_surface = str(exported) if exported.is_file() else None
+            files = machine_session_files(agent_dir, cwd, kind=args.agent_kind)
+        exported = layout.surface_path(cwd) if layout is not None else None
+        default_surface = str(exported) if exported is not None and exported.is_file() else None
     surface_path = args.surface or default_surface
     live = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE
     options = read_options_of(args, live if surface_path else None)

@@ -77,20 +77,16 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _artifact(args: argparse.Namespace) -> dict[str, Any]:
+def _artifact(args: argparse.Namespace) -> tuple[dict[str, Any] | None, Path]:
+    """The artifact to replay against and where it was looked for; ``None`` when the state
+    directory holds none (the trial then runs against an empty overlay: ``no-evidence``)."""
     path = Path(args.artifact) if args.artifact else state_dir_of(args) / COMPILED.filename
     loaded = load_path(path, COMPILED)
     if loaded.error is not None:
         raise EntropyInputError(loaded.error, source=str(path))
-    if loaded.file is None:
-        if args.artifact:
-            raise EntropyInputError("compiled surface file not found", source=str(path))
-        raise EntropyInputError(
-            "no compiled surface here (run `pytest-entropy compile --write` or pass"
-            " --artifact FILE)",
-            source=str(path),
-        )
-    return loaded.file
+    if loaded.file is None and args.artifact:
+        raise EntropyInputError("compiled surface file not found", source=str(path))
+    return loaded.file, path
 
 
 def trial_lines(trial: TrialReport) -> list[str]:
@@ -121,7 +117,7 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface)
-    artifact = _artifact(args)
+    artifact, artifact_path = _artifact(args)
     options = read_options_of(args, surface)
     explanations = None
     with watch_unenforced() as met:
@@ -151,6 +147,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print_lines(out, trial_lines(trial))
         print_lines(out, [f"explain: {row['text']}" for row in explanations or ()])
+        if artifact is None:
+            print_lines(
+                out,
+                [
+                    f"no compiled artifact at {artifact_path}: replayed against an empty overlay"
+                    " (nothing compiled yet, or the compile converged); nothing written"
+                ],
+            )
         print_lines(out, unsupported_pattern_lines(met))
     write_reports(args, "trial", trial.to_json(), surface=surface, inputs=args.sessions)
     return EXIT_FAILED if trial.tightening_cost > 0 else EXIT_OK

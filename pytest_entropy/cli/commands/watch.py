@@ -26,12 +26,10 @@ from pytest_entropy.core.steering import Steering
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
-    agent_repairs_path,
-    agent_sessions_dir,
-    agent_state_dir,
-    agent_surface_path,
+    agent_layout,
     default_state_dir,
     machine_session_files,
+    project_session_files,
 )
 from pytest_entropy.sources.locate import SessionFile, directory_session_files
 from pytest_entropy.state.config import load_config
@@ -44,6 +42,12 @@ def register(commands: Any) -> None:
     where = parser.add_mutually_exclusive_group()
     add_command_flag(where, "sessions-dir")
     add_command_flag(where, "agent-dir")
+    add_command_flag(parser, "agent-kind")
+    parser.add_argument(
+        "--project",
+        action="store_true",
+        help="with --agent-dir: only the current directory's sessions",
+    )
     add_command_flag(parser, "surface", help="the declared surface snapshot")
     add_command_flag(parser, "repairs")
     add_command_flag(parser, "state-dir")
@@ -98,16 +102,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         agent = Path(config.agent_dir)
         if not agent.is_dir():
             raise EntropyInputError("agent directory not found", source=str(agent))
-        watch_paths = [agent_sessions_dir(agent)]
-        state_dir = Path(config.state_dir) if config.state_dir else agent_state_dir(agent)
-        surface_path: str | None = config.surface or str(agent_surface_path(agent))
-        agent_repairs = agent_repairs_path(agent)
+        layout = agent_layout(agent, args.agent_kind)
+        if args.format == "auto":
+            args.format = layout.session_format
+        state_dir = Path(config.state_dir) if config.state_dir else layout.state_dir(cwd)
+        watch_paths = [layout.project_dir(cwd) if args.project else layout.sessions_root]
+        exported = layout.surface_path(cwd)
+        surface_path: str | None = config.surface or str(exported)
+        agent_repairs = layout.repairs_path()
         repairs_path: str | None = config.repairs or (
-            str(agent_repairs) if agent_repairs.is_file() else None
+            str(agent_repairs) if agent_repairs is not None and agent_repairs.is_file() else None
         )
+        kind = layout.kind
 
         def window() -> Sequence[SessionFile]:
-            return machine_session_files(agent, cwd, config.window)
+            if args.project:
+                return project_session_files(agent, cwd, config.window, kind)
+            return machine_session_files(agent, cwd, config.window, kind)
 
     elif config.sessions:
         directory = Path(config.sessions[0])
