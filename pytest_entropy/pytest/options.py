@@ -153,10 +153,37 @@ def _list(config: pytest.Config, entry: Option) -> tuple[str, ...]:
     return tuple(str(item) for item in value) if value else ()
 
 
+def _format(config: pytest.Config, entry: Option, known: list[str]) -> str:
+    """A session or surface format name (default ``auto``), checked against ``known``."""
+    import pytest
+
+    value = _text(config, entry)
+    if value is None:
+        return "auto"
+    if value not in known:
+        raise pytest.UsageError(
+            f"{entry.flag}: unknown format {value!r} (known: {', '.join(known)})"
+        )
+    return value
+
+
+def _formats(config: pytest.Config) -> tuple[str, str]:
+    """``(session format, surface format)``; the registry is imported only when one is named."""
+    if _text(config, option("format")) is None and _text(config, option("surface-format")) is None:
+        return "auto", "auto"
+    from pytest_entropy.ingest.registry import session_formats, surface_formats
+
+    return (
+        _format(config, option("format"), session_formats()),
+        _format(config, option("surface-format"), surface_formats()),
+    )
+
+
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     """Resolve every option: command line, then ini file, then default."""
     baseline = _path(config, option("baseline"))
     server = _server(config, option("surface"))
+    session_format, surface_format = _formats(config)
     return EntropySettings(
         certify=_flag(config, option("certify")),
         sessions=_path(config, option("sessions")),
@@ -175,4 +202,8 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         lint=_text(config, option("lint")),
         strict=_flag(config, option("strict")),
         accept=_list(config, option("accept")),
+        allow_empty=_flag(config, option("allow-empty")),
+        session_format=session_format,
+        surface_format=surface_format,
+        surface_from_ini=_raw(config, option("surface"))[1] == "ini",
     )

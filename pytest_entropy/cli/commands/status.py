@@ -10,12 +10,13 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EMPTY_SURFACE,
     EXIT_OK,
+    add_allow_empty,
     add_command_flag,
     add_format_options,
     add_json,
     add_repairs_option,
     add_surface_option,
-    check_strict,
+    check_corpus,
     load_optional_repairs,
     print_json,
     print_lines,
@@ -68,6 +69,7 @@ def register(commands: Any) -> None:
     add_surface_option(parser)
     add_repairs_option(parser)
     add_format_options(parser)
+    add_allow_empty(parser)
     add_command_flag(
         parser,
         "state-dir",
@@ -141,7 +143,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     plan = records_plan(options, file_states=True, windows=pool.error is None)
     read = read_corpus(source_files(item.path for item in files), plan, pool=pool.file)
     diagnostics = read.diagnostics
-    check_strict(args, diagnostics)
+    check_corpus(args, diagnostics)
     states = [(source.location, state) for source, state in read.files]
     corpus = measure_session_corpus(states, surface, digest, repairs)
     review_line, review = _review_line(read, surface, digest, repairs, pool.error)
