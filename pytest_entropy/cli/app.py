@@ -19,6 +19,7 @@ from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_
 from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
+from pytest_entropy.report.encoding import degrade_stream
 
 __all__ = [
     "EXIT_FAILED",
@@ -66,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``)."""
+    for stream in (sys.stdout, sys.stderr):
+        degrade_stream(stream)  # a stream that cannot encode a symbol gets ASCII, no crash
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
     try:
