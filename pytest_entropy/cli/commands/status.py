@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     print_json,
     print_lines,
     read_options_of,
+    surface_files_of,
     surface_of,
 )
 from pytest_entropy.cli.reports import add_report_options, wants_reports, write_reports
@@ -49,7 +50,7 @@ from pytest_entropy.sources.agent_dir import (
     machine_session_files,
     project_session_files,
 )
-from pytest_entropy.sources.locate import directory_session_files
+from pytest_entropy.sources.locate import directory_session_files, session_listing
 from pytest_entropy.state.store import COMPILED, POOL, load
 
 
@@ -108,6 +109,7 @@ def _review_line(
 def run(args: argparse.Namespace, out: TextIO) -> int:
     cwd = args.cwd or os.getcwd()
     scope = "machine"
+    skipped: list[tuple[str, str]] = []
     default_surface = None
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir(cwd)
     if args.agent_dir and not args.state_dir:
@@ -121,6 +123,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if not directory.is_dir():
             raise EntropyInputError("sessions directory not found", source=args.sessions)
         files = directory_session_files(directory, options=options)
+        # What a directory walk passed over is counted, as every command counts it.
+        skipped = session_listing([directory], options, surface_files_of(args)).skipped
     else:
         agent_dir = Path(args.agent_dir)
         if not agent_dir.is_dir():
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     digest = surface_hash(surface)
     pool = load(state_dir, POOL)
     plan = records_plan(options, file_states=True, windows=pool.error is None)
-    read = read_corpus(source_files(item.path for item in files), plan, pool=pool.file)
+    read = read_corpus(source_files((item.path for item in files), skipped), plan, pool=pool.file)
     diagnostics = read.diagnostics
     check_corpus(args, diagnostics)
     states = [(source.location, state) for source, state in read.files]
