@@ -506,7 +506,7 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
             + _names(diagnostics.unrecognized_names, diagnostics.unrecognized_files)
         )
     if diagnostics.surface_files:
-        extra.append(f"{diagnostics.surface_files:,} surface or repair files skipped")
+        extra.append(f"{_count(diagnostics.surface_files, 'surface or repair file')} skipped")
     message = ": ".join(parts)
     if extra:
         message += " (" + "; ".join(extra) + ")"
