@@ -272,8 +272,9 @@ OPTIONS: Final = (
     Option(
         "sessions",
         "path",
-        "certification corpus mode: every *.jsonl directly in DIR, one scan; with "
-        "--entropy-max-score or --entropy-baseline also the corpus the gate measures",
+        "certification corpus mode: every *.jsonl directly in DIR, one scan (other formats:"
+        " --entropy-format); with --entropy-max-score or --entropy-baseline also the corpus"
+        " the gate measures",
         "DIR",
         bare=True,
     ),
