@@ -283,8 +283,10 @@ class EntropySession:
             lines = [f"entropy: the summary failed: {type(error).__name__}: {error}"]
         if lines:
             terminalreporter.write_sep("=", "entropy")
+            encoding = getattr(getattr(terminalreporter, "_tw", None), "_file", None)
+            encoding = getattr(encoding, "encoding", None) or "utf-8"
             for line in lines:
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(_encodable(line, encoding))
 
     def summary_lines(self) -> list[str]:
         lines: list[str] = []
@@ -300,6 +302,18 @@ class EntropySession:
         lines += self.state.gate_lines
         lines += [f"entropy ratchet: {note}" for note in self.state.notes]
         return lines
+
+
+def _encodable(line: str, encoding: str) -> str:
+    """``line``, or its ASCII stand-ins when the terminal cannot encode it (``✗`` as ``x``,
+    not pytest's ``\\u2717`` escape)."""
+    try:
+        line.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        from pytest_entropy.report.encoding import ascii_fallback
+
+        return ascii_fallback(line)
+    return line
 
 
 def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> list[str]:

@@ -5,7 +5,10 @@ ini twins, and the fixture's ``entropy_surface`` ini key kept out of certificati
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,24 @@ def test_the_fixture_surface_ini_key_stays_out_of_certification(
     # On the command line, --surface alone is still §12.1's corpus-mode failure.
     alone = run(pytester, "--entropy-certify", "--entropy-surface=surface.json")
     alone.assert_outcomes(passed=20, failed=1)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+def test_the_entropy_section_degrades_to_ascii(pytester: pytest.Pytester, encoding: str) -> None:
+    """What the terminal cannot encode becomes ASCII stand-ins, not pytest's escapes."""
+    shutil.copy(DEMO / "surface.json", pytester.path / "surface.json")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONPATH": str(repo)}
+    argv = ["-p", "no:cacheprovider", "--entropy-certify", "--entropy-surface=surface.json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *argv],
+        cwd=pytester.path,
+        env=env,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    text = done.stdout.decode(encoding)
+    assert done.returncode == 1, text
+    assert "  x corpus-mode -- --surface requires --sessions" in text.splitlines()
+    assert "\\u2717" not in text and "1 failed, 20 passed" in text
