@@ -21,6 +21,7 @@ from pytest_entropy.cli.terminal import StyledStream, colour_wanted
 from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
+from pytest_entropy.report.encoding import degrade_stream
 
 __all__ = [
     "EXIT_FAILED",
@@ -107,6 +108,8 @@ def parse_arguments(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``)."""
+    for stream in (sys.stdout, sys.stderr):
+        degrade_stream(stream)  # a stream that cannot encode a symbol gets ASCII, no crash
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)

@@ -17,10 +17,16 @@ from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
-from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
+from pytest_entropy.run.corpus import (
+    EngineOptions,
+    SourceFile,
+    check_not_empty,
+    skipped_files_warning,
+    source_files,
+)
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
 from pytest_entropy.sources.agent_dir import default_state_dir
-from pytest_entropy.sources.locate import expand_session_sources
+from pytest_entropy.sources.locate import session_source_listing
 from pytest_entropy.sources.urls import is_url
 from pytest_entropy.state.config import (
     add_command_flag,
@@ -35,6 +41,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_OK",
     "EXIT_USAGE",
+    "add_allow_empty",
     "add_command_flag",
     "add_engine_options",
     "add_format_options",
@@ -43,6 +50,8 @@ __all__ = [
     "add_sessions_option",
     "add_state_options",
     "add_surface_option",
+    "allow_empty_of",
+    "check_corpus",
     "engine_options_of",
     "foreign_lines",
     "load_optional_repairs",
@@ -180,8 +189,17 @@ def _storage_options_of(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def session_sources_of(args: argparse.Namespace, options: ReadOptions) -> list[SourceFile]:
-    """The files ``--sessions`` names (local paths or fsspec URLs), as engine map items."""
-    return source_files(expand_session_sources(args.sessions, options))
+    """The files ``--sessions`` names (local paths or fsspec URLs), as engine map items; a
+    directory walk's ``--surface`` / ``--repairs`` files are surfaces, never sessions."""
+    exclude = surface_files_of(args)
+    listing = session_source_listing(args.sessions, options, exclude)
+    return source_files(listing.files, listing.skipped)
+
+
+def surface_files_of(args: argparse.Namespace) -> list[str]:
+    """The local files ``--surface`` and ``--repairs`` name (a directory walk skips them)."""
+    named = (getattr(args, "surface", None), getattr(args, "repairs", None))
+    return [path for path in named if isinstance(path, str) and not is_url(path)]
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -323,13 +341,48 @@ def strict_of(args: argparse.Namespace) -> bool:
     return load_config(getattr(args, "cwd", None) or None).strict
 
 
+def add_allow_empty(parser: argparse.ArgumentParser) -> None:
+    """``--allow-empty``: a corpus that yields no operations passes (the shared flag)."""
+    add_command_flag(parser, "allow-empty")
+
+
+def allow_empty_of(args: argparse.Namespace) -> bool:
+    """``--allow-empty``, else ``allow-empty`` from the project configuration."""
+    if getattr(args, "allow_empty", None):
+        return True
+    return load_config(getattr(args, "cwd", None) or None).allow_empty
+
+
+def check_corpus(
+    args: argparse.Namespace, diagnostics: ScanDiagnostics, err: TextIO | None = None
+) -> None:
+    """What every command checks once its corpus is read, before it writes or prints:
+    ``--strict`` (:func:`check_strict`), that the corpus yielded operations (exit 2, naming
+    what was read, unless ``--allow-empty``), and a warning line on ``err`` (stderr) naming
+    the unreadable and unrecognised files it passed over."""
+    import sys
+
+    check_strict(args, diagnostics)
+    check_not_empty(
+        diagnostics,
+        allow_empty=allow_empty_of(args),
+        session_format=getattr(args, "format", None) or "auto",
+    )
+    warning = skipped_files_warning(diagnostics)
+    if warning is not None:
+        (err or sys.stderr).write(warning + "\n")
+
+
 def check_strict(args: argparse.Namespace, diagnostics: ScanDiagnostics) -> None:
     """Under ``--strict``, raise for any unreadable or unrecognised file the read counted
     (before the command writes or prints anything)."""
     problems = diagnostics.unreadable_files + diagnostics.unrecognized_files
     if not problems or not strict_of(args):
         return
-    named = "; ".join(diagnostics.samples[:3])
+    named = "; ".join(
+        diagnostics.samples[:3]
+        or (diagnostics.unreadable_names + diagnostics.unrecognized_names)[:3]
+    )
     raise EntropyInputError(
         f"--strict: {diagnostics.unreadable_files} unreadable and"
         f" {diagnostics.unrecognized_files} unrecognised session file(s)"

@@ -15,6 +15,10 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.gz")
 NATIVE_FORMAT = "fabric"
+# What a directory walk did with a file it did not list as a session file.
+SKIPPED_SURFACE = "surface"
+SKIPPED_UNRECOGNIZED = "unrecognized"
+SKIPPED_COMPANION = "companion"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,9 @@ class SessionFormat:
     reader: SessionReader
     detector: SessionDetector | None = None
     directory_files: DirectoryRule | None = None
+    # The files its reader reads beside a session file (BFCL's score file), which a
+    # directory walk then counts as companions, not as unrecognised.
+    companions: Callable[[Path], list[Path]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

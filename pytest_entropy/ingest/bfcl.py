@@ -231,6 +231,16 @@ def bfcl_result_files(root: Path) -> list[Path]:
     return sorted_files(root, lambda name: name.endswith("_result.json"), recursive=True)
 
 
+def bfcl_companions(path: Path) -> list[Path]:
+    """The score file the reader reads beside a result file."""
+    score = bfcl_score_path(path)
+    return [] if score is None else [score]
+
+
 FORMAT: Final = SessionFormat(
-    "bfcl", read_bfcl_results, detector=detect_bfcl, directory_files=bfcl_result_files
+    "bfcl",
+    read_bfcl_results,
+    detector=detect_bfcl,
+    directory_files=bfcl_result_files,
+    companions=bfcl_companions,
 )

@@ -26,6 +26,7 @@ __all__ = [
     "head_objects",
     "is_json_name",
     "is_jsonl_name",
+    "is_walked_name",
     "looks_like_messages",
     "native_directory_files",
     "sorted_files",
@@ -128,3 +129,9 @@ def is_jsonl_name(name: str) -> bool:
 def is_json_name(name: str) -> bool:
     """A JSON document file name (``.json``, or gzipped)."""
     return name.endswith((".json", ".json.gz"))
+
+
+def is_walked_name(name: str) -> bool:
+    """A file a directory walk under ``--format auto`` considers: ``.json``, ``.jsonl`` or
+    ``.gz`` (whatever a session reader then claims is read)."""
+    return name.endswith((".json", ".jsonl", ".gz"))

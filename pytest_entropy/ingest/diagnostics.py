@@ -51,13 +51,40 @@ class ScanDiagnostics:
     unscored_entries: int = 0
     unrecognized_files: int = 0
     split_traces: int = 0
+    # Directory walks (``--format auto`` over a directory without ``*.jsonl``): files
+    # recognised as surfaces or repair tables (or named by --surface / --repairs) are
+    # skipped and counted here, never as unrecognised.
+    surface_files: int = 0
+    # ... and the files a reader reads beside its session files (BFCL's score files).
+    companion_files: int = 0
     samples: list[str] = field(default_factory=list)
+    # Which files were unreadable or unrecognised (the first NAME_LIMIT of each).
+    unreadable_names: list[str] = field(default_factory=list)
+    unrecognized_names: list[str] = field(default_factory=list)
 
     SAMPLE_LIMIT = 10
+    NAME_LIMIT = 100
 
     def note(self, where: str, problem: str) -> None:
         if len(self.samples) < self.SAMPLE_LIMIT:
             self.samples.append(f"{where}: {problem}")
+
+    def unreadable(self, name: str, problem: str) -> None:
+        """Count one file that could not be read, naming it."""
+        self.unreadable_files += 1
+        _add_name(self.unreadable_names, name)
+        self.note(name, f"unreadable: {problem}")
+
+    def unrecognized(self, name: str, problem: str) -> None:
+        """Count one file no session reader recognised, naming it."""
+        self.unrecognized_files += 1
+        _add_name(self.unrecognized_names, name)
+        self.note(name, problem)
+
+    @property
+    def operations_found(self) -> bool:
+        """Whether the read yielded anything to work on: a trace or an audit call."""
+        return bool(self.traces or self.audit_calls)
 
     def reject(self, reason: str, where: str) -> None:
         self.rejected_traces += 1
@@ -73,6 +100,10 @@ class ScanDiagnostics:
         room = self.SAMPLE_LIMIT - len(self.samples)
         if room > 0:
             self.samples.extend(other.samples[:room])
+        for name in other.unreadable_names:
+            _add_name(self.unreadable_names, name)
+        for name in other.unrecognized_names:
+            _add_name(self.unrecognized_names, name)
         return self
 
     @property
@@ -117,12 +148,21 @@ class ScanDiagnostics:
             "unscoredEntries": self.unscored_entries,
             "unrecognizedFiles": self.unrecognized_files,
             "splitTraces": self.split_traces,
+            "surfaceFiles": self.surface_files,
+            "companionFiles": self.companion_files,
+            "unreadableNames": list(self.unreadable_names),
+            "unrecognizedNames": list(self.unrecognized_names),
             "samples": list(self.samples),
         }
+
+
+def _add_name(names: list[str], name: str) -> None:
+    if len(names) < ScanDiagnostics.NAME_LIMIT:
+        names.append(name)
 
 
 _COUNTER_FIELDS: Final = tuple(
     name
     for name in ScanDiagnostics.__dataclass_fields__
-    if name not in ("rejection_reasons", "samples")
+    if name not in ("rejection_reasons", "samples", "unreadable_names", "unrecognized_names")
 )

@@ -12,8 +12,11 @@ Nothing imports this module at plugin load (the readers are imported with it), s
 
 from __future__ import annotations
 
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest import (
@@ -30,6 +33,9 @@ from pytest_entropy.ingest import (
 )
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
+    SKIPPED_COMPANION,
+    SKIPPED_SURFACE,
+    SKIPPED_UNRECOGNIZED,
     DirectoryRule,
     ReadOptions,
     SessionFormat,
@@ -37,10 +43,22 @@ from pytest_entropy.ingest.base import (
     SurfaceFormat,
     open_session,
 )
-from pytest_entropy.ingest.detection import native_directory_files
+from pytest_entropy.ingest.detection import (
+    FABRIC_MARK,
+    file_contains,
+    is_jsonl_name,
+    is_walked_name,
+    native_directory_files,
+    sorted_files,
+)
 
 __all__ = [
+    "SKIPPED_SURFACE",
+    "SKIPPED_UNRECOGNIZED",
+    "DirectoryListing",
+    "claiming_format",
     "directory_files",
+    "directory_listing",
     "native_directory_files",
     "register_session_format",
     "register_surface_format",
@@ -74,6 +92,8 @@ _SURFACE_FORMATS: list[SurfaceFormat] = [tool_lists.SNAPSHOT_FORMAT, *tool_lists
 _AUTO_DIRECTORY_FILES: Final[DirectoryRule] = claude_code.with_subagents
 _HEAD_BYTES: Final = 64 << 10
 _RESERVED: Final = frozenset({"auto", NATIVE_FORMAT})
+# A file the walk parses whole to tell whether it is a surface (larger ones are not).
+_SURFACE_PROBE_BYTES: Final = 32 << 20
 
 
 # ----------------------------------------------------------------------- registration
@@ -163,6 +183,32 @@ def resolve_format(path: Path, options: ReadOptions) -> str:
 
 def directory_files(path: Path, options: ReadOptions | None = None) -> list[Path]:
     """The session files a directory means for the chosen format (see ``docs/formats.md``)."""
+    return directory_listing(path, options).files
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryListing:
+    """What a directory means: its session files in reading order, and the files a walk
+    looked at and passed over, each with why (:data:`SKIPPED_SURFACE`,
+    :data:`SKIPPED_UNRECOGNIZED`)."""
+
+    files: list[Path]
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def directory_listing(
+    path: Path, options: ReadOptions | None = None, exclude: Collection[str] = ()
+) -> DirectoryListing:
+    """The session files a directory means for the chosen format (``docs/formats.md``).
+
+    A named format uses its directory rule (default: the native ``*.jsonl``). Under
+    ``auto`` a directory holding ``*.jsonl`` files is read as it always was (those, with
+    Claude Code's subagent transcripts); any other directory is walked recursively and
+    each ``.json``, ``.jsonl`` and ``.gz`` file a session reader claims is listed. The
+    walk passes over surfaces and repair tables, and the files ``exclude`` names
+    (absolute paths: the run's own ``--surface`` / ``--repairs``), as surface files, and
+    every other file as unrecognised.
+    """
     chosen = options.session_format if options is not None else "auto"
     rule: DirectoryRule = native_directory_files
     if chosen == "auto":
@@ -172,11 +218,87 @@ def directory_files(path: Path, options: ReadOptions | None = None) -> list[Path
         if found is not None and found.directory_files is not None:
             rule = found.directory_files
     try:
-        return rule(path)
+        if chosen == "auto" and not native_directory_files(path):
+            return _walk(path, exclude)
+        return DirectoryListing(rule(path))
     except OSError as error:
         raise EntropyInputError(
             f"cannot list the directory: {error.strerror}", source=str(path)
         ) from None
+
+
+def _walk(root: Path, exclude: Collection[str]) -> DirectoryListing:
+    listing = DirectoryListing([])
+    passed: list[tuple[Path, str | None]] = []  # in walk order; None: decided below
+    companions: set[str] = set()
+    for path in sorted_files(root, is_walked_name, recursive=True):
+        if os.path.abspath(path) in exclude:
+            passed.append((path, SKIPPED_SURFACE))
+            continue
+        name = claiming_format(path)
+        if name is None:
+            passed.append((path, None))
+            continue
+        listing.files.append(path)
+        claimed = session_format(name)
+        if claimed is not None and claimed.companions is not None:
+            companions.update(os.path.abspath(item) for item in claimed.companions(path))
+    for path, why in passed:
+        if why is None:
+            if os.path.abspath(path) in companions:
+                why = SKIPPED_COMPANION
+            elif _is_surface_file(path):
+                why = SKIPPED_SURFACE
+            else:
+                why = SKIPPED_UNRECOGNIZED
+        listing.skipped.append((path, why))
+    return listing
+
+
+def claiming_format(path: Path) -> str | None:
+    """The session format that claims a file under ``auto`` (``fabric`` when it holds a
+    native trace line), or ``None`` when no reader does."""
+    try:
+        with open_session(path) as stream:
+            head = stream.read(_HEAD_BYTES)
+    except (OSError, EOFError):
+        return NATIVE_FORMAT  # read natively, so the failure is counted as unreadable
+    for known in _SESSION_FORMATS:
+        if known.detector is not None and known.detector(path, head):
+            return known.name
+    if FABRIC_MARK in head:
+        return NATIVE_FORMAT
+    if is_jsonl_name(path.name):
+        try:
+            return NATIVE_FORMAT if file_contains(path, FABRIC_MARK) else None
+        except (OSError, EOFError):
+            return NATIVE_FORMAT
+    return None
+
+
+def _is_surface_file(path: Path) -> bool:
+    """Whether a whole-file JSON document is a tool list or a repair table."""
+    from pytest_entropy.core.inputs import repair_rows_from_value
+    from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+
+    try:
+        with open_session(path) as stream:
+            raw = stream.read(_SURFACE_PROBE_BYTES + 1)
+        if len(raw) > _SURFACE_PROBE_BYTES:
+            return False
+        value: Any = parse_json_bytes(raw)[0]
+    except (OSError, EOFError, JSONParseError, ValueError):
+        return False
+    if tool_lists.detect_surface_format(value):
+        return True
+    if type(value) is dict and type(value.get("repairs")) is list:
+        return True
+    if type(value) is list and value:
+        try:
+            return bool(repair_rows_from_value(value))
+        except EntropyInputError:
+            return False
+    return False
 
 
 # --------------------------------------------------------------------- surface formats

@@ -67,8 +67,7 @@ def read_tau_bench(
     if not ok:
         return
     if type(document) is not list:
-        diagnostics.unrecognized_files += 1
-        diagnostics.note(where, "not a tau-bench trajectory array")
+        diagnostics.unrecognized(where, "not a tau-bench trajectory array")
         return
     domain, name = tau_bench_names(path)
     model = "tau-bench/" + name

@@ -92,8 +92,7 @@ def read_toolbench(
     tree = document.get("tree") if type(document) is dict else None
     root = tree.get("tree") if type(tree) is dict else None
     if type(root) is not dict:
-        diagnostics.unrecognized_files += 1
-        diagnostics.note(where, "not a ToolBench answer tree")
+        diagnostics.unrecognized(where, "not a ToolBench answer tree")
         return
     diagnostics.foreign_records += 1
     task, model = _names(path)

@@ -88,9 +88,11 @@ def entropy_sessions(request: pytest.FixtureRequest) -> list[Path]:
             " entropy_sessions in the ini file)",
             pytrace=False,
         )
+    from pytest_entropy.ingest.base import ReadOptions
     from pytest_entropy.sources.locate import expand_session_paths
 
-    return expand_session_paths([settings.sessions])
+    # A directory means what it means to `measure` under --entropy-format (default auto).
+    return expand_session_paths([settings.sessions], ReadOptions(settings.session_format))
 
 
 @pytest.fixture

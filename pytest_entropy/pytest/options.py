@@ -170,6 +170,36 @@ def _list(config: pytest.Config, entry: Option, configured: Configured) -> tuple
     return tuple(str(item) for item in value) if value else ()
 
 
+def _format(config: pytest.Config, entry: Option, known: list[str], configured: Configured) -> str:
+    """A session or surface format name (default ``auto``), checked against ``known``."""
+    import pytest
+
+    value = _text(config, entry, configured)
+    if value is None:
+        return "auto"
+    if value not in known:
+        raise pytest.UsageError(
+            f"{entry.flag}: unknown format {value!r} (known: {', '.join(known)})"
+        )
+    return value
+
+
+def _formats(config: pytest.Config, configured: Configured) -> tuple[str, str]:
+    """``(session format, surface format)``; the registry is imported only when one is named."""
+    named = (
+        _text(config, option(name), configured) not in (None, "auto")
+        for name in ("format", "surface-format")
+    )
+    if not any(named):
+        return "auto", "auto"
+    from pytest_entropy.ingest.registry import session_formats, surface_formats
+
+    return (
+        _format(config, option("format"), session_formats(), configured),
+        _format(config, option("surface-format"), surface_formats(), configured),
+    )
+
+
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     """Resolve every option: command line, environment, ini file, ``[tool.entropy]``,
     ``entropy.yml``, default."""
@@ -186,6 +216,7 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     server = _server(config, option("surface"), configured)
     state = configured.get("state-dir")  # no flag of its own: environment or files
     state_dir = (config.invocation_params.dir / str(state.value)) if state else None
+    session_format, surface_format = _formats(config, configured)
     return EntropySettings(
         certify=_flag(config, option("certify"), configured),
         sessions=_path(config, option("sessions"), configured),
@@ -205,4 +236,8 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         strict=_flag(config, option("strict"), configured),
         accept=_list(config, option("accept"), configured),
         state_dir=state_dir,
+        allow_empty=_flag(config, option("allow-empty"), configured),
+        session_format=session_format,
+        surface_format=surface_format,
+        surface_from_ini=_raw(config, option("surface"), configured)[1] == "ini",
     )

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.state.config import EntropySettings, is_ci
+from pytest_entropy.pytest.gate_items import GATE_LINE
+from pytest_entropy.state.config import EntropySettings
 
 if TYPE_CHECKING:
-    from pytest_entropy.core.records import Report
     from pytest_entropy.run.certification import Certification, CheckOutcome
-    from pytest_entropy.testing.ratchet import RatchetResult
 
 __all__ = [
     "SESSION_KEY",
@@ -37,7 +36,6 @@ __all__ = [
 NODE: Final = "entropy-certify"
 WORKER_OUTPUT_KEY: Final = "pytest_entropy"
 RATCHET_NOTE: Final = "entropy_ratchet"
-CORPUS_BASELINE_ENTRY: Final = "corpus"
 
 # The run's session object, for items that need it (typed: the class is defined below).
 SESSION_KEY: pytest.StashKey[EntropySession] = pytest.StashKey()
@@ -94,19 +92,12 @@ class CertificationCollector(pytest.Collector):
 
 
 @dataclass(slots=True)
-class GateResult:
-    passed: bool
-    lines: list[str]
-    report: Report | None = None
-
-
-@dataclass(slots=True)
 class _State:
     outcomes: dict[str, CheckOutcome] = field(default_factory=dict)
     report: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    gate: GateResult | None = None
+    gate_lines: list[str] = field(default_factory=list)
 
 
 class EntropySession:
@@ -167,12 +158,16 @@ class EntropySession:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        """``--entropy-lint`` without ``--entropy-certify``: one more item per tool."""
-        if self.settings.lint is None or self.settings.certify:
-            return
-        from pytest_entropy.pytest.lint_items import lint_items
+        """``--entropy-lint`` without ``--entropy-certify``: one more item per tool; the
+        sessions gate: ``entropy-gate::max-score`` and ``entropy-gate::baseline``, last."""
+        if self.settings.lint is not None and not self.settings.certify:
+            from pytest_entropy.pytest.lint_items import lint_items
 
-        items.extend(lint_items(session, self.settings))
+            items.extend(lint_items(session, self.settings))
+        if self.settings.gate:
+            from pytest_entropy.pytest.gate_items import gate_items
+
+            items.extend(gate_items(session, self.settings))
 
     # ---- results from everywhere
 
@@ -190,6 +185,8 @@ class EntropySession:
         for name, value in report.user_properties:
             if name == RATCHET_NOTE and str(value) not in self.state.notes:
                 self.state.notes.append(str(value))
+            elif name == GATE_LINE and str(value) not in self.state.gate_lines:
+                self.state.gate_lines.append(str(value))
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -203,9 +200,7 @@ class EntropySession:
         failed = False
         if self.settings.certify:
             failed |= not self._finish_certification()
-        if self.settings.gate:
-            self.state.gate = self._run_gate()
-            failed |= not self.state.gate.passed
+        # The sessions gate is items of its own (pytest/gate_items.py): pytest counts them.
         if failed:
             # OR, never overwrite: a run that already failed keeps its own status.
             session.exitstatus = int(session.exitstatus) | int(pytest.ExitCode.TESTS_FAILED)
@@ -279,84 +274,6 @@ class EntropySession:
             xml.add_global_property("entropy_score", corpus["score"])
             xml.add_global_property("entropy_report_hash", report_hash(corpus))
 
-    # ---- the sessions gate
-
-    def _run_gate(self) -> GateResult:
-        try:
-            report = self._measure_sessions()
-        except Exception as error:
-            return GateResult(False, [f"entropy gate: cannot measure the sessions: {error}"])
-        from pytest_entropy.core.jscompat import js_string
-        from pytest_entropy.core.meter import report_hash
-
-        hashed = report_hash(report)
-        lines = [
-            f"entropy gate: sessions score {js_string(report.score)} (static"
-            f" {js_string(report.static_score)}, behavioral {js_string(report.behavioral_score)})"
-            f" · report {hashed[:12]}"
-        ]
-        passed = True
-        limit = self.settings.max_score
-        if limit is not None:
-            within = report.score <= limit
-            passed &= within
-            verdict = "within" if within else "ABOVE"
-            lines.append(f"  score {js_string(report.score)} is {verdict} the maximum {limit:g}")
-        if self.settings.baseline_given:
-            result = self._ratchet(report)
-            passed &= result.passed
-            lines += [f"  {line}" for line in result.lines()]
-        self._junit_gate(report, hashed)
-        return GateResult(passed, lines, report)
-
-    def _measure_sessions(self) -> Report:
-        from pytest_entropy.core.errors import EntropyInputError
-        from pytest_entropy.core.status import surface_hash
-        from pytest_entropy.ingest.base import ReadOptions
-        from pytest_entropy.ingest.surfaces import load_repairs, load_surface
-        from pytest_entropy.run.corpus import measure_plan, read_corpus, source_files
-        from pytest_entropy.sources.locate import expand_session_paths
-
-        settings = self.settings
-        assert settings.sessions is not None
-        surface = load_surface(settings.surface) if settings.surface is not None else None
-        repairs = load_repairs(settings.repairs) if settings.repairs is not None else None
-        # The same rule as `pytest-entropy measure`: every file scanned alone, in order, with
-        # the surface at hand for foreign readers that classify failure stages by it.
-        options = ReadOptions(surface=surface)
-        sources = source_files(expand_session_paths([settings.sessions], options))
-        read = read_corpus(sources, measure_plan(options))
-        problems = read.diagnostics.unreadable_files + read.diagnostics.unrecognized_files
-        if settings.strict and problems:
-            shown = "; ".join(read.diagnostics.samples[:3])
-            raise EntropyInputError(
-                f"--entropy-strict: {problems} unreadable or unrecognised session file(s): {shown}"
-            )
-        state = read.state
-        digest = surface_hash(surface) if surface is not None else ""
-        return state.finalize(surface, repairs, digest)
-
-    def _ratchet(self, report: Report) -> RatchetResult:
-        from pytest_entropy.testing.ratchet import check_baseline
-
-        return check_baseline(
-            self.settings.baseline,
-            CORPUS_BASELINE_ENTRY,
-            report,
-            update=self.settings.update,
-            ci=is_ci(),
-        )
-
-    def _junit_gate(self, report: Report, hashed: str) -> None:
-        try:
-            from _pytest.junitxml import xml_key
-        except ImportError:  # pragma: no cover
-            return
-        xml = self.config.stash.get(xml_key, None)
-        if xml is not None:
-            xml.add_global_property("entropy_sessions_score", report.score)
-            xml.add_global_property("entropy_sessions_report_hash", hashed)
-
     # ---- terminal summary
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -366,8 +283,10 @@ class EntropySession:
             lines = [f"entropy: the summary failed: {type(error).__name__}: {error}"]
         if lines:
             terminalreporter.write_sep("=", "entropy")
+            encoding = getattr(getattr(terminalreporter, "_tw", None), "_file", None)
+            encoding = getattr(encoding, "encoding", None) or "utf-8"
             for line in lines:
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(_encodable(line, encoding))
 
     def summary_lines(self) -> list[str]:
         lines: list[str] = []
@@ -380,10 +299,21 @@ class EntropySession:
         if report is not None:
             lines += _certification_lines(report, self.settings)
         lines += self.state.problems
-        if self.state.gate is not None:
-            lines += self.state.gate.lines
+        lines += self.state.gate_lines
         lines += [f"entropy ratchet: {note}" for note in self.state.notes]
         return lines
+
+
+def _encodable(line: str, encoding: str) -> str:
+    """``line``, or its ASCII stand-ins when the terminal cannot encode it (``✗`` as ``x``,
+    not pytest's ``\\u2717`` escape)."""
+    try:
+        line.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        from pytest_entropy.report.encoding import ascii_fallback
+
+        return ascii_fallback(line)
+    return line
 
 
 def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> list[str]:

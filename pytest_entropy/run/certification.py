@@ -77,8 +77,13 @@ class CertificationOptions:
 
     ``repairs`` adds a repair table's lexicon tax to the corpus report (an extension of the
     reference, which measures corpora without repairs). ``session_format`` reads the corpus
-    in a registered format (``auto``, ``fabric`` or a foreign one); ``None`` is the spec's
-    corpus mode, every ``*.jsonl`` in the directory read natively.
+    as every other command does (``auto``, ``fabric`` or a foreign one): under ``auto``
+    (and ``None``, the old spelling) a directory of native ``*.jsonl`` is the spec's corpus
+    mode exactly (every ``*.jsonl`` directly in it, one concatenated scan); any other goes
+    through its readers into the same scan (``docs/decisions.md``). ``surface_format``
+    names the surface's format (``auto``: detect); the surface may be a live MCP server
+    (``mcp+stdio:...``). ``lint_surface`` is the surface ``surface-lint`` lints when it is
+    not ``surface`` (the pytest ini key, which alone is no corpus-mode request).
     """
 
     sessions: str | None = None
@@ -88,7 +93,9 @@ class CertificationOptions:
     artifact: str | None = None
     lint: str | None = None
     strict: bool = False
-    session_format: str | None = None
+    session_format: str | None = "auto"
+    surface_format: str = "auto"
+    lint_surface: str | None = None
     # Where the trial looks for compiled.json before the agent directory (default: the
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
@@ -250,31 +257,60 @@ def _scan_corpus(files: Sequence[Path]) -> SessionScan:
     return _read_records(files, ReadOptions(NATIVE_FORMAT))
 
 
-def _read_records(files: Sequence[Path], options: Any) -> SessionScan:
+def _read_records(
+    files: Sequence[Path],
+    options: Any,
+    skipped: Sequence[tuple[str, str]] = (),
+    strict: bool = False,
+) -> SessionScan:
     """The files' records, read as ``options`` say, with one model cursor across files."""
     from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
 
     plan = records_plan(options, continuous=True)
-    read = read_corpus(source_files(files), plan)
+    read = read_corpus(source_files(files, skipped), plan)
     for source in read.unreadable:
         # Every corpus-mode error fails the check with the system's own words: open the
         # file again for them (it may also have become readable meanwhile).
         open(source.location, "rb").close()
         raise OSError(f"cannot read {source.location}")
+    diagnostics = read.diagnostics
+    if strict and diagnostics.unrecognized_files:
+        names = diagnostics.unrecognized_names
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise EntropyInputError(
+            f"strict: {diagnostics.unrecognized_files} unrecognised file(s): {shown}"
+        )
     return read.records
 
 
+def _is_native_corpus(directory: Path) -> bool:
+    """A directory of ``*.jsonl`` none of which a foreign reader claims: the spec's corpus."""
+    from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions
+    from pytest_entropy.ingest.registry import resolve_format
+
+    files = _corpus_files(directory)
+    auto = ReadOptions()
+    return bool(files) and all(resolve_format(path, auto) == NATIVE_FORMAT for path in files)
+
+
 def _scan_formatted_corpus(
-    directory: Path, session_format: str, surface: dict[str, Any] | None
+    directory: Path,
+    session_format: str,
+    surface: dict[str, Any] | None,
+    *,
+    exclude: Sequence[str] = (),
+    strict: bool = False,
 ) -> tuple[list[Path], SessionScan]:
-    """Corpus mode over a named session format: the files its directory rule lists, each
-    read by its reader (or natively), with one model cursor across the files."""
+    """Corpus mode over a session format: the files its directory rule lists (``auto``: as
+    ``measure`` lists them), each read by its reader (or natively), with one model cursor
+    across the files."""
     from pytest_entropy.ingest.base import ReadOptions
-    from pytest_entropy.ingest.registry import directory_files
+    from pytest_entropy.sources.locate import session_listing
 
     options = ReadOptions(session_format=session_format, surface=surface)
-    files = directory_files(directory, options)
-    return files, _read_records(files, options)
+    listing = session_listing([directory], options, exclude)
+    files = [Path(name) for name in listing.files]
+    return files, _read_records(files, options, listing.skipped, strict)
 
 
 def _score_properties(report: Report) -> tuple[tuple[str, Any], ...]:
@@ -335,12 +371,13 @@ class Certification:
     def _surface_lint(self) -> CheckOutcome:
         """``surface-lint``: no error-severity finding on ``--surface`` under the profile."""
         profile = self.options.lint or ""
-        if self.options.surface is None:
+        surface = self.options.surface or self.options.lint_surface
+        if surface is None:
             return CheckOutcome(CheckResult(SURFACE_LINT, False, "surface-lint needs --surface"))
         from pytest_entropy.run.lint import lint_source
 
         try:
-            run = lint_source(self.options.surface, [profile])
+            run = lint_source(surface, [profile])
         except EntropyError as error:
             return CheckOutcome(CheckResult(SURFACE_LINT, False, str(error)))
         errors = run.errors
@@ -413,17 +450,26 @@ class Certification:
             )
             self._skip_trial(outcome, "corpus mode failed")
             return
-        from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+        from pytest_entropy.ingest.surfaces import load_repairs
+        from pytest_entropy.sources.surface import load_surface
 
-        surface = load_surface(options.surface) if options.surface is not None else None
+        surface = (
+            load_surface(options.surface, surface_format=options.surface_format)
+            if options.surface is not None
+            else None
+        )
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
-        if options.session_format is None:
+        session_format = options.session_format or "auto"
+        if session_format == "auto" and _is_native_corpus(directory):
             files = _corpus_files(directory)
             if options.strict:
                 _refuse_unrecognised(directory)
             evidence = _scan_corpus(files)
         else:
-            files, evidence = _scan_formatted_corpus(directory, options.session_format, surface)
+            exclude = [path for path in (options.surface, options.repairs) if path is not None]
+            files, evidence = _scan_formatted_corpus(
+                directory, session_format, surface, exclude=exclude, strict=options.strict
+            )
         catalog = surface_hash(surface) if surface is not None else "(sessions)"
         report = measure(evidence.traces, surface, repairs, catalog)
         sections: dict[str, Any] = {"corpus": report.to_json()}

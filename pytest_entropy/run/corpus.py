@@ -33,7 +33,7 @@ from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.redact import redact_observation
 from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
 from pytest_entropy.core.validation import collect_external_refs, note_external_refs
-from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
@@ -106,17 +106,41 @@ class SourceFile:
     location: str
     window: str
     stamp: Stamp | None = None
+    # Set for a file a directory walk passed over (``surface``, ``companion``,
+    # ``unrecognized``): it is counted in the diagnostics, never read as a session.
+    skip: str | None = None
 
 
-def source_files(sources: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
+def source_files(
+    sources: Iterable[str | os.PathLike[str]],
+    skipped: Iterable[tuple[str | os.PathLike[str], str]] = (),
+) -> list[SourceFile]:
     """Expanded session files (paths or URLs) as map items. Local paths are named by their
-    absolute path in the pool (as the one-pass reader names them), URLs as given."""
+    absolute path in the pool (as the one-pass reader names them), URLs as given.
+    ``skipped`` (a :class:`~pytest_entropy.sources.locate.SessionListing`'s) follow, to be
+    counted, not read."""
     out = []
     for index, source in enumerate(sources):
         location = os.fspath(source)
         window = location if is_url(location) else os.path.abspath(location)
         out.append(SourceFile(index, location, window))
+    for path, why in skipped:
+        location = os.fspath(path)
+        out.append(SourceFile(len(out), location, os.path.abspath(location), skip=why))
     return out
+
+
+def _skipped_part(source: SourceFile) -> CorpusPart:
+    part = CorpusPart()
+    if source.skip == SKIPPED_SURFACE:
+        part.diagnostics.surface_files += 1
+    elif source.skip == SKIPPED_COMPANION:
+        part.diagnostics.companion_files += 1
+    else:
+        part.diagnostics.unrecognized(
+            source.location, "no session reader recognised it (--format auto)"
+        )
+    return part
 
 
 def source_stamp(location: str, options: ReadOptions | None = None) -> Stamp | None:
@@ -277,6 +301,8 @@ def _read_one(
     cache: EvidenceCache | None = None,
     cursor: ModelCursor | None = None,
 ) -> CorpusPart:
+    if source.skip is not None:
+        return _skipped_part(source)
     if plan.check_stamps and source_stamp(source.location, plan.options) != source.stamp:
         return CorpusPart(changed=[source.location])
     stamp = source_stamp(source.location, plan.options) if plan.stamps else None
@@ -437,3 +463,101 @@ def read_corpus(
     finally:
         if engine.progress is not None:
             engine.progress.end()
+
+
+# ------------------------------------------------------------------------ empty corpora
+
+
+class EmptyCorpusError(EntropyInputError):
+    """The corpus yielded no operations: nothing to measure, so nothing may pass (exit 2
+    unless ``--allow-empty``)."""
+
+
+def _names(names: Sequence[str], total: int, limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    more = total - min(len(names), limit)
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+
+
+def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "auto") -> str:
+    """Why a read that yielded no operations is empty, naming what was read.
+
+    For example ``read 214 files, 2,138 lines, 0 traces: no file matched a session format;
+    try --format FORMAT (...)``.
+    """
+    parts = [
+        f"read {_count(diagnostics.files, 'file')}, {_count(diagnostics.lines, 'line')},"
+        f" {_count(diagnostics.traces, 'trace')}"
+    ]
+    if diagnostics.files == 0 and not diagnostics.unrecognized_files:
+        reason = (
+            "no session files found (a directory means its *.jsonl files; under --format auto"
+            " a directory without them is searched for the .json, .jsonl and .gz files a"
+            " session reader recognises)"
+        )
+    elif diagnostics.files and diagnostics.unreadable_files == diagnostics.files:
+        reason = "no file could be read: " + _names(
+            diagnostics.unreadable_names, diagnostics.unreadable_files
+        )
+    elif diagnostics.rejected_traces:
+        reason = f"all {diagnostics.rejected_traces:,} traces failed the guard"
+    elif session_format == "auto":
+        from pytest_entropy.ingest.registry import session_formats
+
+        reason = (
+            "no file matched a session format; try --format FORMAT (one of"
+            f" {', '.join(session_formats()[1:])}; see docs/formats.md)"
+        )
+    else:
+        reason = f"nothing in them is a --format {session_format} session; try --format auto"
+    parts.append(reason)
+    extra = []
+    if diagnostics.unrecognized_files:
+        extra.append(
+            f"{diagnostics.unrecognized_files:,} unrecognised: "
+            + _names(diagnostics.unrecognized_names, diagnostics.unrecognized_files)
+        )
+    if diagnostics.surface_files:
+        extra.append(f"{_count(diagnostics.surface_files, 'surface or repair file')} skipped")
+    message = ": ".join(parts)
+    if extra:
+        message += " (" + "; ".join(extra) + ")"
+    return message + "; --allow-empty accepts an empty corpus"
+
+
+def check_not_empty(
+    diagnostics: ScanDiagnostics, *, allow_empty: bool = False, session_format: str = "auto"
+) -> None:
+    """Raise :class:`EmptyCorpusError` when the read yielded no operations (a trace or an
+    audit call), unless ``allow_empty``."""
+    if not allow_empty and not diagnostics.operations_found:
+        raise EmptyCorpusError(empty_corpus_message(diagnostics, session_format))
+
+
+def skipped_files_warning(diagnostics: ScanDiagnostics) -> str | None:
+    """``warning: ...`` naming the unreadable and unrecognised files a read passed over, or
+    ``None`` when there were none."""
+    parts = []
+    if diagnostics.unreadable_files:
+        parts.append(
+            f"{diagnostics.unreadable_files:,} unreadable ("
+            + _names(diagnostics.unreadable_names, diagnostics.unreadable_files)
+            + ")"
+        )
+    if diagnostics.unrecognized_files:
+        parts.append(
+            f"{diagnostics.unrecognized_files:,} unrecognised ("
+            + _names(diagnostics.unrecognized_names, diagnostics.unrecognized_files)
+            + ")"
+        )
+    if not parts:
+        return None
+    return (
+        "warning: session files passed over: "
+        + "; ".join(parts)
+        + " (diagnostics name them; --strict makes this an error)"
+    )

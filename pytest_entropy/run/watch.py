@@ -36,6 +36,7 @@ from pytest_entropy.core.records import RepairRow
 from pytest_entropy.core.steering import Steering, steer_entropy_surface
 from pytest_entropy.core.validation import collect_external_refs
 from pytest_entropy.ingest.base import ReadOptions
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.locate import SessionFile
@@ -53,13 +54,18 @@ from pytest_entropy.state.store import (
 __all__ = ["REVIEW_HINT", "CompileLoop", "Notice", "TickResult", "Watcher"]
 
 REVIEW_HINT = "pytest-entropy status"
+NO_FILES = "no files"
+NO_TRACES = "no traces"
+WAITING = (
+    "entropy: waiting for sessions (none with operations yet); compiles start when one arrives"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Notice:
     """One user-facing line, with a machine-readable kind."""
 
-    kind: str  # compiled, review, rejected, damaged, error, unenforced
+    kind: str  # compiled, review, rejected, damaged, error, unenforced, waiting
     text: str
 
     def to_json(self) -> dict[str, Any]:
@@ -74,6 +80,13 @@ class TickResult:
     notices: list[Notice] = field(default_factory=list)
     written: bool = False
     elapsed_ms: float = 0.0
+    # What the tick read (``None`` when it read nothing: no files, damaged state).
+    diagnostics: ScanDiagnostics | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether the window yielded no operations (no files, or no traces in them)."""
+        return self.status in (NO_FILES, NO_TRACES)
 
 
 def _rejection_identity(reason: str) -> tuple[str, str]:
@@ -138,11 +151,16 @@ class CompileLoop:
         self.last_rejection: frozenset[tuple[str, str]] | None = None
         self.last_damage: str | None = None
         self.last_external_refs: frozenset[str] = frozenset()
+        self.waiting = False
 
     def tick(self) -> TickResult:
         started = self.clock()
         result = self._tick(started)
         result.elapsed_ms = (self.clock() - started) * 1000
+        if result.empty and not self.waiting:
+            # Said once while the window stays empty; said again after it has had sessions.
+            result.notices.append(Notice("waiting", WAITING))
+        self.waiting = result.empty
         return result
 
     def _damaged(self, message: str, *, status: str = "damaged") -> TickResult:
@@ -157,7 +175,7 @@ class CompileLoop:
     def _tick(self, started: float) -> TickResult:
         files = list(self.window())
         if not files:
-            return TickResult("no files")
+            return TickResult(NO_FILES)
         # Snapshots of both state files; the tick writes only if they are unchanged when it
         # commits, and otherwise merges and compiles again from what the other writer left.
         reads = [
@@ -181,7 +199,7 @@ class CompileLoop:
             where = read.unreadable[0].location
             return self._damaged(f"{where}: unreadable session file (strict)", status="unreadable")
         if not read.records.traces:
-            return TickResult("no traces")
+            return TickResult(NO_TRACES, diagnostics=read.diagnostics)
 
         external: set[str] = set()
         applied: list[Any] = []  # the proposals a compile notice may call applied

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -22,10 +22,20 @@ from pytest_entropy.ingest.base import (
     is_session_name,
     open_session,
 )
-from pytest_entropy.ingest.registry import directory_files
+from pytest_entropy.ingest.registry import directory_files, directory_listing
 from pytest_entropy.sources.urls import expand_url, is_url
 
 DEFAULT_WINDOW = 8
+
+
+@dataclass(slots=True)
+class SessionListing:
+    """The session sources a run reads, in order, and the files its directory walks passed
+    over (``(path, why)``: a surface or repair file, or unrecognised), which the read
+    counts without reading them."""
+
+    files: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def expand_session_paths(
@@ -35,20 +45,36 @@ def expand_session_paths(
 
     Names sort in UTF-16 code-unit order. A foreign ``options.session_format`` may mean
     other files (``docs/formats.md``); ``auto`` adds Claude Code's
-    ``<session>/subagents/*.jsonl``. A missing or unreadable path is an input error; an
-    unreadable file inside a directory is counted when it is read (``--strict``: an error).
+    ``<session>/subagents/*.jsonl``, and walks a directory without ``*.jsonl`` for the
+    files a session reader claims (:func:`session_listing` also says what it passed over).
+    A missing or unreadable path is an input error; an unreadable file inside a directory
+    is counted when it is read (``--strict``: an error).
     """
-    out: list[Path] = []
+    return [Path(name) for name in session_listing(paths, options).files]
+
+
+def session_listing(
+    paths: Sequence[str | os.PathLike[str]],
+    options: ReadOptions | None = None,
+    exclude: Collection[str | os.PathLike[str]] = (),
+) -> SessionListing:
+    """Local paths expanded as :func:`expand_session_paths` says, with what the directory
+    walks passed over; ``exclude`` names files that are surfaces or repair tables (the
+    run's ``--surface`` and ``--repairs``), never session files of a walk."""
+    excluded = frozenset(os.path.abspath(item) for item in exclude)
+    listing = SessionListing()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out.extend(directory_files(path, options))
+            found = directory_listing(path, options, excluded)
+            listing.files.extend(str(item) for item in found.files)
+            listing.skipped.extend((str(item), why) for item, why in found.skipped)
         elif path.exists():
             _check_readable(path)
-            out.append(path)
+            listing.files.append(str(path))
         else:
             raise EntropyInputError("no such file or directory", source=str(path))
-    return out
+    return listing
 
 
 def _check_readable(path: Path) -> None:
@@ -133,13 +159,22 @@ def expand_session_sources(
     ``options``, a foreign format's directory rule); URLs as :func:`expand_url` (always the
     native rule).
     """
-    out: list[str] = []
+    return session_source_listing(sources, options).files
+
+
+def session_source_listing(
+    sources: Sequence[str | os.PathLike[str]],
+    options: ReadOptions | None = None,
+    exclude: Collection[str | os.PathLike[str]] = (),
+) -> SessionListing:
+    """:func:`expand_session_sources` with what the directory walks passed over."""
+    listing = SessionListing()
     for source in sources:
         if is_url(source):
             storage = options.storage_options if options is not None else None
-            out.extend(expand_url(cast(str, source), storage))
-        elif options is None:
-            out.extend(str(path) for path in expand_session_paths([source]))
+            listing.files.extend(expand_url(cast(str, source), storage))
         else:
-            out.extend(str(path) for path in expand_session_paths([source], options))
-    return out
+            found = session_listing([source], options, exclude)
+            listing.files.extend(found.files)
+            listing.skipped.extend(found.skipped)
+    return listing

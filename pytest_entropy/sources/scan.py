@@ -42,10 +42,9 @@ def _unreadable(
     error: BaseException,
     options: ReadOptions | None = None,
 ) -> bool:
-    diagnostics.unreadable_files += 1
     # A storage backend's message may repeat a credential given in the storage options.
     shown = redact_storage_secrets(str(error), options.storage_options if options else None)
-    diagnostics.note(name, f"unreadable: {shown}")
+    diagnostics.unreadable(name, shown)
     return False
 
 
@@ -134,6 +133,8 @@ def _scan_source(scanner: SessionScanner, options: ReadOptions) -> bool:
     finally:
         scanner.diagnostics = diagnostics
     own.samples = [sample.replace(str(copy), name) for sample in own.samples]
+    own.unreadable_names = [item.replace(str(copy), name) for item in own.unreadable_names]
+    own.unrecognized_names = [item.replace(str(copy), name) for item in own.unrecognized_names]
     diagnostics.merge(own)
     return readable
 

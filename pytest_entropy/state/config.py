@@ -55,6 +55,8 @@ class EntropyConfig:
     poll_ms: int = 500
     window: int = 8
     strict: bool = False
+    # An input that yields no operations passes (the twin of --allow-empty).
+    allow_empty: bool = False
     # fsspec storage options for session URLs (the twin of --storage-options); they may
     # hold credentials, so they stay out of the repr.
     storage_options: dict[str, Any] | None = field(default=None, repr=False)
@@ -92,6 +94,7 @@ _FIELD_TYPES = {
     "poll_ms": int,
     "window": int,
     "strict": bool,
+    "allow_empty": bool,
     "storage_options": dict,
     "scheduler_timeout": float,
     "partial": bool,
@@ -224,8 +227,9 @@ OPTIONS: Final = (
     Option(
         "sessions",
         "path",
-        "certification corpus mode: every *.jsonl directly in DIR, one scan; with "
-        "--entropy-max-score or --entropy-baseline also the corpus the gate measures",
+        "certification corpus mode: every *.jsonl directly in DIR, one scan (other formats:"
+        " --entropy-format); with --entropy-max-score or --entropy-baseline also the corpus"
+        " the gate measures",
         "DIR",
         bare=True,
     ),
@@ -276,6 +280,28 @@ OPTIONS: Final = (
         "any unreadable or unrecognised session file is an error (the gate and corpus mode"
         " fail) instead of being counted",
         cli_flag="--strict",
+    ),
+    Option(
+        "allow-empty",
+        "flag",
+        "a sessions corpus that yields no operations passes the gate (default: it fails,"
+        " naming what was read); certification's corpus mode fails on it regardless",
+    ),
+    Option(
+        "format",
+        "text",
+        "the session format of --entropy-sessions: auto (default: detect each file), fabric"
+        " (native) or a foreign format (docs/formats.md)",
+        "FORMAT",
+        bare=True,
+    ),
+    Option(
+        "surface-format",
+        "text",
+        "the format of --entropy-surface: auto (default: detect), snapshot or a tool list"
+        " (mcp, openai, anthropic, pi, bfcl, ...)",
+        "FORMAT",
+        bare=True,
     ),
     Option(
         "accept",
@@ -337,10 +363,11 @@ class CommandFlag:
 
     flag: str
     help: str
-    metavar: str
+    metavar: str | None
     many: bool = False
     action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
     choices: tuple[str, ...] = ()
+    switch: bool = False  # an on/off flag (``--allow-empty``), no value
 
 
 COMMAND_FLAGS: Final = {
@@ -413,6 +440,13 @@ COMMAND_FLAGS: Final = {
         "",
         action="store_true",
     ),
+    "allow-empty": CommandFlag(
+        "--allow-empty",
+        "pass on a corpus that yields no operations (default: exit 2, naming what was read;"
+        " or allow-empty in [tool.entropy])",
+        None,
+        switch=True,
+    ),
 }
 
 
@@ -422,6 +456,10 @@ def add_command_flag(
     """Add the shared flag ``name`` of :data:`COMMAND_FLAGS` to a parser or group
     (``help`` adds what this command means by it)."""
     entry = COMMAND_FLAGS[name]
+    if entry.switch:
+        # None, not False: "not given" falls through to the project configuration.
+        parser.add_argument(entry.flag, action="store_true", default=None, help=help or entry.help)
+        return
     kwargs: dict[str, Any] = {"metavar": entry.metavar, "help": help or entry.help}
     if entry.action == "store_true":
         # None, not False: "not given" falls through to the project configuration.
@@ -467,6 +505,12 @@ class EntropySettings:
     surface_server: str | None = None
     # ``state-dir`` of the configuration: where the trial looks for compiled.json first.
     state_dir: Path | None = None
+    allow_empty: bool = False
+    session_format: str = "auto"
+    surface_format: str = "auto"
+    # Where ``surface`` came from: the ``entropy_surface`` ini key (meant for the fixture)
+    # does not put certification into corpus mode on its own.
+    surface_from_ini: bool = False
 
     @property
     def gate(self) -> bool:
@@ -484,13 +528,20 @@ class EntropySettings:
         def text(path: Path | None) -> str | None:
             return None if path is None else str(path)
 
+        surface = self.surface_server or text(self.surface)
+        # The ini key alone (for the entropy_surface fixture) is no corpus-mode request: it
+        # joins corpus mode only beside a sessions corpus; surface-lint still lints it.
+        corpus_surface = None if self.surface_from_ini and self.sessions is None else surface
         return {
             "sessions": text(self.sessions),
-            "surface": text(self.surface),
+            "surface": corpus_surface,
+            "lint_surface": surface,
             "repairs": text(self.repairs),
             "trial": self.trial,
             "artifact": text(self.artifact),
             "lint": self.lint,
             "strict": self.strict,
             "state_dir": text(self.state_dir),
+            "session_format": self.session_format,
+            "surface_format": self.surface_format,
         }

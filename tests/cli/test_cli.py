@@ -161,7 +161,10 @@ def test_status_over_an_agent_dir(capsys: pytest.CaptureFixture[str], tmp_path: 
     project_only = run_json(
         capsys, "status", "--agent-dir", agent, "--cwd", "/work/app", "--project"
     )
-    elsewhere = run_json(capsys, "status", "--agent-dir", agent, "--cwd", "/other", "--project")
+    # No session of this project: an empty corpus, which status accepts only when told.
+    elsewhere = run_json(
+        capsys, "status", "--agent-dir", agent, "--cwd", "/other", "--project", "--allow-empty"
+    )
     assert machine["surface"]["actions"] == 7  # the exported snapshot is the default surface
     assert len(machine["corpus"]["sessions"]) == 3
     assert machine["corpus"] == project_only["corpus"]

@@ -176,6 +176,17 @@ def test_measure_and_status_take_the_format_options(
     code, out, _ = run(
         capsys, "measure", "--sessions", str(sessions), "--format", "fabric", "--json"
     )
+    assert code == 2  # read natively, Pi sessions yield nothing: an empty corpus fails
+    code, out, _ = run(
+        capsys,
+        "measure",
+        "--sessions",
+        str(sessions),
+        "--format",
+        "fabric",
+        "--allow-empty",
+        "--json",
+    )
     assert json.loads(out)["report"]["totals"]["operations"] == 0
     code, out, _ = run(
         capsys, "measure", "--sessions", str(sessions), "--ref-prefix", "agent.", "--json"
@@ -200,7 +211,7 @@ def test_agent_dir_stays_native_unless_told(
     agent = tmp_path / "agent"
     project = agent / "sessions" / "--work-app--"
     pi_log(project / "s.jsonl", {"command": "ls"})
-    base = ["status", "--agent-dir", str(agent), "--cwd", "/work/app", "--json"]
+    base = ["status", "--agent-dir", str(agent), "--cwd", "/work/app", "--json", "--allow-empty"]
     code, out, err = run(capsys, *base)
     assert code == 0, err
     assert json.loads(out)["diagnostics"]["traces"] == 0

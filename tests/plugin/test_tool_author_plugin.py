@@ -97,7 +97,9 @@ def test_the_sessions_gate_without_writing_a_test(
     pytester.makepyfile("def test_unrelated():\n    pass\n")
     monkeypatch.delenv("CI", raising=False)
     above = run(pytester, f"--sessions={sessions}", "--entropy-max-score=0.1")
-    above.assert_outcomes(passed=1)
+    # The gate is an item: pytest's own summary line counts its failure.
+    above.assert_outcomes(passed=1, failed=1)
+    above.stdout.fnmatch_lines(["*FAILED entropy-gate::max-score*", "*1 failed, 1 passed*"])
     assert above.ret == pytest.ExitCode.TESTS_FAILED
     above.stdout.fnmatch_lines(["entropy gate: sessions score 0.2173 *", "*ABOVE the maximum 0.1"])
     # The gate measures exactly as `pytest-entropy measure` does.

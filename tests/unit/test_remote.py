@@ -46,8 +46,10 @@ def put(url: str, data: bytes) -> None:
 def fingerprint(sources: list[Any], **options: Any) -> tuple[str, dict[str, Any]]:
     result = measured(sources, **options)
     diagnostics = result.diagnostics.to_json()
-    # Sample lines name the file as given (path or URL); everything else must agree.
-    diagnostics["samples"] = [sample.rsplit("/", 1)[-1] for sample in diagnostics["samples"]]
+    # Sample lines and file names name the file as given (path or URL); everything else
+    # must agree.
+    for key in ("samples", "unreadableNames", "unrecognizedNames"):
+        diagnostics[key] = [item.rsplit("/", 1)[-1] for item in diagnostics[key]]
     return report_hash(result.state.finalize()), diagnostics
 
 

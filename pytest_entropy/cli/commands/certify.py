@@ -25,7 +25,16 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "certify", help="run the certification checks (spec §12), optionally on a corpus"
     )
-    for name in ("sessions", "surface", "repairs", "trial", "artifact", "lint", "strict"):
+    for name in (
+        "sessions",
+        "surface",
+        "repairs",
+        "trial",
+        "artifact",
+        "lint",
+        "strict",
+        "surface-format",
+    ):
         add_cli_option(parser, name)
     add_command_flag(
         parser,
@@ -48,9 +57,9 @@ def register(commands: Any) -> None:
         default=None,
         choices=[*session_formats(), *OUTPUT_FORMATS],
         metavar="FORMAT",
-        help="corpus mode's session format, as for every other command (default: native"
-        " session JSONL, the spec's corpus mode). Deprecated: text, markdown and json here"
-        " still select the output format; use --output-format",
+        help="corpus mode's session format, as for every other command (default: auto; a"
+        " directory of native *.jsonl is the spec's corpus mode exactly). Deprecated: text,"
+        " markdown and json here still select the output format; use --output-format",
     )
     add_report_options(parser)
     parser.set_defaults(handler=run)
@@ -71,6 +80,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         strict=bool(args.entropy_strict),
         session_format=session_format_of(args),
         state_dir=args.state_dir,
+        surface_format=surface_format_of(args),
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")
@@ -106,8 +116,21 @@ def output_format_of(args: argparse.Namespace) -> str:
     return "text"
 
 
-def session_format_of(args: argparse.Namespace) -> str | None:
-    """``--format`` when it names a session format (``None``: the native corpus mode)."""
+def session_format_of(args: argparse.Namespace) -> str:
+    """``--format`` when it names a session format, else ``auto`` (under which a directory
+    of native ``*.jsonl`` is the spec's corpus mode exactly)."""
     if args.format is None or args.format in OUTPUT_FORMATS:
-        return None
+        return "auto"
     return str(args.format)
+
+
+def surface_format_of(args: argparse.Namespace) -> str:
+    """``--surface-format`` (default ``auto``), checked against the registry (exit 2)."""
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.ingest.registry import surface_formats
+
+    chosen = args.entropy_surface_format or "auto"
+    if chosen not in surface_formats():
+        known = ", ".join(surface_formats())
+        raise EntropyInputError(f"unknown surface format {chosen!r} (known: {known})")
+    return str(chosen)

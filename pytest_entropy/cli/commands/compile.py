@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_allow_empty,
     add_engine_options,
     add_format_options,
     add_json,
@@ -19,7 +20,7 @@ from pytest_entropy.cli.common import (
     add_sessions_option,
     add_state_options,
     add_surface_option,
-    check_strict,
+    check_corpus,
     engine_options_of,
     load_optional_repairs,
     oversized_note,
@@ -108,6 +109,7 @@ def register(commands: Any) -> None:
         "--catalog-digest", metavar="TEXT", help="catalog digest of the before-report"
     )
     add_format_options(parser)
+    add_allow_empty(parser)
     add_engine_options(parser)
     add_state_options(parser)
     parser.add_argument(
@@ -188,7 +190,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 redact_values=redact_values,
             )
         unenforced[:] = [met]
-        check_strict(args, run_.diagnostics)  # before anything is written
+        check_corpus(args, run_.diagnostics)  # before anything is written
         writes = []
         if pool_path is not None and run_.pool is not None:
             writes.append(Write(pool_path, POOL, run_.pool.file))

@@ -132,8 +132,7 @@ def _convert_one(
             ) from None
         # As when measuring: a file that fails while being read contributes nothing.
         partial.unlink(missing_ok=True)
-        diagnostics.unreadable_files += 1
-        diagnostics.note(str(path), f"unreadable: {error}")
+        diagnostics.unreadable(str(path), str(error))
         return {"source": str(path), "output": None, "format": session_format}
     os.replace(partial, target)
     return {

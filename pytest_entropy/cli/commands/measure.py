@@ -6,13 +6,14 @@ import argparse
 from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
+    add_allow_empty,
     add_engine_options,
     add_format_options,
     add_json,
     add_repairs_option,
     add_sessions_option,
     add_surface_option,
-    check_strict,
+    check_corpus,
     engine_options_of,
     foreign_lines,
     load_optional_repairs,
@@ -38,6 +39,7 @@ def register(commands: Any) -> None:
     add_surface_option(parser)
     add_repairs_option(parser)
     add_format_options(parser)
+    add_allow_empty(parser)
     parser.add_argument(
         "--catalog-digest",
         metavar="TEXT",
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         digest = surface_hash(surface) if surface is not None else ""
     result = read_corpus(sources, measure_plan(options), engine_options_of(args))
-    check_strict(args, result.diagnostics)
+    check_corpus(args, result.diagnostics)
     report = result.state.finalize(surface, repairs, digest)
     hashed = report_hash(report)
     document = {

@@ -10,12 +10,13 @@ from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
     EXIT_OK,
+    add_allow_empty,
     add_engine_options,
     add_format_options,
     add_json,
     add_sessions_option,
     add_surface_option,
-    check_strict,
+    check_corpus,
     engine_options_of,
     oversized_note,
     print_json,
@@ -46,6 +47,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--pool-in", metavar="FILE", help="the pool to merge into (default: empty)")
     parser.add_argument("--out", metavar="FILE", required=True, help="where to write the pool")
     add_format_options(parser)
+    add_allow_empty(parser)
     add_engine_options(parser)
     add_redact_option(parser)
     add_json(parser)
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             engine=engine_options_of(args),
             redact_values=redact_values,
         )
-        check_strict(args, diagnostics)  # before anything is written
+        check_corpus(args, diagnostics)  # before anything is written
         return merged, [Write(target, POOL, merged.file)]
 
     if in_place:

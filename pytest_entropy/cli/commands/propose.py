@@ -7,13 +7,14 @@ from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
     EXIT_OK,
+    add_allow_empty,
     add_engine_options,
     add_format_options,
     add_json,
     add_repairs_option,
     add_sessions_option,
     add_surface_option,
-    check_strict,
+    check_corpus,
     engine_options_of,
     load_optional_repairs,
     print_json,
@@ -51,6 +52,7 @@ def register(commands: Any) -> None:
         help="take values from the projected trace arguments instead of the audits",
     )
     add_format_options(parser)
+    add_allow_empty(parser)
     add_engine_options(parser)
     add_explain_option(parser)
     add_json(parser)
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         engine=engine_options_of(args),
         explain=explain_of(args),
     )
-    check_strict(args, run_.diagnostics)
+    check_corpus(args, run_.diagnostics)
     report, proposals = run_.report, run_.proposals
     review = entropy_review_signals(proposals)
     if args.json:

@@ -10,17 +10,19 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EMPTY_SURFACE,
     EXIT_OK,
+    add_allow_empty,
     add_command_flag,
     add_format_options,
     add_json,
     add_repairs_option,
     add_surface_option,
-    check_strict,
+    check_corpus,
     load_optional_repairs,
     print_json,
     print_lines,
     read_options_of,
     state_dir_of,
+    surface_files_of,
     surface_of,
 )
 from pytest_entropy.cli.reports import add_report_options, wants_reports, write_reports
@@ -46,7 +48,7 @@ from pytest_entropy.sources.agent_dir import (
     machine_session_files,
     project_session_files,
 )
-from pytest_entropy.sources.locate import directory_session_files
+from pytest_entropy.sources.locate import directory_session_files, session_listing
 from pytest_entropy.state.store import COMPILED, POOL, load
 
 
@@ -67,6 +69,7 @@ def register(commands: Any) -> None:
     add_surface_option(parser)
     add_repairs_option(parser)
     add_format_options(parser)
+    add_allow_empty(parser)
     add_command_flag(
         parser,
         "state-dir",
@@ -111,6 +114,7 @@ def require_agent_dir(agent_dir: str) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     cwd = args.cwd or os.getcwd()
     scope = "machine"
+    skipped: list[tuple[str, str]] = []
     default_surface = None
     layout = agent_layout(args.agent_dir, args.agent_kind) if args.agent_dir else None
     state_dir = state_dir_of(args)
@@ -123,6 +127,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if not directory.is_dir():
             raise EntropyInputError("sessions directory not found", source=args.sessions)
         files = directory_session_files(directory, options=options)
+        # What a directory walk passed over is counted, as every command counts it.
+        skipped = session_listing([directory], options, surface_files_of(args)).skipped
     else:
         require_agent_dir(args.agent_dir)
         agent_dir = Path(args.agent_dir)
@@ -142,9 +148,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     digest = surface_hash(surface)
     pool = load(state_dir, POOL)
     plan = records_plan(options, file_states=True, windows=pool.error is None)
-    read = read_corpus(source_files(item.path for item in files), plan, pool=pool.file)
+    read = read_corpus(source_files((item.path for item in files), skipped), plan, pool=pool.file)
     diagnostics = read.diagnostics
-    check_strict(args, diagnostics)
+    check_corpus(args, diagnostics)
     states = [(source.location, state) for source, state in read.files]
     corpus = measure_session_corpus(states, surface, digest, repairs)
     review_line, review = _review_line(read, surface, digest, repairs, pool.error)

@@ -15,13 +15,14 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_allow_empty,
     add_engine_options,
     add_format_options,
     add_json,
     add_sessions_option,
     add_state_options,
     add_surface_option,
-    check_strict,
+    check_corpus,
     engine_options_of,
     print_json,
     print_lines,
@@ -69,6 +70,7 @@ def register(commands: Any) -> None:
     )
     add_state_options(parser)
     add_format_options(parser)
+    add_allow_empty(parser)
     add_engine_options(parser)
     add_explain_option(parser)
     add_redact_option(parser)
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 options=options,
                 engine=engine_options_of(args),
             )
-    check_strict(args, diagnostics)
+    check_corpus(args, diagnostics)
     if args.json:
         value = trial.to_json()
         if explanations is not None:

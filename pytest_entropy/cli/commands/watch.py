@@ -14,16 +14,20 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
+    add_allow_empty,
     add_command_flag,
     add_format_options,
     add_json,
+    allow_empty_of,
     read_options_of,
     surface_of,
 )
 from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.steering import Steering
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
+from pytest_entropy.run.corpus import EmptyCorpusError, empty_corpus_message
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
     agent_layout,
@@ -58,6 +62,7 @@ def register(commands: Any) -> None:
     add_format_options(parser)
     for name in ("partial", "only", "exclude", "min-gain", "redact-values"):
         add_command_flag(parser, name)
+    add_allow_empty(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -152,6 +157,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     if args.once:
         result = loop.tick()
+        if result.empty and not allow_empty_of(args):
+            # One tick that compiled nothing from nothing is a failure; a running watch
+            # waits for sessions instead (it says so once).
+            diagnostics = result.diagnostics or ScanDiagnostics()
+            raise EmptyCorpusError(
+                f"watch --once: {empty_corpus_message(diagnostics, args.format or 'auto')}"
+                f" (window: {', '.join(map(str, watch_paths))})"
+            )
         for notice in result.notices:
             _emit(out, notice, args.json)
         if args.json:
