@@ -43,10 +43,13 @@ __all__ = [
     "EXIT_USAGE",
     "add_allow_empty",
     "add_command_flag",
+    "add_corpus_inputs",
+    "add_corpus_reading",
     "add_engine_options",
     "add_format_options",
     "add_json",
     "add_repairs_option",
+    "add_session_dir_options",
     "add_sessions_option",
     "add_state_options",
     "add_surface_option",
@@ -55,6 +58,7 @@ __all__ = [
     "engine_options_of",
     "foreign_lines",
     "load_optional_repairs",
+    "optional_surface_of",
     "positive_int",
     "print_json",
     "print_lines",
@@ -132,6 +136,20 @@ def add_state_options(parser: argparse.ArgumentParser) -> None:
     add_command_flag(parser, "agent-kind")
 
 
+def add_session_dir_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--sessions-dir D`` or ``--agent-dir A`` (one of them ``required``), ``--agent-kind``
+    and ``--project``: where the commands that follow an agent find its sessions."""
+    where = parser.add_mutually_exclusive_group(required=required)
+    add_command_flag(where, "sessions-dir")
+    add_command_flag(where, "agent-dir")
+    add_command_flag(parser, "agent-kind")
+    parser.add_argument(
+        "--project",
+        action="store_true",
+        help="with --agent-dir: only the current directory's sessions",
+    )
+
+
 def state_dir_of(args: argparse.Namespace) -> Path:
     """The state directory the options name: ``--state-dir``, else the agent directory's
     (Pi's ``fabric/entropy/``, the project's ``.entropy/`` for Claude Code), else
@@ -155,6 +173,11 @@ def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:
         surface_format=getattr(args, "surface_format", None) or "auto",
         ref_prefix=getattr(args, "ref_prefix", None) or "",
     )
+
+
+def optional_surface_of(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--surface`` the command was given, loaded, or ``None`` without one."""
+    return surface_of(args, args.surface) if args.surface else None
 
 
 def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) -> ReadOptions:
@@ -344,6 +367,30 @@ def strict_of(args: argparse.Namespace) -> bool:
 def add_allow_empty(parser: argparse.ArgumentParser) -> None:
     """``--allow-empty``: a corpus that yields no operations passes (the shared flag)."""
     add_command_flag(parser, "allow-empty")
+
+
+def add_corpus_inputs(
+    parser: argparse.ArgumentParser, *, surface_required: bool = False, repairs: bool = True
+) -> None:
+    """What a corpus command reads: ``--sessions``, ``--surface`` and (with ``repairs``)
+    ``--repairs``, in that order."""
+    add_sessions_option(parser)
+    add_surface_option(parser, required=surface_required)
+    if repairs:
+        add_repairs_option(parser)
+
+
+def add_corpus_reading(
+    parser: argparse.ArgumentParser, *, catalog_digest: str | None = None, engine: bool = True
+) -> None:
+    """How a corpus command reads it: the format options, ``--allow-empty``, then (given
+    its help text) ``--catalog-digest`` and (with ``engine``) the engine options."""
+    add_format_options(parser)
+    add_allow_empty(parser)
+    if catalog_digest is not None:
+        parser.add_argument("--catalog-digest", metavar="TEXT", help=catalog_digest)
+    if engine:
+        add_engine_options(parser)
 
 
 def allow_empty_of(args: argparse.Namespace) -> bool:

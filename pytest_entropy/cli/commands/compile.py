@@ -12,14 +12,10 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_repairs_option,
-    add_sessions_option,
     add_state_options,
-    add_surface_option,
     check_corpus,
     engine_options_of,
     load_optional_repairs,
@@ -95,9 +91,7 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "compile", help="compile a tighter surface behind the gate (score never rises)"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser, required=True)
-    add_repairs_option(parser)
+    add_corpus_inputs(parser, surface_required=True)
     parser.add_argument("--artifact", metavar="FILE", help="the incumbent compiled artifact")
     parser.add_argument("--out", metavar="FILE", help="write the new artifact here")
     parser.add_argument(
@@ -108,9 +102,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--catalog-digest", metavar="TEXT", help="catalog digest of the before-report"
     )
-    add_format_options(parser)
-    add_allow_empty(parser)
-    add_engine_options(parser)
+    add_corpus_reading(parser)
     add_state_options(parser)
     parser.add_argument(
         "--write",

@@ -15,13 +15,10 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_sessions_option,
     add_state_options,
-    add_surface_option,
     check_corpus,
     engine_options_of,
     print_json,
@@ -61,17 +58,14 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "trial", help="held-out trial: replay recorded calls against the compiled artifact"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser, required=True)
+    add_corpus_inputs(parser, surface_required=True, repairs=False)
     parser.add_argument(
         "--artifact",
         metavar="FILE",
         help="the compiled artifact (default: STATE_DIR/compiled.json)",
     )
     add_state_options(parser)
-    add_format_options(parser)
-    add_allow_empty(parser)
-    add_engine_options(parser)
+    add_corpus_reading(parser)
     add_explain_option(parser)
     add_redact_option(parser)
     add_json(parser)
@@ -123,22 +117,20 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     options = read_options_of(args, surface)
     explanations = None
     with watch_unenforced() as met:
+        sources = session_sources_of(args, options)
+        engine = engine_options_of(args)
         if explain_of(args):
             trial, diagnostics, explanations = explained_trial_sources(
-                session_sources_of(args, options),
+                sources,
                 surface,
                 artifact,
                 options=options,
-                engine=engine_options_of(args),
+                engine=engine,
                 redact_values=redact_values_of(args),
             )
         else:
             trial, diagnostics = trial_sources(
-                session_sources_of(args, options),
-                surface,
-                artifact,
-                options=options,
-                engine=engine_options_of(args),
+                sources, surface, artifact, options=options, engine=engine
             )
     check_corpus(args, diagnostics)
     if args.json:
