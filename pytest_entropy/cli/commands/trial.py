@@ -40,18 +40,10 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
+from pytest_entropy.report.text import TRIAL_CLASSES
 from pytest_entropy.run.trial import trial_sources
 from pytest_entropy.run.trial_explain import explained_trial_sources
 from pytest_entropy.state.store import COMPILED, load_path
-
-_CLASS_LABELS = (
-    ("bothAccept", "both accept"),
-    ("bothReject", "both reject"),
-    ("tighteningCost", "tightening costs"),
-    ("typedFailureWin", "typed-failure wins"),
-    ("quarantineWin", "quarantine wins"),
-    ("quarantineCost", "quarantine costs"),
-)
 
 
 def register(commands: Any) -> None:
@@ -95,7 +87,7 @@ def trial_lines(trial: TrialReport) -> list[str]:
         f" {js_string(trial.effective_score)} (delta {js_string(trial.delta)}) · wins {wins}"
         f" · costs {costs}",
         f"calls: {totals['operations']} replayed · "
-        + " · ".join(f"{totals[key]} {label}" for key, label in _CLASS_LABELS),
+        + " · ".join(f"{totals[key]} {label}" for key, label in TRIAL_CLASSES),
     ]
     if trial.divergences:
         lines.append("divergences:")
