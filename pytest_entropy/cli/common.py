@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, overload
 
 from pytest_entropy.cli.terminal import progress_wanted
 from pytest_entropy.core.canonical import file_text
@@ -34,6 +34,7 @@ from pytest_entropy.state.config import (
     positive_seconds,
     storage_options_value,
 )
+from pytest_entropy.state.store import StoreKind, load_path
 
 __all__ = [
     "EMPTY_SURFACE",
@@ -58,6 +59,7 @@ __all__ = [
     "engine_options_of",
     "foreign_lines",
     "load_optional_repairs",
+    "load_state_file",
     "optional_surface_of",
     "positive_int",
     "print_json",
@@ -113,6 +115,31 @@ def print_lines(out: TextIO, lines: list[str], *, spec: bool = False) -> None:
 
 def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
     return load_repairs(path) if path else None
+
+
+@overload
+def load_state_file(
+    path: str | Path, kind: StoreKind, *, required: Literal[True] = ...
+) -> dict[str, Any]: ...
+
+
+@overload
+def load_state_file(
+    path: str | Path, kind: StoreKind, *, required: bool
+) -> dict[str, Any] | None: ...
+
+
+def load_state_file(
+    path: str | Path, kind: StoreKind, *, required: bool = True
+) -> dict[str, Any] | None:
+    """The compiled artifact or observation pool at ``path``; a damaged file is an input
+    error naming it, and so is a missing one when ``required`` (else ``None``)."""
+    loaded = load_path(Path(path), kind)
+    if loaded.error is not None:
+        raise EntropyInputError(loaded.error, source=str(path))
+    if loaded.file is None and required:
+        raise EntropyInputError(f"{kind.label} file not found", source=str(path))
+    return loaded.file
 
 
 def add_sessions_option(

@@ -19,6 +19,7 @@ from pytest_entropy.cli.common import (
     check_corpus,
     engine_options_of,
     load_optional_repairs,
+    load_state_file,
     oversized_note,
     print_json,
     print_lines,
@@ -49,7 +50,6 @@ from pytest_entropy.state.store import (
     Snapshot,
     StoreKind,
     Write,
-    load_path,
     update_many,
     write_document,
 )
@@ -116,13 +116,6 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _load_required(path: Path, kind: Any) -> dict[str, Any] | None:
-    loaded = load_path(path, kind)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=str(path))
-    return loaded.file
-
-
 def _same_file(first: Path | None, second: Path | None) -> bool:
     return (
         first is not None
@@ -163,7 +156,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if checked_artifact:
             incumbent = held[COMPILED.filename].file
         else:
-            incumbent = _load_required(artifact_path, COMPILED) if artifact_path else None
+            incumbent = (
+                load_state_file(artifact_path, COMPILED, required=False) if artifact_path else None
+            )
         if args.artifact and incumbent is None:
             raise EntropyInputError("compiled surface file not found", source=args.artifact)
         pool = held[POOL.filename].file if pool_path is not None else None

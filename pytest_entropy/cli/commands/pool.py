@@ -15,6 +15,7 @@ from pytest_entropy.cli.common import (
     add_json,
     check_corpus,
     engine_options_of,
+    load_state_file,
     optional_surface_of,
     oversized_note,
     print_json,
@@ -29,7 +30,6 @@ from pytest_entropy.state.store import (
     POOL,
     Snapshot,
     Write,
-    load_path,
     update_many,
     write_document,
 )
@@ -49,12 +49,7 @@ def register(commands: Any) -> None:
 
 
 def _pool_in(path: str) -> dict[str, Any]:
-    loaded = load_path(Path(path), POOL)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=path)
-    if loaded.file is None:
-        raise EntropyInputError("observation pool file not found", source=path)
-    return loaded.file
+    return load_state_file(path, POOL)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

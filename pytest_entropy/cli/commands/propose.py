@@ -13,6 +13,7 @@ from pytest_entropy.cli.common import (
     check_corpus,
     engine_options_of,
     load_optional_repairs,
+    load_state_file,
     optional_surface_of,
     print_json,
     print_lines,
@@ -27,7 +28,7 @@ from pytest_entropy.core.proposals import entropy_review_signals
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import proposal_lines
 from pytest_entropy.run.compile import propose_sources
-from pytest_entropy.state.store import COMPILED, load_path
+from pytest_entropy.state.store import COMPILED
 
 
 def register(commands: Any) -> None:
@@ -56,14 +57,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     repairs = load_optional_repairs(args.repairs)
     effective = surface
     if args.artifact:
-        loaded = load_path(args.artifact, COMPILED)
-        if loaded.error is not None:
-            raise EntropyInputError(loaded.error, source=args.artifact)
-        if loaded.file is None:
-            raise EntropyInputError("compiled surface file not found", source=args.artifact)
+        compiled = load_state_file(args.artifact, COMPILED)
         if surface is None:
             raise EntropyInputError("--artifact needs the declared --surface it applies to")
-        effective = dict(apply_compiled_surface(surface, loaded.file))
+        effective = dict(apply_compiled_surface(surface, compiled))
     options = read_options_of(args, surface)
     run_ = propose_sources(
         session_sources_of(args, options),

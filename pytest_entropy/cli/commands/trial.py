@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     add_state_options,
     check_corpus,
     engine_options_of,
+    load_state_file,
     print_json,
     print_lines,
     read_options_of,
@@ -36,14 +37,13 @@ from pytest_entropy.cli.steering import (
     explain_of,
     redact_values_of,
 )
-from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
 from pytest_entropy.report.text import TRIAL_CLASSES
 from pytest_entropy.run.trial import trial_sources
 from pytest_entropy.run.trial_explain import explained_trial_sources
-from pytest_entropy.state.store import COMPILED, load_path
+from pytest_entropy.state.store import COMPILED
 
 
 def register(commands: Any) -> None:
@@ -69,12 +69,7 @@ def _artifact(args: argparse.Namespace) -> tuple[dict[str, Any] | None, Path]:
     """The artifact to replay against and where it was looked for; ``None`` when the state
     directory holds none (the trial then runs against an empty overlay: ``no-evidence``)."""
     path = Path(args.artifact) if args.artifact else state_dir_of(args) / COMPILED.filename
-    loaded = load_path(path, COMPILED)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=str(path))
-    if loaded.file is None and args.artifact:
-        raise EntropyInputError("compiled surface file not found", source=str(path))
-    return loaded.file, path
+    return load_state_file(path, COMPILED, required=bool(args.artifact)), path
 
 
 def trial_lines(trial: TrialReport) -> list[str]:
