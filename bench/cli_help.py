@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 def _action_row(action: argparse.Action) -> dict[str, Any]:
     kind = getattr(action.type, "__name__", None) if action.type is not None else None
@@ -47,14 +49,11 @@ def help_manifest() -> dict[str, Any]:
     (under ``""``) and every command."""
     os.environ["COLUMNS"] = "100"
     from pytest_entropy.cli.app import build_parser
+    from tests.parser_support import command_parsers
 
     parser = build_parser()
     manifest: dict[str, Any] = {}
-    commands: dict[str, argparse.ArgumentParser] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            commands = dict(action.choices)
-    for name, command in [("", parser), *commands.items()]:
+    for name, command in [("", parser), *command_parsers(parser).items()]:
         manifest[name] = {
             "help": command.format_help(),
             "actions": [_action_row(action) for action in command._actions],

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from pytest_entropy.cli.app import build_parser
+from tests.parser_support import command_parsers
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cli_help.py"
 
@@ -28,9 +28,7 @@ def test_manifest_names_every_command_and_option(tmp_path: Path) -> None:
     assert script.main(["--out", str(second)]) == 0
     assert script.main(["--compare", str(first), str(second)]) == 0
     manifest = json.loads(first.read_text(encoding="utf-8"))
-    parser = build_parser()
-    commands = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
-    assert set(manifest) == {"", *commands.choices}
+    assert set(manifest) == {"", *command_parsers()}
     for name, entry in manifest.items():
         for row in entry["actions"]:
             for option in row["options"]:
