@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import sys
 import tempfile
 import time
@@ -30,41 +29,24 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
 
 from bench_measure import ensure_corpus  # noqa: E402
 
 from pytest_entropy.cli.app import main as cli  # noqa: E402
 from pytest_entropy.report.html import render_html  # noqa: E402
+from tests.browser_support import block_network, chromium_context  # noqa: E402
 
-CHROMIUM = os.environ.get("ENTROPY_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 DEMO = REPO / "corpora" / "demo"
 
 
 @contextlib.contextmanager
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
-        context = playwright.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=ARGS,
-            viewport={"width": 1200, "height": 1000},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    with (
+        tempfile.TemporaryDirectory() as profile,
+        chromium_context(profile, height=1000) as context,
+    ):
+        yield context
 
 
 def quiet(argv: list[str]) -> int:
@@ -80,16 +62,7 @@ def load_ms(context: Any, path: Path, repeat: int) -> tuple[float, list[str]]:
         page = context.new_page()
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
-
-        def route(request_route: Any) -> None:
-            url = request_route.request.url
-            if url.startswith(("file:", "data:")):
-                request_route.continue_()
-            else:
-                problems.append(f"network request {url}")
-                request_route.abort()
-
-        page.route("**/*", route)
+        block_network(page, lambda url: problems.append(f"network request {url}"))
         page.goto(path.resolve().as_uri(), wait_until="load")
         timings.append(
             page.evaluate(

@@ -17,15 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.process_support import Listener, timed_run  # noqa: E402
+
 DEMO = REPO / "corpora" / "demo"
 HOST_SCRIPT = """
 import json, sys
@@ -34,33 +34,6 @@ live = json.load(open(sys.argv[1]))
 for n in range(1000):
     validate_call("mcp.report.render", {"format": "pdf", "title": str(n)}, live, None)
 """
-
-
-class Listener:
-    def __init__(self, answer: bool) -> None:
-        self.answer = answer
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.count = 0
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.count += 1
-            if self.answer:
-                connection.recv(65536)
-                connection.sendall(
-                    b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: 2\r\n\r\n{}"
-                )
-                connection.close()
-            else:
-                self.held.append(connection)
 
 
 def main() -> None:
@@ -105,28 +78,13 @@ def main() -> None:
         }
         print("| command | exit | seconds | requests to the ref's server |")
         print("| --- | ---: | ---: | ---: |")
+        host = ["-c", HOST_SCRIPT, str(surface_path)]
         for name, argv in [*runs.items(), ("validate_call x 1,000", None)]:
-            command = (
-                [args.python, "-m", "pytest_entropy", *argv]
-                if argv is not None
-                else [args.python, "-c", HOST_SCRIPT, str(surface_path)]
-            )
             before = listener.count
-            started = time.monotonic()
-            try:
-                code = str(
-                    subprocess.run(
-                        command,
-                        env=env,
-                        cwd=tmp,  # not this checkout: -m would import it from the cwd
-                        capture_output=True,
-                        timeout=args.timeout,
-                        check=False,
-                    ).returncode
-                )
-            except subprocess.TimeoutExpired:
-                code = f"hung (killed at {args.timeout:g} s)"
-            seconds = time.monotonic() - started
+            command = [args.python, *(["-m", "pytest_entropy", *argv] if argv else host)]
+            # cwd: not this checkout, where -m would import it from the working directory.
+            done, seconds = timed_run(command, timeout=args.timeout, cwd=tmp, env=env)
+            code = str(done.returncode) if done else f"hung (killed at {args.timeout:g} s)"
             print(f"| `{name}` | {code} | {seconds:.2f} | {listener.count - before} |")
 
 

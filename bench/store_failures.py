@@ -30,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.process_support import timed_entropy  # noqa: E402
+
 DEMO = REPO / "corpora" / "demo"
 SESSIONS = str(DEMO / "sessions")
 SURFACE = str(DEMO / "surface.json")
@@ -38,19 +42,9 @@ MARKERS = ("error", "FIFO", "unavailable", "Timed out", "adopted quarantines", "
 
 
 def _run(argv: list[str], cwd: Path, bound: float) -> tuple[str, float, str]:
-    started = time.perf_counter()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest_entropy", *argv],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            timeout=bound,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return "hung", bound, ""
-    elapsed = time.perf_counter() - started
+    done, elapsed = timed_entropy(argv, timeout=bound, cwd=cwd)
+    if done is None:
+        return "hung", elapsed, ""
     text = (done.stderr + done.stdout).strip().splitlines()
     telling = [line for line in text if any(word in line for word in MARKERS)]
     last = (telling or text or [""])[0]

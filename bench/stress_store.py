@@ -35,10 +35,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / "corpora" / "demo"
+sys.path.insert(0, str(REPO))
+
+from tests.store_support import DEMO, peer_for, surface_with_spare_tools  # noqa: E402
 
 WRITER = r"""
 import sys
@@ -72,48 +73,6 @@ def _loads_cleanly(state: Path) -> tuple[bool, bool]:
 
 
 SPARE_TOOLS = 64
-
-
-def _spare_surface(work: Path) -> tuple[Path, dict[str, Any]]:
-    """The demo surface plus tools no session calls (for importers to adopt entries on)."""
-    surface = json.loads((DEMO / "surface.json").read_text(encoding="utf-8"))
-    for index in range(SPARE_TOOLS):
-        surface["actions"].append(
-            {
-                "ref": f"mcp.spare.tool{index}",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {"mode": {"type": "string", "enum": ["a", "b", "c"]}},
-                },
-            }
-        )
-    path = work / "spare-surface.json"
-    path.write_text(json.dumps(surface), encoding="utf-8")
-    return path, {action["ref"]: action["inputSchema"] for action in surface["actions"]}
-
-
-def _peer(work: Path, schemas: dict[str, Any], index: int) -> tuple[Path, str]:
-    """A peer artifact adopting one entry on a spare tool: a quarantine or an overlay."""
-    from pytest_entropy.core.canonical import schema_digest
-
-    ref = f"mcp.spare.tool{index % SPARE_TOOLS}"
-    digest = schema_digest(schemas[ref])
-    overlay = json.loads(json.dumps(schemas[ref]))
-    overlay["properties"]["mode"]["enum"] = ["a", "b"]
-    artifact = {
-        "version": 1,
-        "metricVersion": 2,
-        "actions": [{"ref": ref, "inputSchema": overlay, "baseSchemaDigest": digest}]
-        if index % 2
-        else [],
-        "quarantined": [] if index % 2 else [{"ref": ref, "baseSchemaDigest": digest}],
-        "applied": [],
-        "gate": {"passed": True, "beforeScore": 1.0, "afterScore": 1.0, "reasons": []},
-        "evidenceDigest": f"peer-{index}",
-    }
-    path = work / f"peer-{index}.json"
-    path.write_text(json.dumps(artifact), encoding="utf-8")
-    return path, ref
 
 
 def _session_digest(path: str) -> str:
@@ -154,7 +113,7 @@ def concurrency(
     work: Path, writers: int, importers: int, rounds: int, scale: int = 1, import_delay: float = 0
 ) -> dict[str, int]:
     state = work / "concurrent-state"
-    surface, schemas = _spare_surface(work)
+    surface = surface_with_spare_tools(work, SPARE_TOOLS, "spare-surface.json")
     sessions = sorted((DEMO / "sessions").glob("*.jsonl"))
     counts = {
         "compile runs": 0,
@@ -193,7 +152,7 @@ def concurrency(
             command = ["compile", "--sessions", *chosen, "--surface", str(surface)]
             processes.append(("compile", chosen, command))
         for _ in range(importers):
-            peer, ref = _peer(work, schemas, peers)
+            peer, ref = peer_for(surface, peers, work, tools=SPARE_TOOLS)
             peers += 1
             processes.append(("import", [ref], ["import", str(peer), "--surface", str(surface)]))
         started = []

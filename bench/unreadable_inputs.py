@@ -16,13 +16,15 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.process_support import timed_entropy  # noqa: E402
+
 DEMO = REPO / "corpora" / "demo"
 
 
@@ -44,20 +46,10 @@ def main() -> None:
         (loop / "b.jsonl").symlink_to("a.jsonl")
 
         def run(*argv: str) -> tuple[str, float, str]:
-            started = time.monotonic()
-            try:
-                result = subprocess.run(
-                    [sys.executable, "-m", "pytest_entropy", *argv],
-                    env=env,
-                    cwd=tmp,
-                    capture_output=True,
-                    text=True,
-                    timeout=args.timeout,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                return "hung", time.monotonic() - started, ""
-            return str(result.returncode), time.monotonic() - started, result.stdout
+            result, seconds = timed_entropy(argv, timeout=args.timeout, cwd=tmp, env=env)
+            if result is None:
+                return "hung", seconds, ""
+            return str(result.returncode), seconds, result.stdout
 
         artifact = str(root / "artifact.json")
         run(

@@ -72,7 +72,9 @@ CASES: dict[str, tuple[str, Callable[[Path], Path]]] = {
 COMMANDS = ("measure", "propose", "compile", "pool", "status", "trial", "watch --once")
 
 
-def _argv(command: str, sessions: Path, work: Path, artifact: Path) -> list[str]:
+def corpus_commands(sessions: Path, work: Path, artifact: Path) -> dict[str, list[str]]:
+    """The argv of every command of :data:`COMMANDS` over ``sessions`` (state, pool and
+    artifact files under ``work`` or at ``artifact``)."""
     where, state = str(sessions), str(work / "state")
     return {
         "measure": ["measure", "--sessions", where],
@@ -83,7 +85,11 @@ def _argv(command: str, sessions: Path, work: Path, artifact: Path) -> list[str]
         "trial": ["trial", "--sessions", where, "--surface", SURFACE, "--artifact", str(artifact)],
         "watch --once": ["watch", "--sessions", where, "--surface", SURFACE,
                          "--state-dir", state, "--once"],
-    }[command]  # fmt: skip
+    }  # fmt: skip
+
+
+def _argv(command: str, sessions: Path, work: Path, artifact: Path) -> list[str]:
+    return corpus_commands(sessions, work, artifact)[command]
 
 
 def _message(run: Run, root: Path) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, overload
 
 from pytest_entropy.cli.terminal import progress_wanted
 from pytest_entropy.core.canonical import file_text
@@ -34,6 +34,7 @@ from pytest_entropy.state.config import (
     positive_seconds,
     storage_options_value,
 )
+from pytest_entropy.state.store import StoreKind, load_path
 
 __all__ = [
     "EMPTY_SURFACE",
@@ -43,10 +44,13 @@ __all__ = [
     "EXIT_USAGE",
     "add_allow_empty",
     "add_command_flag",
+    "add_corpus_inputs",
+    "add_corpus_reading",
     "add_engine_options",
     "add_format_options",
     "add_json",
     "add_repairs_option",
+    "add_session_dir_options",
     "add_sessions_option",
     "add_state_options",
     "add_surface_option",
@@ -55,6 +59,8 @@ __all__ = [
     "engine_options_of",
     "foreign_lines",
     "load_optional_repairs",
+    "load_state_file",
+    "optional_surface_of",
     "positive_int",
     "print_json",
     "print_lines",
@@ -111,6 +117,31 @@ def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
     return load_repairs(path) if path else None
 
 
+@overload
+def load_state_file(
+    path: str | Path, kind: StoreKind, *, required: Literal[True] = ...
+) -> dict[str, Any]: ...
+
+
+@overload
+def load_state_file(
+    path: str | Path, kind: StoreKind, *, required: bool
+) -> dict[str, Any] | None: ...
+
+
+def load_state_file(
+    path: str | Path, kind: StoreKind, *, required: bool = True
+) -> dict[str, Any] | None:
+    """The compiled artifact or observation pool at ``path``; a damaged file is an input
+    error naming it, and so is a missing one when ``required`` (else ``None``)."""
+    loaded = load_path(Path(path), kind)
+    if loaded.error is not None:
+        raise EntropyInputError(loaded.error, source=str(path))
+    if loaded.file is None and required:
+        raise EntropyInputError(f"{kind.label} file not found", source=str(path))
+    return loaded.file
+
+
 def add_sessions_option(
     parser: argparse.ArgumentParser, *, required: bool = True, help: str | None = None
 ) -> None:
@@ -130,6 +161,20 @@ def add_state_options(parser: argparse.ArgumentParser) -> None:
         " the project's .entropy/)",
     )
     add_command_flag(parser, "agent-kind")
+
+
+def add_session_dir_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--sessions-dir D`` or ``--agent-dir A`` (one of them ``required``), ``--agent-kind``
+    and ``--project``: where the commands that follow an agent find its sessions."""
+    where = parser.add_mutually_exclusive_group(required=required)
+    add_command_flag(where, "sessions-dir")
+    add_command_flag(where, "agent-dir")
+    add_command_flag(parser, "agent-kind")
+    parser.add_argument(
+        "--project",
+        action="store_true",
+        help="with --agent-dir: only the current directory's sessions",
+    )
 
 
 def state_dir_of(args: argparse.Namespace) -> Path:
@@ -155,6 +200,11 @@ def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:
         surface_format=getattr(args, "surface_format", None) or "auto",
         ref_prefix=getattr(args, "ref_prefix", None) or "",
     )
+
+
+def optional_surface_of(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--surface`` the command was given, loaded, or ``None`` without one."""
+    return surface_of(args, args.surface) if args.surface else None
 
 
 def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) -> ReadOptions:
@@ -344,6 +394,30 @@ def strict_of(args: argparse.Namespace) -> bool:
 def add_allow_empty(parser: argparse.ArgumentParser) -> None:
     """``--allow-empty``: a corpus that yields no operations passes (the shared flag)."""
     add_command_flag(parser, "allow-empty")
+
+
+def add_corpus_inputs(
+    parser: argparse.ArgumentParser, *, surface_required: bool = False, repairs: bool = True
+) -> None:
+    """What a corpus command reads: ``--sessions``, ``--surface`` and (with ``repairs``)
+    ``--repairs``, in that order."""
+    add_sessions_option(parser)
+    add_surface_option(parser, required=surface_required)
+    if repairs:
+        add_repairs_option(parser)
+
+
+def add_corpus_reading(
+    parser: argparse.ArgumentParser, *, catalog_digest: str | None = None, engine: bool = True
+) -> None:
+    """How a corpus command reads it: the format options, ``--allow-empty``, then (given
+    its help text) ``--catalog-digest`` and (with ``engine``) the engine options."""
+    add_format_options(parser)
+    add_allow_empty(parser)
+    if catalog_digest is not None:
+        parser.add_argument("--catalog-digest", metavar="TEXT", help=catalog_digest)
+    if engine:
+        add_engine_options(parser)
 
 
 def allow_empty_of(args: argparse.Namespace) -> bool:

@@ -69,6 +69,10 @@ __all__ = ["ANNOTATION_KEYWORDS", "Finding", "containment_findings", "strip_anno
 
 _FINITE_RANGE = 256
 
+# The checker's methods all take a pair of (resolved) schemas and the findings list.
+Schema = dict[str, Any]
+Findings = list[Finding]
+
 
 def _surely_infinite(schema: dict[str, Any]) -> bool:
     """Whether a non-finite-looking schema certainly accepts infinitely many values (no
@@ -100,7 +104,7 @@ class _Checker:
         self.check(outer, inner, path, depth, findings)
         return findings
 
-    def resolve(self, schema: Any, root: Any, path: str, out: list[Finding]) -> Any:
+    def resolve(self, schema: Any, root: Any, path: str, out: Findings) -> Any:
         """The schema with its ``$ref`` followed (siblings kept as an ``allOf``)."""
         for _ in range(MAX_DEPTH):
             if schema is True:
@@ -127,7 +131,7 @@ class _Checker:
 
     # -- the relation ----------------------------------------------------------------
 
-    def check(self, outer: Any, inner: Any, path: str, depth: int, out: list[Finding]) -> None:
+    def check(self, outer: Any, inner: Any, path: str, depth: int, out: Findings) -> None:
         """Append to ``out`` every reason ``inner`` ⊄ ``outer`` at ``path``."""
         if depth > MAX_DEPTH:
             out.append(Finding(path, "undecided", False, outer, inner))
@@ -145,14 +149,7 @@ class _Checker:
         finally:
             self.assumed.discard(key)
 
-    def _check(
-        self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
-        path: str,
-        depth: int,
-        out: list[Finding],
-    ) -> None:
+    def _check(self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings) -> None:
         if not any(key not in ANNOTATION_KEYWORDS for key in outer):
             return  # outer accepts everything
         if outer == NOTHING:
@@ -211,9 +208,7 @@ class _Checker:
                 return
         self._check_plain(outer, inner, path, depth, out)
 
-    def _same_union(
-        self, outer: dict[str, Any], inner: dict[str, Any], word: str, path: str, depth: int
-    ) -> bool:
+    def _same_union(self, outer: Schema, inner: Schema, word: str, path: str, depth: int) -> bool:
         """Both are the same union, branch for branch equivalent (in order)."""
         theirs, mine = outer.get(word), inner.get(word)
         if type(theirs) is not list or type(mine) is not list or len(theirs) != len(mine):
@@ -226,13 +221,13 @@ class _Checker:
 
     def _check_union(
         self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
+        outer: Schema,
+        inner: Schema,
         word: str,
         branches: list[Any],
         path: str,
         depth: int,
-        out: list[Finding],
+        out: Findings,
     ) -> None:
         self.check(without(outer, word), inner, path, depth, out)
         resolved = [self.resolve(branch, self.outer_root, path, []) for branch in branches]
@@ -250,7 +245,7 @@ class _Checker:
         else:
             out.append(Finding(path, "undecided", False, outer.get(word), inner))
 
-    def _finite(self, schema: dict[str, Any]) -> list[Any] | None:
+    def _finite(self, schema: Schema) -> list[Any] | None:
         """The candidate values of a finite schema (enum, const, boolean/null only)."""
         if "const" in schema:
             return [schema["const"]]
@@ -275,12 +270,7 @@ class _Checker:
         return None
 
     def _check_values(
-        self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
-        values: list[Any],
-        path: str,
-        out: list[Finding],
+        self, outer: Schema, inner: Schema, values: list[Any], path: str, out: Findings
     ) -> None:
         """A finite inner schema: exact, value by value, with the replay's validator."""
         inner_ok = fragment_validator(self.inner_root, inner)
@@ -307,12 +297,7 @@ class _Checker:
                 out.append(Finding(where, rule, True, shown, value))
 
     def _check_plain(
-        self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
-        path: str,
-        depth: int,
-        out: list[Finding],
+        self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings
     ) -> None:
         inner_types, outer_types = type_set(inner), type_set(outer)
         if inner_types is None or outer_types is None:
@@ -350,9 +335,7 @@ class _Checker:
 
     # -- per type ------------------------------------------------------------------
 
-    def _strings(
-        self, outer: dict[str, Any], inner: dict[str, Any], path: str, out: list[Finding]
-    ) -> None:
+    def _strings(self, outer: Schema, inner: Schema, path: str, out: Findings) -> None:
         check_lengths(outer, inner, "minLength", "maxLength", path, out)
         pattern = outer.get("pattern")
         if type(pattern) is str and pattern not in UNIVERSAL_PATTERNS:
@@ -369,12 +352,7 @@ class _Checker:
             out.append(Finding(path, "format", True, form, inner.get("format")))
 
     def _numbers(
-        self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
-        common: frozenset[str],
-        path: str,
-        out: list[Finding],
+        self, outer: Schema, inner: Schema, common: frozenset[str], path: str, out: Findings
     ) -> None:
         for plain, exclusive, lower in (
             ("minimum", "exclusiveMinimum", True),
@@ -403,14 +381,7 @@ class _Checker:
             if not fits:
                 out.append(Finding(path, "multipleOf", True, step, mine))
 
-    def _arrays(
-        self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
-        path: str,
-        depth: int,
-        out: list[Finding],
-    ) -> None:
+    def _arrays(self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings) -> None:
         check_lengths(outer, inner, "minItems", "maxItems", path, out)
         if outer.get("uniqueItems") is True and inner.get("uniqueItems") is not True:
             out.append(Finding(path, "uniqueItems", True, True, inner.get("uniqueItems")))
@@ -429,14 +400,7 @@ class _Checker:
         if "contains" in outer and not same_schema(outer["contains"], inner.get("contains")):
             out.append(Finding(path, "undecided", False, outer["contains"], inner.get("contains")))
 
-    def _objects(
-        self,
-        outer: dict[str, Any],
-        inner: dict[str, Any],
-        path: str,
-        depth: int,
-        out: list[Finding],
-    ) -> None:
+    def _objects(self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings) -> None:
         check_lengths(outer, inner, "minProperties", "maxProperties", path, out)
         outer_required = name_set(outer.get("required"))
         inner_required = name_set(inner.get("required"))
@@ -478,7 +442,7 @@ class _Checker:
         )
 
     def _member(
-        self, outer: Any, inner: Any, path: str, rule: str, depth: int, out: list[Finding]
+        self, outer: Any, inner: Any, path: str, rule: str, depth: int, out: Findings
     ) -> None:
         """A member schema; a member ``false`` now accepting something is ``rule``."""
         if outer is False or outer == NOTHING:

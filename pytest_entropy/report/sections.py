@@ -19,18 +19,10 @@ from pytest_entropy.report.document import (
     ratchet_series,
     score_terms,
 )
+from pytest_entropy.report.text import TRIAL_CLASSES
 from pytest_entropy.report.widgets import Page, card, cell, meta_list, section, table
 
 __all__ = ["page_of"]
-
-_TRIAL_CLASSES: Final = (
-    ("bothAccept", "both accept"),
-    ("bothReject", "both reject"),
-    ("tighteningCost", "tightening costs"),
-    ("typedFailureWin", "typed-failure wins"),
-    ("quarantineWin", "quarantine wins"),
-    ("quarantineCost", "quarantine costs"),
-)
 
 
 def report_hash_of(report: Mapping[str, Any] | None) -> str | None:
@@ -362,7 +354,7 @@ def _compile(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Pag
 
 def _trial_section(trial: Mapping[str, Any]) -> list[str]:
     totals = trial.get("totals") or {}
-    classes = [(label, float(totals.get(key, 0))) for key, label in _TRIAL_CLASSES]
+    classes = [(label, float(totals.get(key, 0))) for key, label in TRIAL_CLASSES]
     divergences = [
         [row.get("ref"), row.get("trialClass"), row.get("count")]
         for row in trial.get("divergences") or []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pytest_entropy.core.jscompat import js_string, js_to_fixed
 from pytest_entropy.core.proposals import (
@@ -15,12 +15,23 @@ from pytest_entropy.core.records import Report
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 __all__ = [
+    "TRIAL_CLASSES",
     "diagnostics_lines",
     "freedom_lines",
     "proposal_line",
     "proposal_lines",
     "report_lines",
 ]
+
+# The held-out trial's classes (spec §10) and how every display names them.
+TRIAL_CLASSES: Final = (
+    ("bothAccept", "both accept"),
+    ("bothReject", "both reject"),
+    ("tighteningCost", "tightening costs"),
+    ("typedFailureWin", "typed-failure wins"),
+    ("quarantineWin", "quarantine wins"),
+    ("quarantineCost", "quarantine costs"),
+)
 
 
 def _num(value: float) -> str:

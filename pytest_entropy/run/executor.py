@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from pytest_entropy.core.errors import EntropyInputError
 
@@ -44,6 +44,18 @@ SCHEDULER_TIMEOUT = 10.0
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
 AccumulatorT = TypeVar("AccumulatorT")
+
+
+class EngineSettings(TypedDict, total=False):
+    """Where and how :func:`map_ordered` runs; :func:`map_merge` passes them on as given."""
+
+    engine: str
+    jobs: int
+    scheduler: str | None
+    window: int | None
+    batch: int | None
+    scheduler_timeout: float
+    progress: ProgressSink | None
 
 
 class EngineUnavailableError(EntropyInputError):
@@ -367,36 +379,19 @@ def map_merge(
     initial: AccumulatorT,
     *,
     combine: Callable[[ResultT, ResultT], ResultT] | None = None,
-    engine: str = "local",
-    jobs: int = 1,
-    scheduler: str | None = None,
-    window: int | None = None,
-    batch: int | None = None,
-    scheduler_timeout: float = SCHEDULER_TIMEOUT,
-    progress: ProgressSink | None = None,
+    **settings: Unpack[EngineSettings],
 ) -> AccumulatorT:
     """Fold ``merge_fn(accumulator, map_fn(item))`` over ``items`` in item order.
 
-    The maps run wherever ``engine`` says (see :func:`map_ordered`, also for ``combine``
-    and ``batch``); the merges run here, one result at a time as soon as it is next in
-    line, so the answer is the same on every engine whenever ``merge_fn`` and ``combine``
-    are ordered (associative) merges.
+    The maps run wherever the :class:`EngineSettings` say (see :func:`map_ordered`, also
+    for ``combine`` and ``batch``; the defaults are its own); the merges run here, one
+    result at a time as soon as it is next in line, so the answer is the same on every
+    engine whenever ``merge_fn`` and ``combine`` are ordered (associative) merges.
 
     >>> map_merge(["a", "bb", "ccc"], len, lambda total, n: total + n, 0)
     6
     """
     accumulator = initial
-    for result in map_ordered(
-        items,
-        map_fn,
-        combine=combine,
-        engine=engine,
-        jobs=jobs,
-        scheduler=scheduler,
-        window=window,
-        batch=batch,
-        scheduler_timeout=scheduler_timeout,
-        progress=progress,
-    ):
+    for result in map_ordered(items, map_fn, combine=combine, **settings):
         accumulator = merge_fn(accumulator, result)
     return accumulator

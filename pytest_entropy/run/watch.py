@@ -211,26 +211,19 @@ class CompileLoop:
             again = read if snapshots[1] is first[1] else read_into(pool)
             merged = again.merged_pool()
             with collect_external_refs() as found:
+                inputs = (
+                    again.records.traces,
+                    self.surface,
+                    self.repairs,
+                    pool_to_value_observations(merged.file),
+                    again.records.audit_calls,
+                    incumbent,
+                )
                 if self.steering is None:
-                    outcome = compile_entropy_surface(
-                        again.records.traces,
-                        self.surface,
-                        self.repairs,
-                        pool_to_value_observations(merged.file),
-                        again.records.audit_calls,
-                        incumbent,
-                    )
+                    outcome = compile_entropy_surface(*inputs)
                     shown = outcome.proposals
                 else:
-                    steered = steer_entropy_surface(
-                        again.records.traces,
-                        self.surface,
-                        self.repairs,
-                        pool_to_value_observations(merged.file),
-                        again.records.audit_calls,
-                        incumbent,
-                        steering=self.steering,
-                    )
+                    steered = steer_entropy_surface(*inputs, steering=self.steering)
                     outcome, shown = steered.outcome, steered.shown_proposals()
             applied[:] = shown
             external.clear()  # a redo replaces what the first try met

@@ -9,7 +9,6 @@ recorded and aborted, and the tests assert that nothing was.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,17 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_entropy.state.config import is_ci
-
-CHROMIUM = os.environ.get("ENTROPY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.browser_support import CHROMIUM, block_network, chromium_context
 
 
 def _unavailable() -> str | None:
@@ -62,20 +51,8 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if is_ci():
             pytest.fail(f"CI is set but the browser tests cannot run: {reason}")
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1200, "height": 900},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    with chromium_context(str(tmp_path_factory.mktemp("chromium-profile")), height=900) as context:
+        yield context
 
 
 @pytest.fixture
@@ -94,16 +71,7 @@ def open_page(browser_context: Any) -> Iterator[Any]:
             ),
         )
         page.on("pageerror", lambda error: seen.page_errors.append(str(error)))
-
-        def route(request_route: Any) -> None:
-            url = request_route.request.url
-            if url.startswith(("file:", "data:")):
-                request_route.continue_()
-            else:
-                seen.blocked.append(url)
-                request_route.abort()
-
-        page.route("**/*", route)
+        block_network(page, seen.blocked.append)
         page.goto(path.resolve().as_uri(), wait_until="load")
         return seen
 

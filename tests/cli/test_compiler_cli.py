@@ -13,6 +13,7 @@ from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.compiler import compile_entropy_surface
 from tests.distributed_support import one_pass
+from tests.sessions_support import write_native_sessions
 from tests.vectors import cases_of
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
@@ -40,36 +41,15 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str, expect: int = 0) ->
 
 def ratchet_files(tmp_path: Path) -> tuple[str, str, str]:
     """The V2-CV-10 corpus as a native session file, its surface and its repairs."""
-    counts = {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0, "droppedOperations": 0}
-    lines = []
-    for trace in RATCHET["input"]["traces"]:
-        operations = [
-            {"type": "call", "sequence": i, **op} for i, op in enumerate(trace["operations"])
-        ]
-        envelope = {
-            "kind": "pi-fabric.execution",
-            "version": 1,
-            "outcome": "succeeded",
-            "phases": [trace["taskKey"]],
-            "operations": operations,
-            "counts": counts,
-        }
-        # Audits for every ref but the flaky one, whose quarantine an audit would veto.
-        audits = [
-            {"ref": op["ref"], "args": op["args"]}
-            for op in trace["operations"]
-            if op["ref"] != "mcp.flaky.run"
-        ]
-        details = {"trace": envelope, "audits": audits}
-        record = {"type": "message", "message": {"role": "toolResult", "details": details}}
-        lines.append(json.dumps(record, separators=(",", ":")))
-    sessions = tmp_path / "ratchet.jsonl"
-    sessions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Audits for every ref but the flaky one, whose quarantine an audit would veto.
+    sessions = write_native_sessions(
+        tmp_path / "ratchet.jsonl", RATCHET["input"]["traces"], frozenset({"mcp.flaky.run"})
+    )
     surface = tmp_path / "surface.json"
     surface.write_text(json.dumps(RATCHET["input"]["surface"]), encoding="utf-8")
     repairs = tmp_path / "repairs.json"
     repairs.write_text(json.dumps(RATCHET["input"]["repairs"]), encoding="utf-8")
-    return str(sessions), str(surface), str(repairs)
+    return sessions, str(surface), str(repairs)
 
 
 def test_propose_json_shape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,25 +11,18 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.cli.app import build_parser, main, parse_arguments
+from pytest_entropy.cli.app import main, parse_arguments
 from pytest_entropy.cli.configured import _NOT_ARGUMENTS, _action_for
 from pytest_entropy.state.settings import SETTINGS, Setting
+from tests.parser_support import command_parsers
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 LEVELS = ("yaml", "pyproject", "environment", "cli")
 
 
-def _commands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    raise AssertionError("no sub-commands")
-
-
 def _cases() -> list[tuple[str, str]]:
     cases = []
-    for name, parser in _commands().items():
+    for name, parser in command_parsers().items():
         for entry in SETTINGS:
             if entry.key not in _NOT_ARGUMENTS and _action_for(parser, entry.key) is not None:
                 cases.append((name, entry.key))
@@ -112,7 +105,7 @@ def test_every_level_of_the_precedence(
         if name.startswith("PYTEST_ENTROPY_"):
             monkeypatch.delenv(name)
     entry = next(item for item in SETTINGS if item.key == key)
-    parser = _commands()[command]
+    parser = command_parsers()[command]
     action = _action_for(parser, key)
     assert action is not None
     base = _base_argv(parser, action)
@@ -164,7 +157,7 @@ def test_every_level_of_the_precedence(
 
 def test_every_command_reads_some_setting() -> None:
     commands = {command for command, _key in CASES}
-    assert set(_commands()) - commands <= {"config", "report", "diff"}
+    assert set(command_parsers()) - commands <= {"config", "report", "diff"}
 
 
 def test_measure_runs_from_the_configuration_alone(

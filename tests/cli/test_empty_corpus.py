@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_entropy.cli.app import main
+from tests.ci_tables_support import corpus_commands
 from tests.cli.test_convert import pi_log
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
@@ -32,30 +33,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def command_lines(sessions: Path, tmp_path: Path) -> dict[str, list[str]]:
     """Every command that reads a corpus, over ``sessions``."""
-    state = str(tmp_path / "state")
     artifact = tmp_path / "artifact.json"
     if not artifact.exists():
         assert main(["compile", "--sessions", str(DEMO / "sessions"), "--surface", SURFACE,
                      "--out", str(artifact)]) == 0  # fmt: skip
-    where = str(sessions)
-    return {
-        "measure": ["measure", "--sessions", where],
-        "propose": ["propose", "--sessions", where],
-        "compile": ["compile", "--sessions", where, "--surface", SURFACE, "--state-dir", state],
-        "pool": ["pool", "--sessions", where, "--out", str(tmp_path / "pool.json")],
-        "status": ["status", "--sessions", where, "--state-dir", state],
-        "trial": ["trial", "--sessions", where, "--surface", SURFACE, "--artifact", str(artifact)],
-        "watch": [
-            "watch",
-            "--sessions",
-            where,
-            "--surface",
-            SURFACE,
-            "--state-dir",
-            state,
-            "--once",
-        ],
-    }
+    return corpus_commands(sessions, tmp_path, artifact)
 
 
 def silent_zero_dirs(tmp_path: Path) -> dict[str, Path]:
@@ -83,9 +65,9 @@ def test_every_command_fails_on_an_empty_corpus(
         code, out, err = run(capsys, *argv)
         assert code == 2, (name, out, err)
         assert "0 traces" in err and "--allow-empty" in err, (name, err)
-        if case == "unknown-format" and name != "watch":
+        if case == "unknown-format" and name != "watch --once":
             assert "1 unrecognised: " in err and "runs.json" in err, (name, err)
-        if case == "binary" and name != "watch":
+        if case == "binary" and name != "watch --once":
             assert "no file matched a session format; try --format" in err, (name, err)
         assert not (tmp_path / "pool.json").exists()  # nothing written on nothing
         code, out, err = run(capsys, *argv, "--allow-empty")

@@ -6,18 +6,17 @@ fetched would both show in the count and hang until the subprocess timeout.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.process_support import Listener, entropy_process
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "corpora" / "demo"
@@ -27,36 +26,9 @@ TIMEOUT = 60
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
 
 
-class SilentListener:
-    """Accepts TCP connections on 127.0.0.1, counts them and never sends a byte."""
-
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.connections: list[socket.socket] = []
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.connections.append(connection)  # held open, unanswered
-
-    def close(self) -> None:
-        # shutdown wakes the accepting thread: close alone leaves it blocked in accept
-        with contextlib.suppress(OSError):
-            self.server.shutdown(socket.SHUT_RDWR)
-        self.server.close()
-        for connection in self.connections:
-            connection.close()
-
-
 @pytest.fixture
-def listener() -> Iterator[SilentListener]:
-    found = SilentListener()
+def listener() -> Iterator[Listener]:
+    found = Listener()
     yield found
     found.close()
 
@@ -85,17 +57,10 @@ def hostile_surface(tmp_path: Path, port: int) -> tuple[Path, str, str]:
 
 
 def entropy(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_entropy", *argv],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        env=ENV,
-    )
+    return entropy_process(argv, timeout=TIMEOUT, env=ENV)
 
 
-def test_no_command_fetches_an_external_ref(listener: SilentListener, tmp_path: Path) -> None:
+def test_no_command_fetches_an_external_ref(listener: Listener, tmp_path: Path) -> None:
     surface, remote, local = hostile_surface(tmp_path, listener.port)
     state = tmp_path / "state"
     compiled = entropy(

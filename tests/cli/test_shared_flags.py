@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
 import pytest_entropy
-from pytest_entropy.cli.app import build_parser
 from pytest_entropy.state.config import COMMAND_FLAGS, OPTIONS
+from tests.parser_support import command_parsers
 
 CLI = Path(pytest_entropy.__file__).parent / "cli"
 SHARED = {entry.flag for entry in COMMAND_FLAGS.values()}
-
-
-def _commands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    raise AssertionError("no sub-commands")
 
 
 def test_no_command_spells_a_shared_flag_itself() -> None:
@@ -34,7 +25,7 @@ def test_no_command_spells_a_shared_flag_itself() -> None:
 
 
 def test_every_command_takes_the_shared_flags_from_the_table() -> None:
-    commands = _commands()
+    commands = command_parsers()
     seen: dict[str, set[str]] = {}
     for name, parser in commands.items():
         for action in parser._actions:

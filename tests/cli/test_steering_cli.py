@@ -15,6 +15,7 @@ from pytest_entropy.core.artifact import apply_compiled_surface, parse_compiled_
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.redact import is_redacted
 from pytest_entropy.ingest.surfaces import load_surface
+from tests.sessions_support import write_native_sessions
 from tests.vectors import cases_of
 
 RATCHET = next(
@@ -22,7 +23,6 @@ RATCHET = next(
     for c in cases_of("compiler", "compileEntropySurface", key="kind")
     if c["id"] == "V2-CV-10:compile"
 )
-COUNTS = {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0, "droppedOperations": 0}
 FLAKY = frozenset({"mcp.flaky.run"})  # its quarantine stands when it has no audit
 REFERENCE_KEYS = ["status", "artifact", "report", "after", "proposals", "gate"]
 
@@ -39,42 +39,29 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str, expect: int = 0) ->
     return json.loads(out)
 
 
-def write_sessions(
-    path: Path, traces: list[dict[str, Any]], unaudited: frozenset[str] = frozenset()
-) -> str:
-    """Native session lines, every call but those of ``unaudited`` refs audited."""
-    lines = []
-    for trace in traces:
-        operations = [
-            {"type": "call", "sequence": i, **op} for i, op in enumerate(trace["operations"])
-        ]
-        envelope = {
-            "kind": "pi-fabric.execution",
-            "version": 1,
-            "outcome": "succeeded",
-            "phases": [trace["taskKey"]],
-            "operations": operations,
-            "counts": COUNTS,
-        }
-        audits = [
-            {"ref": op["ref"], "args": op["args"]}
-            for op in trace["operations"]
-            if op["ref"] not in unaudited
-        ]
-        details = {"trace": envelope, "audits": audits}
-        record = {"type": "message", "message": {"role": "toolResult", "details": details}}
-        lines.append(json.dumps(record, separators=(",", ":")))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return str(path)
-
-
 def vetoed_corpus(tmp_path: Path) -> tuple[str, str]:
     """V2-CV-10 with every call audited: the flaky tool's quarantine is vetoed by its audits,
     so the reference rejects the whole compile, the safe enum tightening with it."""
-    sessions = write_sessions(tmp_path / "sessions.jsonl", RATCHET["input"]["traces"])
+    sessions = write_native_sessions(tmp_path / "sessions.jsonl", RATCHET["input"]["traces"])
     surface = tmp_path / "surface.json"
     surface.write_text(json.dumps(RATCHET["input"]["surface"]), encoding="utf-8")
     return sessions, str(surface)
+
+
+def compiled_corpus(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> tuple[Path, Path, dict[str, Any]]:
+    """V2-CV-10 without the flaky tool's audits, compiled to ``artifact.json``: the
+    surface file, the artifact file and the compile's JSON."""
+    sessions = write_native_sessions(tmp_path / "train.jsonl", RATCHET["input"]["traces"], FLAKY)
+    surface = tmp_path / "surface.json"
+    surface.write_text(json.dumps(RATCHET["input"]["surface"]), encoding="utf-8")
+    artifact = tmp_path / "artifact.json"
+    compiled = run_json(
+        capsys, "compile", "--sessions", sessions, "--surface", str(surface),
+        "--out", str(artifact),
+    )  # fmt: skip
+    return surface, artifact, compiled
 
 
 def test_partial_compiles_what_the_reference_rejects(
@@ -171,14 +158,7 @@ def test_explain_adds_one_key_everywhere(
 def test_trial_explain_shows_refused_values_redacted_on_request(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    sessions = write_sessions(tmp_path / "train.jsonl", RATCHET["input"]["traces"], FLAKY)
-    surface = tmp_path / "surface.json"
-    surface.write_text(json.dumps(RATCHET["input"]["surface"]), encoding="utf-8")
-    artifact = tmp_path / "artifact.json"
-    compiled = run_json(
-        capsys, "compile", "--sessions", sessions, "--surface", str(surface),
-        "--out", str(artifact),
-    )  # fmt: skip
+    surface, artifact, compiled = compiled_corpus(capsys, tmp_path)
     assert compiled["status"] == "compiled"
     secret = "sk-proj-" + "a1B2" * 8
     held_out = [
@@ -190,7 +170,7 @@ def test_trial_explain_shows_refused_values_redacted_on_request(
             ],
         }
     ]
-    held = write_sessions(tmp_path / "held.jsonl", held_out)
+    held = write_native_sessions(tmp_path / "held.jsonl", held_out)
     argv = ["trial", "--sessions", held, "--surface", str(surface), "--artifact", str(artifact)]
     plain = run_json(capsys, *argv, expect=1)
     explained = run_json(capsys, *argv, "--explain", expect=1)
@@ -221,7 +201,7 @@ def test_pool_redact_values_keeps_the_counts(
             ],
         }
     ]
-    sessions = write_sessions(tmp_path / "s.jsonl", traces)
+    sessions = write_native_sessions(tmp_path / "s.jsonl", traces)
     plain_out, redacted_out = tmp_path / "plain.json", tmp_path / "redacted.json"
     plain = run_json(capsys, "pool", "--sessions", sessions, "--out", str(plain_out))
     redacted = run_json(
@@ -243,7 +223,7 @@ def test_pool_redact_values_keeps_the_counts(
 def test_apply_writes_the_effective_surface_in_its_own_format(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    sessions = write_sessions(tmp_path / "train.jsonl", RATCHET["input"]["traces"], FLAKY)
+    sessions = write_native_sessions(tmp_path / "train.jsonl", RATCHET["input"]["traces"], FLAKY)
     tools = {
         "tools": [
             {"name": a["ref"], "description": "from the server", "inputSchema": a["inputSchema"]}
@@ -285,14 +265,7 @@ def test_apply_writes_the_effective_surface_in_its_own_format(
 def test_apply_names_stale_tools_and_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    sessions = write_sessions(tmp_path / "train.jsonl", RATCHET["input"]["traces"], FLAKY)
-    surface = tmp_path / "surface.json"
-    surface.write_text(json.dumps(RATCHET["input"]["surface"]), encoding="utf-8")
-    artifact = tmp_path / "artifact.json"
-    run_json(
-        capsys, "compile", "--sessions", sessions, "--surface", str(surface),
-        "--out", str(artifact),
-    )  # fmt: skip
+    surface, artifact, _ = compiled_corpus(capsys, tmp_path)
     drifted = json.loads(json.dumps(RATCHET["input"]["surface"]))
     drifted["actions"][0]["inputSchema"]["properties"]["format"]["enum"].append("epub")
     surface.write_text(json.dumps(drifted), encoding="utf-8")

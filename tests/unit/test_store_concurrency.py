@@ -7,7 +7,6 @@ one's computation; the last test runs real processes at the same time.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,6 @@ import pytest
 import pytest_entropy.cli.commands.compile as compile_command
 import pytest_entropy.run.watch as watch_module
 from pytest_entropy.cli.app import main
-from pytest_entropy.core.canonical import schema_digest
 from pytest_entropy.core.pool import merge_observation_window
 from pytest_entropy.state.store import (
     COMPILED,
@@ -31,55 +29,11 @@ from pytest_entropy.state.store import (
     snapshot,
     update_many,
 )
+from tests.store_support import peer_for, surface_with_spare_tools
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SESSION_FILES = sorted(str(path) for path in (DEMO / "sessions").glob("*.jsonl"))
 EXTRA_TOOLS = 6
-
-
-def surface_with_spare_tools(tmp_path: Path) -> Path:
-    """The demo surface plus tools no session calls, for peers to quarantine or tighten."""
-    surface = json.loads((DEMO / "surface.json").read_text(encoding="utf-8"))
-    for index in range(EXTRA_TOOLS):
-        surface["actions"].append(
-            {
-                "ref": f"mcp.spare.tool{index}",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {"mode": {"type": "string", "enum": ["a", "b", "c"]}},
-                },
-            }
-        )
-    path = tmp_path / "surface.json"
-    path.write_text(json.dumps(surface), encoding="utf-8")
-    return path
-
-
-def peer_for(surface: Path, index: int, tmp_path: Path) -> tuple[Path, str]:
-    """A peer artifact adopting one entry on spare tool ``index``: a quarantine when even,
-    an enum overlay when odd. Returns the file and the ref it touches."""
-    schemas = {
-        action["ref"]: action["inputSchema"]
-        for action in json.loads(surface.read_text(encoding="utf-8"))["actions"]
-    }
-    ref = f"mcp.spare.tool{index}"
-    digest = schema_digest(schemas[ref])
-    overlay = json.loads(json.dumps(schemas[ref]))
-    overlay["properties"]["mode"]["enum"] = ["a", "b"]
-    artifact = {
-        "version": 1,
-        "metricVersion": 2,
-        "actions": [] if index % 2 == 0 else [
-            {"ref": ref, "inputSchema": overlay, "baseSchemaDigest": digest}
-        ],
-        "quarantined": [{"ref": ref, "baseSchemaDigest": digest}] if index % 2 == 0 else [],
-        "applied": [],
-        "gate": {"passed": True, "beforeScore": 1.0, "afterScore": 1.0, "reasons": []},
-        "evidenceDigest": f"peer-{index}",
-    }  # fmt: skip
-    path = tmp_path / f"peer-{index}.json"
-    path.write_text(json.dumps(artifact), encoding="utf-8")
-    return path, ref
 
 
 def window(name: str) -> dict[str, Any]:
@@ -160,7 +114,7 @@ def test_an_import_during_a_compile_is_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = tmp_path / ".entropy"
-    surface = surface_with_spare_tools(tmp_path)
+    surface = surface_with_spare_tools(tmp_path, EXTRA_TOOLS)
     peer, ref = peer_for(surface, 0, tmp_path)
     real = compile_command.compile_sources
     landed: list[int] = []
@@ -205,7 +159,7 @@ def test_a_watch_tick_keeps_an_import_and_a_compile_that_land_meanwhile(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = tmp_path / ".entropy"
-    surface = surface_with_spare_tools(tmp_path)
+    surface = surface_with_spare_tools(tmp_path, EXTRA_TOOLS)
     peer, ref = peer_for(surface, 1, tmp_path)
     live = tmp_path / "live"
     live.mkdir()
@@ -235,7 +189,7 @@ def test_a_watch_tick_keeps_an_import_and_a_compile_that_land_meanwhile(
 
 def test_concurrent_compiles_and_imports_lose_nothing(tmp_path: Path) -> None:
     state = tmp_path / ".entropy"
-    surface = surface_with_spare_tools(tmp_path)
+    surface = surface_with_spare_tools(tmp_path, EXTRA_TOOLS)
     command = [sys.executable, "-m", "pytest_entropy"]
     expected_refs: set[str] = set()
     expected_files: set[str] = set()

@@ -29,6 +29,7 @@ from pytest_entropy.state.store import (
     save,
     write_file_atomic,
 )
+from tests.process_support import entropy_process
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SESSIONS = str(DEMO / "sessions")
@@ -47,14 +48,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def cli_process(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run the CLI in a child process, bounded: a hang fails the test instead of stalling it."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_entropy", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=BOUND_SECONDS,
-        check=False,
-    )
+    return entropy_process(argv, timeout=BOUND_SECONDS, cwd=cwd)
 
 
 def declared() -> dict[str, Any]:

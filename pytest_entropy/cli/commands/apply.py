@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     EXIT_OK,
     add_format_options,
     add_surface_option,
+    load_state_file,
 )
 from pytest_entropy.core.apply import plan_apply
 from pytest_entropy.core.artifact import apply_compiled_surface
@@ -33,7 +34,7 @@ from pytest_entropy.ingest.surface_writers import (
     tool_slots,
 )
 from pytest_entropy.ingest.surfaces import load_surface, load_surface_document
-from pytest_entropy.state.store import COMPILED, load_path, write_file_atomic
+from pytest_entropy.state.store import COMPILED, write_file_atomic
 
 
 def register(commands: Any) -> None:
@@ -58,12 +59,7 @@ def register(commands: Any) -> None:
 
 
 def _artifact(path: str) -> dict[str, Any]:
-    loaded = load_path(Path(path), COMPILED)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=path)
-    if loaded.file is None:
-        raise EntropyInputError("compiled surface file not found", source=path)
-    return loaded.file
+    return load_state_file(path, COMPILED)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

@@ -12,17 +12,14 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_repairs_option,
-    add_sessions_option,
     add_state_options,
-    add_surface_option,
     check_corpus,
     engine_options_of,
     load_optional_repairs,
+    load_state_file,
     oversized_note,
     print_json,
     print_lines,
@@ -53,7 +50,6 @@ from pytest_entropy.state.store import (
     Snapshot,
     StoreKind,
     Write,
-    load_path,
     update_many,
     write_document,
 )
@@ -95,9 +91,7 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "compile", help="compile a tighter surface behind the gate (score never rises)"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser, required=True)
-    add_repairs_option(parser)
+    add_corpus_inputs(parser, surface_required=True)
     parser.add_argument("--artifact", metavar="FILE", help="the incumbent compiled artifact")
     parser.add_argument("--out", metavar="FILE", help="write the new artifact here")
     parser.add_argument(
@@ -108,9 +102,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--catalog-digest", metavar="TEXT", help="catalog digest of the before-report"
     )
-    add_format_options(parser)
-    add_allow_empty(parser)
-    add_engine_options(parser)
+    add_corpus_reading(parser)
     add_state_options(parser)
     parser.add_argument(
         "--write",
@@ -122,13 +114,6 @@ def register(commands: Any) -> None:
     add_json(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
-
-
-def _load_required(path: Path, kind: Any) -> dict[str, Any] | None:
-    loaded = load_path(path, kind)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=str(path))
-    return loaded.file
 
 
 def _same_file(first: Path | None, second: Path | None) -> bool:
@@ -171,7 +156,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if checked_artifact:
             incumbent = held[COMPILED.filename].file
         else:
-            incumbent = _load_required(artifact_path, COMPILED) if artifact_path else None
+            incumbent = (
+                load_state_file(artifact_path, COMPILED, required=False) if artifact_path else None
+            )
         if args.artifact and incumbent is None:
             raise EntropyInputError("compiled surface file not found", source=args.artifact)
         pool = held[POOL.filename].file if pool_path is not None else None

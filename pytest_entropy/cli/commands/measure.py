@@ -6,22 +6,18 @@ import argparse
 from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_repairs_option,
-    add_sessions_option,
-    add_surface_option,
     check_corpus,
     engine_options_of,
     foreign_lines,
     load_optional_repairs,
+    optional_surface_of,
     print_json,
     print_lines,
     read_options_of,
     session_sources_of,
-    surface_of,
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.core.meter import report_hash
@@ -35,17 +31,10 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "measure", help="measure session files into a hashed entropy report"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser)
-    add_repairs_option(parser)
-    add_format_options(parser)
-    add_allow_empty(parser)
-    parser.add_argument(
-        "--catalog-digest",
-        metavar="TEXT",
-        help="catalog digest to record (default: the surface hash, or empty)",
+    add_corpus_inputs(parser)
+    add_corpus_reading(
+        parser, catalog_digest="catalog digest to record (default: the surface hash, or empty)"
     )
-    add_engine_options(parser)
     add_baseline_options(parser)
     add_json(parser)
     add_report_options(parser)
@@ -53,7 +42,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    surface = surface_of(args, args.surface) if args.surface else None
+    surface = optional_surface_of(args)
     options = read_options_of(args, surface)
     sources = session_sources_of(args, options)
     repairs = load_optional_repairs(args.repairs)

@@ -10,19 +10,17 @@ from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
     EXIT_OK,
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_sessions_option,
-    add_surface_option,
     check_corpus,
     engine_options_of,
+    load_state_file,
+    optional_surface_of,
     oversized_note,
     print_json,
     read_options_of,
     session_sources_of,
-    surface_of,
 )
 from pytest_entropy.cli.steering import add_redact_option, redact_values_of
 from pytest_entropy.core.errors import EntropyInputError
@@ -32,7 +30,6 @@ from pytest_entropy.state.store import (
     POOL,
     Snapshot,
     Write,
-    load_path,
     update_many,
     write_document,
 )
@@ -42,25 +39,17 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "pool", help="merge each session's audit values into an observation pool file"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser)
+    add_corpus_inputs(parser, repairs=False)
     parser.add_argument("--pool-in", metavar="FILE", help="the pool to merge into (default: empty)")
     parser.add_argument("--out", metavar="FILE", required=True, help="where to write the pool")
-    add_format_options(parser)
-    add_allow_empty(parser)
-    add_engine_options(parser)
+    add_corpus_reading(parser)
     add_redact_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def _pool_in(path: str) -> dict[str, Any]:
-    loaded = load_path(Path(path), POOL)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=path)
-    if loaded.file is None:
-        raise EntropyInputError("observation pool file not found", source=path)
-    return loaded.file
+    return load_state_file(path, POOL)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -69,7 +58,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     # another writer changed it meanwhile. Otherwise --out is a plain (validated) output.
     in_place = bool(args.pool_in) and os.path.abspath(args.pool_in) == os.path.abspath(target)
     given = _pool_in(args.pool_in) if args.pool_in else None
-    surface = surface_of(args, args.surface) if args.surface else None
+    surface = optional_surface_of(args)
     options = read_options_of(args, surface)
     redact_values = redact_values_of(args)
 

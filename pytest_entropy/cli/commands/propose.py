@@ -7,21 +7,18 @@ from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
     EXIT_OK,
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_repairs_option,
-    add_sessions_option,
-    add_surface_option,
     check_corpus,
     engine_options_of,
     load_optional_repairs,
+    load_state_file,
+    optional_surface_of,
     print_json,
     print_lines,
     read_options_of,
     session_sources_of,
-    surface_of,
 )
 from pytest_entropy.cli.steering import add_explain_option, explain_of, steering_lines
 from pytest_entropy.core.artifact import apply_compiled_surface
@@ -31,16 +28,14 @@ from pytest_entropy.core.proposals import entropy_review_signals
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import proposal_lines
 from pytest_entropy.run.compile import propose_sources
-from pytest_entropy.state.store import COMPILED, load_path
+from pytest_entropy.state.store import COMPILED
 
 
 def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "propose", help="proposals from the evidence: tightenings, quarantines, review signals"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser)
-    add_repairs_option(parser)
+    add_corpus_inputs(parser)
     parser.add_argument(
         "--artifact",
         metavar="FILE",
@@ -51,27 +46,21 @@ def register(commands: Any) -> None:
         action="store_true",
         help="take values from the projected trace arguments instead of the audits",
     )
-    add_format_options(parser)
-    add_allow_empty(parser)
-    add_engine_options(parser)
+    add_corpus_reading(parser)
     add_explain_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    surface = surface_of(args, args.surface) if args.surface else None
+    surface = optional_surface_of(args)
     repairs = load_optional_repairs(args.repairs)
     effective = surface
     if args.artifact:
-        loaded = load_path(args.artifact, COMPILED)
-        if loaded.error is not None:
-            raise EntropyInputError(loaded.error, source=args.artifact)
-        if loaded.file is None:
-            raise EntropyInputError("compiled surface file not found", source=args.artifact)
+        compiled = load_state_file(args.artifact, COMPILED)
         if surface is None:
             raise EntropyInputError("--artifact needs the declared --surface it applies to")
-        effective = dict(apply_compiled_surface(surface, loaded.file))
+        effective = dict(apply_compiled_surface(surface, compiled))
     options = read_options_of(args, surface)
     run_ = propose_sources(
         session_sources_of(args, options),

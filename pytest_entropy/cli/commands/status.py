@@ -10,11 +10,11 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EMPTY_SURFACE,
     EXIT_OK,
-    add_allow_empty,
     add_command_flag,
-    add_format_options,
+    add_corpus_reading,
     add_json,
     add_repairs_option,
+    add_session_dir_options,
     add_surface_option,
     check_corpus,
     load_optional_repairs,
@@ -56,20 +56,11 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "status", help="latest session entropy, trend and ratchet verdict over a window"
     )
-    where = parser.add_mutually_exclusive_group(required=True)
-    add_command_flag(where, "sessions-dir")
-    add_command_flag(where, "agent-dir")
-    add_command_flag(parser, "agent-kind")
-    parser.add_argument(
-        "--project",
-        action="store_true",
-        help="with --agent-dir: only the current directory's sessions",
-    )
+    add_session_dir_options(parser, required=True)
     add_command_flag(parser, "cwd")
     add_surface_option(parser)
     add_repairs_option(parser)
-    add_format_options(parser)
-    add_allow_empty(parser)
+    add_corpus_reading(parser, engine=False)
     add_command_flag(
         parser,
         "state-dir",

@@ -15,15 +15,13 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    add_allow_empty,
-    add_engine_options,
-    add_format_options,
+    add_corpus_inputs,
+    add_corpus_reading,
     add_json,
-    add_sessions_option,
     add_state_options,
-    add_surface_option,
     check_corpus,
     engine_options_of,
+    load_state_file,
     print_json,
     print_lines,
     read_options_of,
@@ -39,39 +37,27 @@ from pytest_entropy.cli.steering import (
     explain_of,
     redact_values_of,
 )
-from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
+from pytest_entropy.report.text import TRIAL_CLASSES
 from pytest_entropy.run.trial import trial_sources
 from pytest_entropy.run.trial_explain import explained_trial_sources
-from pytest_entropy.state.store import COMPILED, load_path
-
-_CLASS_LABELS = (
-    ("bothAccept", "both accept"),
-    ("bothReject", "both reject"),
-    ("tighteningCost", "tightening costs"),
-    ("typedFailureWin", "typed-failure wins"),
-    ("quarantineWin", "quarantine wins"),
-    ("quarantineCost", "quarantine costs"),
-)
+from pytest_entropy.state.store import COMPILED
 
 
 def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "trial", help="held-out trial: replay recorded calls against the compiled artifact"
     )
-    add_sessions_option(parser)
-    add_surface_option(parser, required=True)
+    add_corpus_inputs(parser, surface_required=True, repairs=False)
     parser.add_argument(
         "--artifact",
         metavar="FILE",
         help="the compiled artifact (default: STATE_DIR/compiled.json)",
     )
     add_state_options(parser)
-    add_format_options(parser)
-    add_allow_empty(parser)
-    add_engine_options(parser)
+    add_corpus_reading(parser)
     add_explain_option(parser)
     add_redact_option(parser)
     add_json(parser)
@@ -83,12 +69,7 @@ def _artifact(args: argparse.Namespace) -> tuple[dict[str, Any] | None, Path]:
     """The artifact to replay against and where it was looked for; ``None`` when the state
     directory holds none (the trial then runs against an empty overlay: ``no-evidence``)."""
     path = Path(args.artifact) if args.artifact else state_dir_of(args) / COMPILED.filename
-    loaded = load_path(path, COMPILED)
-    if loaded.error is not None:
-        raise EntropyInputError(loaded.error, source=str(path))
-    if loaded.file is None and args.artifact:
-        raise EntropyInputError("compiled surface file not found", source=str(path))
-    return loaded.file, path
+    return load_state_file(path, COMPILED, required=bool(args.artifact)), path
 
 
 def trial_lines(trial: TrialReport) -> list[str]:
@@ -101,7 +82,7 @@ def trial_lines(trial: TrialReport) -> list[str]:
         f" {js_string(trial.effective_score)} (delta {js_string(trial.delta)}) · wins {wins}"
         f" · costs {costs}",
         f"calls: {totals['operations']} replayed · "
-        + " · ".join(f"{totals[key]} {label}" for key, label in _CLASS_LABELS),
+        + " · ".join(f"{totals[key]} {label}" for key, label in TRIAL_CLASSES),
     ]
     if trial.divergences:
         lines.append("divergences:")
@@ -123,22 +104,20 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     options = read_options_of(args, surface)
     explanations = None
     with watch_unenforced() as met:
+        sources = session_sources_of(args, options)
+        engine = engine_options_of(args)
         if explain_of(args):
             trial, diagnostics, explanations = explained_trial_sources(
-                session_sources_of(args, options),
+                sources,
                 surface,
                 artifact,
                 options=options,
-                engine=engine_options_of(args),
+                engine=engine,
                 redact_values=redact_values_of(args),
             )
         else:
             trial, diagnostics = trial_sources(
-                session_sources_of(args, options),
-                surface,
-                artifact,
-                options=options,
-                engine=engine_options_of(args),
+                sources, surface, artifact, options=options, engine=engine
             )
     check_corpus(args, diagnostics)
     if args.json:

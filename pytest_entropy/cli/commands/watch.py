@@ -18,6 +18,7 @@ from pytest_entropy.cli.common import (
     add_command_flag,
     add_format_options,
     add_json,
+    add_session_dir_options,
     allow_empty_of,
     read_options_of,
     surface_of,
@@ -43,15 +44,7 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "watch", help="compile continuously as agents append to session files"
     )
-    where = parser.add_mutually_exclusive_group()
-    add_command_flag(where, "sessions-dir")
-    add_command_flag(where, "agent-dir")
-    add_command_flag(parser, "agent-kind")
-    parser.add_argument(
-        "--project",
-        action="store_true",
-        help="with --agent-dir: only the current directory's sessions",
-    )
+    add_session_dir_options(parser)
     add_command_flag(parser, "surface", help="the declared surface snapshot")
     add_command_flag(parser, "repairs")
     add_command_flag(parser, "state-dir")

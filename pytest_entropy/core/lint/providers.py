@@ -66,6 +66,14 @@ def _type_lists(nodes: Sequence[Node]) -> Iterator[tuple[str, str]]:
             yield f"{node.pointer}/type", "a list of types is not supported"
 
 
+# Rules that cap how many members one keyword holds over all of a tool's subschemas:
+# rule kind -> (keyword, the container it must be, what the message counts).
+_MEMBER_LIMITS: dict[str, tuple[str, type, str]] = {
+    "max-properties": ("properties", dict, "object properties"),
+    "max-enum-values": ("enum", list, "enum values"),
+}
+
+
 def _tool_problems(rule: ProfileRule, nodes: Sequence[Node]) -> Iterator[tuple[str, str]]:
     parameters = rule.parameters
     kind = rule.check
@@ -96,22 +104,15 @@ def _tool_problems(rule: ProfileRule, nodes: Sequence[Node]) -> Iterator[tuple[s
                 deepest.pointer,
                 f"{deepest.depth} levels of nesting (limit {parameters['limit']})",
             )
-    elif kind == "max-properties":
+    elif kind in _MEMBER_LIMITS:
+        keyword, container, noun = _MEMBER_LIMITS[kind]
         count = sum(
-            len(node.schema["properties"])
+            len(node.schema[keyword])
             for node in nodes
-            if type(node.schema) is dict and type(node.schema.get("properties")) is dict
+            if type(node.schema) is dict and type(node.schema.get(keyword)) is container
         )
         if count > parameters["limit"]:
-            yield "", f"{count} object properties in all (limit {parameters['limit']})"
-    elif kind == "max-enum-values":
-        count = sum(
-            len(node.schema["enum"])
-            for node in nodes
-            if type(node.schema) is dict and type(node.schema.get("enum")) is list
-        )
-        if count > parameters["limit"]:
-            yield "", f"{count} enum values in all (limit {parameters['limit']})"
+            yield "", f"{count} {noun} in all (limit {parameters['limit']})"
 
 
 def profile_tool_findings(
