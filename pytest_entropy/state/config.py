@@ -243,12 +243,23 @@ OPTIONS: Final = (
         "FILE",
         bare=True,
     ),
-    Option("json", "path", "write the certification JSON report to PATH", "PATH"),
-    Option("markdown", "path", "write a Markdown certification summary to PATH", "PATH"),
+    Option(
+        "json",
+        "path",
+        "write the certification JSON report (the gate alone: the measure report) to PATH",
+        "PATH",
+    ),
+    Option(
+        "markdown",
+        "path",
+        "write a Markdown certification summary (the gate alone: the measure report) to PATH",
+        "PATH",
+    ),
     Option(
         "html",
         "path",
-        "write the certification report as a self-contained HTML page to PATH (html extra)",
+        "write the certification report (the gate alone: the measure report) as a"
+        " self-contained HTML page to PATH (html extra)",
         "PATH",
     ),
     Option(
