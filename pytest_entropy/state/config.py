@@ -451,6 +451,14 @@ COMMAND_FLAGS: Final = {
         "",
         action="store_true",
     ),
+    "storage-options": CommandFlag(
+        "--storage-options",
+        "fsspec storage options for session URLs, as a JSON object (e.g. "
+        '\'{"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}}\'), given '
+        "to every read on the client and the workers; default: storage-options in "
+        "[tool.entropy]. Never shown in output or messages",
+        "JSON",
+    ),
     "allow-empty": CommandFlag(
         "--allow-empty",
         "pass on a corpus that yields no operations (default: exit 2, naming what was read;"
