@@ -100,8 +100,38 @@ def is_listed_file(entry: os.DirEntry[str] | Path) -> bool:
         return error.errno == errno.ELOOP
 
 
+def open_without_waiting(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open a file for binary reading without waiting for a FIFO's writer.
+
+    A plain ``open`` of a FIFO blocks until a writer comes, which may be never. Here a FIFO
+    is opened non-blocking and then switched back: a pipe with a writer (``<(...)``) reads
+    as usual, one without reads as empty, so nothing hangs on a stray FIFO.
+    """
+    try:
+        fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        fifo = False  # the open below names the problem
+    if not fifo or not hasattr(os, "O_NONBLOCK"):
+        return open(path, "rb")
+    import fcntl
+
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        # Reads block again from here on; with no writer connected they return EOF.
+        flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return os.fdopen(descriptor, "rb")
+
+
 def open_session(path: Path) -> IO[bytes]:
-    """Open a session file for binary reading; ``.gz`` files decompress transparently."""
-    if path.name.endswith(".gz"):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    return open(path, "rb")
+    """Open a session file for binary reading; ``.gz`` files decompress transparently. A
+    FIFO never blocks the open (:func:`open_without_waiting`)."""
+    raw = open_without_waiting(path)
+    if not path.name.endswith(".gz"):
+        return raw
+    stream = gzip.GzipFile(filename=str(path), mode="rb", fileobj=raw)
+    stream.myfileobj = raw  # type: ignore[assignment]  # closed with the stream, as gzip.open does
+    return cast(IO[bytes], stream)

@@ -13,6 +13,7 @@ Nothing imports this module at plugin load (the readers are imported with it), s
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +161,13 @@ def _unknown_session_format(name: str) -> EntropyInputError:
     return EntropyInputError(f"unknown session format {name!r} (known: {known})")
 
 
+def _rereadable(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # the read names the problem
+
+
 def resolve_format(path: Path, options: ReadOptions) -> str:
     """The format of one file: the explicit choice, or what its first bytes look like."""
     chosen = options.session_format
@@ -168,7 +176,9 @@ def resolve_format(path: Path, options: ReadOptions) -> str:
             raise _unknown_session_format(chosen)
         return chosen
     detecting = [known for known in _SESSION_FORMATS if known.detector is not None]
-    if not detecting:
+    if not detecting or not _rereadable(path):
+        # A pipe (``<(...)``) or FIFO can be read once: sniffing its head would eat what the
+        # reader needs, so it is read natively unless --format names its format.
         return NATIVE_FORMAT
     try:
         with open_session(path) as stream:

@@ -14,6 +14,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import repair_rows_from_value, surface_from_value
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.records import RepairRow
+from pytest_entropy.ingest.base import open_without_waiting
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
 
 __all__ = [
@@ -29,7 +30,7 @@ MAX_INPUT_FILE_BYTES = 256 << 20
 
 def _read_input_bytes(source: str, what: str) -> bytes:
     try:
-        with open(source, "rb") as stream:
+        with open_without_waiting(source) as stream:  # a stray FIFO must not hang
             raw = stream.read(MAX_INPUT_FILE_BYTES + 1)
     except FileNotFoundError:
         raise EntropyInputError(f"{what} file not found", source=source) from None

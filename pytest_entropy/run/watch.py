@@ -186,7 +186,6 @@ class CompileLoop:
             first = [snapshot(path, kind) for path, kind in reads]
         except StoreDamagedError as error:
             return self._damaged(error.problem)
-        self.last_damage = None
         plan = records_plan(self.options, windows=True, redact_values=self.redact_values)
 
         def read_into(pool: dict[str, Any] | None) -> CorpusRead:
@@ -198,6 +197,7 @@ class CompileLoop:
         if self.strict and read.unreadable:  # --strict: an unreadable session pauses compiles
             where = read.unreadable[0].location
             return self._damaged(f"{where}: unreadable session file (strict)", status="unreadable")
+        self.last_damage = None  # said once while it lasts; said again if it comes back
         if not read.records.traces:
             return TickResult(NO_TRACES, diagnostics=read.diagnostics)
 

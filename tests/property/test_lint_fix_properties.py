@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.core.lint.fix import fill_nulls, fix_surface
@@ -40,6 +40,15 @@ def _fixed(schema: dict[str, Any], profile: Any) -> tuple[Any, Any]:
 @given(
     schema=_object_schemas(),
     call=st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), json_values(6), max_size=4),
+)
+@example(  # an undeclared key in an open anyOf branch: the branch is still filled
+    schema={
+        "type": "object",
+        "properties": {
+            "a": {"anyOf": [{"type": "object", "properties": {"path": {"type": "string"}}}]}
+        },
+    },
+    call={"a": {"limit": None}},
 )
 def test_an_accepted_call_stays_accepted(schema: dict[str, Any], call: dict[str, Any]) -> None:
     if not accepts(schema, call):

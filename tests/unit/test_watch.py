@@ -144,6 +144,32 @@ def test_a_damaged_artifact_pauses_compiles_and_says_so_once(tmp_path: Path) -> 
     assert not (state / "observation-pool.json").exists()
 
 
+def test_strict_says_once_that_an_unreadable_session_pauses_compiles(tmp_path: Path) -> None:
+    sessions, state = tmp_path / "sessions", tmp_path / "state"
+    sessions.mkdir()
+    state.mkdir()
+    (sessions / "a.jsonl").write_bytes(SESSION_FILES[0].read_bytes())
+    (sessions / "b.jsonl").symlink_to(sessions / "c.jsonl")  # a loop: listed, never readable
+    (sessions / "c.jsonl").symlink_to(sessions / "b.jsonl")
+    loop = CompileLoop(
+        window=lambda: directory_session_files(sessions),
+        surface=SURFACE,
+        state_dir=state,
+        strict=True,
+    )
+    first = loop.tick()
+    assert first.status == "unreadable"
+    assert [notice.kind for notice in first.notices] == ["damaged"]
+    assert "b.jsonl: unreadable session file (strict)" in first.notices[0].text
+    again = loop.tick()
+    assert again.status == "unreadable"
+    assert again.notices == []  # said once while it lasts
+    for link in ("b.jsonl", "c.jsonl"):
+        (sessions / link).unlink()
+    assert loop.tick().status != "unreadable"
+    assert disk(state)  # compiles resumed once the file was gone
+
+
 def test_review_suggestions_are_announced_once_per_distinct_set(tmp_path: Path) -> None:
     sessions, state = tmp_path / "sessions", tmp_path / "state"
     sessions.mkdir()

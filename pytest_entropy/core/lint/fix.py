@@ -158,12 +158,29 @@ def fix_surface(
 _FILL_DEPTH = 64
 
 
-def _fits(value: dict[str, Any], branch: Any, root: Any) -> bool:
-    """Whether a combinator branch (its local ``$ref`` followed) declares every key."""
+def _fits(value: dict[str, Any], branch: Any, root: Any, *, open_only: bool = False) -> bool:
+    """Whether a combinator branch (its local ``$ref`` followed) declares every key, or
+    (``open_only``) is an object schema that leaves other keys open."""
     if type(branch) is dict and type(branch.get("$ref")) is str:
         _, branch = resolve_local(root, branch["$ref"])
     properties = branch.get("properties") if type(branch) is dict else None
-    return type(properties) is dict and set(value) <= set(properties)
+    if type(properties) is not dict:
+        return False
+    if open_only:
+        return branch.get("additionalProperties", True) is not False
+    return set(value) <= set(properties)
+
+
+def _branch(value: Any, branches: list[Any], root: Any) -> int | None:
+    """The ``anyOf``/``oneOf`` branch a value is filled along: the first that declares all
+    its keys, else the first open object branch (it accepted the undeclared keys before)."""
+    if type(value) is not dict:
+        return None
+    for open_only in (False, True):
+        for index, branch in enumerate(branches):
+            if _fits(value, branch, root, open_only=open_only):
+                return index
+    return None
 
 
 def fill_nulls(
@@ -176,8 +193,8 @@ def fill_nulls(
     depth: int = 0,
 ) -> Any:
     """``value`` (a copy where anything changes) with ``null`` for each absent key the fix
-    made required, following the fixed schema's properties, items, local ``$ref``s and the
-    first combinator branch whose properties cover the value's keys."""
+    made required, following the fixed schema's properties, items, local ``$ref``s, every
+    ``allOf`` branch and one ``anyOf``/``oneOf`` branch (:func:`_branch`)."""
     root = schema if root is None else root
     if depth > _FILL_DEPTH or type(schema) is not dict:
         return value
@@ -192,18 +209,17 @@ def fill_nulls(
         branches = schema.get(keyword)
         if type(branches) is not list:
             continue
-        for index, branch in enumerate(branches):
-            if keyword == "allOf" or (type(value) is dict and _fits(value, branch, root)):
+        chosen = range(len(branches)) if keyword == "allOf" else [_branch(value, branches, root)]
+        for index in chosen:
+            if index is not None:
                 value = fill_nulls(
                     value,
-                    branch,
+                    branches[index],
                     added,
                     root=root,
                     pointer=f"{pointer}/{keyword}/{index}",
                     depth=depth + 1,
                 )
-                if keyword != "allOf":
-                    break
     properties = schema.get("properties")
     if type(value) is dict and type(properties) is dict:
         value = dict(value)

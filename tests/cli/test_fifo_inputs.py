@@ -1,0 +1,83 @@
+"""A FIFO given as an input never hangs a command: with no writer it reads as empty (and an
+empty corpus fails), with a writer (``<(...)``, a pipe) it reads as any file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "corpora" / "demo"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_entropy", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a hang fails the test instead of the suite
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "stray.jsonl"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["measure", "--sessions", "{fifo}"],
+        ["measure", "--format", "claude-code", "--sessions", "{fifo}"],
+        ["freedom", "--surface", "{fifo}"],
+        ["measure", "--sessions", str(DEMO / "sessions"), "--repairs", "{fifo}"],
+        ["certify", "--sessions", "{fifo}"],
+    ],
+)
+def test_a_fifo_without_a_writer_is_an_error_not_a_hang(fifo: Path, argv: list[str]) -> None:
+    result = _run(*(word.format(fifo=fifo) for word in argv))
+    assert result.returncode in (1, 2), result.stderr  # certify: its corpus-mode check fails
+    if argv[0] != "certify":
+        assert result.returncode == 2
+        assert "stray.jsonl" in result.stderr or "read 1 file" in result.stderr
+
+
+def test_a_pipe_with_a_writer_reads_like_a_file(tmp_path: Path) -> None:
+    # What `measure --sessions <(cat *.jsonl)` hands us: /dev/fd/N, a pipe with a writer.
+    lines = b"".join(path.read_bytes() for path in sorted((DEMO / "sessions").glob("*.jsonl")))
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(write_end, "wb") as stream:
+            stream.write(lines)
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest_entropy", "measure", "--sessions", f"/dev/fd/{read_end}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        pass_fds=(read_end,),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    os.close(read_end)
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    out, err = process.communicate(timeout=120)
+    writer.join(timeout=60)
+    assert process.returncode == 0, err
+    concatenated = tmp_path / "all.jsonl"
+    concatenated.write_bytes(lines)
+    plain = _run("measure", "--sessions", str(concatenated))
+    assert out.splitlines()[:-1] == plain.stdout.splitlines()[:-1]  # all but "read ..."
+    assert "20 lines" in out.splitlines()[-1]
