@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO, overload
 
@@ -67,6 +68,7 @@ __all__ = [
     "read_options_of",
     "session_sources_of",
     "state_dir_of",
+    "storage_options_of",
     "surface_of",
 ]
 
@@ -220,8 +222,14 @@ def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) ->
 
 
 def _storage_options_of(args: argparse.Namespace) -> dict[str, Any] | None:
+    return storage_options_of(args, getattr(args, "sessions", None) or ())
+
+
+def storage_options_of(
+    args: argparse.Namespace, sources: str | Sequence[str]
+) -> dict[str, Any] | None:
     """``--storage-options JSON``, else ``storage-options`` of the project configuration,
-    which is read only when a session source is a URL (local runs never look for it)."""
+    which is read only when one of ``sources`` is a URL (local runs never look for it)."""
     text = getattr(args, "storage_options", None)
     if text is not None:
         try:
@@ -230,7 +238,6 @@ def _storage_options_of(args: argparse.Namespace) -> dict[str, Any] | None:
             # The decoder's message gives a position, never the text (it may hold a secret).
             raise EntropyInputError(f"--storage-options is not valid JSON: {error}") from None
         return storage_options_value(value, "--storage-options", "command line")
-    sources = getattr(args, "sessions", None) or ()
     if isinstance(sources, str):
         sources = [sources]
     if any(is_url(source) for source in sources):
@@ -357,14 +364,7 @@ def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True
             help="any unreadable or unrecognised session file is an error (exit 2); default:"
             " strict in [tool.entropy] or entropy.yml, else counted and reported",
         )
-        parser.add_argument(
-            "--storage-options",
-            metavar="JSON",
-            help="fsspec storage options for session URLs, as a JSON object (e.g. "
-            '\'{"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}}\'), given '
-            "to every read on the client and the workers; default: storage-options in "
-            "[tool.entropy]. Never shown in output or messages",
-        )
+        add_command_flag(parser, "storage-options")
     parser.add_argument(
         "--surface-format",
         default="auto",

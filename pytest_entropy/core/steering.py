@@ -57,6 +57,7 @@ __all__ = [
     "proposal_matches",
     "steer_entropy_surface",
     "steer_from_evidence",
+    "unmatched_tokens",
 ]
 
 
@@ -91,6 +92,23 @@ def proposal_matches(token: str, proposal: Mapping[str, Any]) -> bool:
     if token == proposal.get("kind") or token == proposal.get("ref"):
         return True
     return "key" in proposal and token == f"{proposal['ref']}.{proposal['key']}"
+
+
+def unmatched_tokens(steering: Steering | None, proposals: Sequence[Proposal]) -> list[str]:
+    """One warning per ``--only`` / ``--exclude`` token that names none of ``proposals``
+    (a misspelt ref or a kind this corpus does not propose), in the order given.
+
+    >>> unmatched_tokens(Steering(only=("mcp.x",)), [{"kind": "enum-tighten", "ref": "mcp.y"}])
+    ['--only mcp.x matches no proposal of this compile']
+    """
+    if steering is None:
+        return []
+    out = []
+    for flag, tokens in (("--only", steering.only), ("--exclude", steering.exclude)):
+        for token in dict.fromkeys(tokens):
+            if not any(proposal_matches(token, proposal) for proposal in proposals):
+                out.append(f"{flag} {token} matches no proposal of this compile")
+    return out
 
 
 def _entry(proposal: Mapping[str, Any], reason: str, **more: Any) -> dict[str, Any]:

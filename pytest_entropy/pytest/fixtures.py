@@ -35,7 +35,9 @@ def _settings(config: pytest.Config) -> EntropySettings:
     return settings
 
 
-def _load_surface(path: Path | None, server: str | None = None) -> dict[str, Any] | None:
+def _load_surface(
+    path: Path | None, server: str | None = None, surface_format: str = "auto"
+) -> dict[str, Any] | None:
     if server is not None:
         from pytest_entropy.sources.surface import load_surface as load_any_surface
 
@@ -44,7 +46,7 @@ def _load_surface(path: Path | None, server: str | None = None) -> dict[str, Any
         return None
     from pytest_entropy.ingest.surfaces import load_surface
 
-    return load_surface(path)
+    return load_surface(path, surface_format=surface_format)
 
 
 @pytest.fixture
@@ -67,7 +69,7 @@ def entropy_surface(request: pytest.FixtureRequest) -> dict[str, Any]:
             " entropy_surface in the ini file)",
             pytrace=False,
         )
-    surface = _load_surface(settings.surface, settings.surface_server)
+    surface = _load_surface(settings.surface, settings.surface_server, settings.surface_format)
     assert surface is not None
     return surface
 
@@ -101,7 +103,8 @@ def entropy_meter(request: pytest.FixtureRequest) -> EntropyMeter:
 
     ``entropy_meter()`` measures the configured sessions against the configured surface
     and repairs; pass traces, files or directories, and ``surface=``/``repairs=``, to
-    measure anything else. Example::
+    measure anything else. Files are read in ``--entropy-format`` (ini ``entropy_format``,
+    default ``auto``), the surface in ``--entropy-surface-format``. Example::
 
         def test_render_tool_converged(entropy_meter):
             report = entropy_meter("tests/sessions", surface=my_surface)
@@ -119,9 +122,11 @@ def entropy_meter(request: pytest.FixtureRequest) -> EntropyMeter:
 
         return load_repairs(settings.repairs)
 
-    return EntropyMeter(
-        settings.sessions, lambda: _load_surface(settings.surface, settings.surface_server), repairs
-    )
+    def surface() -> dict[str, Any] | None:
+        return _load_surface(settings.surface, settings.surface_server, settings.surface_format)
+
+    # Session files are read as `measure` reads them under --entropy-format (default auto).
+    return EntropyMeter(settings.sessions, surface, repairs, session_format=settings.session_format)
 
 
 @pytest.fixture

@@ -6,7 +6,11 @@ own tests, so pytest's summary line counts a failed gate (before, a run could en
 ``3 passed`` with exit status 1). Both items share one measurement per process; an empty
 corpus (no operations) fails them, naming what was read, unless ``--entropy-allow-empty``.
 Their lines also reach the entropy section of the terminal summary (through the items'
-user properties, so they cross from pytest-xdist workers too).
+user properties, so they cross from pytest-xdist workers too). Without
+``--entropy-certify``, the measurement is written to ``--entropy-json`` (the bytes of
+``pytest-entropy measure --json``), ``--entropy-markdown`` and ``--entropy-html`` (the
+``measure`` report kind) by the process that measured it; a file that cannot be written
+fails the gate items.
 """
 
 from __future__ import annotations
@@ -56,7 +60,15 @@ class GateMeasurement:
     warnings: list[str] = field(default_factory=list)
 
 
-def _measure_sessions(settings: EntropySettings) -> tuple[Report, list[str]]:
+@dataclass(slots=True)
+class _Measured:
+    report: Report
+    warnings: list[str]
+    document: dict[str, Any]  # the measure --json document
+    surface: dict[str, Any] | None
+
+
+def _measure_sessions(settings: EntropySettings) -> _Measured:
     from pytest_entropy.core.errors import EntropyInputError
     from pytest_entropy.core.status import surface_hash
     from pytest_entropy.ingest.base import ReadOptions
@@ -103,7 +115,45 @@ def _measure_sessions(settings: EntropySettings) -> tuple[Report, list[str]]:
     )
     warning = skipped_files_warning(diagnostics)
     digest = surface_hash(surface) if surface is not None else ""
-    return read.state.finalize(surface, repairs, digest), [warning] if warning else []
+    report = read.state.finalize(surface, repairs, digest)
+    from pytest_entropy.core.meter import report_hash
+
+    document = {
+        "reportHash": report_hash(report),
+        "report": report.to_json(),
+        "diagnostics": diagnostics.to_json(),
+    }
+    return _Measured(report, [warning] if warning else [], document, surface)
+
+
+def _write_reports(settings: EntropySettings, measured: _Measured) -> list[str]:
+    """``--entropy-json``/``--entropy-markdown``/``--entropy-html`` of the gated measurement
+    (certification writes its own report instead); the summary lines naming them."""
+    if settings.certify:
+        return []
+    from pytest_entropy.core.canonical import file_text
+    from pytest_entropy.report.files import write_report_files
+    from pytest_entropy.state.store import write_file_atomic
+
+    inputs = [str(settings.sessions)] if settings.sessions is not None else []
+    lines = []
+    if settings.json is not None:
+        write_file_atomic(settings.json, file_text(measured.document), mode=0o644)
+        lines.append(f"  JSON report: {settings.json}")
+    for label, path, name in (
+        ("Markdown", settings.markdown, "markdown"),
+        ("HTML report", settings.html, "html"),
+    ):
+        if path is not None:
+            write_report_files(
+                measured.document,
+                kind="measure",
+                surface=measured.surface,
+                inputs=inputs,
+                **{name: path},
+            )
+            lines.append(f"  {label}: {path}")
+    return lines
 
 
 def measure_gate(config: pytest.Config, settings: EntropySettings) -> GateMeasurement:
@@ -112,21 +162,27 @@ def measure_gate(config: pytest.Config, settings: EntropySettings) -> GateMeasur
     if cached is not None:
         return cached
     try:
-        report, warnings = _measure_sessions(settings)
+        read = _measure_sessions(settings)
     except Exception as error:
         line = f"entropy gate: cannot measure the sessions: {error}"
         measured = GateMeasurement(None, [line], error=line)
     else:
         from pytest_entropy.core.jscompat import js_string
-        from pytest_entropy.core.meter import report_hash
 
-        hashed = report_hash(report)
+        report, warnings = read.report, read.warnings
+        hashed = read.document["reportHash"]
         header = (
             f"entropy gate: sessions score {js_string(report.score)} (static"
             f" {js_string(report.static_score)}, behavioral {js_string(report.behavioral_score)})"
             f" · report {hashed[:12]}"
         )
         measured = GateMeasurement(report, [*warnings, header], warnings=warnings)
+        try:
+            measured.lines.extend(_write_reports(settings, read))
+        except Exception as error:  # pygal missing, a directory not writable: the gate fails
+            line = f"entropy gate: cannot write the report: {error}"
+            measured.lines.append(line)
+            measured.error = line
         _junit_gate(config, report, hashed)
     config.stash[_MEASUREMENT_KEY] = measured
     return measured
@@ -167,7 +223,7 @@ class GateItem(pytest.Item):
         measured = measure_gate(self.config, self.settings)
         self._lines(measured.lines)
         report = measured.report
-        if report is None:
+        if report is None or measured.error is not None:
             raise GateFailed(measured.error or "the sessions could not be measured")
         self.user_properties.append(("entropy_sessions_score", report.score))
         if self.name == MAX_SCORE:

@@ -33,6 +33,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_load_initial_conftests",
+    "pytest_unconfigure",
 ]
 
 
@@ -56,6 +57,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
     settings = settings_from_pytest(config)
     config.stash[SETTINGS_KEY] = settings
+    from pytest_entropy.testing.session_defaults import push_session_format
+
+    push_session_format(settings.session_format)  # what the assertion helpers read
     session = EntropySession(config, settings)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "entropy-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SETTINGS_KEY in config.stash:
+        from pytest_entropy.testing.session_defaults import pop_session_format
+
+        pop_session_format()

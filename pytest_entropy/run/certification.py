@@ -55,6 +55,7 @@ from pytest_entropy.sources.agent_dir import (
     default_state_dir,
 )
 from pytest_entropy.sources.resources import corpora_path
+from pytest_entropy.sources.urls import is_url
 from pytest_entropy.state.store import COMPILED, load_path, save_path
 
 __all__ = [
@@ -84,6 +85,8 @@ class CertificationOptions:
     names the surface's format (``auto``: detect); the surface may be a live MCP server
     (``mcp+stdio:...``). ``lint_surface`` is the surface ``surface-lint`` lints when it is
     not ``surface`` (the pytest ini key, which alone is no corpus-mode request).
+    ``sessions`` may be an fsspec URL (listed as ``measure`` lists a URL), read with
+    ``storage_options``, which never appear in the ``repr``, the report or a message.
     """
 
     sessions: str | None = None
@@ -99,6 +102,7 @@ class CertificationOptions:
     # Where the trial looks for compiled.json before the agent directory (default: the
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
+    storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
 
     @property
     def corpus_mode(self) -> bool:
@@ -258,7 +262,7 @@ def _scan_corpus(files: Sequence[Path]) -> SessionScan:
 
 
 def _read_records(
-    files: Sequence[Path],
+    files: Sequence[Path | str],
     options: Any,
     skipped: Sequence[tuple[str, str]] = (),
     strict: bool = False,
@@ -269,6 +273,8 @@ def _read_records(
     plan = records_plan(options, continuous=True)
     read = read_corpus(source_files(files, skipped), plan)
     for source in read.unreadable:
+        if is_url(source.location):
+            raise OSError(f"cannot read {source.location}")
         # Every corpus-mode error fails the check with the system's own words: open the
         # file again for them (it may also have become readable meanwhile).
         open(source.location, "rb").close()
@@ -311,6 +317,24 @@ def _scan_formatted_corpus(
     listing = session_listing([directory], options, exclude)
     files = [Path(name) for name in listing.files]
     return files, _read_records(files, options, listing.skipped, strict)
+
+
+def _scan_url_corpus(
+    options: CertificationOptions, session_format: str, surface: dict[str, Any] | None
+) -> tuple[list[str], SessionScan]:
+    """Corpus mode over an fsspec URL: the files ``measure`` lists for it (a directory's
+    ``*.jsonl`` and ``*.jsonl.gz`` by name), read with the storage options, with one model
+    cursor across the files."""
+    from pytest_entropy.ingest.base import ReadOptions
+    from pytest_entropy.sources.urls import expand_url
+
+    if options.sessions is None:  # pragma: no cover - corpus mode checked it
+        raise EntropyInputError(SURFACE_REQUIRES_SESSIONS)
+    read = ReadOptions(
+        session_format=session_format, surface=surface, storage_options=options.storage_options
+    )
+    files = expand_url(options.sessions, options.storage_options)
+    return files, _read_records(files, read, strict=options.strict)
 
 
 def _score_properties(report: Report) -> tuple[tuple[str, Any], ...]:
@@ -444,7 +468,8 @@ class Certification:
             )
             return
         directory = Path(options.sessions)
-        if not directory.is_dir():
+        url = is_url(options.sessions)
+        if not url and not directory.is_dir():
             outcome.checks["corpus-mode"] = CheckOutcome(
                 CheckResult("corpus-mode", False, sessions_not_found(options.sessions))
             )
@@ -460,7 +485,10 @@ class Certification:
         )
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
         session_format = options.session_format or "auto"
-        if session_format == "auto" and _is_native_corpus(directory):
+        files: Sequence[Path | str]
+        if url:
+            files, evidence = _scan_url_corpus(options, session_format, surface)
+        elif session_format == "auto" and _is_native_corpus(directory):
             files = _corpus_files(directory)
             if options.strict:
                 _refuse_unrecognised(directory)

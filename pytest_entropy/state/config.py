@@ -243,12 +243,23 @@ OPTIONS: Final = (
         "FILE",
         bare=True,
     ),
-    Option("json", "path", "write the certification JSON report to PATH", "PATH"),
-    Option("markdown", "path", "write a Markdown certification summary to PATH", "PATH"),
+    Option(
+        "json",
+        "path",
+        "write the certification JSON report (the gate alone: the measure report) to PATH",
+        "PATH",
+    ),
+    Option(
+        "markdown",
+        "path",
+        "write a Markdown certification summary (the gate alone: the measure report) to PATH",
+        "PATH",
+    ),
     Option(
         "html",
         "path",
-        "write the certification report as a self-contained HTML page to PATH (html extra)",
+        "write the certification report (the gate alone: the measure report) as a"
+        " self-contained HTML page to PATH (html extra)",
         "PATH",
     ),
     Option(
@@ -439,6 +450,14 @@ COMMAND_FLAGS: Final = {
         " redact-values in [tool.entropy], else verbatim, as the reference)",
         "",
         action="store_true",
+    ),
+    "storage-options": CommandFlag(
+        "--storage-options",
+        "fsspec storage options for session URLs, as a JSON object (e.g. "
+        '\'{"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}}\'), given '
+        "to every read on the client and the workers; default: storage-options in "
+        "[tool.entropy]. Never shown in output or messages",
+        "JSON",
     ),
     "allow-empty": CommandFlag(
         "--allow-empty",

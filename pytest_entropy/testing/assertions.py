@@ -61,14 +61,31 @@ def _is_path(value: Any) -> bool:
     return isinstance(value, str | os.PathLike)
 
 
-def traces_of(sessions: Sessions) -> list[Trace | Mapping[str, Any]]:
-    """Traces from session files/directories, or the traces themselves when given."""
+def traces_of(
+    sessions: Sessions,
+    *,
+    session_format: str | None = None,
+    surface: Mapping[str, Any] | None = None,
+) -> list[Trace | Mapping[str, Any]]:
+    """Traces from session files/directories, or the traces themselves when given.
+
+    Files are read as ``pytest-entropy measure --format`` reads them: ``session_format``,
+    else the one the running pytest session configured (``--entropy-format``), else
+    ``auto``; ``surface`` lets a foreign reader classify failure stages by it."""
     items: list[Any] = [sessions] if isinstance(sessions, str | os.PathLike) else list(sessions)
     if items and all(_is_path(item) for item in items):
+        from pytest_entropy.ingest.base import ReadOptions
         from pytest_entropy.run.corpus import read_corpus, records_plan, source_files
         from pytest_entropy.sources.locate import expand_session_paths
+        from pytest_entropy.testing.session_defaults import configured_session_format
 
-        read = read_corpus(source_files(expand_session_paths(items)), records_plan())
+        options = ReadOptions(
+            session_format=session_format or configured_session_format(),
+            surface=dict(surface) if surface is not None else None,
+        )
+        read = read_corpus(
+            source_files(expand_session_paths(items, options)), records_plan(options)
+        )
         return list(read.records.traces)
     return [Trace.from_json(item) if isinstance(item, Mapping) else item for item in items]
 
@@ -222,9 +239,11 @@ def compare_surfaces(
     *,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
     accepted: Iterable[AcceptedLoosening] = (),
+    session_format: str | None = None,
 ) -> EntropyComparison:
     """Freedom per ref and parameter, and what loosened, before and after; with sessions,
-    both reports too. Each surface is anything :func:`pytest_entropy.load_surface` reads."""
+    both reports too. Each surface is anything :func:`pytest_entropy.load_surface` reads;
+    session files are read in ``session_format`` (see :func:`traces_of`)."""
     before = _surface(before_surface, "before")
     after = _surface(after_surface, "after")
     diff = diff_snapshots(before, after, accepted=accepted)
@@ -240,10 +259,12 @@ def compare_surfaces(
                 changes.append(FreedomChange(ref, key, old_params.get(key), new_params.get(key)))
     before_report = after_report = None
     if sessions is not None:
-        traces = traces_of(sessions)
         repair_list = list(repairs) if repairs is not None else None
-        before_report = measure(traces, before, repair_list, surface_hash(before))
-        after_report = measure(traces, after, repair_list, surface_hash(after))
+        # Each side's report reads the files with its own surface, as `measure` would.
+        before_traces = traces_of(sessions, session_format=session_format, surface=before)
+        after_traces = traces_of(sessions, session_format=session_format, surface=after)
+        before_report = measure(before_traces, before, repair_list, surface_hash(before))
+        after_report = measure(after_traces, after, repair_list, surface_hash(after))
     return EntropyComparison(
         surface_freedom_report(before)["total"],
         surface_freedom_report(after)["total"],
@@ -266,15 +287,17 @@ def assert_no_entropy_increase(
     *,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
     accepted: Iterable[AcceptedLoosening | Mapping[str, Any]] = (),
+    session_format: str | None = None,
 ) -> EntropyComparison:
     """Fail when the new surface accepts a call the old one refused, is freer, or (with
     sessions) scores worse.
 
     Surfaces are anything :func:`pytest_entropy.load_surface` reads (snapshots, MCP
     ``tools/list`` results, tool arrays, paths, SDK tools, servers). ``sessions`` are session
-    files or directories, or traces. The failure message names every loosening (tool,
-    parameter path, rule) and every tool and parameter whose freedom rose; ``accepted``
-    items ``{ref, path, rule, reason}`` let deliberate loosenings pass::
+    files or directories, or traces; files are read in ``session_format``, by default the
+    ``--entropy-format`` of the running pytest session (else ``auto``). The failure message
+    names every loosening (tool, parameter path, rule) and every tool and parameter whose
+    freedom rose; ``accepted`` items ``{ref, path, rule, reason}`` let deliberate loosenings pass::
 
         assert_no_entropy_increase(load("v1.json"), load("v2.json"), sessions="recorded/")
     """
@@ -284,7 +307,12 @@ def assert_no_entropy_increase(
         for item in accepted
     ]
     comparison = compare_surfaces(
-        before_surface, after_surface, sessions, repairs=repairs, accepted=allowed
+        before_surface,
+        after_surface,
+        sessions,
+        repairs=repairs,
+        accepted=allowed,
+        session_format=session_format,
     )
     if comparison.failed:
         raise AssertionError(comparison.message())
@@ -413,10 +441,13 @@ class EntropyMeter:
         sessions: Path | None = None,
         surface: Callable[[], dict[str, Any] | None] | None = None,
         repairs: Callable[[], list[RepairRow] | None] | None = None,
+        *,
+        session_format: str | None = None,
     ) -> None:
         self._sessions = sessions
         self._surface = surface or (lambda: None)
         self._repairs = repairs or (lambda: None)
+        self._session_format = session_format  # None: see traces_of
 
     def __call__(
         self,
@@ -436,7 +467,8 @@ class EntropyMeter:
         chosen_repairs = self._repairs() if repairs is self._CONFIGURED else repairs
         if catalog_digest is None:
             catalog_digest = surface_hash(chosen_surface) if chosen_surface is not None else ""
-        return measure(traces_of(source), chosen_surface, chosen_repairs, catalog_digest)
+        traces = traces_of(source, session_format=self._session_format, surface=chosen_surface)
+        return measure(traces, chosen_surface, chosen_repairs, catalog_digest)
 
     def freedom(self, surface: Any = _CONFIGURED) -> dict[str, Any]:
         """Static freedom per action, worst first, with total and mean."""

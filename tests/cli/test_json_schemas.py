@@ -14,12 +14,23 @@ from jsonschema import Draft202012Validator
 
 from pytest_entropy.cli.app import build_parser, main
 from pytest_entropy.report.json_schemas import SCHEMA_NAMES, schema_for
+from tests.cli.test_empty_corpus import walked_corpus
+from tests.cli.test_steering_cli import vetoed_corpus, write_sessions
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SESSIONS = str(DEMO / "sessions")
 SURFACE = str(DEMO / "surface.json")
 REPAIRS = str(DEMO / "repairs.json")
 CORPUS = ["--sessions", SESSIONS, "--surface", SURFACE]
+HELD_OUT = [  # calls the V2-CV-10 partial artifact refuses, one of them a secret-shaped value
+    {
+        "taskKey": "held",
+        "operations": [
+            {"ref": "mcp.report.render", "args": {"format": "docx"}, "outcome": "succeeded"},
+            {"ref": "mcp.flaky.run", "args": {"mode": "sk-" + "a1B2" * 8}, "outcome": "failed"},
+        ],
+    }
+]
 
 
 def _json_commands() -> set[str]:
@@ -145,3 +156,113 @@ def test_a_schema_rejects_a_renamed_key(
     document["report"]["entropyScore"] = document["report"].pop("score")
     errors = list(Draft202012Validator(schema_for("measure")).iter_errors(document))
     assert any("'score' is a required property" in error.message for error in errors)
+
+
+def _opt_in_cases(tmp: Path) -> list[tuple[str, list[str], tuple[int, ...], tuple[str, ...]]]:
+    """The opt-in flag combinations, each with the added keys its output must carry."""
+    vetoed_sessions, vetoed_surface = vetoed_corpus(tmp)
+    vetoed = ["--sessions", vetoed_sessions, "--surface", vetoed_surface]
+    held = write_sessions(tmp / "held.jsonl", HELD_OUT)
+    artifact = str(tmp / "partial.json")
+    return [
+        ("propose", ["propose", *CORPUS, "--explain", "--json"], (0,), ("explanations",)),
+        (
+            "freedom",
+            ["freedom", "--surface", SURFACE, "--explain", "--json"],
+            (0,),
+            ("explanations",),
+        ),
+        (
+            "compile",
+            [
+                "compile",
+                *CORPUS,
+                "--only",
+                "enum-tighten",
+                "--min-gain",
+                "0.0001",
+                "--explain",
+                "--json",
+            ],
+            (0,),
+            ("skipped", "explanations"),
+        ),
+        (
+            "compile",
+            [
+                "compile",
+                *CORPUS,
+                "--exclude",
+                "noise-quarantine",
+                "--exclude",
+                "sequence-fuse",  # this corpus proposes none: a warning
+                "--partial",
+                "--json",
+            ],
+            (0,),
+            ("dropped", "skipped", "warnings"),
+        ),
+        ("compile", ["compile", *vetoed, "--explain", "--json"], (1,), ("explanations",)),
+        (
+            "compile",
+            ["compile", *vetoed, "--partial", "--explain", "--out", artifact, "--json"],
+            (0,),
+            ("dropped", "explanations"),
+        ),
+        ("trial", ["trial", *CORPUS, "--explain", "--json"], (0,), ("explanations",)),
+        (
+            "trial",
+            [
+                "trial",
+                "--sessions",
+                held,
+                "--surface",
+                vetoed_surface,
+                "--artifact",
+                artifact,
+                "--explain",
+                "--redact-values",
+                "--json",
+            ],
+            (1,),
+            ("explanations",),
+        ),
+        (
+            "measure",
+            ["measure", "--sessions", str(walked_corpus(tmp)), "--json"],
+            (0,),
+            ("diagnostics",),
+        ),
+    ]
+
+
+def test_opt_in_keys_match_their_schemas(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dropped``, ``skipped``, ``explanations`` and the directory diagnostics, from the
+    flags that add them, validate against the shipped schemas."""
+    shown: dict[str, list[Any]] = {}
+    for name, argv, codes, keys in _opt_in_cases(workspace):
+        document = json.loads(_run(capsys, argv, codes))
+        _validate(name, document)
+        for key in keys:
+            assert key in document, (argv, sorted(document))
+            shown.setdefault(key, []).extend(
+                document[key] if isinstance(document[key], list) else [document[key]]
+            )
+    # Every added shape was seen with content, not only as an empty list.
+    assert {"dropped", "skipped", "explanations", "warnings"} <= {
+        k for k, rows in shown.items() if rows
+    }
+    trial_rows = [row for row in shown["explanations"] if "trialClass" in row]
+    assert any(row["examples"] for row in trial_rows)
+    walked = shown["diagnostics"][0]
+    assert walked["unrecognizedNames"] and walked["surfaceFiles"] >= 1
+    assert walked["unreadableNames"] == [] and walked["companionFiles"] == 0
+    for name in ("compile", "propose", "freedom", "trial"):
+        assert "explanations" in schema_for(name)["properties"]
+    for name in ("measure", "convert", "status"):
+        properties = schema_for(name)["$defs"]["diagnostics"]["properties"]
+        assert {"unreadableNames", "unrecognizedNames", "surfaceFiles", "companionFiles"} <= set(
+            properties
+        )

@@ -284,3 +284,29 @@ def test_apply_names_stale_tools_and_fails(
         capsys, "apply", "--surface", str(surface), "--artifact", str(tmp_path / "none.json")
     )
     assert code == 2 and "compiled surface file not found" in err
+
+
+def test_a_selection_token_that_matches_nothing_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions, surface = vetoed_corpus(tmp_path)
+    argv = ["compile", "--sessions", sessions, "--surface", surface, "--partial"]
+    code, out, err = run(
+        capsys, *argv, "--only", "mcp.report.render.fromat", "--only", "enum-tighten",
+        "--exclude", "sequence-fuse", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert err.splitlines() == [
+        "warning: --only mcp.report.render.fromat matches no proposal of this compile",
+        "warning: --exclude sequence-fuse matches no proposal of this compile",
+    ]
+    result = json.loads(out)
+    assert result["warnings"] == [line.removeprefix("warning: ") for line in err.splitlines()]
+    assert list(result)[: len(REFERENCE_KEYS)] == REFERENCE_KEYS
+    # Tokens that all match add no key and no line; human output warns on stderr too.
+    code, out, err = run(capsys, *argv, "--only", "enum-tighten", "--json")
+    assert code == 0 and err == ""
+    assert "warnings" not in json.loads(out)
+    code, _, err = run(capsys, *argv, "--exclude", "mcp.nowhere")
+    assert code == 0
+    assert "warning: --exclude mcp.nowhere matches no proposal of this compile" in err

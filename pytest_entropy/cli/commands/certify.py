@@ -13,7 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_entropy.cli.common import EXIT_FAILED, EXIT_OK, add_command_flag, print_lines
+from pytest_entropy.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_command_flag,
+    print_lines,
+    storage_options_of,
+)
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.state.config import add_cli_option
 
@@ -42,6 +48,7 @@ def register(commands: Any) -> None:
         help="where --trial looks for compiled.json before the agent directory (default:"
         " .entropy/ here)",
     )
+    add_command_flag(parser, "storage-options")  # a --sessions URL's, as for every command
     parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
     parser.add_argument(
         "--output-format",
@@ -81,6 +88,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         session_format=session_format_of(args),
         state_dir=args.state_dir,
         surface_format=surface_format_of(args),
+        storage_options=storage_options_of(args, args.entropy_sessions or ()),
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")

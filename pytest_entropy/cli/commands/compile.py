@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
 from pytest_entropy.core.regex import Unenforced, watch_unenforced
+from pytest_entropy.core.steering import unmatched_tokens
 from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
@@ -217,6 +219,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         result["unsupportedPatterns"] = sorted(met.patterns)  # added only when there are some
     if met.refs:
         result["externalRefs"] = sorted(met.refs)  # likewise: refs never fetched, so not enforced
+    warnings = unmatched_tokens(steering, outcome.proposals)
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    if warnings:
+        result["warnings"] = warnings  # added only when there are some
     if args.json:
         print_json(out, result)
     else:
