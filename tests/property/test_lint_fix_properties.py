@@ -50,6 +50,20 @@ def _fixed(schema: dict[str, Any], profile: Any) -> tuple[Any, Any]:
     },
     call={"a": {"limit": None}},
 )
+@example(  # the branch that declares the keys refuses the value: the next one is filled
+    schema={
+        "type": "object",
+        "properties": {
+            "a": {
+                "anyOf": [
+                    {"type": "object", "properties": {}, "required": ["path"]},
+                    {"type": "object", "properties": {"path": {"type": "string"}}, "required": []},
+                ]
+            }
+        },
+    },
+    call={"a": {}},
+)
 def test_an_accepted_call_stays_accepted(schema: dict[str, Any], call: dict[str, Any]) -> None:
     if not accepts(schema, call):
         return

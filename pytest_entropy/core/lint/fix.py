@@ -171,16 +171,28 @@ def _fits(value: dict[str, Any], branch: Any, root: Any, *, open_only: bool = Fa
     return set(value) <= set(properties)
 
 
-def _branch(value: Any, branches: list[Any], root: Any) -> int | None:
-    """The ``anyOf``/``oneOf`` branch a value is filled along: the first that declares all
-    its keys, else the first open object branch (it accepted the undeclared keys before)."""
+def _branches(value: Any, branches: list[Any], root: Any) -> list[int]:
+    """The ``anyOf``/``oneOf`` branches a value may be filled along, in order: those that
+    declare all its keys, then the open object branches (they accepted undeclared keys)."""
     if type(value) is not dict:
-        return None
+        return []
+    found: list[int] = []
     for open_only in (False, True):
         for index, branch in enumerate(branches):
-            if _fits(value, branch, root, open_only=open_only):
-                return index
-    return None
+            if index not in found and _fits(value, branch, root, open_only=open_only):
+                found.append(index)
+    return found
+
+
+def _accepted_by(root: Any, branch: Any, value: Any) -> bool:
+    """Whether ``branch`` (inside ``root``, whose definitions its refs may use) accepts."""
+    if type(branch) is not dict or type(root) is not dict:
+        return False
+    schema = dict(branch)
+    for keyword in ("$defs", "definitions"):
+        if keyword in root and keyword not in schema:
+            schema[keyword] = root[keyword]
+    return accepts(schema, value)
 
 
 def fill_nulls(
@@ -194,7 +206,8 @@ def fill_nulls(
 ) -> Any:
     """``value`` (a copy where anything changes) with ``null`` for each absent key the fix
     made required, following the fixed schema's properties, items, local ``$ref``s, every
-    ``allOf`` branch and one ``anyOf``/``oneOf`` branch (:func:`_branch`)."""
+    ``allOf`` branch and one ``anyOf``/``oneOf`` branch (:func:`_branches`): the first that
+    accepts the filled value."""
     root = schema if root is None else root
     if depth > _FILL_DEPTH or type(schema) is not dict:
         return value
@@ -209,17 +222,26 @@ def fill_nulls(
         branches = schema.get(keyword)
         if type(branches) is not list:
             continue
-        chosen = range(len(branches)) if keyword == "allOf" else [_branch(value, branches, root)]
-        for index in chosen:
-            if index is not None:
+        if keyword == "allOf":
+            for index, branch in enumerate(branches):
                 value = fill_nulls(
-                    value,
-                    branches[index],
-                    added,
-                    root=root,
-                    pointer=f"{pointer}/{keyword}/{index}",
+                    value, branch, added, root=root, pointer=f"{pointer}/{keyword}/{index}",
                     depth=depth + 1,
-                )
+                )  # fmt: skip
+            continue
+        # The first candidate branch that accepts the value once filled (else the first).
+        fills = []
+        for index in _branches(value, branches, root):
+            filled = fill_nulls(
+                value, branches[index], added, root=root, pointer=f"{pointer}/{keyword}/{index}",
+                depth=depth + 1,
+            )  # fmt: skip
+            if _accepted_by(root, branches[index], filled):
+                fills = [filled]
+                break
+            fills.append(filled)
+        if fills:
+            value = fills[0]
     properties = schema.get("properties")
     if type(value) is dict and type(properties) is dict:
         value = dict(value)
