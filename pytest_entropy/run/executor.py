@@ -286,6 +286,20 @@ def _dask_workers(client: Any) -> int:
     return max(1, int(sum(client.nthreads().values())))
 
 
+def _settled(future: Any, result: Any) -> Any:
+    """A finished future's result as ``as_completed(with_results=True)`` handed it over.
+
+    ``as_completed`` raises a task's error only if the future still says "error" when the
+    result is taken; when the scheduler has moved the key on meanwhile (a lost worker, a
+    rescheduled gather under load) it hands over the error triple ``(type, exception,
+    traceback)`` as if it were the result. Our tasks never return such a triple, so one
+    means: ask the future itself, which raises the error or waits for the rerun's value.
+    """
+    if type(result) is tuple and len(result) == 3 and isinstance(result[1], BaseException):
+        return future.result()
+    return result
+
+
 def _dask_ordered(
     tasks: Sequence[ItemT],
     task_fn: Callable[[ItemT], ResultT],
@@ -309,7 +323,7 @@ def _dask_ordered(
 
     _fill(pending, running, in_order, window, start)
     for finished in completed.batches():
-        arrived = [(running.pop(future), result) for future, result in finished]
+        arrived = [(running.pop(future), _settled(future, result)) for future, result in finished]
         # These were the last references to the futures: their results leave the workers.
         del finished
         for index, result in arrived:
