@@ -21,13 +21,15 @@ many calls against one schema object), then by the schema's digest.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.regex import Sightings, pattern_search
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REFERENCE_FORMATS",
+    "CallChecks",
     "accepts",
     "collect_external_refs",
     "external_refs",
@@ -403,3 +406,73 @@ def accepts(schema: Any, args: Any) -> bool:
         return bool(validator_for_schema(schema).is_valid(args))
     except Exception:
         return False
+
+
+class CallChecks:
+    """``accepts(schema, ·)`` as one callable per schema, for the many calls of one replay.
+
+    A schema inside the compiled subset (:mod:`~pytest_entropy.core.schema_check`) is checked
+    by a closure with jsonschema's verdict; any other, or every schema under
+    ``PYTEST_ENTROPY_PURE=1``, by :func:`accepts` itself. Equal schemas (by object, then by
+    digest) share one check, so a caller may compare checks by identity. One instance lives
+    for one command (a replay's plan holds it); it pickles empty, so each worker builds its
+    own.
+    """
+
+    __slots__ = ("_by_digest", "_by_identity")
+
+    def __init__(self) -> None:
+        self._by_identity: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
+        self._by_digest: dict[str, Callable[[Any], bool]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def __call__(self, schema: Any) -> Callable[[Any], bool]:
+        """The check of ``schema``: ``check(args) == accepts(schema, args)``."""
+        cached = self._by_identity.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        check = self._build(schema)
+        self._by_identity[id(schema)] = (schema, check)  # the schema stays alive beside its id
+        return check
+
+    def _build(self, schema: Any) -> Callable[[Any], bool]:
+        if type(schema) is not dict:
+            return _rejects_everything
+        try:
+            digest = stable_json_hash(schema)
+        except Exception:
+            return functools.partial(accepts, schema)
+        found = self._by_digest.get(digest)
+        if found is not None:
+            return found
+        check: Callable[[Any], bool] = functools.partial(accepts, schema)
+        if fast_paths():
+            from pytest_entropy.core.schema_check import compile_check
+
+            try:
+                compiled = compile_check(schema, validator_for_schema(schema))
+            except Exception:
+                compiled = None
+            if compiled is not None:
+                check = _guarded(compiled)
+        self._by_digest[digest] = check
+        return check
+
+
+def _rejects_everything(args: Any) -> bool:
+    return False
+
+
+def _guarded(compiled: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    def check(args: Any) -> bool:
+        try:
+            return compiled(args)
+        except Exception:
+            return False  # any exception while validating is a rejection, as in accepts
+
+    return check
