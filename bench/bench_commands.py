@@ -74,6 +74,8 @@ GOALS = {"measure": 1.5, "propose": 2.9, "compile": 3.1, "trial": 3.9, "pool": 3
 
 
 def _convert(corpora: Path, work: Path) -> tuple[Path, Path]:
+    if not (corpora / RESULTS).is_dir():
+        raise SystemExit(f"the BFCL 2024 results are missing ({corpora / RESULTS})")
     from pytest_entropy.ingest.surfaces import load_surface
 
     surface_path = work / "surface.json"
@@ -117,13 +119,14 @@ def _per_model(converted: Path) -> dict[str, bytes]:
     return {model: b"".join(parts) for model, parts in models.items()}
 
 
-def ensure_corpus(cache: Path, copies: int) -> tuple[Path, Path]:
+def ensure_corpus(cache: Path, copies: int, corpora: Path) -> tuple[Path, Path]:
     """The benchmark corpus directory and the surface file (built once per ``copies``)."""
     cache.mkdir(parents=True, exist_ok=True)
-    surface_path, converted = _convert(CORPORA, cache)
     corpus = cache / f"corpus-{copies}"
-    if (corpus / ".complete").exists():
+    surface_path = cache / "surface.json"
+    if (corpus / ".complete").exists() and surface_path.exists():
         return corpus, surface_path
+    surface_path, converted = _convert(corpora, cache)
     shutil.rmtree(corpus, ignore_errors=True)
     corpus.mkdir()
     sessions = _per_model(converted)
@@ -253,6 +256,7 @@ def ratio(seconds: float, floor: float) -> str:
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/pytest-entropy-bench"))
+    parser.add_argument("--corpora", type=Path, default=CORPORA, help="the shared corpora")
     parser.add_argument("--copies", type=int, default=12)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="*", help="commands to run (default: all)")
@@ -260,10 +264,8 @@ def main_bench() -> None:
     parser.add_argument("--no-watch", action="store_true", help="skip the watch runs")
     parser.add_argument("--profile", help="print a cProfile of one command and stop")
     args = parser.parse_args()
-    if not (CORPORA / RESULTS).is_dir():
-        raise SystemExit(f"the BFCL 2024 results are missing ({CORPORA / RESULTS})")
     launcher = None if args.no_rss else Launcher()  # started while this process is small
-    corpus, surface = ensure_corpus(args.cache, args.copies)
+    corpus, surface = ensure_corpus(args.cache, args.copies, args.corpora)
     scratch = args.cache / "scratch"
     scratch.mkdir(exist_ok=True)
     paths = corpus_files(corpus)

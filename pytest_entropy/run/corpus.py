@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
 from pytest_entropy.core.proposals import ProposalEvidence
@@ -161,7 +162,9 @@ class CorpusPlan:
     audit calls). ``replay``: a further computation over every file. ``continuous``: one
     model cursor across the files instead of one per file (spec §12.1; in this process
     only). Audits are harvested, and counted in the diagnostics, only when something here
-    listens to them.
+    listens to them. ``mentions``: only trace lines that may mention one of these quoted
+    strings matter (a replay of a few refs); the others are skipped unread, so the
+    diagnostics of such a read undercount.
     """
 
     options: ReadOptions = field(default_factory=ReadOptions)
@@ -177,6 +180,7 @@ class CorpusPlan:
     records: bool = False
     replay: Replay | None = None
     continuous: bool = False
+    mentions: tuple[bytes, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.meter and self.file_states:
@@ -302,6 +306,11 @@ def _read_one(
         if hooks.on_value is not None:
             values.append(hooks.on_value)
     on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
+    # Fast path: when the proposals' tallies are the only ones listening to values, the scan
+    # hands them the fields and builds no observation records.
+    on_value_fields = None
+    if fast_paths() and plan.observation_values and len(values) == 1:
+        on_value_fields = evidence.add_value
     meter = part.state if plan.meter or plan.file_states else None
     with collect_unsupported_patterns() as patterns, collect_external_refs() as refs:
         if cache is not None:
@@ -329,9 +338,11 @@ def _read_one(
                 meter=meter,
                 # Audits are harvested (and counted) only when someone listens to them.
                 on_audit=on_audit,
-                on_value=on_value,
+                on_value=None if on_value_fields is not None else on_value,
                 options=plan.options,
                 cursor=cursor,
+                on_value_fields=on_value_fields,
+                mentions=plan.mentions,
             )
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp
