@@ -218,11 +218,11 @@ def commands(corpus: Path, surface: Path, scratch: Path) -> dict[str, list[str]]
     on = ["--surface", str(surface)]
     artifact = trial_artifact(corpus, surface, scratch)
     return {
-        "measure": ["measure", *sessions, *on, "--json"],
-        "propose": ["propose", *sessions, *on, "--json"],
-        "compile": ["compile", *sessions, *on, "--out", str(scratch / "compiled.json"), "--json"],
-        "trial": ["trial", *sessions, *on, "--artifact", str(artifact), "--json"],
-        "pool": ["pool", *sessions, *on, "--out", str(scratch / "pool.json"), "--json"],
+        "measure": ["measure", *sessions, *on],
+        "propose": ["propose", *sessions, *on],
+        "compile": ["compile", *sessions, *on, "--out", str(scratch / "compiled.json")],
+        "trial": ["trial", *sessions, *on, "--artifact", str(artifact)],
+        "pool": ["pool", *sessions, *on, "--out", str(scratch / "pool.json")],
     }
 
 

@@ -48,3 +48,17 @@ def test_large_key_sets_are_ordered_without_the_cache() -> None:
     value = {f"k{index}": index for index in range(40, 0, -1)} | {"3": 0, "1": 0}
     text = canonical_json(value)
     assert text.startswith('{"1":0,"3":0,"k1":1,"k10":10,')
+
+
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=0x7F),
+        st.sampled_from(["\u00e9", "\u2028", "\ufeff", "\uffff", "\U0001f600", "\ud800", "\udfff"]),
+    ),
+    max_size=12,
+)
+
+
+@given(text=TEXT)
+def test_the_fast_string_writer_equals_the_plain_one(text: str) -> None:
+    assert canonical.json_string(text) == canonical._plain_json_string(text)
