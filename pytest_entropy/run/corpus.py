@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fastpath import fast_paths
@@ -201,6 +201,40 @@ def records_plan(options: ReadOptions | None = None, **more: Any) -> CorpusPlan:
 
 # ------------------------------------------------------------------------------ parts
 
+# A file read in this process hands its traces to the corpus's own meter state instead of
+# filling a state of its own that is merged afterwards (the merge walks every ref, signature
+# and sequence the file met). They wait in the part until the file proved readable, as an
+# unreadable file adds nothing; a file with more traces than this fills its own state as
+# before, so what waits stays small.
+_DEFERRED_TRACES: Final = 4096
+
+
+class _DeferredMeter:
+    """Stands in for a file's meter state: keeps ``add_signed`` calls for the corpus's state
+    (:func:`_merge_part` replays them in order, which equals merging the file's state)."""
+
+    __slots__ = ("pending", "state")
+
+    def __init__(self, state: MeterState) -> None:
+        self.pending: list[tuple[Any, str | None, str | None]] | None = []
+        self.state = state
+
+    def add_signed(self, operations: Any, task_key: str | None, model: str | None) -> None:
+        pending = self.pending
+        if pending is None:
+            self.state.add_signed(operations, task_key, model)
+            return
+        pending.append((operations, task_key, model))
+        if len(pending) > _DEFERRED_TRACES:
+            self.settle()
+
+    def settle(self) -> None:
+        """Fill the file's own state with what waits; later traces go there directly."""
+        if self.pending is not None:
+            for operations, task_key, model in self.pending:
+                self.state.add_signed(operations, task_key, model)
+            self.pending = None
+
 
 @dataclass(slots=True)
 class CorpusPart:
@@ -219,6 +253,8 @@ class CorpusPart:
     external_refs: set[str] = field(default_factory=set)
     changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
+    # Traces for the corpus's meter state that come before ``state`` (see _DeferredMeter).
+    deferred: list[tuple[Any, str | None, str | None]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -273,6 +309,7 @@ def _read_one(
     plan: CorpusPlan,
     cache: EvidenceCache | None = None,
     cursor: ModelCursor | None = None,
+    defer: bool = False,
 ) -> CorpusPart:
     if plan.check_stamps and source_stamp(source.location, plan.options) != source.stamp:
         return CorpusPart(changed=[source.location])
@@ -311,7 +348,10 @@ def _read_one(
     on_value_fields = None
     if fast_paths() and plan.observation_values and len(values) == 1:
         on_value_fields = evidence.add_value
-    meter = part.state if plan.meter or plan.file_states else None
+    meter: Any = part.state if plan.meter or plan.file_states else None
+    deferred = None
+    if defer and plan.meter and cache is None:
+        meter = deferred = _DeferredMeter(part.state)
     with collect_unsupported_patterns() as patterns, collect_external_refs() as refs:
         if cache is not None:
             read = cache.read(Path(source.location), plan.options)
@@ -356,6 +396,8 @@ def _read_one(
             unreadable=[source],
             diagnostics=part.diagnostics,
         )
+    if deferred is not None and deferred.pending is not None:
+        part.deferred = deferred.pending
     if plan.windows:
         part.windows.append(summarize_window(source.window, observations))
     part.readable.append((source, stamp))
@@ -369,7 +411,19 @@ def _read_one(
     return part
 
 
+def _settle(part: CorpusPart) -> None:
+    """Put a part's deferred traces into its own state (they come before what it holds)."""
+    if part.deferred:
+        state = MeterState(retain_terms=True)
+        for operations, task_key, model in part.deferred:
+            state.add_signed(operations, task_key, model)
+        part.state = state.merge(part.state)
+        part.deferred = []
+
+
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
+    _settle(first)
+    _settle(then)
     first.state.merge(then.state)  # both keep churn terms: still a right-hand side
     first.evidence.merge(then.evidence)
     first.audit_refs.update(then.audit_refs)
@@ -393,6 +447,10 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     part.windows = []  # merged into the pool: the client keeps no window
     note_unsupported_patterns(part.patterns)
     note_external_refs(part.external_refs)
+    state = corpus.state
+    for operations, task_key, model in part.deferred:
+        state.add_signed(operations, task_key, model)
+    part.deferred = []
     _combine_parts(corpus, part)
     return corpus
 
@@ -427,7 +485,13 @@ def read_corpus(
     cursor = ModelCursor() if plan.continuous else None
     return engine.fold(  # type: ignore[no-any-return]
         sources,
-        functools.partial(_read_one, plan=plan, cache=cache, cursor=cursor),
+        functools.partial(
+            _read_one,
+            plan=plan,
+            cache=cache,
+            cursor=cursor,
+            defer=engine.in_process and fast_paths(),
+        ),
         _merge_part,
         corpus,
         _combine_parts,

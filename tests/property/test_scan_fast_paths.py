@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from pytest_entropy.core.compiler import ReplayTally
 from pytest_entropy.core.fastpath import use_fast_paths
+from pytest_entropy.core.meter import report_hash
+from pytest_entropy.run import corpus as corpus_module
 from pytest_entropy.run.compile import CompileReplay, _mentions, _ReplayRoot
-from pytest_entropy.run.corpus import CorpusPlan, read_corpus, source_files
+from pytest_entropy.run.corpus import CorpusPlan, measure_plan, read_corpus, source_files
 from pytest_entropy.testing import strategies as es
 
 
@@ -36,6 +38,11 @@ def session_files(draw: st.DrawFn) -> list[list[str]]:
     for _ in range(draw(st.integers(1, 3))):
         lines = []
         for trace in draw(st.lists(es.trace_envelopes(), max_size=6)):
+            if draw(st.booleans()):  # a model change stamps the traces that follow
+                model = draw(st.sampled_from(["alpha", "beta"]))
+                lines.append(
+                    json.dumps({"type": "model_change", "provider": "p", "modelId": model})
+                )
             audits = [
                 {"ref": op["ref"], "args": op["args"]}
                 for op in trace["operations"]
@@ -111,3 +118,23 @@ def test_value_tallies_fed_with_fields_equal_the_records_path(
         ]
         seen.append((tallies, read.diagnostics.audit_calls, read.diagnostics.skipped_audits))
     assert seen[0] == seen[1]
+
+
+@SETTINGS
+@given(files=session_files(), limit=st.sampled_from([0, 1, 2, 4096]))
+def test_deferred_traces_measure_what_each_files_own_state_measures(
+    tmp_path_factory: Any, files: list[list[str]], limit: int
+) -> None:
+    paths = _write(tmp_path_factory.mktemp("deferred"), files)
+    paths.insert(1, paths[0].with_name("missing.jsonl"))  # unreadable: adds nothing
+    reports = []
+    previous = corpus_module._DEFERRED_TRACES
+    corpus_module._DEFERRED_TRACES = limit  # 0, 1, 2: files overflow and keep their own state
+    try:
+        for enabled in (True, False):
+            with fast(enabled):
+                read = read_corpus(source_files(paths), measure_plan())
+            reports.append(report_hash(read.state.finalize()))
+    finally:
+        corpus_module._DEFERRED_TRACES = previous
+    assert reports[0] == reports[1]
