@@ -236,6 +236,66 @@ class _DeferredMeter:
             self.pending = None
 
 
+_TRACE, _VALUE, _OBSERVATION = 0, 1, 2
+
+
+class _DeferredEvidence:
+    """The same for the proposals' evidence: what the file's evidence would hear, in order
+    (traces and values interleaved: their tallies share one first-seen order)."""
+
+    __slots__ = ("evidence", "pending")
+
+    def __init__(self, evidence: ProposalEvidence) -> None:
+        self.pending: list[tuple[Any, ...]] | None = []
+        self.evidence = evidence
+
+    def _add(self, entry: tuple[Any, ...]) -> None:
+        pending = self.pending
+        if pending is None:
+            _replay_evidence(self.evidence, [entry])
+            return
+        pending.append(entry)
+        if len(pending) > 4 * _DEFERRED_TRACES:
+            self.settle()
+
+    def add_trace(self, trace: Trace) -> None:
+        self._add((_TRACE, trace))
+
+    def add_value(self, ref: str, key: str, value: Any) -> None:
+        self._add((_VALUE, ref, key, value))
+
+    def add_observation(self, observation: ValueObservation) -> None:
+        self._add((_OBSERVATION, observation))
+
+    def settle(self) -> None:
+        if self.pending is not None:
+            _replay_evidence(self.evidence, self.pending)
+            self.pending = None
+
+
+def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
+    add_trace, add_value, add_observation = (
+        evidence.add_trace,
+        evidence.add_value,
+        evidence.add_observation,
+    )
+    for entry in entries:
+        kind = entry[0]
+        if kind == _TRACE:
+            add_trace(entry[1])
+        elif kind == _VALUE:
+            add_value(entry[1], entry[2], entry[3])
+        else:
+            add_observation(entry[1])
+
+
+def _replay_evidence_into(evidence: ProposalEvidence, origin: Any, entries: list[Any]) -> None:
+    """One file's deferred evidence into ``evidence``: numbered as the file's own would be."""
+    evidence.origin = origin
+    evidence._executions = 0
+    _replay_evidence(evidence, entries)
+
+
 @dataclass(slots=True)
 class CorpusPart:
     """What one file, or a run of consecutive files, contributed (plain, picklable data)."""
@@ -255,6 +315,8 @@ class CorpusPart:
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
     # Traces for the corpus's meter state that come before ``state`` (see _DeferredMeter).
     deferred: list[tuple[Any, str | None, str | None]] = field(default_factory=list)
+    # What the file's evidence would have heard, before ``evidence`` (see _DeferredEvidence).
+    deferred_evidence: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -317,7 +379,11 @@ def _read_one(
     part = CorpusPart(
         evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
     )
-    evidence, records = part.evidence, part.records
+    evidence: Any = part.evidence
+    records = part.records
+    deferred_evidence = None
+    if defer and plan.proposals and cache is None:
+        evidence = deferred_evidence = _DeferredEvidence(part.evidence)
     observations: list[ValueObservation] = []
     traces: list[Callable[[Any], None]] = []
     audits: list[Callable[[Any], None]] = []
@@ -398,6 +464,8 @@ def _read_one(
         )
     if deferred is not None and deferred.pending is not None:
         part.deferred = deferred.pending
+    if deferred_evidence is not None and deferred_evidence.pending is not None:
+        part.deferred_evidence = deferred_evidence.pending
     if plan.windows:
         part.windows.append(summarize_window(source.window, observations))
     part.readable.append((source, stamp))
@@ -419,6 +487,13 @@ def _settle(part: CorpusPart) -> None:
             state.add_signed(operations, task_key, model)
         part.state = state.merge(part.state)
         part.deferred = []
+    if part.deferred_evidence:
+        # The part's evidence numbers its executions from its first file: as if it had heard
+        # the deferred entries itself, then what it holds.
+        evidence = ProposalEvidence(trace_values=part.evidence.trace_values)
+        _replay_evidence_into(evidence, part.evidence.origin, part.deferred_evidence)
+        part.evidence = evidence.merge(part.evidence)
+        part.deferred_evidence = []
 
 
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
@@ -451,6 +526,9 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     for operations, task_key, model in part.deferred:
         state.add_signed(operations, task_key, model)
     part.deferred = []
+    if part.deferred_evidence:
+        _replay_evidence_into(corpus.evidence, part.evidence.origin, part.deferred_evidence)
+        part.deferred_evidence = []
     _combine_parts(corpus, part)
     return corpus
 

@@ -121,9 +121,15 @@ def test_value_tallies_fed_with_fields_equal_the_records_path(
 
 
 @SETTINGS
-@given(files=session_files(), limit=st.sampled_from([0, 1, 2, 4096]))
+@given(
+    files=session_files(),
+    limit=st.sampled_from([0, 1, 2, 4096]),
+    plan=st.sampled_from(
+        [measure_plan(), CorpusPlan(observation_values=True), CorpusPlan(trace_values=True)]
+    ),
+)
 def test_deferred_traces_measure_what_each_files_own_state_measures(
-    tmp_path_factory: Any, files: list[list[str]], limit: int
+    tmp_path_factory: Any, files: list[list[str]], limit: int, plan: CorpusPlan
 ) -> None:
     paths = _write(tmp_path_factory.mktemp("deferred"), files)
     paths.insert(1, paths[0].with_name("missing.jsonl"))  # unreadable: adds nothing
@@ -133,8 +139,24 @@ def test_deferred_traces_measure_what_each_files_own_state_measures(
     try:
         for enabled in (True, False):
             with fast(enabled):
-                read = read_corpus(source_files(paths), measure_plan())
-            reports.append(report_hash(read.state.finalize()))
+                read = read_corpus(source_files(paths), plan)
+            evidence = read.evidence
+            reports.append(
+                (
+                    report_hash(read.state.finalize()),
+                    [
+                        (ref_key, list(tally.counts.items()), tally.total, tally.overflowed)
+                        for ref_key, tally in evidence.tallies.items()
+                    ],
+                    {ref: evidence.key_set_clusters(ref) for ref in evidence.clusters},
+                    [
+                        (identity, window, occurrences, min(3, len(executions)))
+                        for identity, (window, occurrences, executions) in (
+                            evidence.sequences.items()
+                        )
+                    ],
+                )
+            )
     finally:
         corpus_module._DEFERRED_TRACES = previous
     assert reports[0] == reports[1]
