@@ -30,7 +30,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["Check", "compile_check"]
+__all__ = ["Check", "compile_check", "compile_check_with_effects"]
 
 Check = Callable[[Any], bool]
 
@@ -166,6 +166,7 @@ class _Compiler:
         self.validator = validator
         self.functions = validator.VALIDATORS
         self.depth = 0
+        self.patterns = 0  # pattern keywords: RE2 may record one it cannot run
 
     def subschema(self, schema: Any) -> Check:
         if schema is True:
@@ -223,6 +224,8 @@ class _Compiler:
         return every
 
     def leaf(self, keyword: str, keyword_value: Any, schema: dict[str, Any]) -> Check:
+        if keyword == "pattern":
+            self.patterns += 1
         function = self.functions[keyword]
         validator = self.validator
 
@@ -301,13 +304,22 @@ def compile_check(schema: dict[str, Any], validator: Any) -> Check | None:
     schema is outside the compiled subset. ``validator`` is the schema's jsonschema
     validator (:func:`~.validation.validator_for_schema`): its keyword functions serve the
     leaf keywords and its class must be the 2020-12 dialect this module mirrors."""
+    found = compile_check_with_effects(schema, validator)
+    return None if found is None else found[0]
+
+
+def compile_check_with_effects(schema: dict[str, Any], validator: Any) -> tuple[Check, bool] | None:
+    """:func:`compile_check` and whether the check may record anything on the side (a
+    pattern RE2 cannot run): a check that cannot is a pure function of the value, so its
+    verdicts may be remembered."""
     from jsonschema import Draft202012Validator
 
     if validator.TYPE_CHECKER is not Draft202012Validator.TYPE_CHECKER:
         return None
     if validator.format_checker is None:
         return None
+    compiler = _Compiler(validator)
     try:
-        return _Compiler(validator).schema(schema)
+        return compiler.schema(schema), compiler.patterns > 0
     except _Unsupported:
         return None

@@ -417,19 +417,28 @@ class CallChecks:
     digest) share one check, so a caller may compare checks by identity. One instance lives
     for one command (a replay's plan holds it); it pickles empty, so each worker builds its
     own.
+
+    ``decoded=True`` promises that every value checked was decoded from JSON text (plain
+    dicts, lists, strings, numbers, booleans, null: what the session readers produce). The
+    verdicts of compiled checks that record nothing on the side are then remembered by the
+    value's JSON bytes, exact for such values (at most :data:`MEMO_LIMIT` at a time; a
+    value with a ``null`` anywhere, which a non-finite number would also write, is never
+    remembered).
     """
 
-    __slots__ = ("_by_digest", "_by_identity")
+    __slots__ = ("_by_digest", "_by_identity", "_memo", "decoded")
 
-    def __init__(self) -> None:
+    def __init__(self, *, decoded: bool = False) -> None:
+        self.decoded = decoded
         self._by_identity: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
         self._by_digest: dict[str, Callable[[Any], bool]] = {}
+        self._memo: dict[bytes, bool] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {}
+        return {"decoded": self.decoded}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__()  # type: ignore[misc]
+        self.__init__(decoded=state.get("decoded", False))  # type: ignore[misc]
 
     def __call__(self, schema: Any) -> Callable[[Any], bool]:
         """The check of ``schema``: ``check(args) == accepts(schema, args)``."""
@@ -452,20 +461,57 @@ class CallChecks:
             return found
         check: Callable[[Any], bool] = functools.partial(accepts, schema)
         if fast_paths():
-            from pytest_entropy.core.schema_check import compile_check
+            from pytest_entropy.core.schema_check import compile_check_with_effects
 
             try:
-                compiled = compile_check(schema, validator_for_schema(schema))
+                compiled = compile_check_with_effects(schema, validator_for_schema(schema))
             except Exception:
                 compiled = None
             if compiled is not None:
-                check = _guarded(compiled)
+                function, effects = compiled
+                if self.decoded and not effects:
+                    prefix = len(self._by_digest).to_bytes(4, "big")
+                    check = _remembered(function, prefix, self._memo)
+                else:
+                    check = _guarded(function)
         self._by_digest[digest] = check
         return check
 
 
+MEMO_LIMIT: Final = 1 << 15
+
+
 def _rejects_everything(args: Any) -> bool:
     return False
+
+
+def _remembered(
+    compiled: Callable[[Any], bool], prefix: bytes, memo: dict[bytes, bool]
+) -> Callable[[Any], bool]:
+    import orjson
+
+    dumps = orjson.dumps
+
+    def check(args: Any) -> bool:
+        try:
+            key = prefix + dumps(args)
+        except Exception:
+            key = None  # not plain JSON (a huge integer, a non-string key): not remembered
+        if key is not None:
+            verdict = memo.get(key)
+            if verdict is not None:
+                return verdict
+        try:
+            verdict = compiled(args)
+        except Exception:
+            verdict = False  # any exception while validating is a rejection, as in accepts
+        if key is not None and b"null" not in key:
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = verdict
+        return verdict
+
+    return check
 
 
 def _guarded(compiled: Callable[[Any], bool]) -> Callable[[Any], bool]:

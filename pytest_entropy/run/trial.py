@@ -35,8 +35,9 @@ class TrialReplay:
 
     live: Mapping[str, Any]
     effective: Mapping[str, Any]
-    # One command's checks, shared by the files read in this process (pickles empty).
-    checks: CallChecks = field(default_factory=CallChecks)
+    # One command's checks, shared by the files read in this process (pickles empty); the
+    # calls come from session files, so they are decoded JSON.
+    checks: CallChecks = field(default_factory=lambda: CallChecks(decoded=True))
 
     def start(self, source: SourceFile) -> ReplayHooks:
         tally = TrialTally(self.live, self.effective, self.checks)

@@ -5,6 +5,7 @@ the trial's fast path counts what the plain trial counts."""
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -240,3 +241,38 @@ def test_the_trial_fast_path_counts_what_the_plain_trial_counts(
     for call in audits:
         plain.add_audit(call)
     assert quick.counts == plain.counts
+
+
+@settings(max_examples=200)
+@given(OBJECT_SCHEMAS, st.lists(VALUES, max_size=4))
+def test_remembered_verdicts_equal_fresh_ones(schema: Any, values: list[Any]) -> None:
+    # Values as a session file holds them: decoded from JSON text, each checked twice (the
+    # second time may come from memory) against the plain verdict and its side records.
+    decoded = [json.loads(json.dumps(value)) for value in [*values, *BATTERY]]
+    with fast(True):
+        checks = CallChecks(decoded=True)
+        check = checks(schema)
+        first = [_observed(functools.partial(check, value)) for value in decoded]
+        again = [_observed(functools.partial(check, value)) for value in decoded]
+    plain = [_observed(functools.partial(accepts, schema, value)) for value in decoded]
+    assert first == plain
+    assert again == plain
+
+
+def test_memory_keeps_types_apart() -> None:
+    with fast(True):
+        check = CallChecks(decoded=True)({"type": "object", "properties": {"a": {"enum": [1]}}})
+        assert [check({"a": value}) for value in (1, 1.0, True, "1", 1, True)] == [
+            True,
+            True,
+            False,
+            False,
+            True,
+            False,
+        ]
+        pattern = CallChecks(decoded=True)({"properties": {"a": {"pattern": "(?=x)"}}})
+        with collect_unsupported_patterns() as seen:
+            pattern({"a": "y"})
+        with collect_unsupported_patterns() as again:
+            pattern({"a": "y"})  # a check that records something is never answered from memory
+        assert seen == again == {"(?=x)"}
