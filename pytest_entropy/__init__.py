@@ -16,6 +16,20 @@ from pytest_entropy._version import __version__
 
 _aliases.install()
 
+
+def _select_paths() -> None:
+    # PYTEST_ENTROPY_PURE=1 selects the plain implementations of every hot path (the core
+    # cannot read the environment itself: it does no I/O). Worker processes inherit it.
+    import os
+
+    if os.environ.get("PYTEST_ENTROPY_PURE", "").strip() not in ("", "0"):
+        from pytest_entropy.core.fastpath import use_fast_paths
+
+        use_fast_paths(False)
+
+
+_select_paths()
+
 # Names resolve on first use: the pytest plugin and the CLI import this package on every
 # start, and most of them never need the meter (PEP 562 module __getattr__).
 _LAZY = {

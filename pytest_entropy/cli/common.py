@@ -18,13 +18,8 @@ from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
-from pytest_entropy.run.corpus import (
-    EngineOptions,
-    SourceFile,
-    check_not_empty,
-    skipped_files_warning,
-    source_files,
-)
+from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
+from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
 from pytest_entropy.sources.agent_dir import default_state_dir
 from pytest_entropy.sources.locate import session_source_listing

@@ -23,6 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
+import orjson
+
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
 
 __all__ = [
@@ -139,6 +142,18 @@ def json_string(s: str) -> str:
     """A JSON string literal exactly as ``JSON.stringify`` writes it."""
     if not _NEEDS_ESCAPE.search(s):
         return '"' + s + '"'
+    if fast_paths():
+        # orjson escapes exactly as JSON.stringify does (quote, backslash, the short forms
+        # and lowercase \u00XX for the other controls) and refuses lone surrogates, which
+        # the plain path below writes as JavaScript does.
+        try:
+            return orjson.dumps(s).decode()
+        except TypeError:
+            pass
+    return _plain_json_string(s)
+
+
+def _plain_json_string(s: str) -> str:
     text = json.dumps(s, ensure_ascii=False)
     if _SURROGATE.search(text):
         text = _escape_surrogates(text)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.fingerprint import (
     shannon_entropy_bits,
     shape_signature,
@@ -20,6 +21,11 @@ from pytest_entropy.core.fingerprint import (
     static_freedom,
 )
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
+from pytest_entropy.core.meter_apply import (
+    INVOCATION_REJECTION_STAGES,
+    _RefAccumulator,
+    apply_twice,
+)
 from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
     ModelRow,
@@ -44,7 +50,6 @@ __all__ = [
 
 DISCOVERY_PREFIX = "fabric.discovery."
 WORKFLOW_PREFIX = "fabric.workflow."
-INVOCATION_REJECTION_STAGES = frozenset({"resolve", "prepare", "validate"})
 ENTROPY_WEIGHTS = {
     "shape": 1,
     "failureStage": 1,
@@ -67,41 +72,6 @@ _FREEDOM_WEIGHT: Final = ENTROPY_WEIGHTS["staticFreedom"]
 _SHAPES_SHOWN: Final = 8
 _NO_TASK = "(none)"
 _SEQUENCE_JOIN = "→"
-
-
-class _RefAccumulator:
-    __slots__ = (
-        "calls",
-        "churn_pairs",
-        "churn_sum",
-        "churn_terms",
-        "failed",
-        "signatures",
-        "stages",
-        "succeeded",
-    )
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.succeeded = 0
-        self.failed = 0
-        self.signatures: dict[str, int] = {}
-        self.stages: dict[str, int] = {}
-        self.churn_pairs = 0
-        self.churn_sum = 0.0
-        self.churn_terms: list[float] = []
-
-    def copy(self) -> _RefAccumulator:
-        clone = _RefAccumulator()
-        clone.calls = self.calls
-        clone.succeeded = self.succeeded
-        clone.failed = self.failed
-        clone.signatures = dict(self.signatures)
-        clone.stages = dict(self.stages)
-        clone.churn_pairs = self.churn_pairs
-        clone.churn_sum = self.churn_sum
-        clone.churn_terms = list(self.churn_terms)
-        return clone
 
 
 def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
@@ -257,12 +227,17 @@ class MeterState:
             append((ref, signature, outcome, stage, distance))
         key = _SEQUENCE_JOIN.join(sequence) if sequence else None
         task = _NO_TASK if task_key is None else task_key
-        self._apply(items, discovery, workflow, key, task)
-        if model:
-            model_state = self.models.get(model)
-            if model_state is None:
-                model_state = MeterState(retain_terms=self.retain_terms)
-                self.models[model] = model_state
+        if not model:
+            self._apply(items, discovery, workflow, key, task)
+            return
+        model_state = self.models.get(model)
+        if model_state is None:
+            model_state = MeterState(retain_terms=self.retain_terms)
+            self.models[model] = model_state
+        if fast_paths() and items:
+            apply_twice(self, model_state, items, discovery, workflow, key, task)
+        else:
+            self._apply(items, discovery, workflow, key, task)
             model_state._apply(items, discovery, workflow, key, task)
 
     def _apply(

@@ -14,7 +14,7 @@ hash and compare exactly as the reference's do:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.core.jscompat import (
@@ -87,6 +87,9 @@ def _schemas_by_ref(surface: Mapping[str, Any] | None) -> dict[str, Any]:
         if type(action) is dict and type(action.get("ref")) is str:
             schemas[action["ref"]] = action.get("inputSchema")
     return schemas
+
+
+_TWO_53: Final = 2**53
 
 
 def _is_primitive(value: Any) -> bool:
@@ -203,6 +206,33 @@ class ProposalEvidence:
     def add_observation(self, observation: ValueObservation | Mapping[str, Any]) -> None:
         ref, key, value, weight = observation_fields(observation)
         _tally_of(self.tallies, ref, key).add(value, weight)
+
+    def add_value(self, ref: str, key: str, value: Any) -> None:
+        """:meth:`add_observation` of ``ValueObservation(ref, key, value)`` (weight 1), without
+        the record: the scan's fast path for audit values."""
+        tally = self.tallies.get((ref, key))
+        if tally is None:
+            tally = self.tallies[(ref, key)] = _Tally(ref, key)
+        tally.total += 1
+        if tally.overflowed:
+            return
+        # value_key(value), spelled out for the common exact types.
+        t = type(value)
+        if t is str:
+            identity = "string:" + value
+        elif t is int and -_TWO_53 <= value <= _TWO_53:
+            identity = "number:" + str(value)
+        else:
+            identity = value_key(value)
+        counts = tally.counts
+        slot = counts.get(identity)
+        if slot is None:
+            counts[identity] = [value, 1]
+            if len(counts) > ENUM_MAX_DISTINCT:
+                tally.overflow()
+        else:
+            slot[0] = value
+            slot[1] += 1
 
     def add_observations(
         self, observations: Iterable[ValueObservation | Mapping[str, Any]]

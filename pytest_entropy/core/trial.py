@@ -7,11 +7,12 @@ never a win).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import (
@@ -22,7 +23,7 @@ from pytest_entropy.core.records import (
     operations_of,
 )
 from pytest_entropy.core.status import surface_hash
-from pytest_entropy.core.validation import accepts
+from pytest_entropy.core.validation import CallChecks, accepts
 
 __all__ = ["TrialCounts", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
 
@@ -80,6 +81,9 @@ def _classify(declared: Any, compiled: Any, quarantined: bool, args: Any, ok: bo
     return TIGHTENING_COST if ok else TYPED_FAILURE_WIN
 
 
+_RefChecks = tuple[Callable[[Any], bool], Callable[[Any], bool] | None, bool]
+
+
 def _count(into: dict[str, dict[str, int]], ref: str, trial_class: str, n: int = 1) -> None:
     per_ref = into.get(ref)
     if per_ref is None:
@@ -126,35 +130,64 @@ class TrialCounts:
 class TrialTally:
     """The trial's replay as a mergeable accumulator: it classifies calls against the
     declared and compiled schemas into :attr:`counts` (:class:`TrialCounts`). The schemas
-    stay with the tally; a worker sends back only the counts."""
+    stay with the tally; a worker sends back only the counts.
 
-    __slots__ = ("_compiled", "_declared", "counts")
+    ``checks`` (a :class:`~pytest_entropy.core.validation.CallChecks` shared by the tallies
+    of one command) is the fast path: each ref's two schemas become one check each, built
+    once, and a compiled schema equal to the declared one is not evaluated a second time.
+    Without it every call goes through :func:`~pytest_entropy.core.validation.accepts`."""
 
-    def __init__(self, live: Mapping[str, Any], effective: Mapping[str, Any]) -> None:
+    __slots__ = ("_checks", "_compiled", "_declared", "_per_ref", "counts")
+
+    def __init__(
+        self,
+        live: Mapping[str, Any],
+        effective: Mapping[str, Any],
+        checks: CallChecks | None = None,
+    ) -> None:
         self._declared = action_schemas(live)
         self._compiled = action_schemas(effective)
+        self._checks = checks if checks is not None and fast_paths() else None
+        self._per_ref: dict[str, _RefChecks] = {}
         self.counts = TrialCounts()
 
+    def _classify_call(self, ref: str, args: Any, ok: bool) -> str:
+        checks = self._checks
+        if checks is None:
+            return _classify(
+                self._declared[ref], self._compiled.get(ref), ref not in self._compiled, args, ok
+            )
+        per_ref = self._per_ref.get(ref)
+        if per_ref is None:
+            declared = checks(self._declared[ref])
+            quarantined = ref not in self._compiled
+            compiled = None if quarantined else checks(self._compiled.get(ref))
+            per_ref = self._per_ref[ref] = (declared, compiled, quarantined)
+        declared, compiled, quarantined = per_ref
+        if not declared(args):
+            return BOTH_REJECT
+        if quarantined:
+            return QUARANTINE_COST if ok else QUARANTINE_WIN
+        # One check serves equal schemas, and it just accepted these arguments.
+        if compiled is declared or (compiled is not None and compiled(args)):
+            return BOTH_ACCEPT
+        return TIGHTENING_COST if ok else TYPED_FAILURE_WIN
+
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
-        declared, compiled = self._declared, self._compiled
+        declared = self._declared
         trace_classes = self.counts.trace_classes
+        classify = self._classify_call
         for op in operations_of(trace):
             ref, args, outcome = op[0], op[1], op[2]
             if ref.startswith("fabric.") or ref not in declared:
                 continue
-            trial_class = _classify(
-                declared[ref], compiled.get(ref), ref not in compiled, args, outcome == "succeeded"
-            )
-            _count(trace_classes, ref, trial_class)
+            _count(trace_classes, ref, classify(ref, args, outcome == "succeeded"))
 
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
         ref, args = audit_fields(call)
         if ref not in self._declared:
             return
-        trial_class = _classify(
-            self._declared[ref], self._compiled.get(ref), ref not in self._compiled, args, True
-        )
-        _count(self.counts.audit_classes, ref, trial_class)
+        _count(self.counts.audit_classes, ref, self._classify_call(ref, args, True))
 
 
 def run_entropy_trial(
@@ -166,7 +199,7 @@ def run_entropy_trial(
     """``runEntropyTrial`` (spec §10)."""
     effective = apply_compiled_surface(live, artifact)
     state = MeterState(retain_terms=False)
-    tally = TrialTally(live, effective)
+    tally = TrialTally(live, effective, CallChecks())
     for trace in traces:
         state.add_trace(trace)
         tally.add_trace(trace)

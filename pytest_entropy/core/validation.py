@@ -21,14 +21,16 @@ many calls against one schema object), then by the schema's digest.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.regex import (
     note_external_ref,
     note_external_refs,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REFERENCE_FORMATS",
+    "CallChecks",
     "accepts",
     "collect_external_refs",
     "note_external_refs",
@@ -386,3 +389,119 @@ def accepts(schema: Any, args: Any) -> bool:
         return bool(validator_for_schema(schema).is_valid(args))
     except Exception:
         return False
+
+
+class CallChecks:
+    """``accepts(schema, ·)`` as one callable per schema, for the many calls of one replay.
+
+    A schema inside the compiled subset (:mod:`~pytest_entropy.core.schema_check`) is checked
+    by a closure with jsonschema's verdict; any other, or every schema under
+    ``PYTEST_ENTROPY_PURE=1``, by :func:`accepts` itself. Equal schemas (by object, then by
+    digest) share one check, so a caller may compare checks by identity. One instance lives
+    for one command (a replay's plan holds it); it pickles empty, so each worker builds its
+    own.
+
+    ``decoded=True`` promises that every value checked was decoded from JSON text (plain
+    dicts, lists, strings, numbers, booleans, null: what the session readers produce). The
+    verdicts of compiled checks that record nothing on the side are then remembered by the
+    value's JSON bytes, exact for such values (at most :data:`MEMO_LIMIT` at a time; a
+    value with a ``null`` anywhere, which a non-finite number would also write, is never
+    remembered).
+    """
+
+    __slots__ = ("_by_digest", "_by_identity", "_memo", "decoded")
+
+    def __init__(self, *, decoded: bool = False) -> None:
+        self.decoded = decoded
+        self._by_identity: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
+        self._by_digest: dict[str, Callable[[Any], bool]] = {}
+        self._memo: dict[bytes, bool] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"decoded": self.decoded}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(decoded=state.get("decoded", False))  # type: ignore[misc]
+
+    def __call__(self, schema: Any) -> Callable[[Any], bool]:
+        """The check of ``schema``: ``check(args) == accepts(schema, args)``."""
+        cached = self._by_identity.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        check = self._build(schema)
+        self._by_identity[id(schema)] = (schema, check)  # the schema stays alive beside its id
+        return check
+
+    def _build(self, schema: Any) -> Callable[[Any], bool]:
+        if type(schema) is not dict:
+            return _rejects_everything
+        try:
+            digest = stable_json_hash(schema)
+        except Exception:
+            return functools.partial(accepts, schema)
+        found = self._by_digest.get(digest)
+        if found is not None:
+            return found
+        check: Callable[[Any], bool] = functools.partial(accepts, schema)
+        if fast_paths():
+            from pytest_entropy.core.schema_check import compile_check_with_effects
+
+            try:
+                compiled = compile_check_with_effects(schema, validator_for_schema(schema))
+            except Exception:
+                compiled = None
+            if compiled is not None:
+                function, effects = compiled
+                if self.decoded and not effects:
+                    prefix = len(self._by_digest).to_bytes(4, "big")
+                    check = _remembered(function, prefix, self._memo)
+                else:
+                    check = _guarded(function)
+        self._by_digest[digest] = check
+        return check
+
+
+MEMO_LIMIT: Final = 1 << 15
+
+
+def _rejects_everything(args: Any) -> bool:
+    return False
+
+
+def _remembered(
+    compiled: Callable[[Any], bool], prefix: bytes, memo: dict[bytes, bool]
+) -> Callable[[Any], bool]:
+    import orjson
+
+    dumps = orjson.dumps
+
+    def check(args: Any) -> bool:
+        try:
+            key = prefix + dumps(args)
+        except Exception:
+            key = None  # not plain JSON (a huge integer, a non-string key): not remembered
+        if key is not None:
+            verdict = memo.get(key)
+            if verdict is not None:
+                return verdict
+        try:
+            verdict = compiled(args)
+        except Exception:
+            verdict = False  # any exception while validating is a rejection, as in accepts
+        if key is not None and b"null" not in key:
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = verdict
+        return verdict
+
+    return check
+
+
+def _guarded(compiled: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    def check(args: Any) -> bool:
+        try:
+            return compiled(args)
+        except Exception:
+            return False  # any exception while validating is a rejection, as in accepts
+
+    return check

@@ -63,8 +63,12 @@ def audit_records(
     audits: Any,
     on_call: Callable[[AuditCall], None] | None,
     on_value: Callable[[ValueObservation], None] | None,
+    on_value_fields: Callable[[str, str, Any], None] | None = None,
 ) -> tuple[int, int]:
-    """Harvest audit calls and value observations (spec §1.4); returns (kept, skipped)."""
+    """Harvest audit calls and value observations (spec §1.4); returns (kept, skipped).
+
+    ``on_value_fields(ref, key, value)``, when given, hears each observation instead of
+    ``on_value`` without one being built (the proposals' tallies need only the fields)."""
     if type(audits) is not list:
         return 0, 0
     kept = skipped = 0
@@ -80,7 +84,13 @@ def audit_records(
         kept += 1
         if on_call is not None:
             on_call(tuple.__new__(AuditCall, (ref, args)))
-        if on_value is not None:
+        if on_value_fields is not None:
+            for key in js_own_keys(args):
+                value = args[key]
+                t = type(value)
+                if t is str or t is int or t is float or t is bool:
+                    on_value_fields(ref, key, value)
+        elif on_value is not None:
             for key in js_own_keys(args):
                 value = args[key]
                 t = type(value)
@@ -106,14 +116,29 @@ def _never(raw: bytes) -> bool:
     return False
 
 
+def _may_mention(raw: bytes, mentions: tuple[bytes, ...]) -> bool:
+    """Whether a line may hold one of the quoted strings ``mentions``. A line with no
+    backslash writes every string literally between quotes, so it holds none of them unless
+    one occurs in its bytes; a line with an escape is always read."""
+    if b"\\" in raw:
+        return True
+    for mention in mentions:  # noqa: SIM110 (the loop is faster)
+        if mention in raw:
+            return True
+    return False
+
+
 class SessionScanner:
     """Line-by-line session scanner with its own model cursor (spec §1.1).
 
     ``on_trace`` receives every guarded trace as a :class:`Trace`; ``meter`` (the fast path)
     accumulates it directly with the signatures the guard computed. Audits are harvested
     only when ``on_audit`` or ``on_value`` is given (measurement needs neither, so it does
-    not pay for them). ``accelerate=False`` turns off the msgspec fast path (tests compare
-    both paths; the results must be identical).
+    not pay for them). ``mentions`` (quoted UTF-8 strings, such as ``b'"ref"'``) lets
+    :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
+    a reader that only cares about calls of a few refs (the compile's replay).
+    ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
+    results must be identical).
     """
 
     __slots__ = (
@@ -123,11 +148,13 @@ class SessionScanner:
         "current_model",
         "diagnostics",
         "line_number",
+        "mentions",
         "meter",
         "name",
         "on_audit",
         "on_trace",
         "on_value",
+        "on_value_fields",
     )
 
     def __init__(
@@ -141,13 +168,19 @@ class SessionScanner:
         name: str = "<session>",
         current_model: str | None = None,
         accelerate: bool = True,
+        on_value_fields: Callable[[str, str, Any], None] | None = None,
+        mentions: tuple[bytes, ...] | None = None,
     ) -> None:
         self.on_trace = on_trace
+        self.mentions = mentions
         self.meter = meter
         self._accelerate = accelerate
         self.on_audit = on_audit
         self.on_value = on_value
-        self._want_audits = on_audit is not None or on_value is not None
+        self.on_value_fields = on_value_fields
+        self._want_audits = (
+            on_audit is not None or on_value is not None or on_value_fields is not None
+        )
         self._decoder = audited_decoder if self._want_audits else meter_decoder
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
@@ -169,6 +202,7 @@ class SessionScanner:
         diagnostics = self.diagnostics
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
         fast_trace = self._trace_line_fast if self._accelerate else _never
+        mentions = self.mentions
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
@@ -179,6 +213,8 @@ class SessionScanner:
                     if trace_mark in raw:
                         trace_lines += 1
                         self.line_number = number
+                        if mentions is not None and not _may_mention(raw, mentions):
+                            continue
                         if not fast_trace(raw):
                             self._trace_line(raw, None)
                     elif not raw:
@@ -335,7 +371,7 @@ class SessionScanner:
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
 
     def _harvest(self, audits: Any) -> None:
-        kept, skipped = audit_records(audits, self.on_audit, self.on_value)
+        kept, skipped = audit_records(audits, self.on_audit, self.on_value, self.on_value_fields)
         self.diagnostics.audit_calls += kept
         self.diagnostics.skipped_audits += skipped
 

@@ -73,13 +73,8 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
     from pytest_entropy.core.status import surface_hash
     from pytest_entropy.ingest.base import ReadOptions
     from pytest_entropy.ingest.surfaces import load_repairs
-    from pytest_entropy.run.corpus import (
-        check_not_empty,
-        measure_plan,
-        read_corpus,
-        skipped_files_warning,
-        source_files,
-    )
+    from pytest_entropy.run.corpus import measure_plan, read_corpus, source_files
+    from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
     from pytest_entropy.sources.locate import session_listing
     from pytest_entropy.sources.surface import load_surface
 

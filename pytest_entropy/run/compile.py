@@ -37,6 +37,7 @@ from pytest_entropy.core.compiler import (
     compile_from_evidence,
 )
 from pytest_entropy.core.explain import explain_proposals
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.pool import (
     PoolMerge,
     pool_to_value_observations,
@@ -134,6 +135,15 @@ class _ReplayRoot:
 # ---------------------------------------------------------------------------- compile
 
 
+def _mentions(refs: set[str]) -> tuple[bytes, ...] | None:
+    """The quoted forms of ``refs`` a trace line must hold to matter to their replay
+    (``None``: read every line, when a ref has no plain UTF-8 form)."""
+    try:
+        return tuple(sorted(b'"' + ref.encode("utf-8") + b'"' for ref in refs))
+    except UnicodeEncodeError:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class CompileRun:
     """A compile over session files: the outcome, the pool merge (when a pool was given)
@@ -183,21 +193,14 @@ def compile_sources(
         pool_observations = pool_to_value_observations(merged.file)
         corpus.evidence.add_observations(pool_observations)
     replayed: list[_ReplayRoot] = []
+    # The plain path replays and writes the digest's fragments in one second read whenever
+    # the score gate passed. The fast path replays alone, reading only the trace lines that
+    # may mention a touched ref, and reads once more for the digest only when the replay is
+    # clean too (the digest then goes into the artifact); a rejected compile never
+    # serialises the evidence.
+    fast = fast_paths()
 
-    def replay(
-        candidate: Mapping[str, Any],
-        effective: Mapping[str, Any],
-        touched: set[str],
-        digest_needed: bool,
-    ) -> list[dict[str, str]]:
-        compile_replay = CompileReplay(
-            candidate,
-            effective,
-            frozenset(touched),
-            frozenset(corpus.audit_refs & touched),
-            audit_fragments=digest_needed,
-            observation_fragments=digest_needed and pool_observations is None,
-        )
+    def read_again(compile_replay: CompileReplay, mentions: tuple[bytes, ...] | None) -> Any:
         plan = CorpusPlan(
             options,
             meter=False,
@@ -205,27 +208,55 @@ def compile_sources(
             audit_refs=False,
             check_stamps=True,
             replay=compile_replay,
+            mentions=mentions,
         )
-        second = read_corpus(
+        again = read_corpus(
             [replace(source, stamp=stamp) for source, stamp in corpus.readable],
             plan,
             engine,
             replayed=_ReplayRoot(),
         )
-        if second.changed:
-            shown = ", ".join(second.changed[:3])
-            more = f" and {len(second.changed) - 3} more" if len(second.changed) > 3 else ""
+        if again.changed:
+            shown = ", ".join(again.changed[:3])
+            more = f" and {len(again.changed) - 3} more" if len(again.changed) > 3 else ""
             raise SourceChangedError(
                 f"session files changed while the compile read them twice (once to measure,"
                 f" once to replay): {shown}{more}; nothing was written, run it again"
             )
-        root: _ReplayRoot = second.replayed
+        return again.replayed
+
+    def replay(
+        candidate: Mapping[str, Any],
+        effective: Mapping[str, Any],
+        touched: set[str],
+        digest_needed: bool,
+    ) -> list[dict[str, str]]:
+        fragments = digest_needed and not fast
+        compile_replay = CompileReplay(
+            candidate,
+            effective,
+            frozenset(touched),
+            frozenset(corpus.audit_refs & touched),
+            audit_fragments=fragments,
+            observation_fragments=fragments and pool_observations is None,
+        )
+        root: _ReplayRoot = read_again(compile_replay, _mentions(touched) if fast else None)
         replayed.append(root)
         tally = ReplayTally(candidate, effective, touched, compile_replay.audited)
         return tally.merge(root.replay).violations()
 
     def counts() -> EvidenceCounts:
         root = replayed[-1]
+        if fast:
+            digest_replay = CompileReplay(
+                {},
+                {},
+                frozenset(),
+                frozenset(),
+                audit_fragments=True,
+                observation_fragments=pool_observations is None,
+            )
+            root = read_again(digest_replay, None)
         if pool_observations is not None:
             observations_hash = stable_json_hash([o.to_json() for o in pool_observations])
         else:

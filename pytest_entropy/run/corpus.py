@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
 from pytest_entropy.core.proposals import ProposalEvidence
@@ -36,6 +37,11 @@ from pytest_entropy.core.validation import collect_external_refs, note_external_
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.run.deferred import (
+    DeferredEvidence,
+    DeferredMeter,
+    replay_evidence_into,
+)
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.incremental import EvidenceCache
@@ -191,7 +197,9 @@ class CorpusPlan:
     audit calls). ``replay``: a further computation over every file. ``continuous``: one
     model cursor across the files instead of one per file (spec §12.1; in this process
     only). Audits are harvested, and counted in the diagnostics, only when something here
-    listens to them.
+    listens to them. ``mentions``: only trace lines that may mention one of these quoted
+    strings matter (a replay of a few refs); the others are skipped unread, so the
+    diagnostics of such a read undercount.
     """
 
     options: ReadOptions = field(default_factory=ReadOptions)
@@ -208,6 +216,7 @@ class CorpusPlan:
     replay: Replay | None = None
     continuous: bool = False
     redact_values: bool = False  # the windows' values redacted before summarising (opt-in)
+    mentions: tuple[bytes, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.meter and self.file_states:
@@ -246,6 +255,10 @@ class CorpusPart:
     external_refs: set[str] = field(default_factory=set)
     changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
+    # Traces for the corpus's meter state that come before ``state`` (see DeferredMeter).
+    deferred: list[tuple[Any, str | None, str | None]] = field(default_factory=list)
+    # What the file's evidence would have heard, before ``evidence`` (see DeferredEvidence).
+    deferred_evidence: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -300,6 +313,7 @@ def _read_one(
     plan: CorpusPlan,
     cache: EvidenceCache | None = None,
     cursor: ModelCursor | None = None,
+    defer: bool = False,
 ) -> CorpusPart:
     if source.skip is not None:
         return _skipped_part(source)
@@ -309,7 +323,11 @@ def _read_one(
     part = CorpusPart(
         evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
     )
-    evidence, records = part.evidence, part.records
+    evidence: Any = part.evidence
+    records = part.records
+    deferred_evidence = None
+    if defer and plan.proposals and cache is None:
+        evidence = deferred_evidence = DeferredEvidence(part.evidence)
     observations: list[ValueObservation] = []
     traces: list[Callable[[Any], None]] = []
     audits: list[Callable[[Any], None]] = []
@@ -335,7 +353,15 @@ def _read_one(
         if hooks.on_value is not None:
             values.append(hooks.on_value)
     on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
-    meter = part.state if plan.meter or plan.file_states else None
+    # Fast path: when the proposals' tallies are the only ones listening to values, the scan
+    # hands them the fields and builds no observation records.
+    on_value_fields = None
+    if fast_paths() and plan.observation_values and len(values) == 1:
+        on_value_fields = evidence.add_value
+    meter: Any = part.state if plan.meter or plan.file_states else None
+    deferred = None
+    if defer and plan.meter and cache is None:
+        meter = deferred = DeferredMeter(part.state)
     with collect_unsupported_patterns() as patterns, collect_external_refs() as refs:
         if cache is not None:
             read = cache.read(Path(source.location), plan.options)
@@ -362,9 +388,11 @@ def _read_one(
                 meter=meter,
                 # Audits are harvested (and counted) only when someone listens to them.
                 on_audit=on_audit,
-                on_value=on_value,
+                on_value=None if on_value_fields is not None else on_value,
                 options=plan.options,
                 cursor=cursor,
+                on_value_fields=on_value_fields,
+                mentions=plan.mentions,
             )
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp
@@ -378,6 +406,10 @@ def _read_one(
             unreadable=[source],
             diagnostics=part.diagnostics,
         )
+    if deferred is not None and deferred.pending is not None:
+        part.deferred = deferred.pending
+    if deferred_evidence is not None and deferred_evidence.pending is not None:
+        part.deferred_evidence = deferred_evidence.pending
     if plan.windows:
         if plan.redact_values:
             observations = [redact_observation(o) for o in observations]
@@ -393,7 +425,26 @@ def _read_one(
     return part
 
 
+def _settle(part: CorpusPart) -> None:
+    """Put a part's deferred traces into its own state (they come before what it holds)."""
+    if part.deferred:
+        state = MeterState(retain_terms=True)
+        for operations, task_key, model in part.deferred:
+            state.add_signed(operations, task_key, model)
+        part.state = state.merge(part.state)
+        part.deferred = []
+    if part.deferred_evidence:
+        # The part's evidence numbers its executions from its first file: as if it had heard
+        # the deferred entries itself, then what it holds.
+        evidence = ProposalEvidence(trace_values=part.evidence.trace_values)
+        replay_evidence_into(evidence, part.evidence.origin, part.deferred_evidence)
+        part.evidence = evidence.merge(part.evidence)
+        part.deferred_evidence = []
+
+
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
+    _settle(first)
+    _settle(then)
     first.state.merge(then.state)  # both keep churn terms: still a right-hand side
     first.evidence.merge(then.evidence)
     first.audit_refs.update(then.audit_refs)
@@ -417,6 +468,13 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     part.windows = []  # merged into the pool: the client keeps no window
     note_unsupported_patterns(part.patterns)
     note_external_refs(part.external_refs)
+    state = corpus.state
+    for operations, task_key, model in part.deferred:
+        state.add_signed(operations, task_key, model)
+    part.deferred = []
+    if part.deferred_evidence:
+        replay_evidence_into(corpus.evidence, part.evidence.origin, part.deferred_evidence)
+        part.deferred_evidence = []
     _combine_parts(corpus, part)
     return corpus
 
@@ -455,7 +513,13 @@ def read_corpus(
     try:
         return engine.fold(  # type: ignore[no-any-return]
             sources,
-            functools.partial(_read_one, plan=plan, cache=cache, cursor=cursor),
+            functools.partial(
+                _read_one,
+                plan=plan,
+                cache=cache,
+                cursor=cursor,
+                defer=engine.in_process and fast_paths(),
+            ),
             merge,
             corpus,
             _combine_parts,
@@ -463,101 +527,3 @@ def read_corpus(
     finally:
         if engine.progress is not None:
             engine.progress.end()
-
-
-# ------------------------------------------------------------------------ empty corpora
-
-
-class EmptyCorpusError(EntropyInputError):
-    """The corpus yielded no operations: nothing to measure, so nothing may pass (exit 2
-    unless ``--allow-empty``)."""
-
-
-def _names(names: Sequence[str], total: int, limit: int = 3) -> str:
-    shown = ", ".join(names[:limit])
-    more = total - min(len(names), limit)
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number:,} {noun}" + ("" if number == 1 else "s")
-
-
-def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "auto") -> str:
-    """Why a read that yielded no operations is empty, naming what was read.
-
-    For example ``read 214 files, 2,138 lines, 0 traces: no file matched a session format;
-    try --format FORMAT (...)``.
-    """
-    parts = [
-        f"read {_count(diagnostics.files, 'file')}, {_count(diagnostics.lines, 'line')},"
-        f" {_count(diagnostics.traces, 'trace')}"
-    ]
-    if diagnostics.files == 0 and not diagnostics.unrecognized_files:
-        reason = (
-            "no session files found (a directory means its *.jsonl files; under --format auto"
-            " a directory without them is searched for the .json, .jsonl and .gz files a"
-            " session reader recognises)"
-        )
-    elif diagnostics.files and diagnostics.unreadable_files == diagnostics.files:
-        reason = "no file could be read: " + _names(
-            diagnostics.unreadable_names, diagnostics.unreadable_files
-        )
-    elif diagnostics.rejected_traces:
-        reason = f"all {diagnostics.rejected_traces:,} traces failed the guard"
-    elif session_format == "auto":
-        from pytest_entropy.ingest.registry import session_formats
-
-        reason = (
-            "no file matched a session format; try --format FORMAT (one of"
-            f" {', '.join(session_formats()[1:])}; see docs/formats.md)"
-        )
-    else:
-        reason = f"nothing in them is a --format {session_format} session; try --format auto"
-    parts.append(reason)
-    extra = []
-    if diagnostics.unrecognized_files:
-        extra.append(
-            f"{diagnostics.unrecognized_files:,} unrecognised: "
-            + _names(diagnostics.unrecognized_names, diagnostics.unrecognized_files)
-        )
-    if diagnostics.surface_files:
-        extra.append(f"{_count(diagnostics.surface_files, 'surface or repair file')} skipped")
-    message = ": ".join(parts)
-    if extra:
-        message += " (" + "; ".join(extra) + ")"
-    return message + "; --allow-empty accepts an empty corpus"
-
-
-def check_not_empty(
-    diagnostics: ScanDiagnostics, *, allow_empty: bool = False, session_format: str = "auto"
-) -> None:
-    """Raise :class:`EmptyCorpusError` when the read yielded no operations (a trace or an
-    audit call), unless ``allow_empty``."""
-    if not allow_empty and not diagnostics.operations_found:
-        raise EmptyCorpusError(empty_corpus_message(diagnostics, session_format))
-
-
-def skipped_files_warning(diagnostics: ScanDiagnostics) -> str | None:
-    """``warning: ...`` naming the unreadable and unrecognised files a read passed over, or
-    ``None`` when there were none."""
-    parts = []
-    if diagnostics.unreadable_files:
-        parts.append(
-            f"{diagnostics.unreadable_files:,} unreadable ("
-            + _names(diagnostics.unreadable_names, diagnostics.unreadable_files)
-            + ")"
-        )
-    if diagnostics.unrecognized_files:
-        parts.append(
-            f"{diagnostics.unrecognized_files:,} unrecognised ("
-            + _names(diagnostics.unrecognized_names, diagnostics.unrecognized_files)
-            + ")"
-        )
-    if not parts:
-        return None
-    return (
-        "warning: session files passed over: "
-        + "; ".join(parts)
-        + " (diagnostics name them; --strict makes this an error)"
-    )

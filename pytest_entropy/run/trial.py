@@ -9,11 +9,12 @@ traces and audits); both merge exactly, so every engine gives the bytes of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.trial import TrialCounts, TrialReport, TrialTally, trial_from_tally
+from pytest_entropy.core.validation import CallChecks
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import (
@@ -34,9 +35,12 @@ class TrialReplay:
 
     live: Mapping[str, Any]
     effective: Mapping[str, Any]
+    # One command's checks, shared by the files read in this process (pickles empty); the
+    # calls come from session files, so they are decoded JSON.
+    checks: CallChecks = field(default_factory=lambda: CallChecks(decoded=True))
 
     def start(self, source: SourceFile) -> ReplayHooks:
-        tally = TrialTally(self.live, self.effective)
+        tally = TrialTally(self.live, self.effective, self.checks)
         return ReplayHooks(tally.add_trace, tally.add_audit, None, lambda: tally.counts)
 
 

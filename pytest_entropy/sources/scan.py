@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
@@ -92,18 +93,25 @@ def scan_source(
     on_value: Callable[[ValueObservation], None] | None = None,
     options: ReadOptions | None = None,
     cursor: ModelCursor | None = None,
+    on_value_fields: Callable[[str, str, Any], None] | None = None,
+    mentions: tuple[bytes, ...] | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
     Traces go to ``on_trace`` and ``meter``; audits are harvested (and counted in the
     diagnostics) only when ``on_audit`` or ``on_value`` is given. The model cursor starts
     fresh unless ``cursor`` is given, which then holds the model the scan ended with.
+    ``on_value_fields(ref, key, value)`` hears each value observation in place of
+    ``on_value`` (no record is built for it). With ``mentions``, trace lines that cannot
+    mention one of those quoted strings are skipped unread (see ``SessionScanner``).
     """
     scanner = SessionScanner(
         on_trace,
         meter=meter,
         on_audit=on_audit,
         on_value=on_value,
+        on_value_fields=on_value_fields,
+        mentions=mentions,
         diagnostics=diagnostics,
         name=os.fspath(source),
         current_model=cursor.model if cursor is not None else None,

@@ -15,7 +15,8 @@ from jsonschema import Draft202012Validator
 from pytest_entropy.cli.app import build_parser, main
 from pytest_entropy.report.json_schemas import SCHEMA_NAMES, schema_for
 from tests.cli.test_empty_corpus import walked_corpus
-from tests.cli.test_steering_cli import vetoed_corpus, write_sessions
+from tests.cli.test_steering_cli import vetoed_corpus
+from tests.sessions_support import write_native_sessions as write_sessions
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SESSIONS = str(DEMO / "sessions")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_entropy.core import canonical
 from pytest_entropy.core.canonical import CanonicalError, canonical_json, js_stringify
+from pytest_entropy.core.fastpath import use_fast_paths
 from pytest_entropy.testing import strategies as es
 
 ORDERS = [canonical._CANONICAL, canonical._OWN]
@@ -48,3 +50,31 @@ def test_large_key_sets_are_ordered_without_the_cache() -> None:
     value = {f"k{index}": index for index in range(40, 0, -1)} | {"3": 0, "1": 0}
     text = canonical_json(value)
     assert text.startswith('{"1":0,"3":0,"k1":1,"k10":10,')
+
+
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=0x7F),
+        st.sampled_from(["\u00e9", "\u2028", "\ufeff", "\uffff", "\U0001f600", "\ud800", "\udfff"]),
+    ),
+    max_size=12,
+)
+
+
+@given(text=TEXT)
+def test_the_fast_string_writer_equals_the_plain_one(text: str) -> None:
+    assert canonical.json_string(text) == canonical._plain_json_string(text)
+
+
+@given(texts=st.lists(TEXT, max_size=6))
+def test_orjson_writes_an_array_of_strings_canonically(texts: list[str]) -> None:
+    try:
+        written = orjson.dumps(texts).decode()
+    except TypeError:  # a lone surrogate: the pool's digest takes the plain writer then
+        assert any("\ud800" <= ch <= "\udfff" for text in texts for ch in text)
+        return
+    previous = use_fast_paths(False)  # the plain writer throughout
+    try:
+        assert written == canonical_json(texts)
+    finally:
+        use_fast_paths(previous)

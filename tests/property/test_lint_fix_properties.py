@@ -64,6 +64,19 @@ def _fixed(schema: dict[str, Any], profile: Any) -> tuple[Any, Any]:
     },
     call={"a": {}},
 )
+@example(  # the open object sits one combinator further down
+    schema={
+        "type": "object",
+        "properties": {
+            "b": {
+                "anyOf": [
+                    {"anyOf": [{"type": "object", "properties": {"path": {"type": "string"}}}]}
+                ]
+            }
+        },
+    },
+    call={"b": {}},
+)
 def test_an_accepted_call_stays_accepted(schema: dict[str, Any], call: dict[str, Any]) -> None:
     if not accepts(schema, call):
         return

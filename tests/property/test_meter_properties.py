@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_entropy.core.canonical import canonical_json
+from pytest_entropy.core.fastpath import use_fast_paths
 from pytest_entropy.core.meter import MeterState, measure, report_hash
 from pytest_entropy.testing import strategies as es
 
@@ -99,3 +100,38 @@ def test_report_hash_is_independent_of_the_hash_seed() -> None:
         )
         hashes.add(result.stdout.strip())
     assert len(hashes) == 1
+
+
+def _slots(state: MeterState) -> Any:
+    """Everything a state holds, maps in their order (floats compared exactly)."""
+    plain = {name: getattr(state, name) for name in MeterState.__slots__}
+    plain["refs"] = [
+        (ref, [(name, getattr(acc, name)) for name in type(acc).__slots__])
+        for ref, acc in state.refs.items()
+    ]
+    plain["task_sequences"] = [
+        (task, list(seq.items())) for task, seq in state.task_sequences.items()
+    ]
+    plain["models"] = [(model, _slots(inner)) for model, inner in state.models.items()]
+    return plain
+
+
+@given(st.lists(es.traces(), max_size=10), st.booleans())
+def test_one_walk_for_a_stamped_trace_equals_two(traces: list[Any], retain: bool) -> None:
+    states = []
+    for enabled in (True, False):
+        previous = use_fast_paths(enabled)
+        try:
+            state = MeterState(retain_terms=retain)
+            for trace in traces:
+                state.add_trace(trace)
+        finally:
+            use_fast_paths(previous)
+        states.append(state)
+    quick, plain = states
+    assert report_hash(quick.finalize()) == report_hash(plain.finalize())
+    assert _slots(quick) == _slots(plain)
+    if retain:  # the states merge on as the plain ones do
+        assert report_hash(MeterState().merge(quick).merge(quick).finalize()) == report_hash(
+            MeterState().merge(plain).merge(plain).finalize()
+        )

@@ -12,13 +12,16 @@ from hypothesis import strategies as st
 
 from pytest_entropy.core import pool as pool_module
 from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.fastpath import use_fast_paths
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
     POOL_TRACKED_VALUES,
     merge_observation_window,
     parse_observation_pool,
+    summarize_window,
 )
+from pytest_entropy.core.records import ValueObservation
 
 
 class _Descending:
@@ -146,3 +149,35 @@ def test_eviction_work_is_linear_in_distinct_values(monkeypatch: pytest.MonkeyPa
     observations = [{"ref": "mcp.a", "key": "k", "value": f"v{n}", "count": 1} for n in range(5000)]
     merge_observation_window(None, [{"file": "s.jsonl", "observations": observations}])
     assert calls <= 3 * 5000  # window digest sort, eviction and the written order: each once
+
+
+OBSERVATIONS = st.lists(
+    st.builds(
+        ValueObservation,
+        st.sampled_from(["pi.read", "", " pad", "a\u0000b", "\U0001f600.tool", "\uffff.x"]),
+        st.sampled_from(["path", "mode", "", "k ", "\u00e9"]),
+        st.one_of(
+            st.text(max_size=3),
+            st.integers(-3, 3),
+            st.sampled_from([1.0, 2.5, float("inf"), float("nan"), True, 2**60, "x" * 40]),
+        ),
+        st.one_of(st.none(), st.integers(1, 3)),
+    ),
+    max_size=40,
+)
+
+
+@given(OBSERVATIONS, st.booleans(), st.sampled_from([None, 16, POOL_MAX_VALUE_BYTES]))
+def test_the_one_loop_window_summary_equals_the_plain_one(
+    observations: list[ValueObservation], drop: bool, limit: int | None
+) -> None:
+    previous = use_fast_paths(True)
+    try:
+        quick = summarize_window("f", observations, drop_unloadable=drop, max_value_bytes=limit)
+    finally:
+        use_fast_paths(False)
+    try:
+        plain = summarize_window("f", observations, drop_unloadable=drop, max_value_bytes=limit)
+    finally:
+        use_fast_paths(previous)
+    assert quick == plain

@@ -19,7 +19,8 @@ from pytest_entropy.core.redact import (
 from pytest_entropy.core.steering import Steering
 from pytest_entropy.run.watch import CompileLoop
 from pytest_entropy.sources.locate import directory_session_files
-from tests.cli.test_steering_cli import RATCHET, write_sessions
+from tests.cli.test_steering_cli import RATCHET
+from tests.sessions_support import write_native_sessions as write_sessions
 
 SECRETS = [
     "sk-" + "A1b2C3d4" * 4,

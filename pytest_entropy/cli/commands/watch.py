@@ -28,7 +28,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.steering import Steering
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
-from pytest_entropy.run.corpus import EmptyCorpusError, empty_corpus_message
+from pytest_entropy.run.empty import EmptyCorpusError, empty_corpus_message
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
     agent_layout,

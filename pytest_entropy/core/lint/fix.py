@@ -171,17 +171,25 @@ def _fits(value: dict[str, Any], branch: Any, root: Any, *, open_only: bool = Fa
     return set(value) <= set(properties)
 
 
-def _branches(value: Any, branches: list[Any], root: Any) -> list[int]:
+def _branches(value: Any, branches: list[Any], root: Any) -> tuple[list[int], int]:
     """The ``anyOf``/``oneOf`` branches a value may be filled along, in order: those that
-    declare all its keys, then the open object branches (they accepted undeclared keys)."""
+    declare all its keys, then the open object branches (they accepted undeclared keys),
+    then the other schema branches (a nested combinator, say); and how many of them are of
+    the first two kinds."""
     if type(value) is not dict:
-        return []
+        return [], 0
     found: list[int] = []
     for open_only in (False, True):
         for index, branch in enumerate(branches):
             if index not in found and _fits(value, branch, root, open_only=open_only):
                 found.append(index)
-    return found
+    likely = len(found)
+    found.extend(
+        index
+        for index, branch in enumerate(branches)
+        if index not in found and type(branch) is dict
+    )
+    return found, likely
 
 
 def _accepted_by(root: Any, branch: Any, value: Any) -> bool:
@@ -229,19 +237,22 @@ def fill_nulls(
                     depth=depth + 1,
                 )  # fmt: skip
             continue
-        # The first candidate branch that accepts the value once filled (else the first).
-        fills = []
-        for index in _branches(value, branches, root):
+        # The first candidate branch that accepts the value once filled; else the first
+        # branch that declares its keys or leaves them open; else the value as it is.
+        candidates, likely = _branches(value, branches, root)
+        fallback = None
+        for position, index in enumerate(candidates):
             filled = fill_nulls(
                 value, branches[index], added, root=root, pointer=f"{pointer}/{keyword}/{index}",
                 depth=depth + 1,
             )  # fmt: skip
             if _accepted_by(root, branches[index], filled):
-                fills = [filled]
+                fallback = filled
                 break
-            fills.append(filled)
-        if fills:
-            value = fills[0]
+            if position == 0 and likely:
+                fallback = filled
+        if fallback is not None:
+            value = fallback
     properties = schema.get("properties")
     if type(value) is dict and type(properties) is dict:
         value = dict(value)

@@ -1,0 +1,111 @@
+"""Evidence a file read in this process hands to the corpus once the file proved readable.
+
+A file read in this process does not fill a meter state and proposal evidence of its own to
+be merged afterwards (a merge walks every ref, signature and sequence the file met): what it
+would add waits here, in order, and the corpus replays it into its own accumulators, which
+equals the merge. An unreadable file adds nothing, as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.records import Trace, ValueObservation
+
+__all__ = ["DEFERRED_TRACES", "DeferredEvidence", "DeferredMeter", "replay_evidence_into"]
+
+# A file read in this process hands its traces to the corpus's own meter state instead of
+# filling a state of its own that is merged afterwards (the merge walks every ref, signature
+# and sequence the file met). They wait in the part until the file proved readable, as an
+# unreadable file adds nothing; a file with more traces than this fills its own state as
+# before, so what waits stays small.
+DEFERRED_TRACES: Final = 4096
+
+
+class DeferredMeter:
+    """Stands in for a file's meter state: keeps ``add_signed`` calls for the corpus's state
+    (the corpus pipeline's merge replays them in order, which equals merging the file's state)."""
+
+    __slots__ = ("pending", "state")
+
+    def __init__(self, state: MeterState) -> None:
+        self.pending: list[tuple[Any, str | None, str | None]] | None = []
+        self.state = state
+
+    def add_signed(self, operations: Any, task_key: str | None, model: str | None) -> None:
+        pending = self.pending
+        if pending is None:
+            self.state.add_signed(operations, task_key, model)
+            return
+        pending.append((operations, task_key, model))
+        if len(pending) > DEFERRED_TRACES:
+            self.settle()
+
+    def settle(self) -> None:
+        """Fill the file's own state with what waits; later traces go there directly."""
+        if self.pending is not None:
+            for operations, task_key, model in self.pending:
+                self.state.add_signed(operations, task_key, model)
+            self.pending = None
+
+
+_TRACE, _VALUE, _OBSERVATION = 0, 1, 2
+
+
+class DeferredEvidence:
+    """The same for the proposals' evidence: what the file's evidence would hear, in order
+    (traces and values interleaved: their tallies share one first-seen order)."""
+
+    __slots__ = ("evidence", "pending")
+
+    def __init__(self, evidence: ProposalEvidence) -> None:
+        self.pending: list[tuple[Any, ...]] | None = []
+        self.evidence = evidence
+
+    def _add(self, entry: tuple[Any, ...]) -> None:
+        pending = self.pending
+        if pending is None:
+            _replay_evidence(self.evidence, [entry])
+            return
+        pending.append(entry)
+        if len(pending) > 4 * DEFERRED_TRACES:
+            self.settle()
+
+    def add_trace(self, trace: Trace) -> None:
+        self._add((_TRACE, trace))
+
+    def add_value(self, ref: str, key: str, value: Any) -> None:
+        self._add((_VALUE, ref, key, value))
+
+    def add_observation(self, observation: ValueObservation) -> None:
+        self._add((_OBSERVATION, observation))
+
+    def settle(self) -> None:
+        if self.pending is not None:
+            _replay_evidence(self.evidence, self.pending)
+            self.pending = None
+
+
+def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
+    add_trace, add_value, add_observation = (
+        evidence.add_trace,
+        evidence.add_value,
+        evidence.add_observation,
+    )
+    for entry in entries:
+        kind = entry[0]
+        if kind == _TRACE:
+            add_trace(entry[1])
+        elif kind == _VALUE:
+            add_value(entry[1], entry[2], entry[3])
+        else:
+            add_observation(entry[1])
+
+
+def replay_evidence_into(evidence: ProposalEvidence, origin: Any, entries: list[Any]) -> None:
+    """One file's deferred evidence into ``evidence``: numbered as the file's own would be."""
+    evidence.origin = origin
+    evidence._executions = 0
+    _replay_evidence(evidence, entries)
