@@ -21,6 +21,8 @@ from pytest_entropy import load_surface
 from pytest_entropy.cli.app import main
 from pytest_entropy.sources.mcp import http_server, stdio_server
 
+pytestmark = pytest.mark.server  # live servers: subprocesses and a loopback HTTP server
+
 REPO = Path(__file__).resolve().parents[2]
 SERVER_ENV = {"PYTHONPATH": str(REPO)}
 

@@ -58,6 +58,7 @@ def test_listing_works_inside_a_running_event_loop() -> None:
     assert asyncio.run(inside()) == load_surface(_server())
 
 
+@pytest.mark.server
 def test_stdio_capture_matches_memory_and_the_exported_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -76,6 +77,7 @@ def test_stdio_capture_matches_memory_and_the_exported_file(
     assert code == 0, capsys.readouterr()
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(
     ("mode", "problem", "stderr"),
     [
