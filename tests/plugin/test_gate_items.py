@@ -25,7 +25,11 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 
-def test_the_gates_are_items_in_the_summary_line(pytester: pytest.Pytester) -> None:
+def test_the_gates_are_items_in_the_summary_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outside CI a missing baseline is written and passes; in CI it fails (tested apart).
+    monkeypatch.delenv("CI", raising=False)
     sessions = pytester.path / "sessions"
     shutil.copytree(DEMO / "sessions", sessions)
     pytester.makepyfile("def test_ok():\n    pass\n")
@@ -151,3 +155,16 @@ def test_the_entropy_section_degrades_to_ascii(pytester: pytest.Pytester, encodi
     assert done.returncode == 1, text
     assert "  x corpus-mode -- --surface requires --sessions" in text.splitlines()
     assert "\\u2717" not in text and "1 failed, 20 passed" in text
+
+
+def test_in_ci_a_missing_baseline_fails_its_item(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    sessions = pytester.path / "sessions"
+    shutil.copytree(DEMO / "sessions", sessions)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = run(pytester, f"--entropy-sessions={sessions}", "--entropy-baseline=base.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED entropy-gate::baseline - *"])
+    assert not (pytester.path / "base.json").exists()  # CI never writes a baseline itself

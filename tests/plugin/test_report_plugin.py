@@ -110,8 +110,9 @@ def test_the_gate_alone_writes_the_measure_reports(
 
 
 def test_the_baseline_gate_writes_them_and_a_failed_write_fails_the_gate(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("CI", raising=False)  # outside CI a missing baseline is written
     sessions = pytester.path / "sessions"
     shutil.copytree(DEMO / "sessions", sessions)
     (pytester.path / "blocker").write_text("a file, not a directory", encoding="utf-8")
