@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 ENV_PREFIX: Final = "PYTEST_ENTROPY_"
+# Variables with our prefix that are switches of the program, not project settings: they are
+# neither checked nor shown here (PYTEST_ENTROPY_PURE selects the plain code paths).
+PROGRAM_VARIABLES: Final = frozenset({"PYTEST_ENTROPY_PURE"})
 _PYPROJECT = "pyproject.toml"
 _YAML_NAMES = ("entropy.yml", "entropy.yaml")
 
@@ -263,7 +266,7 @@ def environment_settings(environ: Mapping[str, str] | None = None) -> dict[str, 
     environ = os.environ if environ is None else environ
     out: dict[str, Resolved] = {}
     for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX) or not environ[name]:
+        if not name.startswith(ENV_PREFIX) or not environ[name] or name in PROGRAM_VARIABLES:
             continue
         key = name[len(ENV_PREFIX) :].lower().replace("_", "-")
         entry = _BY_KEY.get(key)
