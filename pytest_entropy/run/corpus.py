@@ -32,8 +32,11 @@ from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summa
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.redact import redact_observation
-from pytest_entropy.core.regex import collect_unsupported_patterns, note_unsupported_patterns
-from pytest_entropy.core.validation import collect_external_refs, note_external_refs
+from pytest_entropy.core.regex import (
+    note_external_refs,
+    note_unsupported_patterns,
+    watch_unenforced,
+)
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
@@ -362,7 +365,7 @@ def _read_one(
     deferred = None
     if defer and plan.meter and cache is None:
         meter = deferred = DeferredMeter(part.state)
-    with collect_unsupported_patterns() as patterns, collect_external_refs() as refs:
+    with watch_unenforced() as met:
         if cache is not None:
             read = cache.read(Path(source.location), plan.options)
             part.diagnostics.merge(read.diagnostics)
@@ -420,8 +423,8 @@ def _read_one(
         part.state = MeterState(retain_terms=True)
     if hooks is not None:
         part.replayed = hooks.result()
-        part.patterns = patterns
-        part.external_refs = refs
+        part.patterns = met.patterns
+        part.external_refs = met.refs
     return part
 
 

@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from pytest_entropy.sources.urls import is_url
+
 __all__ = ["ProgressSink", "tracked_merge"]
 
 
@@ -32,7 +34,7 @@ class ProgressSink(Protocol):
 
 
 def _size(location: str) -> int | None:
-    if "://" in location:
+    if is_url(location):
         return None  # a URL's size would cost a round trip per object: not worth a bar
     try:
         return os.stat(location).st_size

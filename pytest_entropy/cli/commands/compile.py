@@ -151,9 +151,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     steering = steering_of(args)
     redact_values = redact_values_of(args)
 
-    unenforced: list[Unenforced] = [Unenforced()]
-
-    def plan(snapshots: Sequence[Snapshot]) -> tuple[CompileRun, list[Write]]:
+    def plan(
+        snapshots: Sequence[Snapshot],
+    ) -> tuple[tuple[CompileRun, Unenforced], list[Write]]:
         held = {snap.kind.filename: snap for snap in snapshots}
         if checked_artifact:
             incumbent = held[COMPILED.filename].file
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if args.artifact and incumbent is None:
             raise EntropyInputError("compiled surface file not found", source=args.artifact)
         pool = held[POOL.filename].file if pool_path is not None else None
-        with watch_unenforced() as met:  # a redo replaces what an earlier try met
+        with watch_unenforced() as met:
             run_ = compile_sources(
                 session_sources_of(args, options),
                 surface,
@@ -178,7 +178,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 steering=steering,
                 redact_values=redact_values,
             )
-        unenforced[:] = [met]
         check_corpus(args, run_.diagnostics)  # before anything is written
         writes = []
         if pool_path is not None and run_.pool is not None:
@@ -186,9 +185,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         artifact = run_.outcome.artifact
         if compiled_target is not None and run_.outcome.status == "compiled" and artifact:
             writes.append(Write(compiled_target, COMPILED, artifact))
-        return run_, writes
+        return (run_, met), writes  # a redo's record replaces what an earlier try met
 
-    run_, saved = update_many(reads, plan)  # damage raises, naming the file (exit 2)
+    (run_, met), saved = update_many(reads, plan)  # damage raises, naming the file (exit 2)
     outcome = run_.outcome
     pool_note = ""
     if pool_path is not None and run_.pool is not None:
@@ -214,7 +213,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     out_written = args.out if outcome.status == "compiled" and outcome.artifact else None
     where_lines = _written_lines(outcome.status, out_written, targets, state_dir)
     result = run_.steered.to_json() if run_.steered is not None else outcome.to_json()
-    met = unenforced[0]
     if met.patterns:
         result["unsupportedPatterns"] = sorted(met.patterns)  # added only when there are some
     if met.refs:
