@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO, overload
 
-from pytest_entropy.cli.terminal import progress_wanted
+from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
@@ -301,8 +301,6 @@ def engine_options_of(args: argparse.Namespace) -> EngineOptions:
         timeout = load_config().scheduler_timeout if args.scheduler else SCHEDULER_TIMEOUT
     progress = None
     if progress_wanted(sys.stderr, getattr(args, "no_progress", False)):
-        from pytest_entropy.cli.terminal import TerminalProgress
-
         progress = TerminalProgress(sys.stderr)
     return EngineOptions(
         engine, args.jobs, args.scheduler, scheduler_timeout=timeout, progress=progress
