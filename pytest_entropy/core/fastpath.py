@@ -5,14 +5,30 @@ Every fast path in the package computes exactly what the plain code beside it co
 specification. ``PYTEST_ENTROPY_PURE=1`` in the environment selects the plain code
 everywhere; the package reads the variable when it is imported (``pytest_entropy/__init__``:
 the core does no I/O), and tests switch with :func:`use_fast_paths`.
+
+Some fast paths have a native kernel too: a C extension module (``_*_native.c`` beside the
+Python it speeds up, built by ``hatch_build.py`` when the package is installed). A kernel is
+used only while the fast paths are on and :func:`use_native_kernels` allows it, and only when
+it was built: a machine without a compiler runs the Python fast path, with the same bytes.
 """
 
 from __future__ import annotations
 
-__all__ = ["PURE_ENVIRONMENT_VARIABLE", "fast_paths", "use_fast_paths"]
+import functools
+import importlib
+from types import ModuleType
+
+__all__ = [
+    "PURE_ENVIRONMENT_VARIABLE",
+    "fast_paths",
+    "kernel",
+    "native_kernels",
+    "use_fast_paths",
+    "use_native_kernels",
+]
 
 PURE_ENVIRONMENT_VARIABLE = "PYTEST_ENTROPY_PURE"
-_switch = {"fast": True}
+_switch = {"fast": True, "native": True}
 
 
 def fast_paths() -> bool:
@@ -25,3 +41,35 @@ def use_fast_paths(enabled: bool) -> bool:
     previous = _switch["fast"]
     _switch["fast"] = bool(enabled)
     return previous
+
+
+def native_kernels() -> bool:
+    """Whether built native kernels may be used (with the fast paths on)."""
+    return _switch["native"]
+
+
+def use_native_kernels(enabled: bool) -> bool:
+    """Allow (``True``) or refuse the native kernels; returns the previous choice."""
+    previous = _switch["native"]
+    _switch["native"] = bool(enabled)
+    return previous
+
+
+@functools.cache
+def _import_kernel(name: str) -> ModuleType | None:
+    # A pure memo: whether the extension was built does not change within a process.
+    try:
+        return importlib.import_module("pytest_entropy." + name)
+    except ImportError:
+        return None
+
+
+def kernel(name: str) -> ModuleType | None:
+    """The native kernel ``name`` (``"ingest._guard_native"``) when it may be used, else None.
+
+    Call sites ask once per object they build (a scanner, a tally), not per record, so a
+    switch flipped by a test takes effect for the next object.
+    """
+    if not (_switch["fast"] and _switch["native"]):
+        return None
+    return _import_kernel(name)

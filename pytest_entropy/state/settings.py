@@ -43,7 +43,7 @@ __all__ = [
 ENV_PREFIX: Final = "PYTEST_ENTROPY_"
 # Variables with our prefix that are switches of the program, not project settings: they are
 # neither checked nor shown here (PYTEST_ENTROPY_PURE selects the plain code paths).
-PROGRAM_VARIABLES: Final = frozenset({"PYTEST_ENTROPY_PURE"})
+PROGRAM_VARIABLES: Final = frozenset({"PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE"})
 _PYPROJECT = "pyproject.toml"
 _YAML_NAMES = ("entropy.yml", "entropy.yaml")
 
