@@ -7,14 +7,17 @@ that decides what a line means; every skipped line is counted in :class:`ScanDia
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
 from msgspec import UNSET
 
-from pytest_entropy.core.jscompat import js_own_keys
+from pytest_entropy.core.fastpath import kernel
+from pytest_entropy.core.jscompat import js_own_keys, value_key
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
 from pytest_entropy.ingest.argtree import (
     MAX_FLOAT_GROWTH,
@@ -99,6 +102,35 @@ def audit_records(
     return kept, skipped
 
 
+# The native kernel of the audit harvest and the value tallies (``_audit_native.c``): its
+# ``audit_records`` is the twin of the one above, its ``tally_audits`` the twin of
+# ``audit_records(audits, None, None, evidence.add_value)``.
+AUDIT_KERNEL: Final = "ingest._audit_native"
+
+
+def audit_tallier(evidence: ProposalEvidence) -> Callable[[Any], None]:
+    """A callable that adds the values of one line's audits to ``evidence``'s tallies, as
+    ``audit_records(audits, None, None, evidence.add_value)`` does.
+
+    With the native kernel it updates ``evidence.tallies`` itself (no call per value);
+    without it, or for an evidence of another class, it is that very call."""
+    native = kernel(AUDIT_KERNEL)
+    if (
+        native is None
+        or type(evidence) is not ProposalEvidence
+        or type(evidence.tallies) is not dict
+    ):
+        add_value = evidence.add_value
+
+        def tally(audits: Any) -> None:
+            audit_records(audits, None, None, add_value)
+
+        return tally
+    return functools.partial(
+        native.tally_audits, evidence.tallies, _Tally, value_key, js_own_keys, ENUM_MAX_DISTINCT
+    )
+
+
 @dataclass(slots=True)
 class ScanRecords:
     """One scan's ordered outputs (spec §1.1): traces, value observations, audit calls."""
@@ -138,12 +170,15 @@ class SessionScanner:
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
     ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical).
+    results must be identical). ``on_audits``, when given, hears each line's audits (as
+    decoded, once at least one record was kept) for its values, in place of
+    ``on_value_fields``: an :func:`audit_tallier` then tallies them all in one call.
     """
 
     __slots__ = (
         "_accelerate",
         "_decoder",
+        "_native",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -152,6 +187,7 @@ class SessionScanner:
         "meter",
         "name",
         "on_audit",
+        "on_audits",
         "on_trace",
         "on_value",
         "on_value_fields",
@@ -170,6 +206,7 @@ class SessionScanner:
         accelerate: bool = True,
         on_value_fields: Callable[[str, str, Any], None] | None = None,
         mentions: tuple[bytes, ...] | None = None,
+        on_audits: Callable[[Any], None] | None = None,
     ) -> None:
         self.on_trace = on_trace
         self.mentions = mentions
@@ -178,9 +215,15 @@ class SessionScanner:
         self.on_audit = on_audit
         self.on_value = on_value
         self.on_value_fields = on_value_fields
+        self.on_audits = on_audits
         self._want_audits = (
-            on_audit is not None or on_value is not None or on_value_fields is not None
+            on_audit is not None
+            or on_value is not None
+            or on_value_fields is not None
+            or on_audits is not None
         )
+        # The native twin of audit_records, asked once per scanner (None: the Python one).
+        self._native = kernel(AUDIT_KERNEL)
         self._decoder = audited_decoder if self._want_audits else meter_decoder
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
@@ -371,7 +414,23 @@ class SessionScanner:
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
 
     def _harvest(self, audits: Any) -> None:
-        kept, skipped = audit_records(audits, self.on_audit, self.on_value, self.on_value_fields)
+        native = self._native
+        if native is None:
+            kept, skipped = audit_records(
+                audits, self.on_audit, self.on_value, self.on_value_fields
+            )
+        else:
+            kept, skipped = native.audit_records(
+                audits,
+                self.on_audit,
+                AuditCall,
+                self.on_value,
+                ValueObservation,
+                self.on_value_fields,
+                js_own_keys,
+            )
+        if kept and self.on_audits is not None:
+            self.on_audits(audits)
         self.diagnostics.audit_calls += kept
         self.diagnostics.skipped_audits += skipped
 

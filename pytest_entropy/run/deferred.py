@@ -8,13 +8,22 @@ equals the merge. An unreadable file adds nothing, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
+from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import Trace, ValueObservation
+from pytest_entropy.ingest.native import AUDIT_KERNEL, audit_tallier
 
-__all__ = ["DEFERRED_TRACES", "DeferredEvidence", "DeferredMeter", "replay_evidence_into"]
+__all__ = [
+    "DEFERRED_TRACES",
+    "DeferredEvidence",
+    "DeferredMeter",
+    "audit_values_listener",
+    "replay_evidence_into",
+]
 
 # A file read in this process hands its traces to the corpus's own meter state instead of
 # filling a state of its own that is merged afterwards (the merge walks every ref, signature
@@ -51,7 +60,7 @@ class DeferredMeter:
             self.pending = None
 
 
-_TRACE, _VALUE, _OBSERVATION = 0, 1, 2
+_TRACE, _VALUE, _OBSERVATION, _AUDITS = 0, 1, 2, 3
 
 
 class DeferredEvidence:
@@ -82,10 +91,28 @@ class DeferredEvidence:
     def add_observation(self, observation: ValueObservation) -> None:
         self._add((_OBSERVATION, observation))
 
+    def add_audits(self, audits: Any) -> None:
+        """Every value of one line's audits (:func:`audit_tallier`): one entry for the line,
+        in its place among the traces."""
+        self._add((_AUDITS, audits))
+
     def settle(self) -> None:
         if self.pending is not None:
             _replay_evidence(self.evidence, self.pending)
             self.pending = None
+
+
+def audit_values_listener(
+    evidence: ProposalEvidence | DeferredEvidence,
+) -> Callable[[Any], None] | None:
+    """What hears each line's audits for ``evidence``'s value tallies when the native kernel
+    (``ingest._audit_native``) is built: it tallies a line's values in one call. None
+    without the kernel: ``evidence.add_value`` then hears every value, as before."""
+    if kernel(AUDIT_KERNEL) is None:
+        return None
+    if isinstance(evidence, DeferredEvidence):
+        return evidence.add_audits
+    return audit_tallier(evidence)
 
 
 def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
@@ -94,12 +121,17 @@ def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]])
         evidence.add_value,
         evidence.add_observation,
     )
+    add_audits: Callable[[Any], None] | None = None
     for entry in entries:
         kind = entry[0]
         if kind == _TRACE:
             add_trace(entry[1])
         elif kind == _VALUE:
             add_value(entry[1], entry[2], entry[3])
+        elif kind == _AUDITS:
+            if add_audits is None:
+                add_audits = audit_tallier(evidence)
+            add_audits(entry[1])
         else:
             add_observation(entry[1])
 
