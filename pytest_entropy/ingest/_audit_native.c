@@ -5,15 +5,18 @@
  *   audit_records(audits, on_call, call_type, on_value, observation_type,
  *                 on_value_fields, fallback)
  *                                    ingest.native.audit_records
- *   tally_audits(tallies, tally_type, value_key, fallback, max_distinct, audits)
- *                                    ingest.native.audit_records(audits, None, None,
- *                                    evidence.add_value), i.e. core.proposals
- *                                    ProposalEvidence.add_value for every kept value
+ *   harvest_values(audits, on_call, call_type, fallback)
+ *                                    ingest.native.harvest_values: audit_records with
+ *                                    the values gathered into one flat tuple
+ *                                    (ref, key, value, ref, key, value, ...) or None
+ *   tally_values(tallies, tally_type, value_key, max_distinct, values)
+ *                                    ingest.native.tally_values: core.proposals
+ *                                    ProposalEvidence.add_value for every triple
  *
  * ``fallback`` is the Python js_own_keys: an argument object with a key that is not an
  * exact str is ordered by it (so it raises, or orders, exactly as the Python does). The
  * tallies are the evidence's own dict of _Tally objects, which this updates in place; a
- * value that is not an exact str or a safe exact int gets its identity from the Python
+ * value that is not an exact str, bool or safe exact int gets its identity from the Python
  * value_key, and the rare tally overflow calls the tally's own overflow().
  */
 #define PY_SSIZE_T_CLEAN
@@ -29,7 +32,7 @@
 
 /* Created once by module init, never changed afterwards. */
 static PyObject *s_ref, *s_args, *s_total, *s_overflowed, *s_counts, *s_overflow;
-static PyObject *s_string_prefix, *s_one;
+static PyObject *s_string_prefix, *s_true_key, *s_false_key, *s_one;
 
 /* ------------------------------------------------------------------ own-key order */
 
@@ -335,7 +338,7 @@ audit_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nn)", kept, skipped);
 }
 
-/* ------------------------------------------------------------------- tally_audits */
+/* ------------------------------------------------------------------- tally_values */
 
 typedef struct {
     PyObject *tallies;    /* exact dict: (ref, key) -> tally */
@@ -358,8 +361,16 @@ identity_of(Tallies *t, PyObject *value)
             return NULL;
         }
         if (!overflow && number >= -TWO_53 && number <= TWO_53) {
-            return PyUnicode_FromFormat("number:%lld", number);
+            char text[32];
+            int length = PyOS_snprintf(text, sizeof(text), "number:%lld", number);
+            return PyUnicode_FromStringAndSize(text, length);
         }
+    }
+    else if (value == Py_True || value == Py_False) {
+        /* value_key(True) is "boolean:true", value_key(False) "boolean:false" */
+        PyObject *known = value == Py_True ? s_true_key : s_false_key;
+        Py_INCREF(known);
+        return known;
     }
     return PyObject_CallOneArg(t->value_key, value);
 }
@@ -501,69 +512,107 @@ done:
     return status;
 }
 
-static int
-tally_record(Tallies *t, PyObject *ref, PyObject *args, PyObject *fallback)
-{
-    PyObject *keys = own_keys_of(args, fallback);
-    if (keys == NULL) {
-        return -1;
-    }
-    if (!PyList_CheckExact(keys)) {
-        /* Only the Python fallback can hand back something else: iterate it generically. */
-        PyObject *listed = PySequence_List(keys);
-        Py_DECREF(keys);
-        if (listed == NULL) {
-            return -1;
-        }
-        keys = listed;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
-        PyObject *key = PyList_GET_ITEM(keys, i);
-        Py_INCREF(key);
-        PyObject *value = item_of(args, key);
-        int failed = value == NULL;
-        if (!failed && is_primitive(value)) {
-            failed = add_value(t, ref, key, value) < 0;
-        }
-        Py_XDECREF(value);
-        Py_DECREF(key);
-        if (failed) {
-            Py_DECREF(keys);
-            return -1;
-        }
-    }
-    Py_DECREF(keys);
-    return 0;
-}
-
 static PyObject *
-tally_audits(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+tally_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6) {
+    if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError,
-                        "tally_audits(tallies, tally_type, value_key, fallback, max_distinct, "
-                        "audits) takes 6 arguments");
+                        "tally_values(tallies, tally_type, value_key, max_distinct, values) "
+                        "takes 5 arguments");
         return NULL;
     }
     Tallies t;
     t.tallies = args[0];
     t.tally_type = args[1];
     t.value_key = args[2];
-    PyObject *fallback = args[3];
-    PyObject *audits = args[5];
+    PyObject *values = args[4];
     if (!PyDict_CheckExact(t.tallies)) {
         PyErr_SetString(PyExc_TypeError, "tallies must be a dict");
         return NULL;
     }
-    t.max_distinct = PyLong_AsSsize_t(args[4]);
+    if (!PyTuple_CheckExact(values) || PyTuple_GET_SIZE(values) % 3 != 0) {
+        PyErr_SetString(PyExc_TypeError, "values must be a tuple of (ref, key, value) triples");
+        return NULL;
+    }
+    t.max_distinct = PyLong_AsSsize_t(args[3]);
     if (t.max_distinct == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    if (!PyList_CheckExact(audits)) {
-        Py_RETURN_NONE;
-    }
-    /* The tallies dict stays referenced by the caller; hold it across callbacks anyway. */
+    /* Both stay referenced by the caller; hold them across the callbacks anyway. */
     Py_INCREF(t.tallies);
+    Py_INCREF(values);
+    int failed = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    for (Py_ssize_t i = 0; i < n && !failed; i += 3) {
+        failed = add_value(&t, PyTuple_GET_ITEM(values, i), PyTuple_GET_ITEM(values, i + 1),
+                           PyTuple_GET_ITEM(values, i + 2)) < 0;
+    }
+    Py_DECREF(values);
+    Py_DECREF(t.tallies);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ harvest_values */
+
+/* Appends (ref, key, value) for every primitive value of one kept record to found. */
+static int
+gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found)
+{
+    PyObject *keys = own_keys_of(args, fallback);
+    if (keys == NULL) {
+        return -1;
+    }
+    PyObject *iterator = PyObject_GetIter(keys);
+    Py_DECREF(keys);
+    if (iterator == NULL) {
+        return -1;
+    }
+    PyObject *key;
+    while ((key = PyIter_Next(iterator)) != NULL) {
+        PyObject *value = PyObject_GetItem(args, key);
+        int failed = value == NULL;
+        if (!failed && is_primitive(value)) {
+            failed = PyList_Append(found, ref) < 0 || PyList_Append(found, key) < 0 ||
+                     PyList_Append(found, value) < 0;
+        }
+        Py_XDECREF(value);
+        Py_DECREF(key);
+        if (failed) {
+            Py_DECREF(iterator);
+            return -1;
+        }
+    }
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *
+harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "harvest_values(audits, on_call, call_type, fallback) takes 4 arguments");
+        return NULL;
+    }
+    PyObject *audits = args[0], *on_call = args[1], *call_type = args[2];
+    PyObject *fallback = args[3];
+    if (!PyList_CheckExact(audits)) {
+        return Py_BuildValue("(iiO)", 0, 0, Py_None);
+    }
+    if (on_call != Py_None &&
+        !(PyType_Check(call_type) &&
+          PyType_IsSubtype((PyTypeObject *)call_type, &PyTuple_Type))) {
+        PyErr_SetString(PyExc_TypeError, "call_type must be a tuple subclass");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL) {
+        return NULL;
+    }
+    Py_ssize_t kept = 0, skipped = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(audits); i++) {
         PyObject *record = PyList_GET_ITEM(audits, i);
         PyObject *ref, *record_args;
@@ -572,24 +621,47 @@ tally_audits(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (verdict <= 0) {
             Py_DECREF(record);
             if (verdict < 0) {
-                Py_DECREF(t.tallies);
+                Py_DECREF(found);
                 return NULL;
             }
+            skipped++;
             continue;
         }
+        kept++;
         Py_INCREF(ref);
         Py_INCREF(record_args);
         Py_DECREF(record);
-        int failed = tally_record(&t, ref, record_args, fallback) < 0;
+        int failed = 0;
+        if (on_call != Py_None) {
+            PyObject *call = new_audit_call(call_type, ref, record_args);
+            PyObject *result = call == NULL ? NULL : PyObject_CallOneArg(on_call, call);
+            Py_XDECREF(call);
+            failed = result == NULL;
+            Py_XDECREF(result);
+        }
+        if (!failed) {
+            failed = gather_values(ref, record_args, fallback, found) < 0;
+        }
         Py_DECREF(ref);
         Py_DECREF(record_args);
         if (failed) {
-            Py_DECREF(t.tallies);
+            Py_DECREF(found);
             return NULL;
         }
     }
-    Py_DECREF(t.tallies);
-    Py_RETURN_NONE;
+    PyObject *values = Py_None;
+    Py_INCREF(values);
+    if (PyList_GET_SIZE(found) > 0) {
+        Py_DECREF(values);
+        values = PyList_AsTuple(found);
+        if (values == NULL) {
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    Py_DECREF(found);
+    PyObject *out = Py_BuildValue("(nnN)", kept, skipped, values);
+    return out;
 }
 
 /* ------------------------------------------------------------------------ module */
@@ -600,9 +672,12 @@ static PyMethodDef methods[] = {
     {"audit_records", (PyCFunction)(void (*)(void))audit_records, METH_FASTCALL,
      "audit_records(audits, on_call, call_type, on_value, observation_type, on_value_fields, "
      "fallback) -> (kept, skipped): ingest.native.audit_records."},
-    {"tally_audits", (PyCFunction)(void (*)(void))tally_audits, METH_FASTCALL,
-     "tally_audits(tallies, tally_type, value_key, fallback, max_distinct, audits): "
-     "ProposalEvidence.add_value for every value audit_records would hand over."},
+    {"harvest_values", (PyCFunction)(void (*)(void))harvest_values, METH_FASTCALL,
+     "harvest_values(audits, on_call, call_type, fallback) -> (kept, skipped, values): "
+     "audit_records with the values as one flat (ref, key, value, ...) tuple, or None."},
+    {"tally_values", (PyCFunction)(void (*)(void))tally_values, METH_FASTCALL,
+     "tally_values(tallies, tally_type, value_key, max_distinct, values): "
+     "ProposalEvidence.add_value for every (ref, key, value) triple of values."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -622,10 +697,12 @@ PyInit__audit_native(void)
         s_counts = PyUnicode_InternFromString("counts");
         s_overflow = PyUnicode_InternFromString("overflow");
         s_string_prefix = PyUnicode_InternFromString("string:");
+        s_true_key = PyUnicode_InternFromString("boolean:true");
+        s_false_key = PyUnicode_InternFromString("boolean:false");
         s_one = PyLong_FromLong(1);
         if (s_ref == NULL || s_args == NULL || s_total == NULL || s_overflowed == NULL ||
             s_counts == NULL || s_overflow == NULL || s_string_prefix == NULL ||
-            s_one == NULL) {
+            s_true_key == NULL || s_false_key == NULL || s_one == NULL) {
             return NULL;
         }
     }

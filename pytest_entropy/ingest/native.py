@@ -103,31 +103,46 @@ def audit_records(
 
 
 # The native kernel of the audit harvest and the value tallies (``_audit_native.c``): its
-# ``audit_records`` is the twin of the one above, its ``tally_audits`` the twin of
-# ``audit_records(audits, None, None, evidence.add_value)``.
+# ``audit_records``, ``harvest_values`` and ``tally_values`` are the twins of the functions
+# of those names here.
 AUDIT_KERNEL: Final = "ingest._audit_native"
 
 
-def audit_tallier(evidence: ProposalEvidence) -> Callable[[Any], None]:
-    """A callable that adds the values of one line's audits to ``evidence``'s tallies, as
-    ``audit_records(audits, None, None, evidence.add_value)`` does.
+def harvest_values(
+    audits: Any, on_call: Callable[[AuditCall], None] | None
+) -> tuple[int, int, tuple[Any, ...] | None]:
+    """``audit_records(audits, on_call, ...)`` with every value it would hand to
+    ``on_value_fields`` gathered, in order, into one flat tuple ``(ref, key, value, ref, key,
+    value, ...)``; None when there is none. Returns (kept, skipped, values)."""
+    found: list[Any] = []
 
-    With the native kernel it updates ``evidence.tallies`` itself (no call per value);
-    without it, or for an evidence of another class, it is that very call."""
+    def heard(ref: str, key: str, value: Any) -> None:
+        found.extend((ref, key, value))
+
+    kept, skipped = audit_records(audits, on_call, None, heard)
+    return kept, skipped, tuple(found) if found else None
+
+
+def tally_values(evidence: ProposalEvidence, values: tuple[Any, ...]) -> None:
+    """``evidence.add_value`` for every (ref, key, value) triple of a :func:`harvest_values`
+    tuple, in order."""
+    add_value = evidence.add_value
+    for at in range(0, len(values), 3):
+        add_value(values[at], values[at + 1], values[at + 2])
+
+
+def value_tallier(evidence: ProposalEvidence) -> Callable[[tuple[Any, ...]], None]:
+    """:func:`tally_values` for ``evidence``: with the native kernel, which updates
+    ``evidence.tallies`` itself (no Python call per value), when it is built."""
     native = kernel(AUDIT_KERNEL)
     if (
         native is None
         or type(evidence) is not ProposalEvidence
         or type(evidence.tallies) is not dict
     ):
-        add_value = evidence.add_value
-
-        def tally(audits: Any) -> None:
-            audit_records(audits, None, None, add_value)
-
-        return tally
+        return functools.partial(tally_values, evidence)
     return functools.partial(
-        native.tally_audits, evidence.tallies, _Tally, value_key, js_own_keys, ENUM_MAX_DISTINCT
+        native.tally_values, evidence.tallies, _Tally, value_key, ENUM_MAX_DISTINCT
     )
 
 
@@ -170,9 +185,9 @@ class SessionScanner:
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
     ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical). ``on_audits``, when given, hears each line's audits (as
-    decoded, once at least one record was kept) for its values, in place of
-    ``on_value_fields``: an :func:`audit_tallier` then tallies them all in one call.
+    results must be identical). ``on_values``, when given, hears each line's values at once,
+    as one flat :func:`harvest_values` tuple, in place of ``on_value`` and
+    ``on_value_fields``: a :func:`value_tallier` then tallies them in one call.
     """
 
     __slots__ = (
@@ -187,10 +202,10 @@ class SessionScanner:
         "meter",
         "name",
         "on_audit",
-        "on_audits",
         "on_trace",
         "on_value",
         "on_value_fields",
+        "on_values",
     )
 
     def __init__(
@@ -206,7 +221,7 @@ class SessionScanner:
         accelerate: bool = True,
         on_value_fields: Callable[[str, str, Any], None] | None = None,
         mentions: tuple[bytes, ...] | None = None,
-        on_audits: Callable[[Any], None] | None = None,
+        on_values: Callable[[tuple[Any, ...]], None] | None = None,
     ) -> None:
         self.on_trace = on_trace
         self.mentions = mentions
@@ -215,12 +230,12 @@ class SessionScanner:
         self.on_audit = on_audit
         self.on_value = on_value
         self.on_value_fields = on_value_fields
-        self.on_audits = on_audits
+        self.on_values = on_values
         self._want_audits = (
             on_audit is not None
             or on_value is not None
             or on_value_fields is not None
-            or on_audits is not None
+            or on_values is not None
         )
         # The native twin of audit_records, asked once per scanner (None: the Python one).
         self._native = kernel(AUDIT_KERNEL)
@@ -415,7 +430,16 @@ class SessionScanner:
 
     def _harvest(self, audits: Any) -> None:
         native = self._native
-        if native is None:
+        if self.on_values is not None:
+            if native is None:
+                kept, skipped, values = harvest_values(audits, self.on_audit)
+            else:
+                kept, skipped, values = native.harvest_values(
+                    audits, self.on_audit, AuditCall, js_own_keys
+                )
+            if values is not None:
+                self.on_values(values)
+        elif native is None:
             kept, skipped = audit_records(
                 audits, self.on_audit, self.on_value, self.on_value_fields
             )
@@ -429,8 +453,6 @@ class SessionScanner:
                 self.on_value_fields,
                 js_own_keys,
             )
-        if kept and self.on_audits is not None:
-            self.on_audits(audits)
         self.diagnostics.audit_calls += kept
         self.diagnostics.skipped_audits += skipped
 

@@ -43,8 +43,8 @@ from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.run.deferred import (
     DeferredEvidence,
     DeferredMeter,
-    audit_values_listener,
     replay_evidence_into,
+    values_listener,
 )
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
@@ -359,11 +359,11 @@ def _read_one(
     on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
     # Fast path: when the proposals' tallies are the only ones listening to values, the scan
     # hands them the fields and builds no observation records.
-    # With the native kernel, one call per line's audits tallies all their values.
-    on_value_fields = on_audits = None
+    # With the native kernel, one call per line tallies all its values.
+    on_value_fields = on_values = None
     if fast_paths() and plan.observation_values and len(values) == 1:
-        on_audits = audit_values_listener(evidence)
-        if on_audits is None:
+        on_values = values_listener(evidence)
+        if on_values is None:
             on_value_fields = evidence.add_value
     meter: Any = part.state if plan.meter or plan.file_states else None
     deferred = None
@@ -395,11 +395,11 @@ def _read_one(
                 meter=meter,
                 # Audits are harvested (and counted) only when someone listens to them.
                 on_audit=on_audit,
-                on_value=on_value if on_value_fields is None and on_audits is None else None,
+                on_value=on_value if on_value_fields is None and on_values is None else None,
                 options=plan.options,
                 cursor=cursor,
                 on_value_fields=on_value_fields,
-                on_audits=on_audits,
+                on_values=on_values,
                 mentions=plan.mentions,
             )
     if plan.check_stamps and (

@@ -15,14 +15,14 @@ from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import Trace, ValueObservation
-from pytest_entropy.ingest.native import AUDIT_KERNEL, audit_tallier
+from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
 
 __all__ = [
     "DEFERRED_TRACES",
     "DeferredEvidence",
     "DeferredMeter",
-    "audit_values_listener",
     "replay_evidence_into",
+    "values_listener",
 ]
 
 # A file read in this process hands its traces to the corpus's own meter state instead of
@@ -60,7 +60,7 @@ class DeferredMeter:
             self.pending = None
 
 
-_TRACE, _VALUE, _OBSERVATION, _AUDITS = 0, 1, 2, 3
+_TRACE, _VALUE, _OBSERVATION, _VALUES = 0, 1, 2, 3
 
 
 class DeferredEvidence:
@@ -91,10 +91,11 @@ class DeferredEvidence:
     def add_observation(self, observation: ValueObservation) -> None:
         self._add((_OBSERVATION, observation))
 
-    def add_audits(self, audits: Any) -> None:
-        """Every value of one line's audits (:func:`audit_tallier`): one entry for the line,
-        in its place among the traces."""
-        self._add((_AUDITS, audits))
+    def add_values(self, values: tuple[Any, ...]) -> None:
+        """The values of one line's audits as one flat ``(ref, key, value, ...)`` tuple
+        (``ingest.native.harvest_values``): one entry for the line, in its place among the
+        traces."""
+        self._add((_VALUES, values))
 
     def settle(self) -> None:
         if self.pending is not None:
@@ -102,17 +103,17 @@ class DeferredEvidence:
             self.pending = None
 
 
-def audit_values_listener(
+def values_listener(
     evidence: ProposalEvidence | DeferredEvidence,
-) -> Callable[[Any], None] | None:
-    """What hears each line's audits for ``evidence``'s value tallies when the native kernel
-    (``ingest._audit_native``) is built: it tallies a line's values in one call. None
-    without the kernel: ``evidence.add_value`` then hears every value, as before."""
+) -> Callable[[tuple[Any, ...]], None] | None:
+    """What hears each line's values (one flat tuple) for ``evidence``'s value tallies when
+    the native kernel (``ingest._audit_native``) is built; it tallies a line in one call.
+    None without the kernel: ``evidence.add_value`` then hears every value, as before."""
     if kernel(AUDIT_KERNEL) is None:
         return None
     if isinstance(evidence, DeferredEvidence):
-        return evidence.add_audits
-    return audit_tallier(evidence)
+        return evidence.add_values
+    return value_tallier(evidence)
 
 
 def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
@@ -121,17 +122,17 @@ def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]])
         evidence.add_value,
         evidence.add_observation,
     )
-    add_audits: Callable[[Any], None] | None = None
+    add_values: Callable[[tuple[Any, ...]], None] | None = None
     for entry in entries:
         kind = entry[0]
         if kind == _TRACE:
             add_trace(entry[1])
         elif kind == _VALUE:
             add_value(entry[1], entry[2], entry[3])
-        elif kind == _AUDITS:
-            if add_audits is None:
-                add_audits = audit_tallier(evidence)
-            add_audits(entry[1])
+        elif kind == _VALUES:
+            if add_values is None:
+                add_values = value_tallier(evidence)
+            add_values(entry[1])
         else:
             add_observation(entry[1])
 

@@ -95,7 +95,7 @@ def scan_source(
     cursor: ModelCursor | None = None,
     on_value_fields: Callable[[str, str, Any], None] | None = None,
     mentions: tuple[bytes, ...] | None = None,
-    on_audits: Callable[[Any], None] | None = None,
+    on_values: Callable[[tuple[Any, ...]], None] | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
@@ -105,7 +105,8 @@ def scan_source(
     ``on_value_fields(ref, key, value)`` hears each value observation in place of
     ``on_value`` (no record is built for it). With ``mentions``, trace lines that cannot
     mention one of those quoted strings are skipped unread (see ``SessionScanner``), and
-    ``on_audits`` hears each line's audits in place of ``on_value_fields`` (the same).
+    ``on_values`` hears each line's values as one flat tuple in place of ``on_value`` and
+    ``on_value_fields`` (the same).
     """
     scanner = SessionScanner(
         on_trace,
@@ -114,7 +115,7 @@ def scan_source(
         on_value=on_value,
         on_value_fields=on_value_fields,
         mentions=mentions,
-        on_audits=on_audits,
+        on_values=on_values,
         diagnostics=diagnostics,
         name=os.fspath(source),
         current_model=cursor.model if cursor is not None else None,

@@ -12,7 +12,6 @@ the bytes ``propose`` prints.
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import json
 from pathlib import Path
@@ -26,19 +25,22 @@ from pytest_entropy.cli import main
 from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
-from pytest_entropy.ingest.native import audit_records, audit_tallier
+from pytest_entropy.ingest.native import (
+    audit_records,
+    harvest_values,
+    tally_values,
+    value_tallier,
+)
 from pytest_entropy.run import deferred as deferred_module
 from pytest_entropy.run.deferred import (
     DeferredEvidence,
-    audit_values_listener,
     replay_evidence_into,
+    values_listener,
 )
 from tests.native_support import native_kernel, paths
 
 NAME = "ingest._audit_native"
-SETTINGS = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Integer-like keys on both sides of the array-index rule (canonical, leading zero, signed,
 # past 2**32-2, non-ASCII digits), and plain text.
@@ -210,6 +212,29 @@ def test_audit_records_heard_the_same(audits: Any, calls: bool, mode: str) -> No
     assert harvest("native", audits, calls, mode) == harvest("python", audits, calls, mode)
 
 
+def gathered(kind: str, audits: Any, calls: bool) -> Any:
+    heard: list[Any] = []
+
+    def on_call(call: AuditCall) -> None:
+        heard.append((type(call).__name__, call.ref, call.args))
+
+    listener = on_call if calls else None
+    if kind == "native":
+        native = native_kernel(NAME)
+        kept, skipped, values = native.harvest_values(audits, listener, AuditCall, js_own_keys)
+    else:
+        kept, skipped, values = harvest_values(audits, listener)
+    assert values is None or (type(values) is tuple and values)
+    typed_values = None if values is None else [typed(item) for item in values]
+    return kept, skipped, typed_values, heard
+
+
+@SETTINGS
+@given(audits=audits_lists, calls=st.booleans())
+def test_harvest_values_gathers_the_same(audits: Any, calls: bool) -> None:
+    assert gathered("native", audits, calls) == gathered("python", audits, calls)
+
+
 def test_audit_records_builds_real_audit_calls() -> None:
     native = native_kernel(NAME)
     args = {"q": 1}
@@ -262,16 +287,30 @@ def tallied(kind: str, batches: list[Any], prior: list[ValueObservation]) -> lis
     for observation in prior:
         evidence.add_observation(observation)
     with paths(kind):
-        tally = audit_tallier(evidence)
+        tally = value_tallier(evidence)
         if kind == "native":
-            assert isinstance(tally, functools.partial)
+            assert tally.func is native_kernel(NAME).tally_values  # type: ignore[attr-defined]
         for audits in batches:
             if kind == "plain":
                 audit_records(audits, None, evidence.add_observation)
             elif kind == "python":
                 audit_records(audits, None, None, evidence.add_value)
             else:
-                tally(audits)
+                values = native_kernel(NAME).harvest_values(audits, None, AuditCall, js_own_keys)[2]
+                if values is not None:
+                    tally(values)
+    return tallies_of(evidence)
+
+
+def twin_tallied(batches: list[Any], prior: list[ValueObservation]) -> list[Any]:
+    """The Python twins: harvest_values, then tally_values."""
+    evidence = ProposalEvidence()
+    for observation in prior:
+        evidence.add_observation(observation)
+    for audits in batches:
+        values = harvest_values(audits, None)[2]
+        if values is not None:
+            tally_values(evidence, values)
     return tallies_of(evidence)
 
 
@@ -294,7 +333,7 @@ def test_the_tallies_are_the_same_on_every_path(
 ) -> None:
     native_kernel(NAME)
     found = [tallied(kind, batches, prior) for kind in ("native", "python", "plain")]
-    assert found[0] == found[1] == found[2]
+    assert found[0] == found[1] == found[2] == twin_tallied(batches, prior)
 
 
 def test_a_tally_past_the_distinct_limit_overflows_and_keeps_counting() -> None:
@@ -302,6 +341,7 @@ def test_a_tally_past_the_distinct_limit_overflows_and_keeps_counting() -> None:
     audits = [{"ref": "r", "args": {"k": n}} for n in range(ENUM_MAX_DISTINCT + 3)]
     found = tallied("native", [audits], [])
     assert found == tallied("python", [audits], []) == tallied("plain", [audits], [])
+    assert found == twin_tallied([audits], [])
     assert found[0][2] == typed(ENUM_MAX_DISTINCT + 3) and found[0][3] is True
 
 
@@ -345,7 +385,7 @@ def heard_deferred(kind: str, script: list[Any], trace_values: bool) -> Any:
                     audit_records(item, None, evidence.add_observation)
             return evidence_state(evidence)
         deferred = DeferredEvidence(ProposalEvidence(trace_values=trace_values, origin=1))
-        listener = audit_values_listener(deferred)
+        listener = values_listener(deferred)
         assert (listener is None) == (kind == "python")
         for what, item in script:
             if what == "trace":
@@ -353,9 +393,9 @@ def heard_deferred(kind: str, script: list[Any], trace_values: bool) -> Any:
             elif listener is None:
                 audit_records(item, None, None, deferred.add_value)
             else:
-                kept, _ = audit_records(item, None, None)
-                if kept:
-                    listener(item)
+                values = native_kernel(NAME).harvest_values(item, None, AuditCall, js_own_keys)[2]
+                if values is not None:
+                    listener(values)
         if deferred.pending is None:  # it settled into the file's own evidence
             return evidence_state(deferred.evidence)
         replay_evidence_into(evidence, 1, deferred.pending)
@@ -397,7 +437,7 @@ SURFACE = {
             },
         }
         for ref in ("a", "b", "ref.é")
-    ]
+    ],
 }
 # Per key, a dominant value among a few others (so enums are proposed) and a stray one.
 POOLS: dict[str, list[Any]] = {
@@ -470,7 +510,9 @@ def propose_bytes(kind: str, folder: Path, flags: list[str]) -> tuple[int, str, 
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(files=session_files(), flags=st.sampled_from([["--json"], [], ["--no-audit-values", "--json"]]))
+@given(
+    files=session_files(), flags=st.sampled_from([["--json"], [], ["--no-audit-values", "--json"]])
+)
 def test_propose_prints_the_same_bytes_on_every_path(
     tmp_path_factory: pytest.TempPathFactory, files: list[list[str]], flags: list[str]
 ) -> None:
