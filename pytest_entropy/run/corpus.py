@@ -40,6 +40,7 @@ from pytest_entropy.core.regex import (
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.deferred import (
     DeferredEvidence,
     DeferredMeter,
@@ -514,19 +515,20 @@ def read_corpus(
     if engine.progress is not None:
         merge = tracked_merge(sources, _merge_part, engine.progress)
     try:
-        return engine.fold(  # type: ignore[no-any-return]
-            sources,
-            functools.partial(
-                _read_one,
-                plan=plan,
-                cache=cache,
-                cursor=cursor,
-                defer=engine.in_process and fast_paths(),
-            ),
-            merge,
-            corpus,
-            _combine_parts,
-        )
+        with relaxed_collector():
+            return engine.fold(  # type: ignore[no-any-return]
+                sources,
+                functools.partial(
+                    _read_one,
+                    plan=plan,
+                    cache=cache,
+                    cursor=cursor,
+                    defer=engine.in_process and fast_paths(),
+                ),
+                merge,
+                corpus,
+                _combine_parts,
+            )
     finally:
         if engine.progress is not None:
             engine.progress.end()
