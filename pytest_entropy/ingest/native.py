@@ -24,6 +24,7 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND, TRACE_SIZE_BOUND, guard_signed
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
+from pytest_entropy.ingest.mentions import mention_lines
 from pytest_entropy.ingest.native_decode import (
     FAST_ERRORS,
     audited_decoder,
@@ -203,17 +204,20 @@ class SessionScanner:
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
         fast_trace = self._trace_line_fast if self._accelerate else _never
         mentions = self.mentions
+        select = None if mentions is None else mention_lines(mentions, _may_mention)
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
             for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
                 counted += len(batch)
+                wanted = None if select is None else select(batch)
+                first = number
                 for raw in batch:
                     number += 1
                     if trace_mark in raw:
                         trace_lines += 1
                         self.line_number = number
-                        if mentions is not None and not _may_mention(raw, mentions):
+                        if wanted is not None and number - first - 1 not in wanted:
                             continue
                         if not fast_trace(raw):
                             self._trace_line(raw, None)

@@ -50,6 +50,7 @@ from pytest_entropy.core.steering import (
     proposal_gains,
     steer_from_evidence,
 )
+from pytest_entropy.core.validation import CallChecks
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import (
@@ -76,9 +77,11 @@ class CompileReplay:
     audited: frozenset[str]
     audit_fragments: bool
     observation_fragments: bool
+    # Compiled checks for the replay's verdicts (one per command; pickles empty for a worker).
+    checks: CallChecks | None = None
 
     def start(self, source: SourceFile) -> ReplayHooks:
-        tally = ReplayTally(self.candidate, self.effective, self.touched, self.audited)
+        tally = ReplayTally(self.candidate, self.effective, self.touched, self.audited, self.checks)
         audits: list[dict[str, Any]] = []
         observations: list[dict[str, Any]] = []
 
@@ -239,6 +242,7 @@ def compile_sources(
             frozenset(corpus.audit_refs & touched),
             audit_fragments=fragments,
             observation_fragments=fragments and pool_observations is None,
+            checks=CallChecks(decoded=True) if fast else None,
         )
         root: _ReplayRoot = read_again(compile_replay, _mentions(touched) if fast else None)
         replayed.append(root)
