@@ -86,6 +86,16 @@ class ReplayCounts:
         return self
 
 
+class ActionSchemas(dict[str, Any]):
+    """``action_schemas(surface)`` computed once, for tallies built per file from one surface."""
+
+    __slots__ = ()
+
+
+def _schemas_of(surface: Mapping[str, Any]) -> dict[str, Any]:
+    return surface if isinstance(surface, ActionSchemas) else action_schemas(surface)
+
+
 class ReplayTally:
     """The replay of spec §7.5 as a mergeable accumulator.
 
@@ -106,8 +116,8 @@ class ReplayTally:
         audited: Iterable[str] = (),
         checks: CallChecks | None = None,
     ) -> None:
-        self._candidate = action_schemas(candidate)
-        self._before = action_schemas(before)
+        self._candidate = _schemas_of(candidate)
+        self._before = _schemas_of(before)
         self._touched = set(touched)
         self._audited = set(audited)
         # ``checks`` (one per command) answers ``accepts`` with compiled checks; None: accepts.

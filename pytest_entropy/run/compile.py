@@ -30,6 +30,7 @@ from typing import Any
 from pytest_entropy.core.artifact import Artifact
 from pytest_entropy.core.canonical import ArrayHasher, array_fragment, stable_json_hash
 from pytest_entropy.core.compiler import (
+    ActionSchemas,
     CompileOutcome,
     EvidenceCounts,
     ReplayCounts,
@@ -43,7 +44,13 @@ from pytest_entropy.core.pool import (
     pool_to_value_observations,
 )
 from pytest_entropy.core.proposals import Proposal
-from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
+from pytest_entropy.core.records import (
+    AuditCall,
+    RepairRow,
+    Report,
+    ValueObservation,
+    action_schemas,
+)
 from pytest_entropy.core.steering import (
     SteeredOutcome,
     Steering,
@@ -79,9 +86,19 @@ class CompileReplay:
     observation_fragments: bool
     # Compiled checks for the replay's verdicts (one per command; pickles empty for a worker).
     checks: CallChecks | None = None
+    # Each file's tally reads the same two surfaces' schemas: they are looked up once.
+    _schemas: tuple[ActionSchemas, ActionSchemas] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        schemas = (
+            ActionSchemas(action_schemas(self.candidate)),
+            ActionSchemas(action_schemas(self.effective)),
+        )
+        object.__setattr__(self, "_schemas", schemas)
 
     def start(self, source: SourceFile) -> ReplayHooks:
-        tally = ReplayTally(self.candidate, self.effective, self.touched, self.audited, self.checks)
+        candidate, effective = self._schemas
+        tally = ReplayTally(candidate, effective, self.touched, self.audited, self.checks)
         audits: list[dict[str, Any]] = []
         observations: list[dict[str, Any]] = []
 
