@@ -319,6 +319,30 @@ float_identity(double x, char *out, size_t cap)
     return body < 0 ? -1 : head + body;
 }
 
+/* "number:" + the decimal digits of `integer` (|integer| <= 2**53); returns the length. */
+static int
+integer_identity(long long integer, char *out)
+{
+    memcpy(out, "number:", 7);
+    int w = 7;
+    unsigned long long magnitude =
+        integer < 0 ? (unsigned long long)(-(integer + 1)) + 1 : (unsigned long long)integer;
+    if (integer < 0) {
+        out[w++] = '-';
+    }
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + (int)(magnitude % 10));
+        magnitude /= 10;
+    } while (magnitude);
+    while (n) {
+        out[w++] = digits[--n];
+    }
+    out[w] = '\0';
+    return w;
+}
+
 /* ------------------------------------------------------------------ identities */
 
 static int
@@ -533,36 +557,47 @@ window_count(Window *self, PyObject *identity, PyObject *count, int oversized)
     if (PyList_Append(self->identities, identity) < 0) {
         goto done;
     }
-    PyObject *old = PyDict_GetItemWithError(self->counts, identity); /* borrowed */
-    if (old == NULL && PyErr_Occurred()) {
-        goto done;
-    }
+    PyObject *old = NULL; /* borrowed */
     if (count == NULL) {
+        /* One lookup for a first-seen identity: insert 1 (the dict grows by one). */
+        Py_ssize_t before = PyDict_GET_SIZE(self->counts);
+        PyObject *one = PyLong_FromLong(1);
+        if (one == NULL) {
+            goto done;
+        }
+        old = PyDict_SetDefault(self->counts, identity, one);
+        Py_DECREF(one);
         if (old == NULL) {
-            total = PyLong_FromLong(1);
+            goto done;
+        }
+        if (PyDict_GET_SIZE(self->counts) != before) {
+            goto counted;
+        }
+        int overflow = 0;
+        long long value = 0;
+        if (PyLong_CheckExact(old)) {
+            value = PyLong_AsLongLongAndOverflow(old, &overflow);
+            if (value == -1 && PyErr_Occurred()) {
+                goto done;
+            }
+        }
+        if (PyLong_CheckExact(old) && !overflow && value < ((long long)1 << 62)) {
+            total = PyLong_FromLongLong(value + 1);
         }
         else {
-            int overflow = 0;
-            long long value = PyLong_CheckExact(old)
-                                  ? PyLong_AsLongLongAndOverflow(old, &overflow)
-                                  : 0;
-            if (PyLong_CheckExact(old) && !overflow && value < ((long long)1 << 62)) {
-                if (value == -1 && PyErr_Occurred()) {
-                    goto done;
-                }
-                total = PyLong_FromLongLong(value + 1);
+            PyObject *increment = PyLong_FromLong(1);
+            if (increment == NULL) {
+                goto done;
             }
-            else {
-                PyObject *one = PyLong_FromLong(1);
-                if (one == NULL) {
-                    goto done;
-                }
-                total = PyNumber_Add(old, one);
-                Py_DECREF(one);
-            }
+            total = PyNumber_Add(old, increment);
+            Py_DECREF(increment);
         }
     }
     else {
+        old = PyDict_GetItemWithError(self->counts, identity);
+        if (old == NULL && PyErr_Occurred()) {
+            goto done;
+        }
         PyObject *zero = NULL;
         if (old == NULL) {
             zero = PyLong_FromLong(0);
@@ -576,6 +611,7 @@ window_count(Window *self, PyObject *identity, PyObject *count, int oversized)
     if (total == NULL || PyDict_SetItem(self->counts, identity, total) < 0) {
         goto done;
     }
+counted:
     if (oversized && PyList_Append(self->oversized, identity) < 0) {
         goto done;
     }
@@ -585,6 +621,7 @@ done:
     Py_DECREF(identity);
     return status;
 }
+
 
 static int
 window_take(Window *self, PyObject *ref, PyObject *key, PyObject *value, PyObject *count)
@@ -659,8 +696,7 @@ window_take(Window *self, PyObject *ref, PyObject *key, PyObject *value, PyObjec
         identity = build_identity(ref, key, buffer, n, NULL);
     }
     else {
-        int n = snprintf(buffer, sizeof(buffer), "number:%lld", integer);
-        identity = build_identity(ref, key, buffer, n, NULL);
+        identity = build_identity(ref, key, buffer, integer_identity(integer, buffer), NULL);
     }
     if (identity == NULL) {
         return -1;

@@ -21,7 +21,13 @@ from typing import Any, cast
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fastpath import fast_paths
-from pytest_entropy.core.jscompat import code_unit_key, is_safe_integer_at_least, js_trim, value_key
+from pytest_entropy.core.jscompat import (
+    MAX_SAFE_INTEGER,
+    code_unit_key,
+    is_safe_integer_at_least,
+    js_trim,
+    value_key,
+)
 from pytest_entropy.core.pool_window import Tally, identities_digest, window_tally
 from pytest_entropy.core.records import ValueObservation, observation_fields
 
@@ -103,6 +109,14 @@ def _primitive(value: Any) -> bool:
     return t is str or t is int or t is bool
 
 
+def _safe_counts(counts: dict[Any, Any]) -> bool:
+    """Whether every count is a safe integer of at least 1; the fast path answers a dict of
+    exact ints at once (a tracked session holds thousands)."""
+    if fast_paths() and counts and set(map(type, counts.values())) == {int}:
+        return min(counts.values()) >= 1 and max(counts.values()) <= MAX_SAFE_INTEGER
+    return all(is_safe_integer_at_least(count, 1) for count in counts.values())
+
+
 def parse_observation_pool(value: Any) -> Pool | None:
     """Validate and normalise a pool file (spec §1.9 bounds); ``None`` means "invalid"."""
     if type(value) is not dict:
@@ -166,9 +180,8 @@ def parse_observation_pool(value: Any) -> Pool | None:
         if file is None or digest is None or file in seen_files or type(counts) is not dict:
             return None
         seen_files.add(file)
-        for count in counts.values():
-            if not is_safe_integer_at_least(count, 1):
-                return None
+        if not _safe_counts(counts):
+            return None
         tracked.append({"file": file, "digest": digest, "counts": dict(counts)})
     baked = []
     for digest in raw_baked:
