@@ -113,7 +113,7 @@ def _safe_counts(counts: dict[Any, Any]) -> bool:
     """Whether every count is a safe integer of at least 1; the fast path answers a dict of
     exact ints at once (a tracked session holds thousands)."""
     if fast_paths() and counts and set(map(type, counts.values())) == {int}:
-        return min(counts.values()) >= 1 and max(counts.values()) <= MAX_SAFE_INTEGER
+        return bool(min(counts.values()) >= 1 and max(counts.values()) <= MAX_SAFE_INTEGER)
     return all(is_safe_integer_at_least(count, 1) for count in counts.values())
 
 
