@@ -19,6 +19,7 @@ from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
     PoolMerger,
     WindowSummary,
+    parse_observation_pool,
     summarize_window,
     tally_summary,
 )
@@ -304,3 +305,27 @@ def test_the_pool_command_on_a_real_corpus(
     results = [_pool_bytes(capsys, kind, sessions, tmp_path / f"{kind}.json") for kind in PATHS]
     assert results[0][0] == results[1][0] == results[2][0]
     assert json.loads(results[0][0])["entries"]
+
+
+COUNT_VALUES = st.one_of(
+    st.integers(-2, 5),
+    st.sampled_from([2**53 - 1, 2**53, 2**70, True, 1.0, 2.5, float("nan"), "1", None]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=3), COUNT_VALUES, max_size=5), max_size=4))
+def test_a_loaded_pool_checks_its_counts_on_every_path(counts: list[dict[str, Any]]) -> None:
+    value = {
+        "version": 1,
+        "entries": [],
+        "tracked": [
+            {"file": f"s{i}", "digest": f"d{i}", "counts": c} for i, c in enumerate(counts)
+        ],
+        "baked": [],
+    }
+    parsed = []
+    for kind in PATHS:
+        with paths(kind):
+            parsed.append(parse_observation_pool(value))
+    assert parsed[0] == parsed[1] == parsed[2]
