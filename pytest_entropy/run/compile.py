@@ -379,6 +379,7 @@ def pool_sources(
         proposals=False,
         windows=True,
         redact_values=redact_values,
+        audit_refs=False,  # nothing here asks which refs were audited
     )
     corpus = read_corpus(sources, plan, engine or EngineOptions(), pool=pool)
     return corpus.merged_pool(), corpus.diagnostics

@@ -28,7 +28,15 @@ from typing import Any, Protocol, TypeVar
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.meter import MeterState
-from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
+from pytest_entropy.core.pool import (
+    POOL_MAX_VALUE_BYTES,
+    PoolMerge,
+    PoolMerger,
+    WindowSummary,
+    summarize_window,
+    tally_summary,
+)
+from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.redact import redact_observation
@@ -360,8 +368,16 @@ def _read_one(
     # Fast path: when the proposals' tallies are the only ones listening to values, the scan
     # hands them the fields and builds no observation records.
     on_value_fields = None
+    tally = None
     if fast_paths() and plan.observation_values and len(values) == 1:
         on_value_fields = evidence.add_value
+    # The same when the window is the only listener: its tally (the pool's native kernel,
+    # or its Python twin) hears the fields, as summarize_window would. (A cached read
+    # hands over records: those take the summarize_window path below.)
+    window_alone = plan.windows and len(values) == 1 and not plan.redact_values
+    if fast_paths() and window_alone and cache is None and on_value_fields is None:
+        tally = window_tally(True, POOL_MAX_VALUE_BYTES)
+        on_value_fields = tally.add
     meter: Any = part.state if plan.meter or plan.file_states else None
     deferred = None
     if defer and plan.meter and cache is None:
@@ -414,7 +430,9 @@ def _read_one(
         part.deferred = deferred.pending
     if deferred_evidence is not None and deferred_evidence.pending is not None:
         part.deferred_evidence = deferred_evidence.pending
-    if plan.windows:
+    if tally is not None:
+        part.windows.append(tally_summary(source.window, tally))
+    elif plan.windows:
         if plan.redact_values:
             observations = [redact_observation(o) for o in observations]
         part.windows.append(summarize_window(source.window, observations))
