@@ -483,7 +483,7 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
         if (state == SIGN_INVALID) REJECT(R_args);
         floats += inner;
         GET(stage, op, S_failureStage);
-        if (stage == UNSET) Py_SETREF(stage, Py_NewRef(Py_None));
+        if (stage == UNSET) { Py_DECREF(stage); stage = Py_NewRef(Py_None); }
         GET(ref, op, S_ref);
         GET(outcome, op, S_outcome);
         if ((entry = PyTuple_New(5)) == NULL) goto error;
