@@ -13,6 +13,7 @@ from typing import IO, Any, Final
 
 from msgspec import UNSET
 
+from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
@@ -145,6 +146,8 @@ class SessionScanner:
     __slots__ = (
         "_accelerate",
         "_decoder",
+        "_guard",
+        "_signer",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -183,6 +186,13 @@ class SessionScanner:
             on_audit is not None or on_value is not None or on_value_fields is not None
         )
         self._decoder = audited_decoder if self._want_audits else meter_decoder
+        # The native kernel (_guard_native.c) takes over the trace guard's value checks and
+        # the shape signatures when it is built; its Python twins are native_decode's
+        # struct_guard and argtree's signed_args, which also decide whatever it hands back
+        # (NotImplemented).
+        native = kernel("ingest._guard_native")
+        self._guard = struct_guard if native is None else native.struct_guard
+        self._signer = None if native is None else native.signed_args
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -329,7 +339,10 @@ class SessionScanner:
         if trace is UNSET:
             self.diagnostics.lines_without_trace += 1
         else:
-            signed, floats, reason = struct_guard(trace)
+            guarded = self._guard(trace)
+            if guarded is NotImplemented:
+                guarded = struct_guard(trace)
+            signed, floats, reason = guarded
             if not reason and len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND:
                 return False  # near the size bound: the generic path measures it exactly
             if reason:
@@ -355,7 +368,9 @@ class SessionScanner:
                 diagnostics.lines_without_details += 1
                 return
         if "trace" in details:
-            signed, reason = guard_signed(details["trace"], len(raw) if fast else None)
+            signed, reason = guard_signed(
+                details["trace"], len(raw) if fast else None, self._signer
+            )
             if reason:
                 diagnostics.reject(reason, f"{self.name}:{self.line_number}")
             else:
