@@ -140,7 +140,9 @@ class SessionScanner:
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
     ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical).
+    results must be identical). ``on_signed(signed, task_key, model)``, when given, hears
+    each guarded trace in place of ``on_trace``: its operations as the guard signed them
+    (``(ref, args, outcome, failure stage, signature)``), no :class:`Trace` built.
     """
 
     __slots__ = (
@@ -156,6 +158,7 @@ class SessionScanner:
         "meter",
         "name",
         "on_audit",
+        "on_signed",
         "on_trace",
         "on_value",
         "on_value_fields",
@@ -174,8 +177,10 @@ class SessionScanner:
         accelerate: bool = True,
         on_value_fields: Callable[[str, str, Any], None] | None = None,
         mentions: tuple[bytes, ...] | None = None,
+        on_signed: Callable[[list[SignedOperation], str, str | None], None] | None = None,
     ) -> None:
         self.on_trace = on_trace
+        self.on_signed = on_signed
         self.mentions = mentions
         self.meter = meter
         self._accelerate = accelerate
@@ -385,7 +390,9 @@ class SessionScanner:
         self.diagnostics.traces += 1
         if self.meter is not None:
             self.meter.add_signed(signed, task_key, self.current_model)
-        if self.on_trace is not None:
+        if self.on_signed is not None:
+            self.on_signed(signed, task_key, self.current_model)
+        elif self.on_trace is not None:
             operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
 

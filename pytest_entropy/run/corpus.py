@@ -183,6 +183,9 @@ class ReplayHooks:
     on_audit: Callable[[AuditCall], None] | None
     on_value: Callable[[ValueObservation], None] | None
     result: Callable[[], Any]
+    # ``on_trace`` as ``on_signed(guarded operations, task key, model)``, without the Trace:
+    # a scanner calls it instead when the replay is the only one listening to traces.
+    on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
 
 
 class Replay(Protocol):
@@ -365,6 +368,14 @@ def _read_one(
         if hooks.on_value is not None:
             values.append(hooks.on_value)
     on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
+    on_signed = None
+    if (
+        hooks is not None
+        and hooks.on_signed is not None
+        and len(traces) == 1
+        and traces[0] is hooks.on_trace
+    ):
+        on_signed = hooks.on_signed  # the scanner hands over its guarded operations
     # Fast path: when the proposals' tallies are the only ones listening to values, the scan
     # hands them the fields and builds no observation records.
     on_value_fields = None
@@ -403,7 +414,8 @@ def _read_one(
         else:
             readable = scan_source(
                 source.location,
-                on_trace,
+                None if on_signed is not None else on_trace,
+                on_signed=on_signed,
                 diagnostics=part.diagnostics,
                 meter=meter,
                 # Audits are harvested (and counted) only when someone listens to them.
