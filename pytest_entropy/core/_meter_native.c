@@ -258,6 +258,11 @@ field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
     if (value == NULL) {
         return -1;
     }
+    if (n == 0 && PyLong_CheckExact(value)) {
+        /* int += 0 is an equal int: leave it (most of a trace's totals are 0). */
+        Py_DECREF(value);
+        return 0;
+    }
     sum = add_small(value, n, 1);
     Py_DECREF(value);
     return field_set(obj, exact, offset, name, sum);
@@ -761,7 +766,11 @@ meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         result = Py_NotImplemented;
         goto done;
     }
-    if (derived.count) {
+    if (derived.count == 1) {
+        /* str.join of one str is that str */
+        key = derived.items[0].ref;
+        Py_INCREF(key);
+    } else if (derived.count) {
         PyObject *sequence = PyList_New(derived.count);
         if (sequence == NULL) {
             goto done;
