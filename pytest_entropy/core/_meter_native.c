@@ -249,17 +249,38 @@ field_set(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject 
     return result;
 }
 
-/* obj.<field> += n */
+/* obj.<field> += n (n >= 0) */
 static int
 field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
 {
-    PyObject *value = field_get(obj, exact, offset, name);
-    PyObject *sum;
+    PyObject *value, *sum;
+    if (exact) {
+        /* The common case in place: an exact int slot of an exact type. */
+        PyObject **slot = &SLOT(obj, offset);
+        value = *slot;
+        if (value != NULL && PyLong_CheckExact(value)) {
+            int overflow = 0;
+            long current;
+            if (n == 0) {
+                return 0; /* int += 0 is an equal int (most of a trace's totals are 0) */
+            }
+            current = PyLong_AsLongAndOverflow(value, &overflow);
+            if (!overflow && current <= LONG_MAX - n) {
+                sum = PyLong_FromLong(current + n);
+                if (sum == NULL) {
+                    return -1;
+                }
+                *slot = sum;
+                Py_DECREF(value);
+                return 0;
+            }
+        }
+    }
+    value = field_get(obj, exact, offset, name);
     if (value == NULL) {
         return -1;
     }
     if (n == 0 && PyLong_CheckExact(value)) {
-        /* int += 0 is an equal int: leave it (most of a trace's totals are 0). */
         Py_DECREF(value);
         return 0;
     }
@@ -696,11 +717,13 @@ derive(module_state *ms, PyObject *operations, derived_t *derived)
     return status;
 }
 
+/* add_signed for one trace: Py_None (done), Py_NotImplemented (nothing changed: the
+   Python twin must do it) or NULL (an error); borrowed results. */
 static PyObject *
-meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_key,
+        PyObject *model)
 {
-    module_state *ms = (module_state *)PyModule_GetState(module);
-    PyObject *state, *operations, *task_key, *model, *task;
+    PyObject *task;
     PyObject *refs[2], *sequences[2], *states[2];
     PyObject *key = NULL, *result = NULL;
     int retain[2], count = 1, stamped, status, i;
@@ -708,39 +731,31 @@ meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     derived_t derived;
     tally_t tally = {0, 0, 0, 0, 0, 0};
 
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "add_signed() takes 4 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    state = args[0];
-    operations = args[1];
-    task_key = args[2];
-    model = args[3];
     if (!(PyList_CheckExact(operations) || PyTuple_CheckExact(operations))) {
-        Py_RETURN_NOTIMPLEMENTED;
+        return Py_NotImplemented;
     }
     if (task_key == Py_None) {
         task = ms->no_task;
     } else if (exact_str(task_key)) {
         task = task_key;
     } else {
-        Py_RETURN_NOTIMPLEMENTED;
+        return Py_NotImplemented;
     }
     if (model == Py_None) {
         stamped = 0;
     } else if (exact_str(model)) {
         stamped = PyUnicode_GET_LENGTH(model) > 0;
     } else {
-        Py_RETURN_NOTIMPLEMENTED;
+        return Py_NotImplemented;
     }
     if (!usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
-        Py_RETURN_NOTIMPLEMENTED;
+        return Py_NotImplemented;
     }
     states[0] = state;
     if (stamped) {
         PyObject *models = SLOT(state, ms->state_offsets[S_MODELS]);
         if (models == NULL || !PyDict_CheckExact(models)) {
-            Py_RETURN_NOTIMPLEMENTED;
+            return Py_NotImplemented;
         }
     }
 
@@ -758,7 +773,7 @@ meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (status < 0) {
             return NULL;
         }
-        Py_RETURN_NOTIMPLEMENTED;
+        return Py_NotImplemented;
     }
 
     /* A callback (signature_distance) may have changed the state: look again. */
@@ -877,8 +892,64 @@ done:
     if (derived.items != derived.stack) {
         PyMem_Free(derived.items);
     }
+    return result;
+}
+
+static PyObject *
+meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *result;
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "add_signed() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    result = add_one((module_state *)PyModule_GetState(module), args[0], args[1], args[2], args[3]);
     Py_XINCREF(result);
     return result;
+}
+
+static PyObject *
+meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    module_state *ms = (module_state *)PyModule_GetState(module);
+    PyObject *state, *entries;
+    Py_ssize_t index;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "add_signed_many() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    state = args[0];
+    entries = args[1];
+    if (!PyList_CheckExact(entries)) {
+        PyErr_SetString(PyExc_TypeError, "add_signed_many() takes a list of entries");
+        return NULL;
+    }
+    index = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+    if (index == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (index < 0) {
+        index = 0;
+    }
+    /* The list is read live (as a for loop reads it): a callback may change it. */
+    for (; index < PyList_GET_SIZE(entries); index++) {
+        PyObject *entry = PyList_GET_ITEM(entries, index);
+        PyObject *done;
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
+            return PyLong_FromSsize_t(index);
+        }
+        Py_INCREF(entry);
+        done = add_one(ms, state, PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1),
+                       PyTuple_GET_ITEM(entry, 2));
+        Py_DECREF(entry);
+        if (done == NULL) {
+            return NULL;
+        }
+        if (done == Py_NotImplemented) {
+            return PyLong_FromSsize_t(index);
+        }
+    }
+    Py_RETURN_NONE;
 }
 
 /* ----------------------------------------------------------------------------- module */
@@ -887,6 +958,10 @@ static PyMethodDef meter_methods[] = {
     {"add_signed", (PyCFunction)(void (*)(void))meter_add_signed, METH_FASTCALL,
      "add_signed(state, operations, task_key, model): MeterState.add_signed for one trace;\n"
      "None when done, NotImplemented (nothing changed) for an input outside the kernel's domain."},
+    {"add_signed_many", (PyCFunction)(void (*)(void))meter_add_signed_many, METH_FASTCALL,
+     "add_signed_many(state, entries, start): add_signed(state, *entry) for each (operations,\n"
+     "task_key, model) tuple of the list from index start on; None when all are done, else the\n"
+     "index of the first entry it did not do (nothing of it changed: the caller does it)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -189,6 +189,23 @@ class MeterState:
             model,
         )
 
+    def add_signed_many(
+        self, entries: list[tuple[Iterable[Sequence[Any]], str | None, str | None]]
+    ) -> None:
+        """:meth:`add_signed` for each ``(operations, task_key, model)`` of ``entries``, in order
+        (a file's deferred traces). The native kernel walks the list itself and hands back an
+        entry it does not take, which the Python then does."""
+        native = kernel(_METER_KERNEL)
+        if native is None or type(entries) is not list:
+            for operations, task_key, model in entries:
+                self.add_signed(operations, task_key, model)
+            return
+        start = 0
+        while (stop := native.add_signed_many(self, entries, start)) is not None:
+            operations, task_key, model = entries[stop]
+            self.add_signed(operations, task_key, model)
+            start = stop + 1
+
     def add_signed(
         self,
         operations: Iterable[Sequence[Any]],

@@ -383,3 +383,56 @@ def test_a_distance_of_another_type_is_summed_as_python_sums_it(
                     state.add_signed(operations, "t", model)
             seen.append(dump(state))
         assert seen[0] == seen[1] == seen[2]
+
+
+odd_traces = st.one_of(
+    traces,
+    traces.map(lambda trace: ([(_Str(op[0]), *op[1:]) for op in trace[0]], *trace[1:])),
+    traces.map(lambda trace: (tuple(trace[0]), trace[1], trace[2])),
+    traces.map(lambda trace: [trace[0], trace[1], trace[2]]),  # an entry that is a list
+    traces.map(lambda trace: (trace[0], 7, trace[2])),
+)
+
+
+@settings(max_examples=100)
+@given(st.lists(odd_traces, max_size=10), st.booleans())
+def test_a_batch_of_traces_fills_as_one_call_per_trace(batch: list[Any], retain: bool) -> None:
+    native_kernel(KERNEL)
+    seen = []
+    for kind in PATHS:
+        with paths(kind):
+            state = MeterState(retain_terms=retain)
+            state.add_signed_many(list(batch))
+            one_by_one = MeterState(retain_terms=retain)
+            for operations, task_key, model in batch:
+                one_by_one.add_signed(operations, task_key, model)
+        assert dump(state) == dump(one_by_one)
+        seen.append(dump(state))
+    assert seen[0] == seen[1] == seen[2]
+
+
+def test_a_batch_stops_where_a_trace_fails_as_a_loop_would() -> None:
+    good = ([("pi.read", {}, "succeeded", None, "()")], "t", "p/a")
+    batch = [good, ([("pi.read", {}, "failed", [], "()")], "t", "p/a"), good]
+    native_kernel(KERNEL)
+    seen = []
+    for kind in PATHS:
+        with paths(kind):
+            state = MeterState()
+            seen.append(outcome_of(lambda s=state: s.add_signed_many(batch)))
+    assert seen == [("TypeError", "unhashable type: 'list'")] * 3
+
+
+def test_the_batch_kernel_hands_back_the_entry_it_does_not_take() -> None:
+    kernel = native_kernel(KERNEL)
+    operations = [("pi.read", {}, "succeeded", None, "()")]
+    state = MeterState()
+    batch = [(operations, "t", None), (iter(operations), "t", None), (operations, "t", None)]
+    assert kernel.add_signed_many(state, batch, 0) == 1
+    assert state.traces == 1
+    assert kernel.add_signed_many(state, batch, 2) is None
+    assert kernel.add_signed_many(state, batch, 9) is None
+    assert state.traces == 2
+    assert kernel.add_signed_many(state, [[operations, "t", None]], 0) == 0
+    with pytest.raises(TypeError):
+        kernel.add_signed_many(state, tuple(batch), 0)
