@@ -463,8 +463,7 @@ def _settle(part: CorpusPart) -> None:
     """Put a part's deferred traces into its own state (they come before what it holds)."""
     if part.deferred:
         state = MeterState(retain_terms=True)
-        for operations, task_key, model in part.deferred:
-            state.add_signed(operations, task_key, model)
+        state.add_signed_many(part.deferred)
         part.state = state.merge(part.state)
         part.deferred = []
     if part.deferred_evidence:
@@ -503,8 +502,7 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     note_unsupported_patterns(part.patterns)
     note_external_refs(part.external_refs)
     state = corpus.state
-    for operations, task_key, model in part.deferred:
-        state.add_signed(operations, task_key, model)
+    state.add_signed_many(part.deferred)
     part.deferred = []
     if part.deferred_evidence:
         replay_evidence_into(corpus.evidence, part.evidence.origin, part.deferred_evidence)
