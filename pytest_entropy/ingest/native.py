@@ -27,6 +27,7 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND, TRACE_SIZE_BOUND, guard_signed
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
+from pytest_entropy.ingest.mentions import mention_lines
 from pytest_entropy.ingest.native_decode import (
     FAST_ERRORS,
     audited_decoder,
@@ -185,15 +186,20 @@ class SessionScanner:
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
     ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical). ``on_values``, when given, hears each line's values at once,
-    as one flat :func:`harvest_values` tuple, in place of ``on_value`` and
-    ``on_value_fields``: a :func:`value_tallier` then tallies them in one call.
+    results must be identical). ``on_signed(signed, task_key, model)``, when given, hears
+    each guarded trace in place of ``on_trace``: its operations as the guard signed them
+    (``(ref, args, outcome, failure stage, signature)``), no :class:`Trace` built.
+    ``on_values``, when given, hears each line's values at once, as one flat
+    :func:`harvest_values` tuple, in place of ``on_value`` and ``on_value_fields``: a
+    :func:`value_tallier` then tallies them in one call.
     """
 
     __slots__ = (
         "_accelerate",
         "_decoder",
+        "_guard",
         "_native",
+        "_signer",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -202,6 +208,7 @@ class SessionScanner:
         "meter",
         "name",
         "on_audit",
+        "on_signed",
         "on_trace",
         "on_value",
         "on_value_fields",
@@ -222,8 +229,10 @@ class SessionScanner:
         on_value_fields: Callable[[str, str, Any], None] | None = None,
         mentions: tuple[bytes, ...] | None = None,
         on_values: Callable[[tuple[Any, ...]], None] | None = None,
+        on_signed: Callable[[list[SignedOperation], str, str | None], None] | None = None,
     ) -> None:
         self.on_trace = on_trace
+        self.on_signed = on_signed
         self.mentions = mentions
         self.meter = meter
         self._accelerate = accelerate
@@ -240,6 +249,13 @@ class SessionScanner:
         # The native twin of audit_records, asked once per scanner (None: the Python one).
         self._native = kernel(AUDIT_KERNEL)
         self._decoder = audited_decoder if self._want_audits else meter_decoder
+        # The native kernel (_guard_native.c) takes over the trace guard's value checks and
+        # the shape signatures when it is built; its Python twins are native_decode's
+        # struct_guard and argtree's signed_args, which also decide whatever it hands back
+        # (NotImplemented).
+        native = kernel("ingest._guard_native")
+        self._guard = struct_guard if native is None else native.struct_guard
+        self._signer = None if native is None else native.signed_args
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -261,17 +277,20 @@ class SessionScanner:
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
         fast_trace = self._trace_line_fast if self._accelerate else _never
         mentions = self.mentions
+        select = None if mentions is None else mention_lines(mentions, _may_mention)
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
             for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
                 counted += len(batch)
+                wanted = None if select is None else select(batch)
+                first = number
                 for raw in batch:
                     number += 1
                     if trace_mark in raw:
                         trace_lines += 1
                         self.line_number = number
-                        if mentions is not None and not _may_mention(raw, mentions):
+                        if wanted is not None and number - first - 1 not in wanted:
                             continue
                         if not fast_trace(raw):
                             self._trace_line(raw, None)
@@ -383,7 +402,10 @@ class SessionScanner:
         if trace is UNSET:
             self.diagnostics.lines_without_trace += 1
         else:
-            signed, floats, reason = struct_guard(trace)
+            guarded = self._guard(trace)
+            if guarded is NotImplemented:
+                guarded = struct_guard(trace)
+            signed, floats, reason = guarded
             if not reason and len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND:
                 return False  # near the size bound: the generic path measures it exactly
             if reason:
@@ -409,7 +431,9 @@ class SessionScanner:
                 diagnostics.lines_without_details += 1
                 return
         if "trace" in details:
-            signed, reason = guard_signed(details["trace"], len(raw) if fast else None)
+            signed, reason = guard_signed(
+                details["trace"], len(raw) if fast else None, self._signer
+            )
             if reason:
                 diagnostics.reject(reason, f"{self.name}:{self.line_number}")
             else:
@@ -424,7 +448,9 @@ class SessionScanner:
         self.diagnostics.traces += 1
         if self.meter is not None:
             self.meter.add_signed(signed, task_key, self.current_model)
-        if self.on_trace is not None:
+        if self.on_signed is not None:
+            self.on_signed(signed, task_key, self.current_model)
+        elif self.on_trace is not None:
             operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
 

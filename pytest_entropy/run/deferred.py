@@ -55,8 +55,7 @@ class DeferredMeter:
     def settle(self) -> None:
         """Fill the file's own state with what waits; later traces go there directly."""
         if self.pending is not None:
-            for operations, task_key, model in self.pending:
-                self.state.add_signed(operations, task_key, model)
+            self.state.add_signed_many(self.pending)
             self.pending = None
 
 

@@ -12,7 +12,7 @@ unreadable, against the name the user gave.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,7 @@ def scan_source(
     on_value_fields: Callable[[str, str, Any], None] | None = None,
     mentions: tuple[bytes, ...] | None = None,
     on_values: Callable[[tuple[Any, ...]], None] | None = None,
+    on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
@@ -104,8 +105,9 @@ def scan_source(
     fresh unless ``cursor`` is given, which then holds the model the scan ended with.
     ``on_value_fields(ref, key, value)`` hears each value observation in place of
     ``on_value`` (no record is built for it). With ``mentions``, trace lines that cannot
-    mention one of those quoted strings are skipped unread (see ``SessionScanner``), and
-    ``on_values`` hears each line's values as one flat tuple in place of ``on_value`` and
+    mention one of those quoted strings are skipped unread (see ``SessionScanner``).
+    ``on_signed`` hears each trace's guarded operations in place of ``on_trace``, and
+    ``on_values`` each line's values as one flat tuple in place of ``on_value`` and
     ``on_value_fields`` (the same).
     """
     scanner = SessionScanner(
@@ -116,6 +118,7 @@ def scan_source(
         on_value_fields=on_value_fields,
         mentions=mentions,
         on_values=on_values,
+        on_signed=on_signed,
         diagnostics=diagnostics,
         name=os.fspath(source),
         current_model=cursor.model if cursor is not None else None,
