@@ -431,7 +431,10 @@ class MeterState:
         repair_count: int,
         digest: str,
     ) -> ModelRow:
-        scoped = self.models[model]._finalize(index, lexicon, repair_count, digest, ())
+        # A model row needs the scoped totals and score, not the scoped ref rows.
+        scoped = self.models[model]._finalize(
+            index, lexicon, repair_count, digest, (), with_rows=False
+        )
         totals = scoped.totals
         return ModelRow(
             model,
@@ -450,7 +453,11 @@ class MeterState:
         repair_count: int,
         digest: str,
         by_model: tuple[ModelRow, ...],
+        *,
+        with_rows: bool = True,
     ) -> Report:
+        """The report; ``with_rows=False`` leaves ``refs`` empty (every number is the same: the
+        per-ref scores are summed in the same order either way)."""
         ref_rows: list[RefRow] = []
         static_total = 0.0
         static_weighted = 0.0
@@ -477,6 +484,8 @@ class MeterState:
             shape_weighted += shape_bits * acc.calls
             stage_weighted += stage_bits * acc.failed
             score_sum += score
+            if not with_rows:
+                continue
             shapes = sorted(acc.signatures.items(), key=lambda item: code_unit_key(item[0]))
             shapes.sort(key=lambda item: -item[1])
             ref_rows.append(
