@@ -138,7 +138,10 @@ class SessionScanner:
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
     ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical).
+    results must be identical). ``on_operations`` hears each guarded trace's signed
+    operations ``(ref, args, outcome, failure stage, signature)`` as the guard made them,
+    with no record built (the proposals' evidence reads only the first three items); it
+    is heard before ``on_trace``.
     """
 
     __slots__ = (
@@ -152,6 +155,7 @@ class SessionScanner:
         "meter",
         "name",
         "on_audit",
+        "on_operations",
         "on_trace",
         "on_value",
         "on_value_fields",
@@ -170,8 +174,10 @@ class SessionScanner:
         accelerate: bool = True,
         on_value_fields: Callable[[str, str, Any], None] | None = None,
         mentions: tuple[bytes, ...] | None = None,
+        on_operations: Callable[[list[SignedOperation]], None] | None = None,
     ) -> None:
         self.on_trace = on_trace
+        self.on_operations = on_operations
         self.mentions = mentions
         self.meter = meter
         self._accelerate = accelerate
@@ -366,6 +372,8 @@ class SessionScanner:
         self.diagnostics.traces += 1
         if self.meter is not None:
             self.meter.add_signed(signed, task_key, self.current_model)
+        if self.on_operations is not None:
+            self.on_operations(signed)
         if self.on_trace is not None:
             operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))

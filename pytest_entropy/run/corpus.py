@@ -361,6 +361,11 @@ def _read_one(
     on_value_fields = None
     if fast_paths() and plan.observation_values and len(values) == 1:
         on_value_fields = evidence.add_value
+    # Likewise, when the evidence is the only one listening to traces, the scan hands it
+    # each trace's signed operations and builds no Trace or Operation records.
+    on_operations = None
+    if fast_paths() and plan.proposals and len(traces) == 1:
+        on_operations = evidence.add_operations
     meter: Any = part.state if plan.meter or plan.file_states else None
     deferred = None
     if defer and plan.meter and cache is None:
@@ -386,7 +391,7 @@ def _read_one(
         else:
             readable = scan_source(
                 source.location,
-                on_trace,
+                None if on_operations is not None else on_trace,
                 diagnostics=part.diagnostics,
                 meter=meter,
                 # Audits are harvested (and counted) only when someone listens to them.
@@ -396,6 +401,7 @@ def _read_one(
                 cursor=cursor,
                 on_value_fields=on_value_fields,
                 mentions=plan.mentions,
+                on_operations=on_operations,
             )
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp

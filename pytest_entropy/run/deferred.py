@@ -8,6 +8,7 @@ equals the merge. An unreadable file adds nothing, as before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from pytest_entropy.core.meter import MeterState
@@ -51,7 +52,7 @@ class DeferredMeter:
             self.pending = None
 
 
-_TRACE, _VALUE, _OBSERVATION = 0, 1, 2
+_TRACE, _VALUE, _OBSERVATION, _OPERATIONS = 0, 1, 2, 3
 
 
 class DeferredEvidence:
@@ -76,6 +77,9 @@ class DeferredEvidence:
     def add_trace(self, trace: Trace) -> None:
         self._add((_TRACE, trace))
 
+    def add_operations(self, operations: Sequence[Any]) -> None:
+        self._add((_OPERATIONS, operations))
+
     def add_value(self, ref: str, key: str, value: Any) -> None:
         self._add((_VALUE, ref, key, value))
 
@@ -89,14 +93,17 @@ class DeferredEvidence:
 
 
 def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
-    add_trace, add_value, add_observation = (
+    add_trace, add_value, add_observation, add_operations = (
         evidence.add_trace,
         evidence.add_value,
         evidence.add_observation,
+        evidence.add_operations,
     )
     for entry in entries:
         kind = entry[0]
-        if kind == _TRACE:
+        if kind == _OPERATIONS:
+            add_operations(entry[1])
+        elif kind == _TRACE:
             add_trace(entry[1])
         elif kind == _VALUE:
             add_value(entry[1], entry[2], entry[3])

@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
+from pytest_entropy.ingest.argtree import SignedOperation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
@@ -95,6 +96,7 @@ def scan_source(
     cursor: ModelCursor | None = None,
     on_value_fields: Callable[[str, str, Any], None] | None = None,
     mentions: tuple[bytes, ...] | None = None,
+    on_operations: Callable[[list[SignedOperation]], None] | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
@@ -104,6 +106,7 @@ def scan_source(
     ``on_value_fields(ref, key, value)`` hears each value observation in place of
     ``on_value`` (no record is built for it). With ``mentions``, trace lines that cannot
     mention one of those quoted strings are skipped unread (see ``SessionScanner``).
+    ``on_operations`` hears each trace's signed operations, no record built (ditto).
     """
     scanner = SessionScanner(
         on_trace,
@@ -112,6 +115,7 @@ def scan_source(
         on_value=on_value,
         on_value_fields=on_value_fields,
         mentions=mentions,
+        on_operations=on_operations,
         diagnostics=diagnostics,
         name=os.fspath(source),
         current_model=cursor.model if cursor is not None else None,
