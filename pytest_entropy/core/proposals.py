@@ -16,16 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.core.fastpath import kernel
-from pytest_entropy.core.jscompat import (
-    code_unit_key,
-    js_own_keys,
-    js_string,
-    js_typeof,
-    round_metric,
-    value_key,
-)
+from pytest_entropy.core.jscompat import code_unit_key, js_own_keys, round_metric, value_key
 from pytest_entropy.core.records import (
     RepairRow,
     Report,
@@ -33,6 +25,12 @@ from pytest_entropy.core.records import (
     ValueObservation,
     observation_fields,
     operations_of,
+)
+from pytest_entropy.core.review_signals import (
+    AUTO_APPLY_PROPOSAL_KINDS,
+    entropy_review_key,
+    entropy_review_signals,
+    format_review_signal,
 )
 
 __all__ = [
@@ -61,10 +59,7 @@ FUSE_MIN_EXECUTIONS = 3
 QUARANTINE_MIN_CALLS = 3
 QUARANTINE_MIN_STAGE_ENTROPY_BITS = 1
 MAX_PROPOSALS_PER_KIND = 8
-# A review line shows at most this many of a signal's values (spec §5.9).
-_REVIEW_VALUES_SHOWN = 4
 ENUM_CANDIDATE_ANNOTATION = "x-fabric-enum-candidate"
-AUTO_APPLY_PROPOSAL_KINDS = ("enum-tighten", "noise-quarantine")
 
 Proposal = dict[str, Any]
 _SEQUENCE_JOIN = "→"
@@ -580,51 +575,3 @@ def propose_entropy_reductions(
     if value_observations is not None:
         evidence.add_observations(value_observations)
     return evidence.proposals(report, surface)
-
-
-# ---------------------------------------------------------------- review signals
-
-
-def entropy_review_signals(proposals: Iterable[Proposal]) -> list[Proposal]:
-    """The proposals the loop never applies (declare-enum, splits, fusions), in order."""
-    return [p for p in proposals if p.get("kind") not in AUTO_APPLY_PROPOSAL_KINDS]
-
-
-def format_review_signal(proposal: Mapping[str, Any]) -> str:
-    """One line per review signal (spec §5.9)."""
-    kind = proposal.get("kind")
-    if kind == "declare-enum":
-        values = list(proposal["values"])
-        shown = ", ".join(js_string(value) for value in values[:_REVIEW_VALUES_SHOWN])
-        more = ", ..." if len(values) > _REVIEW_VALUES_SHOWN else ""
-        return f"declare-enum {proposal['ref']}.{proposal['key']} ({shown}{more})"
-    if kind == "overload-split":
-        return f"overload-split {proposal['ref']} ({len(proposal['clusters'])} key-set clusters)"
-    if kind == "sequence-fuse":
-        return "sequence-fuse " + " -> ".join(proposal["sequence"])
-    return f"{kind} {proposal.get('ref')}"
-
-
-def _review_identity(proposal: Mapping[str, Any]) -> list[Any]:
-    kind = proposal.get("kind")
-    if kind == "declare-enum":
-        return [
-            kind,
-            proposal["ref"],
-            proposal["key"],
-            [[js_typeof(value), value] for value in proposal["values"]],
-        ]
-    if kind == "overload-split":
-        return [kind, proposal["ref"], [cluster["keys"] for cluster in proposal["clusters"]]]
-    if kind == "sequence-fuse":
-        return [kind, proposal["sequence"]]
-    return [kind, proposal.get("ref")]
-
-
-def entropy_review_key(review: Iterable[Mapping[str, Any]]) -> str:
-    """The de-duplication key of a review set: vocabularies, splits and sequences, never
-    evidence counts (spec §5.9)."""
-    identities = sorted(
-        (js_stringify(_review_identity(proposal)) for proposal in review), key=code_unit_key
-    )
-    return js_stringify(identities)
