@@ -26,6 +26,7 @@
 #define FUSE_MAX 6
 #define FUSE_MIN_EXECUTIONS 3
 #define SEQUENCE_JOIN "\xe2\x86\x92" /* U+2192 RIGHTWARDS ARROW */
+#define SMALL 32 /* operations a trace may have with its scratch on the stack */
 
 static PyObject *operation_type; /* pytest_entropy.core.records.Operation */
 static PyObject *str_fabric;
@@ -220,14 +221,24 @@ add_operations(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = PyTuple_GET_SIZE(ops);
     PyObject *result = NULL;
     PyObject *execution = NULL;
-    /* Per operation: whether it extends a segment; the segment refs; the windows' scratch. */
-    char *successful = PyMem_Calloc(n ? n : 1, 1);
-    PyObject **segment = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
-    Py_ssize_t *near = PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
-    if (successful == NULL || segment == NULL || near == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    /* Per operation: whether it extends a segment; the segment refs; the windows' scratch
+     * (on the stack for the usual short trace). */
+    char small_successful[SMALL];
+    PyObject *small_segment[SMALL];
+    Py_ssize_t small_near[SMALL];
+    char *successful = small_successful;
+    PyObject **segment = small_segment;
+    Py_ssize_t *near = small_near;
+    if (n > SMALL) {
+        successful = PyMem_Malloc(n);
+        segment = PyMem_Malloc(n * sizeof(PyObject *));
+        near = PyMem_Malloc(n * sizeof(Py_ssize_t));
+        if (successful == NULL || segment == NULL || near == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
     }
+    memset(successful, 0, n ? n : 1);
     /* Pass 1: the exact domain, checked before anything changes. */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *op = PyTuple_GET_ITEM(ops, i);
@@ -361,9 +372,11 @@ hand_back:
     result = Py_NotImplemented;
     Py_INCREF(result);
 done:
-    PyMem_Free(successful);
-    PyMem_Free(segment);
-    PyMem_Free(near);
+    if (successful != small_successful) {
+        PyMem_Free(successful);
+        PyMem_Free(segment);
+        PyMem_Free(near);
+    }
     Py_XDECREF(execution);
     Py_DECREF(ops);
     return result;
