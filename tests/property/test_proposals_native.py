@@ -31,6 +31,7 @@ from ..native_support import native_kernel, paths
 
 PATHS = ("native", "python", "plain")
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEWER = settings(SETTINGS, max_examples=50)  # the examples with many long traces
 
 # Few refs, so windows repeat, fuse and hold repeated refs; fabric./pi. refs break them;
 # non-ASCII and astral refs and one that differs from another only past a shared prefix.
@@ -63,10 +64,14 @@ def operations(draw: st.DrawFn) -> tuple[str, dict[str, Any], str]:
     return (draw(st.sampled_from(REFS)), draw(OPERATION_ARGS), draw(st.sampled_from(OUTCOMES)))
 
 
-# A trace: short ones mostly, some long (a long segment slides every window width).
+# A trace: short ones mostly, some long (a long segment slides every window width), a few
+# longer than the kernel's stack scratch (32 operations).
 op_lists = st.one_of(
     st.lists(operations(), max_size=7),
     st.lists(operations(), min_size=10, max_size=20),
+    st.lists(
+        st.sampled_from([("a.one", {}, "succeeded"), ("a.two", {"q": 1}, "succeeded")])
+    ).flatmap(lambda head: st.lists(operations(), min_size=33, max_size=45).map(head.__add__)),
 )
 ORIGINS = st.one_of(
     st.integers(0, 3), st.just(2**80), st.text(max_size=2), st.tuples(st.integers(0, 2))
@@ -131,7 +136,7 @@ def test_each_path_takes_its_implementation() -> None:
             assert ProposalEvidence()._native is None
 
 
-@SETTINGS
+@FEWER
 @given(
     batches=st.lists(
         st.tuples(
@@ -161,7 +166,7 @@ def test_the_evidence_is_the_same_on_every_path(
     assert seen[0] == seen[1] == seen[2]
 
 
-@SETTINGS
+@FEWER
 @given(
     traces=st.lists(st.lists(operations(), min_size=3, max_size=8), min_size=3, max_size=12),
     split=st.integers(0, 12),
