@@ -176,6 +176,17 @@ def parse_floor(paths: list[Path]) -> int:
     return lines
 
 
+def native_kernels_in_use() -> str:
+    """The native kernels this run uses (built, and allowed by the switches)."""
+    from pytest_entropy.core.fastpath import kernel
+
+    names = []
+    for source in sorted((REPO / "pytest_entropy").rglob("_*_native.c")):
+        name = ".".join(source.relative_to(REPO / "pytest_entropy").with_suffix("").parts)
+        names.append(name + ("" if kernel(name) is not None else " (not used)"))
+    return ", ".join(names) or "none"
+
+
 def run_main(argv: list[str], ok: tuple[int, ...] = (0, 1)) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()) as err:
@@ -285,11 +296,14 @@ def main_bench() -> None:
         print(stream.getvalue())
         return
     pure = os.environ.get("PYTEST_ENTROPY_PURE", "")
+    no_native = os.environ.get("PYTEST_ENTROPY_NO_NATIVE", "")
     print(
         f"corpus: {len(paths)} files, {size / 1e6:.1f} MB, {traces:,} trace lines"
         f" ({corpus}); python {sys.version.split()[0]}; load {os.getloadavg()[0]:.1f};"
-        f" PYTEST_ENTROPY_PURE={pure or '(unset)'}"
+        f" PYTEST_ENTROPY_PURE={pure or '(unset)'};"
+        f" PYTEST_ENTROPY_NO_NATIVE={no_native or '(unset)'}"
     )
+    print(f"native kernels in use: {native_kernels_in_use()}")
     floor = repeated(lambda: parse_floor(paths), args.repeat)
     print(f"parse floor: {floor['wall']:.3f} s wall, {floor['cpu']:.3f} s CPU")
     selected = args.only or list(runs)

@@ -22,6 +22,7 @@ from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
 from pytest_entropy.report.encoding import degrade_stream
+from pytest_entropy.run.collector import relaxed_collector
 
 __all__ = [
     "EXIT_FAILED",
@@ -133,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if colour_wanted(out, args.no_color):
         out = StyledStream(out)
     try:
-        return handler(args, out)
+        with relaxed_collector():
+            return handler(args, out)
     except EntropyInputError as error:
         err.write(f"{PROG}: error: {error}\n")
         return EXIT_USAGE

@@ -421,6 +421,35 @@ def schema_digest(schema: Any) -> str:
 EXPORT_INDENT_DEPTH: Final = 32
 
 
+_FLAT_TYPES: Final = frozenset({str, bool, type(None)})
+_TWO_53: Final = 2**53
+
+
+def _flat_indented(item: Any, depth: int) -> str | None:
+    """:func:`file_text` of a flat container (strings, booleans, null, or integers within
+    2**53 only; no array-index key) at ``depth``, written by orjson at once; ``None`` for
+    any other container. orjson's two-space indentation and escaping are JSON.stringify's
+    (tests/property/test_canonical_paths.py); it writes its own lines from column 0, so
+    each is moved to the container's depth (no string holds a raw line break)."""
+    values = item.values() if type(item) is dict else item
+    types = set(map(type, values))
+    if types == {int}:
+        if min(values) < -_TWO_53 or max(values) > _TWO_53:
+            return None
+    elif not types <= _FLAT_TYPES:
+        return None
+    if type(item) is dict:
+        if set(map(type, item)) != {str}:
+            return None
+        if any(key[:1].isdigit() and is_array_index_key(key) for key in item):
+            return None
+    try:
+        text = orjson.dumps(item, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # a lone surrogate: the general writer escapes it
+        return None
+    return text.replace("\n", "\n" + "  " * depth) if depth else text
+
+
 def file_text(value: Any, *, indent_depth: int | None = None) -> str:
     """``JSON.stringify(value, null, 2) + "\\n"`` in own-key order (spec §2.8).
 
@@ -430,6 +459,7 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
     """
     parts: list[str] = []
     append = parts.append
+    fast = fast_paths()
     stack: list[tuple[bool, Any, int]] = [(True, value, 0)]
     seen: set[int] = set()
     while stack:
@@ -451,6 +481,11 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
             if indent_depth is not None and depth >= indent_depth:
                 append(_write_compact(item, _OWN))
                 continue
+            if fast:
+                flat = _flat_indented(item, depth)
+                if flat is not None:
+                    append(flat)
+                    continue
             seen.add(ident)
             inner = "\n" + "  " * (depth + 1)
             stack.append((False, ident, depth))

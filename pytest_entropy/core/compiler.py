@@ -35,7 +35,7 @@ from pytest_entropy.core.records import (
     operations_of,
 )
 from pytest_entropy.core.status import surface_hash
-from pytest_entropy.core.validation import accepts
+from pytest_entropy.core.validation import CallChecks, accepts
 
 __all__ = [
     "ABSENT_REASON",
@@ -86,6 +86,16 @@ class ReplayCounts:
         return self
 
 
+class ActionSchemas(dict[str, Any]):
+    """``action_schemas(surface)`` computed once, for tallies built per file from one surface."""
+
+    __slots__ = ()
+
+
+def _schemas_of(surface: Mapping[str, Any]) -> dict[str, Any]:
+    return surface if isinstance(surface, ActionSchemas) else action_schemas(surface)
+
+
 class ReplayTally:
     """The replay of spec §7.5 as a mergeable accumulator.
 
@@ -96,7 +106,7 @@ class ReplayTally:
     the counts and the client merges them into its own tally.
     """
 
-    __slots__ = ("_audited", "_before", "_candidate", "_touched", "counts")
+    __slots__ = ("_audited", "_before", "_candidate", "_checks", "_touched", "counts")
 
     def __init__(
         self,
@@ -104,12 +114,19 @@ class ReplayTally:
         before: Mapping[str, Any],
         touched: Iterable[str],
         audited: Iterable[str] = (),
+        checks: CallChecks | None = None,
     ) -> None:
-        self._candidate = action_schemas(candidate)
-        self._before = action_schemas(before)
+        self._candidate = _schemas_of(candidate)
+        self._before = _schemas_of(before)
         self._touched = set(touched)
         self._audited = set(audited)
+        # ``checks`` (one per command) answers ``accepts`` with compiled checks; None: accepts.
+        self._checks = checks
         self.counts = ReplayCounts()
+
+    def _accepts(self, schema: Any, args: Any) -> bool:
+        checks = self._checks
+        return accepts(schema, args) if checks is None else checks(schema)(args)
 
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
         ref, args = audit_fields(call)
@@ -122,9 +139,9 @@ class ReplayTally:
         schema = self._candidate.get(ref)
         if ref not in self._candidate:
             return  # one "absent" violation for the ref, however many calls
-        if ref in self._before and not accepts(self._before[ref], args):
+        if ref in self._before and not self._accepts(self._before[ref], args):
             return  # never executed: the live schema already refused it
-        if not accepts(schema, args):
+        if not self._accepts(schema, args):
             audit_invalid[ref] = invalid + 1
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
@@ -138,7 +155,7 @@ class ReplayTally:
                 continue
             if ref not in candidate:
                 add_violation(ref, ABSENT_REASON)
-            elif not accepts(candidate[ref], args):
+            elif not self._accepts(candidate[ref], args):
                 add_violation(ref, INVALID_REASON)
 
     def merge(self, counts: ReplayCounts) -> ReplayTally:

@@ -13,18 +13,22 @@ reference's key orders, so the files interoperate byte for byte. One named excep
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-import orjson
-
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fastpath import fast_paths
-from pytest_entropy.core.jscompat import code_unit_key, is_safe_integer_at_least, js_trim, value_key
+from pytest_entropy.core.jscompat import (
+    MAX_SAFE_INTEGER,
+    code_unit_key,
+    is_safe_integer_at_least,
+    js_trim,
+    value_key,
+)
+from pytest_entropy.core.pool_window import Tally, identities_digest, window_tally
 from pytest_entropy.core.records import ValueObservation, observation_fields
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "parse_observation_pool",
     "pool_to_value_observations",
     "summarize_window",
+    "tally_summary",
 ]
 
 OBSERVATION_POOL_VERSION = 1
@@ -104,6 +109,14 @@ def _primitive(value: Any) -> bool:
     return t is str or t is int or t is bool
 
 
+def _safe_counts(counts: dict[Any, Any]) -> bool:
+    """Whether every count is a safe integer of at least 1; the fast path answers a dict of
+    exact ints at once (a tracked session holds thousands)."""
+    if fast_paths() and counts and set(map(type, counts.values())) == {int}:
+        return bool(min(counts.values()) >= 1 and max(counts.values()) <= MAX_SAFE_INTEGER)
+    return all(is_safe_integer_at_least(count, 1) for count in counts.values())
+
+
 def parse_observation_pool(value: Any) -> Pool | None:
     """Validate and normalise a pool file (spec §1.9 bounds); ``None`` means "invalid"."""
     if type(value) is not dict:
@@ -167,9 +180,8 @@ def parse_observation_pool(value: Any) -> Pool | None:
         if file is None or digest is None or file in seen_files or type(counts) is not dict:
             return None
         seen_files.add(file)
-        for count in counts.values():
-            if not is_safe_integer_at_least(count, 1):
-                return None
+        if not _safe_counts(counts):
+            return None
         tracked.append({"file": file, "digest": digest, "counts": dict(counts)})
     baked = []
     for digest in raw_baked:
@@ -302,48 +314,18 @@ def _summarize_records(
     drop_unloadable: bool,
     max_value_bytes: int | None,
 ) -> WindowSummary:
-    """:func:`summarize_window` of observation records in one loop: the fast path (the
-    plain one reads every record four times through the record-or-mapping accessors)."""
-    loadable_texts: dict[tuple[str, str], bool] = {}
-    counts: dict[str, int] = {}
-    identities: list[str] = []
-    oversized_identities: list[str] = []
-    dropped = 0
-    for item in items:
-        ref, key, value = item.ref, item.key, item.value
-        if drop_unloadable:
-            texts = loadable_texts.get((ref, key))
-            if texts is None:
-                texts = loadable_texts[(ref, key)] = all(
-                    text and _NUL not in text and js_trim(text) == text for text in (ref, key)
-                )
-            if not texts or (type(value) is float and not math.isfinite(value)):
-                dropped += 1
-                continue
-        if type(value) is str:
-            identity = ref + _NUL + key + _NUL + "string:" + value
-        else:
-            identity = ref + _NUL + key + _NUL + value_key(value)
-        identities.append(identity)
-        count = item.count
-        counts[identity] = counts.get(identity, 0) + (1 if count is None else count)
-        if (
-            max_value_bytes is not None
-            and type(value) is str
-            and len(value) * 4 > max_value_bytes
-            and _oversized(item, max_value_bytes)
-        ):
-            oversized_identities.append(identity)
-    identities.sort(key=code_unit_key)
-    try:
-        # The canonical JSON of an array of strings, as orjson writes it (the same bytes:
-        # tests/property/test_canonical_paths.py); a lone surrogate takes the plain writer.
-        digest = hashlib.sha256(orjson.dumps(identities)).hexdigest()
-    except TypeError:
-        digest = stable_json_hash(identities)
-    for identity in oversized_identities:
-        counts.pop(identity, None)
-    return WindowSummary(file, counts, digest, dropped, len(oversized_identities))
+    """:func:`summarize_window` of observation records in one pass of a window tally (the
+    native kernel ``core/_pool_native.c``, or its Python twin ``WindowTally``): the fast
+    path (the plain one reads every record four times through the accessors)."""
+    tally = window_tally(drop_unloadable, max_value_bytes)
+    tally.add_records(items)
+    return tally_summary(file, tally)
+
+
+def tally_summary(file: str, tally: Tally) -> WindowSummary:
+    """The :class:`WindowSummary` of a window whose observations ``tally`` heard."""
+    counts, identities, dropped, oversized = tally.summary()
+    return WindowSummary(file, counts, identities_digest(identities), dropped, oversized)
 
 
 def merge_observation_window(

@@ -268,6 +268,13 @@ class ProposalEvidence:
         """Accumulate one trace (one execution)."""
         self.add_operations(operations_of(trace))
 
+    def add_signed(
+        self, operations: Sequence[Any], task_key: Any = None, model: Any = None
+    ) -> None:
+        """The scanner's ``on_signed`` hook: :meth:`add_operations` (the task key and model
+        play no part in the evidence)."""
+        self.add_operations(operations)
+
     def add_operations(self, operations: Sequence[Any]) -> None:
         """Accumulate one execution given by its operations: :class:`Operation` records, or
         the scanner's signed operations ``(ref, args, outcome, ...)`` (only the first three

@@ -7,25 +7,37 @@ never a win).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
-from pytest_entropy.core.fastpath import fast_paths
+from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import (
     AuditCall,
+    Operation,
     Trace,
     action_schemas,
     audit_fields,
     operations_of,
 )
 from pytest_entropy.core.status import surface_hash
-from pytest_entropy.core.validation import CallChecks, accepts
+from pytest_entropy.core.validation import CHECK_REJECT, MEMO_LIMIT, CallChecks, accepts
 
-__all__ = ["TrialCounts", "TrialReport", "TrialTally", "run_entropy_trial", "trial_from_tally"]
+__all__ = [
+    "TrialCounts",
+    "TrialReport",
+    "TrialSurfaces",
+    "TrialTally",
+    "run_entropy_trial",
+    "trial_from_tally",
+]
+
+# The native twin of TrialTally's fast path and of TrialCounts.merge (core/_trial_native.c).
+_KERNEL = "core._trial_native"
 
 BOTH_ACCEPT = "both-accept"
 BOTH_REJECT = "both-reject"
@@ -106,10 +118,15 @@ class TrialCounts:
 
     def merge(self, other: TrialCounts) -> TrialCounts:
         """Fold in the counts of the input that follows; returns ``self``."""
+        native = kernel(_KERNEL)
         for mine, theirs in (
             (self.trace_classes, other.trace_classes),
             (self.audit_classes, other.audit_classes),
         ):
+            # The kernel hands back (NotImplemented, nothing changed) what is not plain
+            # dicts of str to int; this loop is its twin.
+            if native is not None and native.merge_counts(mine, theirs) is None:
+                continue
             for ref, classes in theirs.items():
                 for trial_class, n in classes.items():
                     _count(mine, ref, trial_class, n)
@@ -127,6 +144,95 @@ class TrialCounts:
         return out
 
 
+class TrialSurfaces:
+    """The declared and compiled schemas of one trial and the checks built from them,
+    prepared once and shared by the tallies of one command (one tally per file): the
+    surfaces' action maps, each ref's two checks and the native classifier are built once
+    per process. It pickles as its surfaces and checks; a worker prepares its own."""
+
+    __slots__ = (
+        "_built_checks",
+        "_classifier",
+        "checks",
+        "compiled",
+        "declared",
+        "effective",
+        "live",
+        "per_ref",
+    )
+
+    def __init__(
+        self,
+        live: Mapping[str, Any],
+        effective: Mapping[str, Any],
+        checks: CallChecks | None = None,
+    ) -> None:
+        self.live = live
+        self.effective = effective
+        self.checks = checks
+        # What builds the per-ref checks (a private one when the tallies run plain).
+        self._built_checks = checks if checks is not None else CallChecks()
+        self.declared = action_schemas(live)
+        self.compiled = action_schemas(effective)
+        self.per_ref: dict[str, _RefChecks] = {}
+        self._classifier: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"live": self.live, "effective": self.effective, "checks": self.checks}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["live"], state["effective"], state["checks"])  # type: ignore[misc]
+
+    def ref_checks(self, ref: str) -> _RefChecks:
+        """``(declared check, compiled check or None, quarantined)`` of a declared ref."""
+        per_ref = self.per_ref.get(ref)
+        if per_ref is None:
+            checks = self._built_checks
+            declared = checks(self.declared[ref])
+            quarantined = ref not in self.compiled
+            compiled = None if quarantined else checks(self.compiled.get(ref))
+            per_ref = self.per_ref[ref] = (declared, compiled, quarantined)
+        return per_ref
+
+    def _native_parts(self, ref: str) -> tuple[int, Any, int, Any, bool, bool]:
+        # What the kernel runs for ref: each check's kind and function, and whether the
+        # compiled check is the declared one (CallChecks.parts).
+        declared, compiled, quarantined = self.ref_checks(ref)
+        checks = self._built_checks
+        dkind, dfunc = checks.parts(declared)
+        ckind, cfunc = (CHECK_REJECT, None) if compiled is None else checks.parts(compiled)
+        return dkind, dfunc, ckind, cfunc, quarantined, compiled is declared
+
+    def classifier(self, native: ModuleType) -> Any:
+        """The kernel's classifier of these surfaces (built on first use)."""
+        if self._classifier is None:
+            import orjson
+
+            self._classifier = native.Classifier(
+                self.declared,
+                self._native_parts,
+                orjson.dumps,
+                _NATIVE_CLASSES,
+                Operation,
+                Trace,
+                AuditCall,
+                operations_of,
+                MEMO_LIMIT,
+            )
+        return self._classifier
+
+
+# The kernel's class numbering.
+_NATIVE_CLASSES = (
+    BOTH_ACCEPT,
+    BOTH_REJECT,
+    TIGHTENING_COST,
+    TYPED_FAILURE_WIN,
+    QUARANTINE_WIN,
+    QUARANTINE_COST,
+)
+
+
 class TrialTally:
     """The trial's replay as a mergeable accumulator: it classifies calls against the
     declared and compiled schemas into :attr:`counts` (:class:`TrialCounts`). The schemas
@@ -135,9 +241,24 @@ class TrialTally:
     ``checks`` (a :class:`~pytest_entropy.core.validation.CallChecks` shared by the tallies
     of one command) is the fast path: each ref's two schemas become one check each, built
     once, and a compiled schema equal to the declared one is not evaluated a second time.
-    Without it every call goes through :func:`~pytest_entropy.core.validation.accepts`."""
+    Without it every call goes through :func:`~pytest_entropy.core.validation.accepts`.
+    :meth:`over` makes a tally of prepared :class:`TrialSurfaces` (the tallies of one
+    command share them).
 
-    __slots__ = ("_checks", "_compiled", "_declared", "_per_ref", "counts")
+    On the fast path with the native kernel ``core._trial_native`` built, the kernel does
+    the classification and counting (its Python twin is :meth:`_classify_call` with the
+    loops of :meth:`add_trace`, :meth:`add_signed` and :meth:`add_audit`); :meth:`hooks`
+    gives its methods themselves to a reader."""
+
+    __slots__ = (
+        "_checks",
+        "_compiled",
+        "_declared",
+        "_native",
+        "_per_ref",
+        "_surfaces",
+        "counts",
+    )
 
     def __init__(
         self,
@@ -145,11 +266,46 @@ class TrialTally:
         effective: Mapping[str, Any],
         checks: CallChecks | None = None,
     ) -> None:
-        self._declared = action_schemas(live)
-        self._compiled = action_schemas(effective)
+        self._start(TrialSurfaces(live, effective, checks))
+
+    @classmethod
+    def over(cls, surfaces: TrialSurfaces) -> TrialTally:
+        """A fresh tally of prepared surfaces (and their checks)."""
+        tally = cls.__new__(cls)
+        tally._start(surfaces)
+        return tally
+
+    def _start(self, surfaces: TrialSurfaces) -> None:
+        self._surfaces = surfaces
+        self._declared = surfaces.declared
+        self._compiled = surfaces.compiled
+        checks = surfaces.checks
         self._checks = checks if checks is not None and fast_paths() else None
-        self._per_ref: dict[str, _RefChecks] = {}
+        self._per_ref = surfaces.per_ref
         self.counts = TrialCounts()
+        self._native: Any = None
+        if self._checks is not None:
+            native = kernel(_KERNEL)
+            if native is not None:
+                counts = self.counts
+                self._native = surfaces.classifier(native).tally(
+                    counts.trace_classes, counts.audit_classes
+                )
+
+    def hooks(
+        self,
+    ) -> tuple[
+        Callable[[Any], None],
+        Callable[[Any], None],
+        Callable[[Sequence[Sequence[Any]], str, str | None], None] | None,
+    ]:
+        """``(on_trace, on_audit, on_signed)`` for a reader: the kernel's methods when it
+        counts, else this tally's; ``on_signed`` (a scanner's guarded operations, without
+        the :class:`Trace` built from them) only on the fast path."""
+        native = self._native
+        if native is not None:
+            return native.add_trace, native.add_audit, native.add_signed
+        return self.add_trace, self.add_audit, self.add_signed if self._checks else None
 
     def _classify_call(self, ref: str, args: Any, ok: bool) -> str:
         checks = self._checks
@@ -159,10 +315,7 @@ class TrialTally:
             )
         per_ref = self._per_ref.get(ref)
         if per_ref is None:
-            declared = checks(self._declared[ref])
-            quarantined = ref not in self._compiled
-            compiled = None if quarantined else checks(self._compiled.get(ref))
-            per_ref = self._per_ref[ref] = (declared, compiled, quarantined)
+            per_ref = self._surfaces.ref_checks(ref)
         declared, compiled, quarantined = per_ref
         if not declared(args):
             return BOTH_REJECT
@@ -174,6 +327,9 @@ class TrialTally:
         return TIGHTENING_COST if ok else TYPED_FAILURE_WIN
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        if self._native is not None:
+            self._native.add_trace(trace)
+            return
         declared = self._declared
         trace_classes = self.counts.trace_classes
         classify = self._classify_call
@@ -183,7 +339,25 @@ class TrialTally:
                 continue
             _count(trace_classes, ref, classify(ref, args, outcome == "succeeded"))
 
+    def add_signed(self, signed: Sequence[Sequence[Any]], task_key: str, model: str | None) -> None:
+        """:meth:`add_trace` of the trace a scanner builds from its guarded operations
+        ``signed`` (``(ref, args, outcome, failure stage, signature)``), not built."""
+        if self._native is not None:
+            self._native.add_signed(signed, task_key, model)
+            return
+        declared = self._declared
+        trace_classes = self.counts.trace_classes
+        classify = self._classify_call
+        for op in signed:
+            ref, args, outcome = op[0], op[1], op[2]
+            if ref.startswith("fabric.") or ref not in declared:
+                continue
+            _count(trace_classes, ref, classify(ref, args, outcome == "succeeded"))
+
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
+        if self._native is not None:
+            self._native.add_audit(call)
+            return
         ref, args = audit_fields(call)
         if ref not in self._declared:
             return

@@ -409,13 +409,15 @@ class CallChecks:
     remembered).
     """
 
-    __slots__ = ("_by_digest", "_by_identity", "_memo", "decoded")
+    __slots__ = ("_by_digest", "_by_identity", "_memo", "_parts", "decoded")
 
     def __init__(self, *, decoded: bool = False) -> None:
         self.decoded = decoded
         self._by_identity: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
         self._by_digest: dict[str, Callable[[Any], bool]] = {}
         self._memo: dict[bytes, bool] = {}
+        # check -> (kind, compiled function) for the compiled checks (see parts)
+        self._parts: dict[Callable[[Any], bool], tuple[int, Callable[[Any], bool]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {"decoded": self.decoded}
@@ -455,10 +457,29 @@ class CallChecks:
                 if self.decoded and not effects:
                     prefix = len(self._by_digest).to_bytes(4, "big")
                     check = _remembered(function, prefix, self._memo)
+                    self._parts[check] = (CHECK_PURE, function)
                 else:
                     check = _guarded(function)
+                    self._parts[check] = (CHECK_GUARDED, function)
         self._by_digest[digest] = check
         return check
+
+    def parts(self, check: Callable[[Any], bool]) -> tuple[int, Callable[[Any], bool] | None]:
+        """What a check of this instance is made of, for a caller that runs the pieces
+        itself (the trial's native kernel): ``(CHECK_REJECT, None)`` for a check that
+        rejects everything; ``(CHECK_GUARDED, function)`` for a compiled ``function``
+        whose exception is a rejection; ``(CHECK_PURE, function)`` for one that is also a
+        pure function of JSON values (its verdicts may be remembered by their JSON bytes);
+        ``(CHECK_PLAIN, check)`` for anything else, called as it is."""
+        if check is _rejects_everything:
+            return CHECK_REJECT, None
+        return self._parts.get(check) or (CHECK_PLAIN, check)
+
+
+CHECK_REJECT: Final = 0
+CHECK_PLAIN: Final = 1
+CHECK_GUARDED: Final = 2
+CHECK_PURE: Final = 3
 
 
 MEMO_LIMIT: Final = 1 << 15

@@ -7,6 +7,7 @@ that decides what a line means; every skipped line is counted in :class:`ScanDia
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from pytest_entropy.core.canonical import js_stringify
@@ -20,6 +21,9 @@ from pytest_entropy.ingest.argtree import (
     signed_args,
     value_floats,
 )
+
+# signed_args, or a twin that may answer NotImplemented (then signed_args decides).
+Signer = Callable[[dict[str, Any]], Any]
 
 TRACE_KIND: Final = "pi-fabric.execution"
 TRACE_SIZE_BOUND: Final = 524_288
@@ -61,20 +65,26 @@ def guard_trace(trace: Any) -> tuple[tuple[Operation, ...], str]:
     return tuple(tuple.__new__(Operation, op[:4]) for op in signed), reason
 
 
-def guard_signed(trace: Any, source_length: int | None) -> tuple[list[SignedOperation], str]:
+def guard_signed(
+    trace: Any, source_length: int | None, signer: Signer | None = None
+) -> tuple[list[SignedOperation], str]:
     """The guard on the ingest hot path: passing operations come back with their signature.
 
     ``source_length`` is the byte length of the valid UTF-8 line the trace was parsed from
     (``None`` when unknown); when the line plus the worst-case growth of its floats fits the
-    512 KiB bound, the exact JavaScript serialisation need not be built.
+    512 KiB bound, the exact JavaScript serialisation need not be built. ``signer`` stands in
+    for :func:`signed_args` (the native kernel's twin, whose ``NotImplemented`` hands an
+    argument tree back to the Python).
     """
     try:
-        return _guard(trace, source_length)
+        return _guard(trace, source_length, signer)
     except Exception as error:  # the reference treats any exception as a failure
         return [], f"guard error: {type(error).__name__}"
 
 
-def _guard(trace: Any, source_length: int | None) -> tuple[list[SignedOperation], str]:
+def _guard(
+    trace: Any, source_length: int | None, signer: Signer | None
+) -> tuple[list[SignedOperation], str]:
     if type(trace) is not dict:
         return [], "trace is not an object"
     if not _ENVELOPE_KEYS.issuperset(trace):
@@ -112,6 +122,7 @@ def _guard(trace: Any, source_length: int | None) -> tuple[list[SignedOperation]
     previous: int | float = -1
     operation_keys = _OPERATION_KEYS.issuperset
     outcomes = OUTCOMES
+    sign = signed_args if signer is None else signer
     for op in operations:
         if type(op) is not dict:
             return [], "operation is not an object"
@@ -157,7 +168,9 @@ def _guard(trace: Any, source_length: int | None) -> tuple[list[SignedOperation]
                 floats += result_floats
             if "resultTruncated" in op and type(op["resultTruncated"]) is not bool:
                 return [], "resultTruncated is not a boolean"
-        shape = signed_args(args)
+        shape = sign(args)
+        if shape is NotImplemented:
+            shape = signed_args(args)
         if shape is None:
             return [], "args is not a bounded JSON value"
         floats += shape[1]

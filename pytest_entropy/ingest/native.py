@@ -13,6 +13,7 @@ from typing import IO, Any, Final
 
 from msgspec import UNSET
 
+from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
@@ -24,6 +25,7 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND, TRACE_SIZE_BOUND, guard_signed
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
+from pytest_entropy.ingest.mentions import mention_lines
 from pytest_entropy.ingest.native_decode import (
     FAST_ERRORS,
     audited_decoder,
@@ -138,15 +140,16 @@ class SessionScanner:
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
     ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical). ``on_operations`` hears each guarded trace's signed
-    operations ``(ref, args, outcome, failure stage, signature)`` as the guard made them,
-    with no record built (the proposals' evidence reads only the first three items); it
-    is heard before ``on_trace``.
+    results must be identical). ``on_signed(signed, task_key, model)``, when given, hears
+    each guarded trace in place of ``on_trace``: its operations as the guard signed them
+    (``(ref, args, outcome, failure stage, signature)``), no :class:`Trace` built.
     """
 
     __slots__ = (
         "_accelerate",
         "_decoder",
+        "_guard",
+        "_signer",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -155,7 +158,7 @@ class SessionScanner:
         "meter",
         "name",
         "on_audit",
-        "on_operations",
+        "on_signed",
         "on_trace",
         "on_value",
         "on_value_fields",
@@ -174,10 +177,10 @@ class SessionScanner:
         accelerate: bool = True,
         on_value_fields: Callable[[str, str, Any], None] | None = None,
         mentions: tuple[bytes, ...] | None = None,
-        on_operations: Callable[[list[SignedOperation]], None] | None = None,
+        on_signed: Callable[[list[SignedOperation], str, str | None], None] | None = None,
     ) -> None:
         self.on_trace = on_trace
-        self.on_operations = on_operations
+        self.on_signed = on_signed
         self.mentions = mentions
         self.meter = meter
         self._accelerate = accelerate
@@ -188,6 +191,13 @@ class SessionScanner:
             on_audit is not None or on_value is not None or on_value_fields is not None
         )
         self._decoder = audited_decoder if self._want_audits else meter_decoder
+        # The native kernel (_guard_native.c) takes over the trace guard's value checks and
+        # the shape signatures when it is built; its Python twins are native_decode's
+        # struct_guard and argtree's signed_args, which also decide whatever it hands back
+        # (NotImplemented).
+        native = kernel("ingest._guard_native")
+        self._guard = struct_guard if native is None else native.struct_guard
+        self._signer = None if native is None else native.signed_args
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -209,17 +219,20 @@ class SessionScanner:
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
         fast_trace = self._trace_line_fast if self._accelerate else _never
         mentions = self.mentions
+        select = None if mentions is None else mention_lines(mentions, _may_mention)
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
             for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
                 counted += len(batch)
+                wanted = None if select is None else select(batch)
+                first = number
                 for raw in batch:
                     number += 1
                     if trace_mark in raw:
                         trace_lines += 1
                         self.line_number = number
-                        if mentions is not None and not _may_mention(raw, mentions):
+                        if wanted is not None and number - first - 1 not in wanted:
                             continue
                         if not fast_trace(raw):
                             self._trace_line(raw, None)
@@ -331,7 +344,10 @@ class SessionScanner:
         if trace is UNSET:
             self.diagnostics.lines_without_trace += 1
         else:
-            signed, floats, reason = struct_guard(trace)
+            guarded = self._guard(trace)
+            if guarded is NotImplemented:
+                guarded = struct_guard(trace)
+            signed, floats, reason = guarded
             if not reason and len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND:
                 return False  # near the size bound: the generic path measures it exactly
             if reason:
@@ -357,7 +373,9 @@ class SessionScanner:
                 diagnostics.lines_without_details += 1
                 return
         if "trace" in details:
-            signed, reason = guard_signed(details["trace"], len(raw) if fast else None)
+            signed, reason = guard_signed(
+                details["trace"], len(raw) if fast else None, self._signer
+            )
             if reason:
                 diagnostics.reject(reason, f"{self.name}:{self.line_number}")
             else:
@@ -372,9 +390,9 @@ class SessionScanner:
         self.diagnostics.traces += 1
         if self.meter is not None:
             self.meter.add_signed(signed, task_key, self.current_model)
-        if self.on_operations is not None:
-            self.on_operations(signed)
-        if self.on_trace is not None:
+        if self.on_signed is not None:
+            self.on_signed(signed, task_key, self.current_model)
+        elif self.on_trace is not None:
             operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
 

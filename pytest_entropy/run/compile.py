@@ -30,6 +30,7 @@ from typing import Any
 from pytest_entropy.core.artifact import Artifact
 from pytest_entropy.core.canonical import ArrayHasher, array_fragment, stable_json_hash
 from pytest_entropy.core.compiler import (
+    ActionSchemas,
     CompileOutcome,
     EvidenceCounts,
     ReplayCounts,
@@ -43,13 +44,20 @@ from pytest_entropy.core.pool import (
     pool_to_value_observations,
 )
 from pytest_entropy.core.proposals import Proposal
-from pytest_entropy.core.records import AuditCall, RepairRow, Report, ValueObservation
+from pytest_entropy.core.records import (
+    AuditCall,
+    RepairRow,
+    Report,
+    ValueObservation,
+    action_schemas,
+)
 from pytest_entropy.core.steering import (
     SteeredOutcome,
     Steering,
     proposal_gains,
     steer_from_evidence,
 )
+from pytest_entropy.core.validation import CallChecks
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import (
@@ -76,9 +84,21 @@ class CompileReplay:
     audited: frozenset[str]
     audit_fragments: bool
     observation_fragments: bool
+    # Compiled checks for the replay's verdicts (one per command; pickles empty for a worker).
+    checks: CallChecks | None = None
+    # Each file's tally reads the same two surfaces' schemas: they are looked up once.
+    _schemas: tuple[ActionSchemas, ActionSchemas] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        schemas = (
+            ActionSchemas(action_schemas(self.candidate)),
+            ActionSchemas(action_schemas(self.effective)),
+        )
+        object.__setattr__(self, "_schemas", schemas)
 
     def start(self, source: SourceFile) -> ReplayHooks:
-        tally = ReplayTally(self.candidate, self.effective, self.touched, self.audited)
+        candidate, effective = self._schemas
+        tally = ReplayTally(candidate, effective, self.touched, self.audited, self.checks)
         audits: list[dict[str, Any]] = []
         observations: list[dict[str, Any]] = []
 
@@ -239,6 +259,7 @@ def compile_sources(
             frozenset(corpus.audit_refs & touched),
             audit_fragments=fragments,
             observation_fragments=fragments and pool_observations is None,
+            checks=CallChecks(decoded=True) if fast else None,
         )
         root: _ReplayRoot = read_again(compile_replay, _mentions(touched) if fast else None)
         replayed.append(root)
@@ -358,6 +379,7 @@ def pool_sources(
         proposals=False,
         windows=True,
         redact_values=redact_values,
+        audit_refs=False,  # nothing here asks which refs were audited
     )
     corpus = read_corpus(sources, plan, engine or EngineOptions(), pool=pool)
     return corpus.merged_pool(), corpus.diagnostics

@@ -28,7 +28,15 @@ from typing import Any, Protocol, TypeVar
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.meter import MeterState
-from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary, summarize_window
+from pytest_entropy.core.pool import (
+    POOL_MAX_VALUE_BYTES,
+    PoolMerge,
+    PoolMerger,
+    WindowSummary,
+    summarize_window,
+    tally_summary,
+)
+from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.redact import redact_observation
@@ -40,6 +48,7 @@ from pytest_entropy.core.regex import (
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.deferred import (
     DeferredEvidence,
     DeferredMeter,
@@ -174,6 +183,9 @@ class ReplayHooks:
     on_audit: Callable[[AuditCall], None] | None
     on_value: Callable[[ValueObservation], None] | None
     result: Callable[[], Any]
+    # ``on_trace`` as ``on_signed(guarded operations, task key, model)``, without the Trace:
+    # a scanner calls it instead when the replay is the only one listening to traces.
+    on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
 
 
 class Replay(Protocol):
@@ -356,16 +368,31 @@ def _read_one(
         if hooks.on_value is not None:
             values.append(hooks.on_value)
     on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
+    on_signed = None
+    if (
+        hooks is not None
+        and hooks.on_signed is not None
+        and len(traces) == 1
+        and traces[0] is hooks.on_trace
+    ):
+        on_signed = hooks.on_signed  # the scanner hands over its guarded operations
+    elif fast_paths() and plan.proposals and len(traces) == 1:
+        # The evidence alone listens to traces: it reads the guarded operations themselves
+        # (ProposalEvidence.add_operations), so no Trace or Operation records are built.
+        on_signed = evidence.add_signed
     # Fast path: when the proposals' tallies are the only ones listening to values, the scan
     # hands them the fields and builds no observation records.
     on_value_fields = None
+    tally = None
     if fast_paths() and plan.observation_values and len(values) == 1:
         on_value_fields = evidence.add_value
-    # Likewise, when the evidence is the only one listening to traces, the scan hands it
-    # each trace's signed operations and builds no Trace or Operation records.
-    on_operations = None
-    if fast_paths() and plan.proposals and len(traces) == 1:
-        on_operations = evidence.add_operations
+    # The same when the window is the only listener: its tally (the pool's native kernel,
+    # or its Python twin) hears the fields, as summarize_window would. (A cached read
+    # hands over records: those take the summarize_window path below.)
+    window_alone = plan.windows and len(values) == 1 and not plan.redact_values
+    if fast_paths() and window_alone and cache is None and on_value_fields is None:
+        tally = window_tally(True, POOL_MAX_VALUE_BYTES)
+        on_value_fields = tally.add
     meter: Any = part.state if plan.meter or plan.file_states else None
     deferred = None
     if defer and plan.meter and cache is None:
@@ -391,7 +418,8 @@ def _read_one(
         else:
             readable = scan_source(
                 source.location,
-                None if on_operations is not None else on_trace,
+                None if on_signed is not None else on_trace,
+                on_signed=on_signed,
                 diagnostics=part.diagnostics,
                 meter=meter,
                 # Audits are harvested (and counted) only when someone listens to them.
@@ -401,7 +429,6 @@ def _read_one(
                 cursor=cursor,
                 on_value_fields=on_value_fields,
                 mentions=plan.mentions,
-                on_operations=on_operations,
             )
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp
@@ -419,7 +446,9 @@ def _read_one(
         part.deferred = deferred.pending
     if deferred_evidence is not None and deferred_evidence.pending is not None:
         part.deferred_evidence = deferred_evidence.pending
-    if plan.windows:
+    if tally is not None:
+        part.windows.append(tally_summary(source.window, tally))
+    elif plan.windows:
         if plan.redact_values:
             observations = [redact_observation(o) for o in observations]
         part.windows.append(summarize_window(source.window, observations))
@@ -438,8 +467,7 @@ def _settle(part: CorpusPart) -> None:
     """Put a part's deferred traces into its own state (they come before what it holds)."""
     if part.deferred:
         state = MeterState(retain_terms=True)
-        for operations, task_key, model in part.deferred:
-            state.add_signed(operations, task_key, model)
+        state.add_signed_many(part.deferred)
         part.state = state.merge(part.state)
         part.deferred = []
     if part.deferred_evidence:
@@ -478,8 +506,7 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     note_unsupported_patterns(part.patterns)
     note_external_refs(part.external_refs)
     state = corpus.state
-    for operations, task_key, model in part.deferred:
-        state.add_signed(operations, task_key, model)
+    state.add_signed_many(part.deferred)
     part.deferred = []
     if part.deferred_evidence:
         replay_evidence_into(corpus.evidence, part.evidence.origin, part.deferred_evidence)
@@ -520,19 +547,20 @@ def read_corpus(
     if engine.progress is not None:
         merge = tracked_merge(sources, _merge_part, engine.progress)
     try:
-        return engine.fold(  # type: ignore[no-any-return]
-            sources,
-            functools.partial(
-                _read_one,
-                plan=plan,
-                cache=cache,
-                cursor=cursor,
-                defer=engine.in_process and fast_paths(),
-            ),
-            merge,
-            corpus,
-            _combine_parts,
-        )
+        with relaxed_collector():
+            return engine.fold(  # type: ignore[no-any-return]
+                sources,
+                functools.partial(
+                    _read_one,
+                    plan=plan,
+                    cache=cache,
+                    cursor=cursor,
+                    defer=engine.in_process and fast_paths(),
+                ),
+                merge,
+                corpus,
+                _combine_parts,
+            )
     finally:
         if engine.progress is not None:
             engine.progress.end()

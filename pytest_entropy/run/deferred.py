@@ -47,8 +47,7 @@ class DeferredMeter:
     def settle(self) -> None:
         """Fill the file's own state with what waits; later traces go there directly."""
         if self.pending is not None:
-            for operations, task_key, model in self.pending:
-                self.state.add_signed(operations, task_key, model)
+            self.state.add_signed_many(self.pending)
             self.pending = None
 
 
@@ -77,7 +76,11 @@ class DeferredEvidence:
     def add_trace(self, trace: Trace) -> None:
         self._add((_TRACE, trace))
 
-    def add_operations(self, operations: Sequence[Any]) -> None:
+    def add_signed(
+        self, operations: Sequence[Any], task_key: Any = None, model: Any = None
+    ) -> None:
+        """The scanner's ``on_signed``: a trace's guarded operations (the evidence reads no
+        more of them than :meth:`ProposalEvidence.add_operations` does)."""
         self._add((_OPERATIONS, operations))
 
     def add_value(self, ref: str, key: str, value: Any) -> None:

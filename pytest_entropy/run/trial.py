@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
-from pytest_entropy.core.trial import TrialCounts, TrialReport, TrialTally, trial_from_tally
+from pytest_entropy.core.trial import (
+    TrialCounts,
+    TrialReport,
+    TrialSurfaces,
+    TrialTally,
+    trial_from_tally,
+)
 from pytest_entropy.core.validation import CallChecks
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -38,10 +44,22 @@ class TrialReplay:
     # One command's checks, shared by the files read in this process (pickles empty); the
     # calls come from session files, so they are decoded JSON.
     checks: CallChecks = field(default_factory=lambda: CallChecks(decoded=True))
+    # The surfaces prepared once for every file of the command (they pickle as the three
+    # fields above, which the pickle shares with this replay's own).
+    surfaces: TrialSurfaces | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.surfaces is None:
+            surfaces = TrialSurfaces(self.live, self.effective, self.checks)
+            object.__setattr__(self, "surfaces", surfaces)
 
     def start(self, source: SourceFile) -> ReplayHooks:
-        tally = TrialTally(self.live, self.effective, self.checks)
-        return ReplayHooks(tally.add_trace, tally.add_audit, None, lambda: tally.counts)
+        surfaces = self.surfaces
+        if surfaces is None:  # pragma: no cover - __post_init__ always prepares them
+            surfaces = TrialSurfaces(self.live, self.effective, self.checks)
+        tally = TrialTally.over(surfaces)
+        on_trace, on_audit, on_signed = tally.hooks()
+        return ReplayHooks(on_trace, on_audit, None, lambda: tally.counts, on_signed)
 
 
 def trial_sources(

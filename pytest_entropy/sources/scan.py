@@ -12,14 +12,13 @@ unreadable, against the name the user gave.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
-from pytest_entropy.ingest.argtree import SignedOperation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
@@ -96,7 +95,7 @@ def scan_source(
     cursor: ModelCursor | None = None,
     on_value_fields: Callable[[str, str, Any], None] | None = None,
     mentions: tuple[bytes, ...] | None = None,
-    on_operations: Callable[[list[SignedOperation]], None] | None = None,
+    on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
@@ -106,7 +105,7 @@ def scan_source(
     ``on_value_fields(ref, key, value)`` hears each value observation in place of
     ``on_value`` (no record is built for it). With ``mentions``, trace lines that cannot
     mention one of those quoted strings are skipped unread (see ``SessionScanner``).
-    ``on_operations`` hears each trace's signed operations, no record built (ditto).
+    ``on_signed`` hears each trace's guarded operations in place of ``on_trace``.
     """
     scanner = SessionScanner(
         on_trace,
@@ -115,7 +114,7 @@ def scan_source(
         on_value=on_value,
         on_value_fields=on_value_fields,
         mentions=mentions,
-        on_operations=on_operations,
+        on_signed=on_signed,
         diagnostics=diagnostics,
         name=os.fspath(source),
         current_model=cursor.model if cursor is not None else None,

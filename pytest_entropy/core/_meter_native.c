@@ -1,0 +1,1161 @@
+/*
+ * The meter's per-trace accumulation, native: MeterState.add_signed in one C call.
+ *
+ * add_signed(state, operations, task_key, model) does what the Python method
+ * (pytest_entropy/core/meter.py, with apply_twice of meter_apply.py for a stamped trace)
+ * does for one trace of (ref, args, outcome, failure_stage, signature) operations: the
+ * discovery/workflow prefixes, the churn distance of a call that follows a failure of the
+ * same ref (signature_distance is called back in Python: failures are rare), the action
+ * sequence key, stage "unknown", then the counts into the state and, for a model-stamped
+ * trace, into the model's own state (created by calling MeterState(retain_terms=...)).
+ * Every count, every map's insertion order and every float sum (added one term at a time
+ * in the Python's order) comes out as the Python leaves it.
+ *
+ * It returns None when it did the work and NotImplemented, before changing anything, for
+ * an input outside its exact domain: operations that are not an exact list or tuple of
+ * exact 5-tuples/lists, a ref, outcome or signature that is not an exact str, a failure
+ * stage that is neither None nor an exact str, a task key or model that is neither None
+ * nor an exact str, a state (or model state) that is not exactly a MeterState whose maps
+ * are exact dicts and whose retain_terms is a bool. The caller then runs the Python twin.
+ * Counters and accumulators are updated with the Python's own operations (int and float
+ * fast paths, the generic number protocol otherwise), so odd values behave as in Python.
+ *
+ * The states' and accumulators' __slots__ are read through their member descriptors'
+ * offsets (checked at import), which is the fastest access; an accumulator that is not
+ * exactly a _RefAccumulator is reached through ordinary attribute access.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <limits.h>
+#include <string.h>
+
+#ifndef PE_SOURCE_SHA256
+#define PE_SOURCE_SHA256 "unknown"
+#endif
+
+enum {
+    S_TRACES,
+    S_OPERATIONS,
+    S_ACTION_OPERATIONS,
+    S_DISCOVERY_OPERATIONS,
+    S_WORKFLOW_OPERATIONS,
+    S_SUCCEEDED,
+    S_FAILED,
+    S_ABORTED,
+    S_TIMED_OUT,
+    S_INVOCATION_REJECTIONS,
+    S_REFS,
+    S_CHURN_PAIRS,
+    S_CHURN_SUM,
+    S_CHURN_TERMS,
+    S_TASK_SEQUENCES,
+    S_MODELS,
+    S_RETAIN_TERMS,
+    S_COUNT
+};
+
+static const char *const STATE_FIELDS[S_COUNT] = {
+    "traces",
+    "operations",
+    "action_operations",
+    "discovery_operations",
+    "workflow_operations",
+    "succeeded",
+    "failed",
+    "aborted",
+    "timed_out",
+    "invocation_rejections",
+    "refs",
+    "churn_pairs",
+    "churn_sum",
+    "churn_terms",
+    "task_sequences",
+    "models",
+    "retain_terms",
+};
+
+enum {
+    A_CALLS,
+    A_SUCCEEDED,
+    A_FAILED,
+    A_SIGNATURES,
+    A_STAGES,
+    A_CHURN_PAIRS,
+    A_CHURN_SUM,
+    A_CHURN_TERMS,
+    A_COUNT
+};
+
+static const char *const ACC_FIELDS[A_COUNT] = {
+    "calls",
+    "succeeded",
+    "failed",
+    "signatures",
+    "stages",
+    "churn_pairs",
+    "churn_sum",
+    "churn_terms",
+};
+
+enum { OUT_SUCCEEDED, OUT_FAILED, OUT_ABORTED, OUT_OTHER };
+
+typedef struct {
+    PyObject *meter_type;     /* MeterState */
+    PyObject *acc_type;       /* _RefAccumulator */
+    PyObject *meter_globals;  /* meter's namespace: signature_distance is looked up per use */
+    PyObject *rejections;     /* INVOCATION_REJECTION_STAGES */
+    PyObject *fabric;         /* "fabric." */
+    PyObject *discovery;      /* DISCOVERY_PREFIX */
+    PyObject *workflow;       /* WORKFLOW_PREFIX */
+    PyObject *succeeded;
+    PyObject *failed;
+    PyObject *aborted;
+    PyObject *unknown;
+    PyObject *no_task;        /* _NO_TASK */
+    PyObject *join;           /* _SEQUENCE_JOIN */
+    PyObject *distance_name;  /* "signature_distance" */
+    PyObject *get_name;
+    PyObject *append_name;
+    PyObject *retain_kwnames; /* ("retain_terms",) */
+    PyObject *state_names[S_COUNT];
+    Py_ssize_t state_offsets[S_COUNT];
+    PyObject *acc_names[A_COUNT];
+    Py_ssize_t acc_offsets[A_COUNT];
+} module_state;
+
+typedef struct {
+    PyObject *ref;
+    PyObject *signature;
+    PyObject *stage;    /* the failure's stage ("unknown" for None), NULL otherwise */
+    PyObject *distance; /* NULL when the Python's distance is None */
+    int outcome;
+} item_t;
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* ------------------------------------------------------------------ small operations */
+
+static int
+str_equal(PyObject *a, PyObject *b)
+{
+    /* Two ready exact strs: CPython keeps each in its narrowest kind, so equal strings
+       have the same kind and the same bytes (what str.__eq__ compares). */
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    if (a == b) {
+        return 1;
+    }
+    if (length != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) {
+        return 0;
+    }
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * PyUnicode_KIND(a)) == 0;
+}
+
+static int
+starts_with(PyObject *text, PyObject *prefix)
+{
+    /* str.startswith for two ready exact strs. */
+    Py_ssize_t length = PyUnicode_GET_LENGTH(prefix);
+    int text_kind, prefix_kind;
+    const void *text_data, *prefix_data;
+    Py_ssize_t i;
+    if (PyUnicode_GET_LENGTH(text) < length) {
+        return 0;
+    }
+    text_kind = PyUnicode_KIND(text);
+    prefix_kind = PyUnicode_KIND(prefix);
+    text_data = PyUnicode_DATA(text);
+    prefix_data = PyUnicode_DATA(prefix);
+    if (text_kind == PyUnicode_1BYTE_KIND && prefix_kind == PyUnicode_1BYTE_KIND) {
+        return memcmp(text_data, prefix_data, (size_t)length) == 0;
+    }
+    for (i = 0; i < length; i++) {
+        if (PyUnicode_READ(text_kind, text_data, i) != PyUnicode_READ(prefix_kind, prefix_data, i)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+exact_str(PyObject *value)
+{
+    if (!PyUnicode_CheckExact(value)) {
+        return 0;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(value) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+#endif
+    return 1;
+}
+
+/* value + n (``inplace``: value += n), as Python computes it; a new reference. */
+static PyObject *
+add_small(PyObject *value, long n, int inplace)
+{
+    PyObject *amount, *result;
+    if (PyLong_CheckExact(value)) {
+        int overflow = 0;
+        long current = PyLong_AsLongAndOverflow(value, &overflow);
+        if (!overflow && !(current == -1 && PyErr_Occurred()) && n >= 0 && current <= LONG_MAX - n) {
+            return PyLong_FromLong(current + n);
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    amount = PyLong_FromLong(n);
+    if (amount == NULL) {
+        return NULL;
+    }
+    result = inplace ? PyNumber_InPlaceAdd(value, amount) : PyNumber_Add(value, amount);
+    Py_DECREF(amount);
+    return result;
+}
+
+/* obj.<field> (a new reference): the slot when obj's type is exact, else getattr. */
+static PyObject *
+field_get(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name)
+{
+    if (exact) {
+        PyObject *value = SLOT(obj, offset);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
+/* obj.<field> = value, stealing value (NULL: an error already set). */
+static int
+field_set(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject *value)
+{
+    int result;
+    if (value == NULL) {
+        return -1;
+    }
+    if (exact) {
+        PyObject *old = SLOT(obj, offset);
+        SLOT(obj, offset) = value;
+        Py_XDECREF(old);
+        return 0;
+    }
+    result = PyObject_SetAttr(obj, name, value);
+    Py_DECREF(value);
+    return result;
+}
+
+/* obj.<field> += n (n >= 0) */
+static int
+field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
+{
+    PyObject *value, *sum;
+    if (exact) {
+        /* The common case in place: an exact int slot of an exact type. */
+        PyObject **slot = &SLOT(obj, offset);
+        value = *slot;
+        if (value != NULL && PyLong_CheckExact(value)) {
+            int overflow = 0;
+            long current;
+            if (n == 0) {
+                return 0; /* int += 0 is an equal int (most of a trace's totals are 0) */
+            }
+            current = PyLong_AsLongAndOverflow(value, &overflow);
+            if (!overflow && current <= LONG_MAX - n) {
+                sum = PyLong_FromLong(current + n);
+                if (sum == NULL) {
+                    return -1;
+                }
+                *slot = sum;
+                Py_DECREF(value);
+                return 0;
+            }
+        }
+    }
+    value = field_get(obj, exact, offset, name);
+    if (value == NULL) {
+        return -1;
+    }
+    if (n == 0 && PyLong_CheckExact(value)) {
+        Py_DECREF(value);
+        return 0;
+    }
+    sum = add_small(value, n, 1);
+    Py_DECREF(value);
+    return field_set(obj, exact, offset, name, sum);
+}
+
+/* obj.<field> += term (the churn sums: one float addition per term, in order). */
+static int
+field_add_term(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject *term)
+{
+    PyObject *value = field_get(obj, exact, offset, name);
+    PyObject *sum;
+    if (value == NULL) {
+        return -1;
+    }
+    if (PyFloat_CheckExact(value) && PyFloat_CheckExact(term)) {
+        sum = PyFloat_FromDouble(PyFloat_AS_DOUBLE(value) + PyFloat_AS_DOUBLE(term));
+    } else {
+        sum = PyNumber_InPlaceAdd(value, term);
+    }
+    Py_DECREF(value);
+    return field_set(obj, exact, offset, name, sum);
+}
+
+/* obj.<field>.append(term) */
+static int
+field_append(module_state *ms, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name,
+             PyObject *term)
+{
+    PyObject *terms = field_get(obj, exact, offset, name);
+    int result;
+    if (terms == NULL) {
+        return -1;
+    }
+    if (PyList_CheckExact(terms)) {
+        result = PyList_Append(terms, term);
+    } else {
+        PyObject *done = PyObject_CallMethodOneArg(terms, ms->append_name, term);
+        result = done == NULL ? -1 : 0;
+        Py_XDECREF(done);
+    }
+    Py_DECREF(terms);
+    return result;
+}
+
+/* counts[key] = counts.get(key, 0) + 1 */
+static int
+count_key(module_state *ms, PyObject *counts, PyObject *key)
+{
+    PyObject *value, *updated;
+    int result;
+    if (PyDict_CheckExact(counts)) {
+        value = PyDict_GetItemWithError(counts, key);
+        if (value == NULL) {
+            if (PyErr_Occurred()) {
+                return -1;
+            }
+            updated = PyLong_FromLong(1);
+        } else {
+            Py_INCREF(value);
+            updated = add_small(value, 1, 0);
+            Py_DECREF(value);
+        }
+        if (updated == NULL) {
+            return -1;
+        }
+        result = PyDict_SetItem(counts, key, updated);
+        Py_DECREF(updated);
+        return result;
+    }
+    {
+        PyObject *zero = PyLong_FromLong(0);
+        if (zero == NULL) {
+            return -1;
+        }
+        value = PyObject_CallMethodObjArgs(counts, ms->get_name, key, zero, NULL);
+        Py_DECREF(zero);
+    }
+    if (value == NULL) {
+        return -1;
+    }
+    updated = add_small(value, 1, 0);
+    Py_DECREF(value);
+    if (updated == NULL) {
+        return -1;
+    }
+    result = PyObject_SetItem(counts, key, updated);
+    Py_DECREF(updated);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ accumulation */
+
+/* refs.get(ref), or a new _RefAccumulator() stored under ref; a new reference. */
+static PyObject *
+ref_accumulator(module_state *ms, PyObject *refs, PyObject *ref)
+{
+    PyObject *acc = PyDict_GetItemWithError(refs, ref);
+    if (acc != NULL && acc != Py_None) {
+        Py_INCREF(acc);
+        return acc;
+    }
+    if (acc == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    acc = PyObject_CallNoArgs(ms->acc_type);
+    if (acc == NULL) {
+        return NULL;
+    }
+    if (PyDict_SetItem(refs, ref, acc) < 0) {
+        Py_DECREF(acc);
+        return NULL;
+    }
+    return acc;
+}
+
+/* One item into one ref accumulator (and the state's churn sum and terms). */
+static int
+feed(module_state *ms, PyObject *state, PyObject *acc, const item_t *item, int retain)
+{
+    const Py_ssize_t *off = ms->acc_offsets;
+    PyObject *const *names = ms->acc_names;
+    int exact = Py_IS_TYPE(acc, (PyTypeObject *)ms->acc_type);
+    PyObject *map;
+    int result;
+    if (field_add(acc, exact, off[A_CALLS], names[A_CALLS], 1) < 0) {
+        return -1;
+    }
+    if (item->outcome == OUT_SUCCEEDED) {
+        if (field_add(acc, exact, off[A_SUCCEEDED], names[A_SUCCEEDED], 1) < 0) {
+            return -1;
+        }
+    } else if (item->outcome == OUT_FAILED) {
+        if (field_add(acc, exact, off[A_FAILED], names[A_FAILED], 1) < 0) {
+            return -1;
+        }
+        map = field_get(acc, exact, off[A_STAGES], names[A_STAGES]);
+        if (map == NULL) {
+            return -1;
+        }
+        result = count_key(ms, map, item->stage);
+        Py_DECREF(map);
+        if (result < 0) {
+            return -1;
+        }
+    }
+    map = field_get(acc, exact, off[A_SIGNATURES], names[A_SIGNATURES]);
+    if (map == NULL) {
+        return -1;
+    }
+    result = count_key(ms, map, item->signature);
+    Py_DECREF(map);
+    if (result < 0) {
+        return -1;
+    }
+    if (item->distance != NULL) {
+        const Py_ssize_t *soff = ms->state_offsets;
+        PyObject *const *snames = ms->state_names;
+        if (field_add(acc, exact, off[A_CHURN_PAIRS], names[A_CHURN_PAIRS], 1) < 0
+            || field_add_term(acc, exact, off[A_CHURN_SUM], names[A_CHURN_SUM], item->distance) < 0
+            || field_add_term(state, 1, soff[S_CHURN_SUM], snames[S_CHURN_SUM], item->distance) < 0) {
+            return -1;
+        }
+        if (retain
+            && (field_append(ms, acc, exact, off[A_CHURN_TERMS], names[A_CHURN_TERMS], item->distance) < 0
+                || field_append(ms, state, 1, soff[S_CHURN_TERMS], snames[S_CHURN_TERMS], item->distance) < 0)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    long succeeded, failed, aborted, timed_out, rejections, churn_pairs;
+} tally_t;
+
+/* The trace's totals into one state (what follows the item walk of _apply/apply_twice). */
+static int
+close_state(module_state *ms, PyObject *state, PyObject *sequences, Py_ssize_t actions,
+            long discovery, long workflow, const tally_t *tally, PyObject *key, PyObject *task)
+{
+    const Py_ssize_t *off = ms->state_offsets;
+    PyObject *const *names = ms->state_names;
+#define ADD(field, amount) \
+    if (field_add(state, 1, off[field], names[field], (long)(amount)) < 0) { \
+        return -1; \
+    }
+    ADD(S_TRACES, 1)
+    ADD(S_OPERATIONS, actions + discovery + workflow)
+    ADD(S_ACTION_OPERATIONS, actions)
+    ADD(S_DISCOVERY_OPERATIONS, discovery)
+    ADD(S_WORKFLOW_OPERATIONS, workflow)
+    if (!actions) {
+        return 0;
+    }
+    ADD(S_CHURN_PAIRS, tally->churn_pairs)
+    ADD(S_SUCCEEDED, tally->succeeded)
+    ADD(S_FAILED, tally->failed)
+    ADD(S_ABORTED, tally->aborted)
+    ADD(S_TIMED_OUT, tally->timed_out)
+    ADD(S_INVOCATION_REJECTIONS, tally->rejections)
+#undef ADD
+    if (key != NULL) {
+        PyObject *counts = PyDict_GetItemWithError(sequences, task);
+        int result;
+        if (counts == NULL || counts == Py_None) {
+            if (counts == NULL && PyErr_Occurred()) {
+                return -1;
+            }
+            counts = PyDict_New();
+            if (counts == NULL) {
+                return -1;
+            }
+            if (PyDict_SetItem(sequences, task, counts) < 0) {
+                Py_DECREF(counts);
+                return -1;
+            }
+        } else {
+            Py_INCREF(counts);
+        }
+        result = count_key(ms, counts, key);
+        Py_DECREF(counts);
+        return result;
+    }
+    return 0;
+}
+
+/* The maps of an exact MeterState this kernel may fill (borrowed), or 0 when it is not one. */
+static int
+usable_state(module_state *ms, PyObject *state, PyObject **refs, PyObject **sequences,
+             int *retain)
+{
+    const Py_ssize_t *off = ms->state_offsets;
+    PyObject *value;
+    if (!Py_IS_TYPE(state, (PyTypeObject *)ms->meter_type)) {
+        return 0;
+    }
+    *refs = SLOT(state, off[S_REFS]);
+    *sequences = SLOT(state, off[S_TASK_SEQUENCES]);
+    value = SLOT(state, off[S_RETAIN_TERMS]);
+    if (*refs == NULL || !PyDict_CheckExact(*refs) || *sequences == NULL
+        || !PyDict_CheckExact(*sequences) || value == NULL || !PyBool_Check(value)) {
+        return 0;
+    }
+    *retain = value == Py_True;
+    return 1;
+}
+
+static void
+release_items(item_t *items, Py_ssize_t count)
+{
+    Py_ssize_t i;
+    for (i = 0; i < count; i++) {
+        Py_DECREF(items[i].ref);
+        Py_DECREF(items[i].signature);
+        Py_XDECREF(items[i].stage);
+        Py_XDECREF(items[i].distance);
+    }
+}
+
+#define STACK_ITEMS 32
+
+typedef struct {
+    item_t *items;
+    Py_ssize_t count;
+    Py_ssize_t capacity;
+    item_t stack[STACK_ITEMS];
+    long discovery;
+    long workflow;
+} derived_t;
+
+static int
+grow(derived_t *derived)
+{
+    Py_ssize_t capacity = derived->capacity * 2;
+    item_t *items;
+    if (derived->items == derived->stack) {
+        items = PyMem_New(item_t, capacity);
+        if (items != NULL) {
+            memcpy(items, derived->stack, sizeof(item_t) * (size_t)derived->count);
+        }
+    } else {
+        items = derived->items;
+        PyMem_Resize(items, item_t, capacity);
+    }
+    if (items == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    derived->items = items;
+    derived->capacity = capacity;
+    return 0;
+}
+
+/* The derivation of add_signed: 1 done, 0 outside the domain, -1 an error. */
+static int
+derive(module_state *ms, PyObject *operations, derived_t *derived)
+{
+    PyObject *pending = NULL;
+    int is_list = PyList_CheckExact(operations);
+    Py_ssize_t index;
+    int status = 1;
+    for (index = 0;; index++) {
+        PyObject *op, *fields[5], *ref, *outcome, *stage, *signature, *distance = NULL;
+        int code;
+        item_t *item;
+        if (is_list) {
+            if (index >= PyList_GET_SIZE(operations)) {
+                break;
+            }
+            op = PyList_GET_ITEM(operations, index);
+        } else {
+            if (index >= PyTuple_GET_SIZE(operations)) {
+                break;
+            }
+            op = PyTuple_GET_ITEM(operations, index);
+        }
+        if (PyTuple_CheckExact(op) && PyTuple_GET_SIZE(op) == 5) {
+            for (code = 0; code < 5; code++) {
+                fields[code] = PyTuple_GET_ITEM(op, code);
+            }
+        } else if (PyList_CheckExact(op) && PyList_GET_SIZE(op) == 5) {
+            for (code = 0; code < 5; code++) {
+                fields[code] = PyList_GET_ITEM(op, code);
+            }
+        } else {
+            status = 0;
+            break;
+        }
+        ref = fields[0];
+        outcome = fields[2];
+        stage = fields[3];
+        signature = fields[4];
+        if (!exact_str(ref)) {
+            status = 0;
+            break;
+        }
+        if (starts_with(ref, ms->fabric)) {
+            if (starts_with(ref, ms->discovery)) {
+                derived->discovery++;
+                continue;
+            }
+            if (starts_with(ref, ms->workflow)) {
+                derived->workflow++;
+                continue;
+            }
+        }
+        if (!exact_str(outcome) || !exact_str(signature)) {
+            status = 0;
+            break;
+        }
+        if (str_equal(outcome, ms->succeeded)) {
+            code = OUT_SUCCEEDED;
+        } else if (str_equal(outcome, ms->failed)) {
+            code = OUT_FAILED;
+            if (stage == Py_None) {
+                stage = ms->unknown;
+            } else if (!exact_str(stage)) {
+                status = 0;
+                break;
+            }
+        } else if (str_equal(outcome, ms->aborted)) {
+            code = OUT_ABORTED;
+        } else {
+            code = OUT_OTHER;
+        }
+        /* Hold the three strings before any call back into Python. */
+        Py_INCREF(ref);
+        Py_INCREF(signature);
+        if (code == OUT_FAILED) {
+            Py_INCREF(stage);
+        } else {
+            stage = NULL;
+        }
+        if (pending != NULL && PyDict_GET_SIZE(pending) > 0) {
+            PyObject *previous = PyDict_GetItemWithError(pending, ref);
+            if (previous == NULL && PyErr_Occurred()) {
+                status = -1;
+            } else if (previous != NULL) {
+                Py_INCREF(previous);
+                if (PyDict_DelItem(pending, ref) < 0) {
+                    status = -1;
+                } else if (previous != Py_None) {
+                    PyObject *function = PyDict_GetItemWithError(ms->meter_globals, ms->distance_name);
+                    if (function == NULL) {
+                        if (!PyErr_Occurred()) {
+                            PyErr_SetString(PyExc_NameError, "name 'signature_distance' is not defined");
+                        }
+                        status = -1;
+                    } else {
+                        PyObject *args[2] = {previous, signature};
+                        Py_INCREF(function);
+                        distance = PyObject_Vectorcall(function, args, 2, NULL);
+                        Py_DECREF(function);
+                        if (distance == NULL) {
+                            status = -1;
+                        } else if (distance == Py_None) {
+                            Py_DECREF(distance);
+                            distance = NULL;
+                        }
+                    }
+                }
+                Py_DECREF(previous);
+            }
+        }
+        if (status == 1 && code == OUT_FAILED) {
+            if (pending == NULL) {
+                pending = PyDict_New();
+            }
+            if (pending == NULL || PyDict_SetItem(pending, ref, signature) < 0) {
+                status = -1;
+            }
+        }
+        if (status == 1 && derived->count == derived->capacity && grow(derived) < 0) {
+            status = -1;
+        }
+        if (status != 1) {
+            Py_DECREF(ref);
+            Py_DECREF(signature);
+            Py_XDECREF(stage);
+            Py_XDECREF(distance);
+            break;
+        }
+        item = &derived->items[derived->count++];
+        item->ref = ref;
+        item->signature = signature;
+        item->stage = stage;
+        item->distance = distance;
+        item->outcome = code;
+    }
+    Py_XDECREF(pending);
+    return status;
+}
+
+/* add_signed for one trace: Py_None (done), Py_NotImplemented (nothing changed: the
+   Python twin must do it) or NULL (an error); borrowed results. */
+static PyObject *
+add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_key,
+        PyObject *model)
+{
+    PyObject *task;
+    PyObject *refs[2], *sequences[2], *states[2];
+    PyObject *key = NULL, *result = NULL;
+    int retain[2], count = 1, stamped, status, i;
+    Py_ssize_t j;
+    derived_t derived;
+    tally_t tally = {0, 0, 0, 0, 0, 0};
+
+    if (!(PyList_CheckExact(operations) || PyTuple_CheckExact(operations))) {
+        return Py_NotImplemented;
+    }
+    if (task_key == Py_None) {
+        task = ms->no_task;
+    } else if (exact_str(task_key)) {
+        task = task_key;
+    } else {
+        return Py_NotImplemented;
+    }
+    if (model == Py_None) {
+        stamped = 0;
+    } else if (exact_str(model)) {
+        stamped = PyUnicode_GET_LENGTH(model) > 0;
+    } else {
+        return Py_NotImplemented;
+    }
+    if (!usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
+        return Py_NotImplemented;
+    }
+    states[0] = state;
+    if (stamped) {
+        PyObject *models = SLOT(state, ms->state_offsets[S_MODELS]);
+        if (models == NULL || !PyDict_CheckExact(models)) {
+            return Py_NotImplemented;
+        }
+    }
+
+    derived.items = derived.stack;
+    derived.count = 0;
+    derived.capacity = STACK_ITEMS;
+    derived.discovery = 0;
+    derived.workflow = 0;
+    status = derive(ms, operations, &derived);
+    if (status <= 0) {
+        release_items(derived.items, derived.count);
+        if (derived.items != derived.stack) {
+            PyMem_Free(derived.items);
+        }
+        if (status < 0) {
+            return NULL;
+        }
+        return Py_NotImplemented;
+    }
+
+    /* A callback (signature_distance) may have changed the state: look again. */
+    if (!usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
+        result = Py_NotImplemented;
+        goto done;
+    }
+    if (derived.count == 1) {
+        /* str.join of one str is that str */
+        key = derived.items[0].ref;
+        Py_INCREF(key);
+    } else if (derived.count) {
+        PyObject *sequence = PyList_New(derived.count);
+        if (sequence == NULL) {
+            goto done;
+        }
+        for (j = 0; j < derived.count; j++) {
+            Py_INCREF(derived.items[j].ref);
+            PyList_SET_ITEM(sequence, j, derived.items[j].ref);
+        }
+        key = PyUnicode_Join(ms->join, sequence);
+        Py_DECREF(sequence);
+        if (key == NULL) {
+            goto done;
+        }
+    }
+    if (stamped) {
+        PyObject *models = SLOT(state, ms->state_offsets[S_MODELS]);
+        PyObject *model_state;
+        if (models == NULL || !PyDict_CheckExact(models)) {
+            result = Py_NotImplemented;
+            goto done;
+        }
+        Py_INCREF(models);
+        model_state = PyDict_GetItemWithError(models, model);
+        if (model_state == NULL || model_state == Py_None) {
+            PyObject *flag = SLOT(state, ms->state_offsets[S_RETAIN_TERMS]);
+            if (model_state == NULL && PyErr_Occurred()) {
+                Py_DECREF(models);
+                goto done;
+            }
+            model_state = PyObject_Vectorcall(ms->meter_type, &flag, 0, ms->retain_kwnames);
+            if (model_state == NULL || PyDict_SetItem(models, model, model_state) < 0) {
+                Py_XDECREF(model_state);
+                Py_DECREF(models);
+                goto done;
+            }
+        } else {
+            Py_INCREF(model_state);
+        }
+        Py_DECREF(models);
+        states[1] = model_state; /* owned from here */
+        count = 2;
+        if (model_state == state
+            || !usable_state(ms, model_state, &refs[1], &sequences[1], &retain[1])
+            || !usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
+            result = Py_NotImplemented;
+            goto done;
+        }
+    }
+    for (i = 0; i < count; i++) {
+        Py_INCREF(refs[i]);
+        Py_INCREF(sequences[i]);
+    }
+    status = 0;
+    for (j = 0; j < derived.count && status == 0; j++) {
+        const item_t *item = &derived.items[j];
+        switch (item->outcome) {
+        case OUT_SUCCEEDED:
+            tally.succeeded++;
+            break;
+        case OUT_FAILED:
+            tally.failed++;
+            status = PySet_Contains(ms->rejections, item->stage);
+            if (status > 0) {
+                tally.rejections++;
+                status = 0;
+            }
+            break;
+        case OUT_ABORTED:
+            tally.aborted++;
+            break;
+        default:
+            tally.timed_out++;
+        }
+        if (item->distance != NULL) {
+            tally.churn_pairs++;
+        }
+        for (i = 0; i < count && status == 0; i++) {
+            PyObject *acc = ref_accumulator(ms, refs[i], item->ref);
+            if (acc == NULL) {
+                status = -1;
+                break;
+            }
+            status = feed(ms, states[i], acc, item, retain[i]);
+            Py_DECREF(acc);
+        }
+    }
+    for (i = 0; i < count && status == 0; i++) {
+        status = close_state(ms, states[i], sequences[i], derived.count, derived.discovery,
+                             derived.workflow, &tally, key, task);
+    }
+    for (i = 0; i < count; i++) {
+        Py_DECREF(refs[i]);
+        Py_DECREF(sequences[i]);
+    }
+    if (status == 0) {
+        result = Py_None;
+    }
+done:
+    if (count == 2) {
+        Py_DECREF(states[1]);
+    }
+    Py_XDECREF(key);
+    release_items(derived.items, derived.count);
+    if (derived.items != derived.stack) {
+        PyMem_Free(derived.items);
+    }
+    return result;
+}
+
+static PyObject *
+meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *result;
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "add_signed() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    result = add_one((module_state *)PyModule_GetState(module), args[0], args[1], args[2], args[3]);
+    Py_XINCREF(result);
+    return result;
+}
+
+static PyObject *
+meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    module_state *ms = (module_state *)PyModule_GetState(module);
+    PyObject *state, *entries;
+    Py_ssize_t index;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "add_signed_many() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    state = args[0];
+    entries = args[1];
+    if (!PyList_CheckExact(entries)) {
+        PyErr_SetString(PyExc_TypeError, "add_signed_many() takes a list of entries");
+        return NULL;
+    }
+    index = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+    if (index == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (index < 0) {
+        index = 0;
+    }
+    /* The list is read live (as a for loop reads it): a callback may change it. */
+    for (; index < PyList_GET_SIZE(entries); index++) {
+        PyObject *entry = PyList_GET_ITEM(entries, index);
+        PyObject *done;
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
+            return PyLong_FromSsize_t(index);
+        }
+        Py_INCREF(entry);
+        done = add_one(ms, state, PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1),
+                       PyTuple_GET_ITEM(entry, 2));
+        Py_DECREF(entry);
+        if (done == NULL) {
+            return NULL;
+        }
+        if (done == Py_NotImplemented) {
+            return PyLong_FromSsize_t(index);
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* ----------------------------------------------------------------------------- module */
+
+static PyMethodDef meter_methods[] = {
+    {"add_signed", (PyCFunction)(void (*)(void))meter_add_signed, METH_FASTCALL,
+     "add_signed(state, operations, task_key, model): MeterState.add_signed for one trace;\n"
+     "None when done, NotImplemented (nothing changed) for an input outside the kernel's domain."},
+    {"add_signed_many", (PyCFunction)(void (*)(void))meter_add_signed_many, METH_FASTCALL,
+     "add_signed_many(state, entries, start): add_signed(state, *entry) for each (operations,\n"
+     "task_key, model) tuple of the list from index start on; None when all are done, else the\n"
+     "index of the first entry it did not do (nothing of it changed: the caller does it)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int
+meter_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    module_state *ms = (module_state *)PyModule_GetState(module);
+    if (ms == NULL) {
+        return 0;
+    }
+    Py_VISIT(ms->meter_type);
+    Py_VISIT(ms->acc_type);
+    Py_VISIT(ms->meter_globals);
+    Py_VISIT(ms->rejections);
+    return 0;
+}
+
+static int
+meter_clear(PyObject *module)
+{
+    module_state *ms = (module_state *)PyModule_GetState(module);
+    int i;
+    if (ms == NULL) {
+        return 0;
+    }
+    Py_CLEAR(ms->meter_type);
+    Py_CLEAR(ms->acc_type);
+    Py_CLEAR(ms->meter_globals);
+    Py_CLEAR(ms->rejections);
+    Py_CLEAR(ms->fabric);
+    Py_CLEAR(ms->discovery);
+    Py_CLEAR(ms->workflow);
+    Py_CLEAR(ms->succeeded);
+    Py_CLEAR(ms->failed);
+    Py_CLEAR(ms->aborted);
+    Py_CLEAR(ms->unknown);
+    Py_CLEAR(ms->no_task);
+    Py_CLEAR(ms->join);
+    Py_CLEAR(ms->distance_name);
+    Py_CLEAR(ms->get_name);
+    Py_CLEAR(ms->append_name);
+    Py_CLEAR(ms->retain_kwnames);
+    for (i = 0; i < S_COUNT; i++) {
+        Py_CLEAR(ms->state_names[i]);
+    }
+    for (i = 0; i < A_COUNT; i++) {
+        Py_CLEAR(ms->acc_names[i]);
+    }
+    return 0;
+}
+
+static void
+meter_free(void *module)
+{
+    meter_clear((PyObject *)module);
+}
+
+static struct PyModuleDef meter_module = {
+    PyModuleDef_HEAD_INIT,
+    "pytest_entropy.core._meter_native",
+    "The native kernel of MeterState.add_signed (pytest_entropy/core/_meter_native.c).",
+    sizeof(module_state),
+    meter_methods,
+    NULL,
+    meter_traverse,
+    meter_clear,
+    meter_free,
+};
+
+/* The offset of each named __slots__ member of ``type`` (exactly that type's own). */
+static int
+slot_offsets(PyObject *type, const char *const *fields, int count, PyObject **names,
+             Py_ssize_t *offsets)
+{
+    int i;
+    for (i = 0; i < count; i++) {
+        PyObject *descriptor;
+        PyMemberDef *member;
+        names[i] = PyUnicode_InternFromString(fields[i]);
+        if (names[i] == NULL) {
+            return -1;
+        }
+        descriptor = PyObject_GetAttr(type, names[i]);
+        if (descriptor == NULL) {
+            return -1;
+        }
+        if (!Py_IS_TYPE(descriptor, &PyMemberDescr_Type)
+            || ((PyDescrObject *)descriptor)->d_type != (PyTypeObject *)type) {
+            Py_DECREF(descriptor);
+            PyErr_Format(PyExc_ImportError, "%R.%s is not a slot of that class", type, fields[i]);
+            return -1;
+        }
+        member = ((PyMemberDescrObject *)descriptor)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
+            Py_DECREF(descriptor);
+            PyErr_Format(PyExc_ImportError, "%R.%s is not a writable object slot", type, fields[i]);
+            return -1;
+        }
+        offsets[i] = member->offset;
+        Py_DECREF(descriptor);
+    }
+    return 0;
+}
+
+static PyObject *
+attribute_of(const char *module_name, const char *name)
+{
+    PyObject *module = PyImport_ImportModule(module_name);
+    PyObject *value;
+    if (module == NULL) {
+        return NULL;
+    }
+    value = PyObject_GetAttrString(module, name);
+    Py_DECREF(module);
+    return value;
+}
+
+static int
+exact_str_constant(PyObject *value, const char *name)
+{
+    if (value == NULL) {
+        return -1;
+    }
+    if (!exact_str(value)) {
+        PyErr_Format(PyExc_ImportError, "the meter's %s is not a str", name);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+setup(module_state *ms)
+{
+    PyObject *meter = PyImport_ImportModule("pytest_entropy.core.meter");
+    if (meter == NULL) {
+        return -1;
+    }
+    ms->meter_globals = PyModule_GetDict(meter); /* borrowed from the module */
+    Py_XINCREF(ms->meter_globals);
+    ms->meter_type = PyObject_GetAttrString(meter, "MeterState");
+    ms->discovery = PyObject_GetAttrString(meter, "DISCOVERY_PREFIX");
+    ms->workflow = PyObject_GetAttrString(meter, "WORKFLOW_PREFIX");
+    ms->no_task = PyObject_GetAttrString(meter, "_NO_TASK");
+    ms->join = PyObject_GetAttrString(meter, "_SEQUENCE_JOIN");
+    Py_DECREF(meter);
+    if (ms->meter_globals == NULL || ms->meter_type == NULL
+        || exact_str_constant(ms->discovery, "DISCOVERY_PREFIX") < 0
+        || exact_str_constant(ms->workflow, "WORKFLOW_PREFIX") < 0
+        || exact_str_constant(ms->no_task, "_NO_TASK") < 0
+        || exact_str_constant(ms->join, "_SEQUENCE_JOIN") < 0) {
+        return -1;
+    }
+    ms->acc_type = attribute_of("pytest_entropy.core.meter_apply", "_RefAccumulator");
+    ms->rejections = attribute_of("pytest_entropy.core.meter_apply", "INVOCATION_REJECTION_STAGES");
+    if (ms->acc_type == NULL || ms->rejections == NULL) {
+        return -1;
+    }
+    if (!PyType_Check(ms->meter_type) || !PyType_Check(ms->acc_type)
+        || !PyFrozenSet_CheckExact(ms->rejections)) {
+        PyErr_SetString(PyExc_ImportError, "the meter's classes are not what the kernel expects");
+        return -1;
+    }
+    if (slot_offsets(ms->meter_type, STATE_FIELDS, S_COUNT, ms->state_names, ms->state_offsets) < 0
+        || slot_offsets(ms->acc_type, ACC_FIELDS, A_COUNT, ms->acc_names, ms->acc_offsets) < 0) {
+        return -1;
+    }
+    ms->fabric = PyUnicode_InternFromString("fabric.");
+    ms->succeeded = PyUnicode_InternFromString("succeeded");
+    ms->failed = PyUnicode_InternFromString("failed");
+    ms->aborted = PyUnicode_InternFromString("aborted");
+    ms->unknown = PyUnicode_InternFromString("unknown");
+    ms->distance_name = PyUnicode_InternFromString("signature_distance");
+    ms->get_name = PyUnicode_InternFromString("get");
+    ms->append_name = PyUnicode_InternFromString("append");
+    if (ms->fabric == NULL || ms->succeeded == NULL || ms->failed == NULL || ms->aborted == NULL
+        || ms->unknown == NULL || ms->distance_name == NULL || ms->get_name == NULL
+        || ms->append_name == NULL) {
+        return -1;
+    }
+    ms->retain_kwnames = Py_BuildValue("(O)", ms->state_names[S_RETAIN_TERMS]);
+    return ms->retain_kwnames == NULL ? -1 : 0;
+}
+
+PyMODINIT_FUNC
+PyInit__meter_native(void)
+{
+    PyObject *module = PyModule_Create(&meter_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (setup((module_state *)PyModule_GetState(module)) < 0
+        || PyModule_AddStringConstant(module, "SOURCE_SHA256", PE_SOURCE_SHA256) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,82 @@
+"""Which trace lines the compile's replay must decode: one RE2 pass per line.
+
+The replay reads only the trace lines that may mention a ref it checks
+(``native._may_mention``, the plain rule: the line has a backslash, or one of the quoted
+refs occurs in its bytes). Testing each quoted ref with ``in`` scans a line once per ref;
+on the benchmark corpus, ten refs over 106,000 trace lines, that is most of the replay.
+:func:`mention_test` answers the same question with one scan: an RE2 alternation of the
+literal byte strings, matched in Latin-1 mode so that a byte is a character and a match is
+exactly a substring occurrence (RE2 runs it as one automaton; Python's ``re`` tries the
+alternatives one by one and is slower than the loop). :func:`mention_lines` goes further:
+one search over a whole batch of lines (joined by newlines, which no ref and no line holds,
+so a match never spans two lines), resumed after the line it found, so the Python work is
+per mentioning line, not per line. ``tests/property`` compares both with the plain rule on
+generated lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Callable
+from typing import Any, Final
+
+from pytest_entropy.core.fastpath import fast_paths
+
+__all__ = ["mention_lines", "mention_test"]
+
+# RE2's memory budget for the automaton; a larger set of refs falls back to the plain loop.
+_MAX_MEMORY: Final = 32 << 20
+
+
+def mention_test(
+    mentions: tuple[bytes, ...], plain: Callable[[bytes, tuple[bytes, ...]], bool]
+) -> Callable[[bytes], bool]:
+    """``raw -> plain(raw, mentions)``, as one RE2 search when the fast paths are on."""
+    if fast_paths():
+        search = _compiled(mentions)
+        if search is not None:
+            return lambda raw: search(raw) is not None
+    return lambda raw: plain(raw, mentions)
+
+
+def mention_lines(
+    mentions: tuple[bytes, ...], plain: Callable[[bytes, tuple[bytes, ...]], bool]
+) -> Callable[[list[bytes]], set[int]]:
+    """``batch -> {i for i, raw in enumerate(batch) if plain(raw, mentions)}``."""
+    search = _compiled(mentions) if fast_paths() else None
+    if search is None:
+        return lambda batch: {i for i, raw in enumerate(batch) if plain(raw, mentions)}
+
+    def select(batch: list[bytes]) -> set[int]:
+        blob = b"\n".join(batch)
+        found: set[int] = set()
+        match = search(blob)
+        if match is None:
+            return found
+        ends = list(itertools.accumulate(len(raw) + 1 for raw in batch))
+        while match is not None:
+            index = bisect.bisect_right(ends, match.start())
+            found.add(index)
+            if index + 1 >= len(ends):
+                break
+            match = search(blob, ends[index])
+        return found
+
+    return select
+
+
+def _compiled(mentions: tuple[bytes, ...]) -> Callable[..., Any] | None:
+    try:
+        import re2  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - google-re2 is a dependency
+        return None
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.max_mem = _MAX_MEMORY
+    options.log_errors = False
+    pattern = b"|".join(re2.escape(needle) for needle in (b"\\", *mentions))
+    try:
+        return re2.compile(pattern, options=options).search  # type: ignore[no-any-return]
+    except re2.error:
+        return None

@@ -1,0 +1,331 @@
+"""The pool's native kernel (``core/_pool_native.c``) equals its Python twin and the plain
+code: window summaries (counts in first-seen order, digests, dropped and oversized counts),
+the code-unit sort, merged pools byte for byte, and the ``pool`` command's output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_entropy.cli import main
+from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.pool import (
+    POOL_MAX_VALUE_BYTES,
+    PoolMerger,
+    WindowSummary,
+    parse_observation_pool,
+    summarize_window,
+    tally_summary,
+)
+from pytest_entropy.core.pool_window import sorted_code_units, window_tally
+from pytest_entropy.core.records import ValueObservation
+from tests.native_support import native_kernel, paths
+from tests.sessions_support import write_native_sessions
+
+PATHS = ("native", "python", "plain")
+
+
+@pytest.fixture(autouse=True)
+def _kernel() -> None:
+    native_kernel("core._pool_native")
+
+
+class Text(str):
+    """A str subclass: outside the kernel's exact domain (the Python code answers)."""
+
+
+ASTRAL = "\U0001f600"
+# Strings whose UTF-16 order differs from code-point order, lone surrogates (the same code
+# units as an astral character), JavaScript white space at the edges, U+0000.
+TEXTS = st.one_of(
+    st.sampled_from(
+        [
+            "a",
+            "b",
+            "",
+            " a",
+            "a ",
+            "\ufeffa",
+            "a\u3000",
+            "a\x00b",
+            "é",
+            ASTRAL,
+            "\uffff",
+            "\ue000",
+            "\ud83d\ude00",
+            "\ud83d",
+            "\ude00",
+            "z" + ASTRAL,
+            "z\uffff",
+            "10",
+            "A",
+        ]
+    ),
+    st.text(max_size=6),
+    st.text(alphabet=st.characters(min_codepoint=0xD000, max_codepoint=0x1F64F), max_size=4),
+)
+NUMBERS = st.one_of(
+    st.integers(-50, 50),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([2**53, 2**53 + 1, -(2**53), -(2**53) - 1, 2**63, -(2**63) - 1]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            0.1,
+            1e21,
+            1e-7,
+            1.5e-7,
+            123456789012345680000.0,
+            5e-324,
+            1.7976931348623157e308,
+            1e16,
+            2.0**53,
+            0.000001,
+            1e-6,
+            100.5,
+            float("nan"),
+        ]
+    ),
+)
+VALUES = st.one_of(
+    TEXTS,
+    NUMBERS,
+    st.booleans(),
+    st.text(min_size=9, max_size=40),  # long enough to pass small value bounds
+    st.builds(Text, st.text(max_size=4)),
+)
+REFS = st.one_of(st.sampled_from(["mcp.a", "mcp.b", " mcp.c", ""]), TEXTS)
+KEYS = st.one_of(st.sampled_from(["k", "q", "k\x00", "\u2028k"]), TEXTS)
+RECORD = st.builds(
+    ValueObservation,
+    REFS,
+    KEYS,
+    VALUES,
+    st.one_of(st.none(), st.integers(1, 5), st.just(2**70)),
+)
+BOUNDS = st.one_of(st.none(), st.integers(-2, 60), st.just(POOL_MAX_VALUE_BYTES))
+
+
+def _summary_on(
+    kind: str, records: list[ValueObservation], drop: bool, bound: int | None
+) -> WindowSummary:
+    with paths(kind):
+        return summarize_window("f", records, drop_unloadable=drop, max_value_bytes=bound)
+
+
+def _same(summaries: list[WindowSummary]) -> None:
+    first = summaries[0]
+    for other in summaries[1:]:
+        assert other == first
+        assert list(other.counts.items()) == list(first.counts.items())  # first-seen order
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(RECORD, max_size=30), st.booleans(), BOUNDS)
+def test_window_summaries_agree(records: list[ValueObservation], drop: bool, bound: Any) -> None:
+    _same([_summary_on(kind, records, drop, bound) for kind in PATHS])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(REFS, KEYS, VALUES), max_size=30), BOUNDS)
+def test_the_fields_tally_equals_the_records(
+    fields: list[tuple[Any, Any, Any]], bound: Any
+) -> None:
+    """What the scan hands the tally (``add``) equals the summary of the records."""
+    records = [ValueObservation(ref, key, value) for ref, key, value in fields]
+    expected = _summary_on("plain", records, True, bound)
+    for kind in ("native", "python"):
+        with paths(kind):
+            tally = window_tally(True, bound)
+            for ref, key, value in fields:
+                tally.add(ref, key, value)
+            _same([expected, tally_summary("f", tally)])
+
+
+def test_numbers_that_differ_only_in_javascript_text() -> None:
+    """1 and 1.0 are one identity; 2**53+1 arrives as 2**53; 1e21 is written 1e+21."""
+    values: list[Any] = [1, 1.0, True, 2**53 + 1, 2.0**53, 1e21, 10.0**21, -0.0, 0, 1e-7, 5e-324]
+    records = [ValueObservation("mcp.a", "k", value) for value in values]
+    summaries = [_summary_on(kind, records, True, None) for kind in PATHS]
+    _same(summaries)
+    identities = [identity.split("\x00")[2] for identity in summaries[0].counts]
+    assert identities == [
+        "number:1",
+        "boolean:true",
+        "number:9007199254740992",
+        "number:1e+21",
+        "number:0",
+        "number:1e-7",
+        "number:5e-324",
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXTS, max_size=40))
+def test_the_code_unit_sort_is_stable_and_exact(items: list[str]) -> None:
+    items = [*items, ASTRAL, "\ud83d\ude00", "\ud83d"]  # one spelling in code units: stable
+    expected = sorted(items, key=code_unit_key)
+    with paths("native"):
+        assert sorted_code_units(items) == expected
+        assert [id(x) for x in sorted_code_units(items)] == [id(x) for x in expected]
+    with paths("python"):
+        assert sorted_code_units(items) == expected
+
+
+def test_the_sort_hands_back_foreign_items() -> None:
+    kernel = native_kernel("core._pool_native")
+    assert kernel.sorted_code_units([Text("a"), "b"]) is NotImplemented
+    assert kernel.sorted_code_units(("a",)) is NotImplemented
+    with paths("native"):
+        assert sorted_code_units([Text("b"), "a"]) == ["a", "b"]
+
+
+def test_a_failing_fallback_propagates() -> None:
+    kernel = native_kernel("core._pool_native")
+
+    def broken(ref: Any, key: Any, value: Any) -> Any:
+        raise ZeroDivisionError
+
+    tally = kernel.Window(True, None, broken)
+    tally.add("r", "k", "v")
+    with pytest.raises(ZeroDivisionError):
+        tally.add("r", "k", [1])
+    with pytest.raises(TypeError):
+        kernel.Window(True, None, lambda *a: 1).add("r", "k", 2**80)
+    with pytest.raises(TypeError):
+        tally.add("r", "k")
+    with pytest.raises(OverflowError):
+        kernel.Window(True, 2**70, broken)
+
+
+WINDOW_VALUES = st.one_of(st.integers(0, 40), st.sampled_from(["a", "é", ASTRAL, "\uffff"]), TEXTS)
+WINDOW = st.tuples(
+    st.sampled_from(["s1.jsonl", "s2.jsonl", "s3.jsonl", "s4.jsonl"]),
+    st.lists(
+        st.builds(
+            ValueObservation,
+            st.sampled_from(["mcp.a", "mcp.b"]),
+            st.sampled_from(["k", "q"]),
+            WINDOW_VALUES,
+            st.one_of(st.none(), st.integers(1, 4)),
+        ),
+        max_size=60,
+    ),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(WINDOW, max_size=22))
+def test_merged_pools_are_the_same_bytes(windows: list[tuple[str, list[ValueObservation]]]) -> None:
+    """Many distinct values force eviction, 22 windows push sessions out of tracking."""
+    texts = []
+    for kind in PATHS:
+        with paths(kind):
+            merger = PoolMerger(None)
+            for file, records in windows:
+                merger.add(summarize_window(file, records))
+            merged = merger.result()
+            texts.append(file_text(merged.to_json()))
+    assert texts[0] == texts[1] == texts[2]
+
+
+# ------------------------------------------------------------------- end to end
+
+
+def _pool_bytes(
+    capsys: pytest.CaptureFixture[str], kind: str, sessions: Path, out: Path, *more: str
+) -> tuple[bytes, str]:
+    capsys.readouterr()
+    with paths(kind):
+        code = main(["pool", "--sessions", str(sessions), "--out", str(out), *more])
+    assert code == 0
+    return out.read_bytes(), capsys.readouterr().out
+
+
+def _hostile_traces() -> list[dict[str, Any]]:
+    values: list[Any] = [
+        "é",
+        ASTRAL,
+        "\uffff",
+        " pad ",
+        1,
+        1.0,
+        2**53 + 1,
+        1e21,
+        0.1,
+        True,
+        False,
+        "x" * 70_000,
+        *range(40),
+    ]
+    traces = []
+    for index, value in enumerate(values):
+        args = {"k": value, "q": f"v{index % 3}", "\u3000": 1, "n": [1]}
+        traces.append({"taskKey": "t", "operations": [{"ref": "mcp.a", "args": args}]})
+    return traces
+
+
+def test_the_pool_command_writes_the_same_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    traces = _hostile_traces()
+    for index in range(3):
+        write_native_sessions(sessions / f"s{index}.jsonl", traces[index * 5 :])
+    results = [
+        _pool_bytes(capsys, kind, sessions, tmp_path / f"{kind}.json", "--json") for kind in PATHS
+    ]
+    texts = [
+        text.replace(str(tmp_path / f"{kind}.json"), "OUT")
+        for kind, (_, text) in zip(PATHS, results, strict=True)
+    ]
+    assert results[0][0] == results[1][0] == results[2][0]
+    assert texts[0] == texts[1] == texts[2]
+    pool = json.loads(results[0][0])
+    assert pool["entries"] and json.loads(texts[0])["oversizedValues"] == 3
+
+
+def test_the_pool_command_on_a_real_corpus(
+    shared_corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions = shared_corpora / "pi-sessions" / "sessions"
+    if not sessions.is_dir():
+        pytest.skip(f"{sessions} is missing")
+    results = [_pool_bytes(capsys, kind, sessions, tmp_path / f"{kind}.json") for kind in PATHS]
+    assert results[0][0] == results[1][0] == results[2][0]
+    assert json.loads(results[0][0])["entries"]
+
+
+COUNT_VALUES = st.one_of(
+    st.integers(-2, 5),
+    st.sampled_from([2**53 - 1, 2**53, 2**70, True, 1.0, 2.5, float("nan"), "1", None]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=3), COUNT_VALUES, max_size=5), max_size=4))
+def test_a_loaded_pool_checks_its_counts_on_every_path(counts: list[dict[str, Any]]) -> None:
+    value = {
+        "version": 1,
+        "entries": [],
+        "tracked": [
+            {"file": f"s{i}", "digest": f"d{i}", "counts": c} for i, c in enumerate(counts)
+        ],
+        "baked": [],
+    }
+    parsed = []
+    for kind in PATHS:
+        with paths(kind):
+            parsed.append(parse_observation_pool(value))
+    assert parsed[0] == parsed[1] == parsed[2]
