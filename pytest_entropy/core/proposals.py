@@ -16,15 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from pytest_entropy.core.canonical import js_stringify
-from pytest_entropy.core.jscompat import (
-    code_unit_key,
-    js_own_keys,
-    js_string,
-    js_typeof,
-    round_metric,
-    value_key,
-)
+from pytest_entropy.core.fastpath import kernel
+from pytest_entropy.core.jscompat import code_unit_key, js_own_keys, round_metric, value_key
 from pytest_entropy.core.records import (
     RepairRow,
     Report,
@@ -32,6 +25,12 @@ from pytest_entropy.core.records import (
     ValueObservation,
     observation_fields,
     operations_of,
+)
+from pytest_entropy.core.review_signals import (
+    AUTO_APPLY_PROPOSAL_KINDS,
+    entropy_review_key,
+    entropy_review_signals,
+    format_review_signal,
 )
 
 __all__ = [
@@ -60,10 +59,7 @@ FUSE_MIN_EXECUTIONS = 3
 QUARANTINE_MIN_CALLS = 3
 QUARANTINE_MIN_STAGE_ENTROPY_BITS = 1
 MAX_PROPOSALS_PER_KIND = 8
-# A review line shows at most this many of a signal's values (spec §5.9).
-_REVIEW_VALUES_SHOWN = 4
 ENUM_CANDIDATE_ANNOTATION = "x-fabric-enum-candidate"
-AUTO_APPLY_PROPOSAL_KINDS = ("enum-tighten", "noise-quarantine")
 
 Proposal = dict[str, Any]
 _SEQUENCE_JOIN = "→"
@@ -174,6 +170,12 @@ def _tally_of(tallies: dict[tuple[str, str], _Tally], ref: str, key: str) -> _Ta
 # ------------------------------------------------------------------------ evidence
 
 
+def _operations_kernel() -> Any:
+    """The native twin of :meth:`ProposalEvidence.add_operations`, or None."""
+    native = kernel("core._proposals_native")
+    return None if native is None else native.add_operations
+
+
 class ProposalEvidence:
     """Everything the proposals read from a corpus, as a mergeable accumulator.
 
@@ -189,7 +191,15 @@ class ProposalEvidence:
     Executions are told apart by ``(origin, number)``: give each file its own ``origin``.
     """
 
-    __slots__ = ("_executions", "clusters", "origin", "sequences", "tallies", "trace_values")
+    __slots__ = (
+        "_executions",
+        "_native",
+        "clusters",
+        "origin",
+        "sequences",
+        "tallies",
+        "trace_values",
+    )
 
     def __init__(self, *, trace_values: bool = False, origin: Any = 0) -> None:
         self.trace_values = trace_values
@@ -200,6 +210,16 @@ class ProposalEvidence:
         self.clusters: dict[str, dict[tuple[str, ...], int]] = {}
         # identity -> [sequence, occurrences, set of up to 3 execution ids]
         self.sequences: dict[str, list[Any]] = {}
+        self._native = _operations_kernel()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The kernel is this process's choice: a copy asks its own process again.
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_native"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._native = _operations_kernel()
 
     # ------------------------------------------------------------------ accumulation
 
@@ -246,13 +266,39 @@ class ProposalEvidence:
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
         """Accumulate one trace (one execution)."""
+        self.add_operations(operations_of(trace))
+
+    def add_signed(
+        self, operations: Sequence[Any], task_key: Any = None, model: Any = None
+    ) -> None:
+        """The scanner's ``on_signed`` hook: :meth:`add_operations` (the task key and model
+        play no part in the evidence)."""
+        self.add_operations(operations)
+
+    def add_operations(self, operations: Sequence[Any]) -> None:
+        """Accumulate one execution given by its operations: :class:`Operation` records, or
+        the scanner's signed operations ``(ref, args, outcome, ...)`` (only the first three
+        items are read), so a scan can hand them over without building records.
+
+        The native kernel ``core._proposals_native.add_operations`` takes over the clusters
+        and the sequence windows when it is built; the loop below is its Python twin (and
+        runs whenever the kernel hands a trace back, or for the trace-value tallies)."""
+        native = self._native
+        if native is not None:
+            number = self._executions
+            self._executions = number + 1
+            if native(self.clusters, self.sequences, operations, self.origin, number) is True:
+                if self.trace_values:
+                    self._add_trace_values(operations)
+                return
+            self._executions = number
         execution = (self.origin, self._executions)
         self._executions += 1
         clusters = self.clusters
         tallies = self.tallies
         segment: list[str] = []
         segments: list[list[str]] = []
-        for op in operations_of(trace):
+        for op in operations:
             ref, args, outcome = op[0], op[1], op[2]
             per_ref = clusters.get(ref)
             if per_ref is None:
@@ -290,6 +336,17 @@ class ProposalEvidence:
                     executions = entry[2]
                     if len(executions) < FUSE_MIN_EXECUTIONS:
                         executions.add(execution)
+
+    def _add_trace_values(self, operations: Sequence[Any]) -> None:
+        """The trace-value tallies of :meth:`add_operations`'s loop, alone."""
+        tallies = self.tallies
+        for op in operations:
+            ref, args = op[0], op[1]
+            if not ref.startswith("fabric."):
+                for key in js_own_keys(args):
+                    value = args[key]
+                    if _is_primitive(value):
+                        _tally_of(tallies, ref, key).add(value, 1)
 
     def merge(self, other: ProposalEvidence) -> ProposalEvidence:
         """Fold in ``other`` (the evidence of the input that follows); returns ``self``."""
@@ -525,51 +582,3 @@ def propose_entropy_reductions(
     if value_observations is not None:
         evidence.add_observations(value_observations)
     return evidence.proposals(report, surface)
-
-
-# ---------------------------------------------------------------- review signals
-
-
-def entropy_review_signals(proposals: Iterable[Proposal]) -> list[Proposal]:
-    """The proposals the loop never applies (declare-enum, splits, fusions), in order."""
-    return [p for p in proposals if p.get("kind") not in AUTO_APPLY_PROPOSAL_KINDS]
-
-
-def format_review_signal(proposal: Mapping[str, Any]) -> str:
-    """One line per review signal (spec §5.9)."""
-    kind = proposal.get("kind")
-    if kind == "declare-enum":
-        values = list(proposal["values"])
-        shown = ", ".join(js_string(value) for value in values[:_REVIEW_VALUES_SHOWN])
-        more = ", ..." if len(values) > _REVIEW_VALUES_SHOWN else ""
-        return f"declare-enum {proposal['ref']}.{proposal['key']} ({shown}{more})"
-    if kind == "overload-split":
-        return f"overload-split {proposal['ref']} ({len(proposal['clusters'])} key-set clusters)"
-    if kind == "sequence-fuse":
-        return "sequence-fuse " + " -> ".join(proposal["sequence"])
-    return f"{kind} {proposal.get('ref')}"
-
-
-def _review_identity(proposal: Mapping[str, Any]) -> list[Any]:
-    kind = proposal.get("kind")
-    if kind == "declare-enum":
-        return [
-            kind,
-            proposal["ref"],
-            proposal["key"],
-            [[js_typeof(value), value] for value in proposal["values"]],
-        ]
-    if kind == "overload-split":
-        return [kind, proposal["ref"], [cluster["keys"] for cluster in proposal["clusters"]]]
-    if kind == "sequence-fuse":
-        return [kind, proposal["sequence"]]
-    return [kind, proposal.get("ref")]
-
-
-def entropy_review_key(review: Iterable[Mapping[str, Any]]) -> str:
-    """The de-duplication key of a review set: vocabularies, splits and sequences, never
-    evidence counts (spec §5.9)."""
-    identities = sorted(
-        (js_stringify(_review_identity(proposal)) for proposal in review), key=code_unit_key
-    )
-    return js_stringify(identities)

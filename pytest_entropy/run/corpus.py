@@ -377,6 +377,10 @@ def _read_one(
         and traces[0] is hooks.on_trace
     ):
         on_signed = hooks.on_signed  # the scanner hands over its guarded operations
+    elif fast_paths() and plan.proposals and len(traces) == 1:
+        # The evidence alone listens to traces: it reads the guarded operations themselves
+        # (ProposalEvidence.add_operations), so no Trace or Operation records are built.
+        on_signed = evidence.add_signed
     # Fast path: when the proposals' tallies are the only ones listening to values, the scan
     # hands them the fields and builds no observation records.
     # With the native kernel, one call per line tallies all its values.

@@ -8,7 +8,7 @@ equals the merge. An unreadable file adds nothing, as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pytest_entropy.core.fastpath import kernel
@@ -59,7 +59,7 @@ class DeferredMeter:
             self.pending = None
 
 
-_TRACE, _VALUE, _OBSERVATION, _VALUES = 0, 1, 2, 3
+_TRACE, _VALUE, _OBSERVATION, _VALUES, _OPERATIONS = 0, 1, 2, 3, 4
 
 
 class DeferredEvidence:
@@ -83,6 +83,13 @@ class DeferredEvidence:
 
     def add_trace(self, trace: Trace) -> None:
         self._add((_TRACE, trace))
+
+    def add_signed(
+        self, operations: Sequence[Any], task_key: Any = None, model: Any = None
+    ) -> None:
+        """The scanner's ``on_signed``: a trace's guarded operations (the evidence reads no
+        more of them than :meth:`ProposalEvidence.add_operations` does)."""
+        self._add((_OPERATIONS, operations))
 
     def add_value(self, ref: str, key: str, value: Any) -> None:
         self._add((_VALUE, ref, key, value))
@@ -116,15 +123,18 @@ def values_listener(
 
 
 def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
-    add_trace, add_value, add_observation = (
+    add_trace, add_value, add_observation, add_operations = (
         evidence.add_trace,
         evidence.add_value,
         evidence.add_observation,
+        evidence.add_operations,
     )
     add_values: Callable[[tuple[Any, ...]], None] | None = None
     for entry in entries:
         kind = entry[0]
-        if kind == _TRACE:
+        if kind == _OPERATIONS:
+            add_operations(entry[1])
+        elif kind == _TRACE:
             add_trace(entry[1])
         elif kind == _VALUE:
             add_value(entry[1], entry[2], entry[3])

@@ -1,0 +1,442 @@
+/* The proposals' trace evidence in C: ProposalEvidence.add_operations's clusters and
+ * sequence windows (pytest_entropy/core/proposals.py is the Python twin and the
+ * specification).
+ *
+ * add_operations(clusters, sequences, operations, origin, number) accumulates one execution
+ * into the evidence's two dicts exactly as the Python loop does:
+ *
+ *   * clusters[ref][tuple(args)] += 1 for every operation, in order;
+ *   * the runs of successful calls outside fabric./pi. (segments), and in each segment
+ *     every window of FUSE_MIN..FUSE_MAX distinct refs, width by width and start by start:
+ *     sequences["→".join(window)] = [window, 1, {execution}] the first time, else its
+ *     occurrences + 1 and the execution added while the set holds fewer than
+ *     FUSE_MIN_EXECUTIONS; execution is the tuple (origin, number).
+ *
+ * It returns True when done, or NotImplemented without touching anything when the input is
+ * outside its exact domain (the operations not an exact list or tuple, an operation not an
+ * exact tuple or Operation with at least three items, a ref or outcome not an exact str,
+ * args not an exact dict with exact str keys, a per-ref entry not an exact dict): the
+ * caller then runs the Python loop. Entries of ``sequences`` are read and updated through
+ * the abstract object protocol (item access, in-place add, len, .add), as Python does.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define FUSE_MIN 3
+#define FUSE_MAX 6
+#define FUSE_MIN_EXECUTIONS 3
+#define SEQUENCE_JOIN "\xe2\x86\x92" /* U+2192 RIGHTWARDS ARROW */
+#define SMALL 32 /* operations a trace may have with its scratch on the stack */
+
+static PyObject *operation_type; /* pytest_entropy.core.records.Operation */
+static PyObject *str_fabric;
+static PyObject *str_pi;
+static PyObject *str_join;
+static PyObject *str_add;
+static PyObject *int_one;
+static PyObject *int_two;
+
+static int
+same_str(PyObject *a, PyObject *b)
+{
+    /* Exact str equality (code points), as str.__eq__ and a set's membership compare. */
+    if (a == b) {
+        return 1;
+    }
+    if (PyUnicode_GET_LENGTH(a) != PyUnicode_GET_LENGTH(b)) {
+        return 0;
+    }
+    return PyUnicode_Compare(a, b) == 0;
+}
+
+/* ``entry[1] += 1``, then ``if len(entry[2]) < FUSE_MIN_EXECUTIONS: entry[2].add(execution)``. */
+static int
+bump_entry(PyObject *entry, PyObject *execution)
+{
+    PyObject *count = PyObject_GetItem(entry, int_one);
+    if (count == NULL) {
+        return -1;
+    }
+    PyObject *bumped = PyNumber_InPlaceAdd(count, int_one);
+    Py_DECREF(count);
+    if (bumped == NULL) {
+        return -1;
+    }
+    int failed = PyObject_SetItem(entry, int_one, bumped);
+    Py_DECREF(bumped);
+    if (failed) {
+        return -1;
+    }
+    PyObject *executions = PyObject_GetItem(entry, int_two);
+    if (executions == NULL) {
+        return -1;
+    }
+    Py_ssize_t held = PyObject_Size(executions);
+    if (held < 0) {
+        Py_DECREF(executions);
+        return -1;
+    }
+    if (held < FUSE_MIN_EXECUTIONS) {
+        if (PySet_CheckExact(executions)) {
+            failed = PySet_Add(executions, execution);
+        }
+        else {
+            PyObject *done = PyObject_CallMethodOneArg(executions, str_add, execution);
+            failed = done == NULL ? -1 : 0;
+            Py_XDECREF(done);
+        }
+    }
+    Py_DECREF(executions);
+    return failed;
+}
+
+/* Every window of one segment (``refs[0:length]``, borrowed from the operations). */
+static int
+add_windows(PyObject *sequences, PyObject **refs, Py_ssize_t length, Py_ssize_t *near,
+            PyObject **execution, PyObject *origin, PyObject *number)
+{
+    if (length < FUSE_MIN) {
+        return 0;
+    }
+    /* near[k]: the closest j in [k - (FUSE_MAX - 1), k) with refs[j] == refs[k], or -1. A
+     * window [s, s + w) holds w distinct refs iff near[k] < s for every k in it. */
+    for (Py_ssize_t k = 0; k < length; k++) {
+        near[k] = -1;
+        Py_ssize_t low = k - (FUSE_MAX - 1);
+        if (low < 0) {
+            low = 0;
+        }
+        for (Py_ssize_t j = k - 1; j >= low; j--) {
+            if (same_str(refs[j], refs[k])) {
+                near[k] = j;
+                break;
+            }
+        }
+    }
+    Py_ssize_t widest = length < FUSE_MAX ? length : FUSE_MAX;
+    for (Py_ssize_t width = FUSE_MIN; width <= widest; width++) {
+        for (Py_ssize_t start = 0; start + width <= length; start++) {
+            int distinct = 1;
+            for (Py_ssize_t k = start + 1; k < start + width; k++) {
+                if (near[k] >= start) {
+                    distinct = 0;
+                    break;
+                }
+            }
+            if (!distinct) {
+                continue;
+            }
+            PyObject *window = PyList_New(width);
+            if (window == NULL) {
+                return -1;
+            }
+            for (Py_ssize_t k = 0; k < width; k++) {
+                Py_INCREF(refs[start + k]);
+                PyList_SET_ITEM(window, k, refs[start + k]);
+            }
+            PyObject *identity = PyUnicode_Join(str_join, window);
+            if (identity == NULL) {
+                Py_DECREF(window);
+                return -1;
+            }
+            if (*execution == NULL) {
+                *execution = PyTuple_Pack(2, origin, number);
+                if (*execution == NULL) {
+                    Py_DECREF(identity);
+                    Py_DECREF(window);
+                    return -1;
+                }
+            }
+            PyObject *entry = PyDict_GetItemWithError(sequences, identity);
+            int failed;
+            if (entry == NULL) {
+                if (PyErr_Occurred()) {
+                    Py_DECREF(identity);
+                    Py_DECREF(window);
+                    return -1;
+                }
+                PyObject *executions = PySet_New(NULL);
+                if (executions == NULL || PySet_Add(executions, *execution) < 0) {
+                    Py_XDECREF(executions);
+                    Py_DECREF(identity);
+                    Py_DECREF(window);
+                    return -1;
+                }
+                PyObject *fresh = PyList_New(3);
+                if (fresh == NULL) {
+                    Py_DECREF(executions);
+                    Py_DECREF(identity);
+                    Py_DECREF(window);
+                    return -1;
+                }
+                Py_INCREF(int_one);
+                PyList_SET_ITEM(fresh, 0, window); /* the list takes the window */
+                PyList_SET_ITEM(fresh, 1, int_one);
+                PyList_SET_ITEM(fresh, 2, executions);
+                failed = PyDict_SetItem(sequences, identity, fresh);
+                Py_DECREF(fresh);
+            }
+            else {
+                Py_DECREF(window);
+                Py_INCREF(entry);
+                failed = bump_entry(entry, *execution);
+                Py_DECREF(entry);
+            }
+            Py_DECREF(identity);
+            if (failed) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+add_operations(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add_operations(clusters, sequences, operations, origin, number)");
+        return NULL;
+    }
+    PyObject *clusters = args[0], *sequences = args[1], *operations = args[2];
+    PyObject *origin = args[3], *number = args[4];
+    if (!PyDict_CheckExact(clusters) || !PyDict_CheckExact(sequences)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *ops;
+    if (PyTuple_CheckExact(operations)) {
+        Py_INCREF(operations);
+        ops = operations;
+    }
+    else if (PyList_CheckExact(operations)) {
+        ops = PyList_AsTuple(operations); /* a snapshot: nothing below can resize it */
+        if (ops == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(ops);
+    PyObject *result = NULL;
+    PyObject *execution = NULL;
+    /* Per operation: whether it extends a segment; the segment refs; the windows' scratch
+     * (on the stack for the usual short trace). */
+    char small_successful[SMALL];
+    PyObject *small_segment[SMALL];
+    Py_ssize_t small_near[SMALL];
+    char *successful = small_successful;
+    PyObject **segment = small_segment;
+    Py_ssize_t *near = small_near;
+    if (n > SMALL) {
+        successful = PyMem_Malloc(n);
+        segment = PyMem_Malloc(n * sizeof(PyObject *));
+        near = PyMem_Malloc(n * sizeof(Py_ssize_t));
+        if (successful == NULL || segment == NULL || near == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    memset(successful, 0, n ? n : 1);
+    /* Pass 1: the exact domain, checked before anything changes. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *op = PyTuple_GET_ITEM(ops, i);
+        if (!(PyTuple_CheckExact(op) || (PyObject *)Py_TYPE(op) == operation_type) ||
+            PyTuple_GET_SIZE(op) < 3) {
+            goto hand_back;
+        }
+        PyObject *ref = PyTuple_GET_ITEM(op, 0);
+        PyObject *op_args = PyTuple_GET_ITEM(op, 1);
+        PyObject *outcome = PyTuple_GET_ITEM(op, 2);
+        if (!PyUnicode_CheckExact(ref) || !PyDict_CheckExact(op_args) ||
+            !PyUnicode_CheckExact(outcome)) {
+            goto hand_back;
+        }
+        Py_ssize_t position = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(op_args, &position, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) {
+                goto hand_back;
+            }
+        }
+        PyObject *per_ref = PyDict_GetItemWithError(clusters, ref);
+        if (per_ref == NULL && PyErr_Occurred()) {
+            goto done;
+        }
+        if (per_ref != NULL && !PyDict_CheckExact(per_ref)) {
+            goto hand_back;
+        }
+        if (PyUnicode_CompareWithASCIIString(outcome, "succeeded") == 0) {
+            Py_ssize_t fabric = PyUnicode_Tailmatch(ref, str_fabric, 0, PY_SSIZE_T_MAX, -1);
+            if (fabric < 0) {
+                goto done;
+            }
+            Py_ssize_t pi = fabric ? 1 : PyUnicode_Tailmatch(ref, str_pi, 0, PY_SSIZE_T_MAX, -1);
+            if (pi < 0) {
+                goto done;
+            }
+            successful[i] = !fabric && !pi;
+        }
+    }
+    /* Pass 2: the argument-key clusters, operation by operation. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *op = PyTuple_GET_ITEM(ops, i);
+        PyObject *ref = PyTuple_GET_ITEM(op, 0);
+        PyObject *op_args = PyTuple_GET_ITEM(op, 1);
+        /* clusters.get(ref), or a new dict: checked exact in pass 1 or made here. */
+        PyObject *per_ref = PyDict_GetItemWithError(clusters, ref);
+        if (per_ref != NULL) {
+            if (!PyDict_CheckExact(per_ref)) {
+                PyErr_SetString(PyExc_RuntimeError, "the evidence changed while it was read");
+                goto done;
+            }
+            Py_INCREF(per_ref);
+        }
+        else {
+            if (PyErr_Occurred()) {
+                goto done;
+            }
+            per_ref = PyDict_New();
+            if (per_ref == NULL || PyDict_SetItem(clusters, ref, per_ref) < 0) {
+                Py_XDECREF(per_ref);
+                goto done;
+            }
+        }
+        Py_ssize_t size = PyDict_GET_SIZE(op_args);
+        PyObject *keys = PyTuple_New(size);
+        if (keys == NULL) {
+            Py_DECREF(per_ref);
+            goto done;
+        }
+        Py_ssize_t position = 0, k = 0;
+        PyObject *key, *value;
+        while (k < size && PyDict_Next(op_args, &position, &key, &value)) {
+            Py_INCREF(key);
+            PyTuple_SET_ITEM(keys, k, key);
+            k++;
+        }
+        if (k != size) {
+            Py_DECREF(keys);
+            Py_DECREF(per_ref);
+            PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
+            goto done;
+        }
+        PyObject *calls = PyDict_GetItemWithError(per_ref, keys);
+        PyObject *bumped;
+        if (calls == NULL) {
+            if (PyErr_Occurred()) {
+                Py_DECREF(keys);
+                Py_DECREF(per_ref);
+                goto done;
+            }
+            Py_INCREF(int_one); /* per_ref.get(keys, 0) + 1 */
+            bumped = int_one;
+        }
+        else {
+            Py_INCREF(calls);
+            bumped = PyNumber_Add(calls, int_one);
+            Py_DECREF(calls);
+            if (bumped == NULL) {
+                Py_DECREF(keys);
+                Py_DECREF(per_ref);
+                goto done;
+            }
+        }
+        int failed = PyDict_SetItem(per_ref, keys, bumped);
+        Py_DECREF(bumped);
+        Py_DECREF(keys);
+        Py_DECREF(per_ref);
+        if (failed) {
+            goto done;
+        }
+    }
+    /* Pass 3: the segments' windows, segment by segment. */
+    Py_ssize_t length = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i < n && successful[i]) {
+            segment[length++] = PyTuple_GET_ITEM(PyTuple_GET_ITEM(ops, i), 0);
+            continue;
+        }
+        if (length) {
+            if (add_windows(sequences, segment, length, near, &execution, origin, number) < 0) {
+                goto done;
+            }
+            length = 0;
+        }
+    }
+    result = Py_True;
+    Py_INCREF(result);
+    goto done;
+hand_back:
+    result = Py_NotImplemented;
+    Py_INCREF(result);
+done:
+    if (successful != small_successful) {
+        PyMem_Free(successful);
+        PyMem_Free(segment);
+        PyMem_Free(near);
+    }
+    Py_XDECREF(execution);
+    Py_DECREF(ops);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"add_operations", (PyCFunction)(void (*)(void))add_operations, METH_FASTCALL,
+     "add_operations(clusters, sequences, operations, origin, number) -> True, or "
+     "NotImplemented (nothing changed) outside the exact domain"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "pytest_entropy.core._proposals_native",
+    "The proposals' trace evidence (clusters and sequence windows) in C.", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__proposals_native(void)
+{
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL) {
+        return NULL;
+    }
+    PyObject *records = PyImport_ImportModule("pytest_entropy.core.records");
+    if (records == NULL) {
+        goto fail;
+    }
+    operation_type = PyObject_GetAttrString(records, "Operation");
+    Py_DECREF(records);
+    if (operation_type == NULL) {
+        goto fail;
+    }
+    if (!PyType_Check(operation_type)) {
+        PyErr_SetString(PyExc_TypeError, "records.Operation is not a type");
+        goto fail;
+    }
+    str_fabric = PyUnicode_InternFromString("fabric.");
+    str_pi = PyUnicode_InternFromString("pi.");
+    str_join = PyUnicode_FromString(SEQUENCE_JOIN);
+    str_add = PyUnicode_InternFromString("add");
+    int_one = PyLong_FromLong(1);
+    int_two = PyLong_FromLong(2);
+    if (str_fabric == NULL || str_pi == NULL || str_join == NULL || str_add == NULL ||
+        int_one == NULL || int_two == NULL) {
+        goto fail;
+    }
+    if (PyModule_AddStringConstant(module, "SOURCE_SHA256", PE_SOURCE_SHA256) < 0 ||
+        PyModule_AddIntConstant(module, "FUSE_MIN_SEQUENCE_LENGTH", FUSE_MIN) < 0 ||
+        PyModule_AddIntConstant(module, "FUSE_MAX_SEQUENCE_LENGTH", FUSE_MAX) < 0 ||
+        PyModule_AddIntConstant(module, "FUSE_MIN_EXECUTIONS", FUSE_MIN_EXECUTIONS) < 0) {
+        goto fail;
+    }
+    Py_INCREF(str_join);
+    if (PyModule_AddObject(module, "SEQUENCE_JOIN", str_join) < 0) {
+        Py_DECREF(str_join);
+        goto fail;
+    }
+    return module;
+fail:
+    Py_DECREF(module);
+    return NULL;
+}
