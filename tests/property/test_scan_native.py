@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_entropy.cli.app import main
 from pytest_entropy.ingest import native as native_module
 from pytest_entropy.ingest.native import SessionScanner
 from pytest_entropy.testing import strategies as es
@@ -198,3 +200,49 @@ def test_a_batch_outside_the_domain_is_handed_back() -> None:
     assert kernel.scan_batch(scanner, [b""], None, [1 << 70, 0, 0, 0, 0], context) is (
         NotImplemented
     )
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    files=st.lists(sessions(), min_size=1, max_size=3),
+    surface=es.surfaces(),
+    traces=st.lists(es.trace_envelopes(), min_size=1, max_size=3),
+)
+def test_commands_give_the_same_bytes_on_every_path(
+    tmp_path_factory: Any,
+    capsys: Any,
+    files: list[bytes],
+    surface: dict[str, Any],
+    traces: list[dict[str, Any]],
+) -> None:
+    native_kernel("ingest._scan_native")
+    work = tmp_path_factory.mktemp("commands")
+    sessions_dir = work / "sessions"
+    sessions_dir.mkdir()
+    for index, data in enumerate(files):
+        # every file holds at least one guarded trace, calling the surface's refs too
+        trace = traces[index % len(traces)]
+        for op, ref in zip(trace["operations"], surface["actions"], strict=False):
+            op["ref"] = ref["ref"]
+        line = json.dumps({"type": "custom", "details": {"trace": trace, "audits": []}})
+        (sessions_dir / f"{index:02d}.jsonl").write_bytes(line.encode() + b"\n" + data)
+    surface_path = work / "surface.json"
+    surface_path.write_text(json.dumps(surface), encoding="utf-8")
+    base = ["--sessions", str(sessions_dir), "--surface", str(surface_path)]
+    outputs = []
+    for kind in ("native", "python", "plain"):
+        seen = []
+        for command in ("measure", "propose", "compile"):
+            out = work / f"{command}.json"
+            out.unlink(missing_ok=True)
+            extra = ["--out", str(out)] if command == "compile" else []
+            with paths(kind):
+                code = main([command, *base, *extra])
+            captured = capsys.readouterr()
+            text = re.sub(r"\(\d+ms\)", "(elapsed)", captured.out)  # a timing, not a result
+            seen.append((code, text, out.read_bytes() if out.exists() else None))
+        outputs.append(seen)
+    assert outputs[0][0][0] in (0, 1)  # measured, not refused
+    assert outputs[0] == outputs[1] == outputs[2]
