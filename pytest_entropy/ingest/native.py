@@ -164,6 +164,15 @@ def _never(raw: bytes) -> bool:
     return False
 
 
+SCAN_KERNEL: Final = "ingest._scan_native"
+
+
+def _make_trace(signed: list[SignedOperation], task_key: str, scanner: SessionScanner) -> Trace:
+    """The :class:`Trace` ``SessionScanner._emit`` hands to ``on_trace`` (for the kernel)."""
+    operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
+    return tuple.__new__(Trace, (operations, task_key, scanner.current_model))
+
+
 def _may_mention(raw: bytes, mentions: tuple[bytes, ...]) -> bool:
     """Whether a line may hold one of the quoted strings ``mentions``. A line with no
     backslash writes every string literally between quotes, so it holds none of them unless
@@ -199,6 +208,7 @@ class SessionScanner:
         "_decoder",
         "_guard",
         "_native",
+        "_scan",
         "_signer",
         "_want_audits",
         "current_model",
@@ -256,6 +266,9 @@ class SessionScanner:
         native = kernel("ingest._guard_native")
         self._guard = struct_guard if native is None else native.struct_guard
         self._signer = None if native is None else native.signed_args
+        # The native kernel (_scan_native.c) runs scan_stream's batch loop, the fast trace
+        # path and _emit; its Python twins are the loop below, _trace_line_fast and _emit.
+        self._scan = kernel(SCAN_KERNEL)
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -280,10 +293,34 @@ class SessionScanner:
         select = None if mentions is None else mention_lines(mentions, _may_mention)
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
+        native = self._scan if type(self) is SessionScanner else None
+        context = (
+            diagnostics,
+            OVERSIZED,
+            trace_mark,
+            change_mark,
+            assistant_mark,
+            self._accelerate,
+            struct_guard,
+            FAST_ERRORS,
+            UNSET,
+            MAX_FLOAT_GROWTH,
+            TRACE_SIZE_BOUND,
+            _make_trace,
+        )
         try:
             for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
                 counted += len(batch)
                 wanted = None if select is None else select(batch)
+                if native is not None:
+                    # One batch in C (NotImplemented: outside its domain, the loop below).
+                    tallies = [number, empty, ignored, model_lines, trace_lines]
+                    try:
+                        done = native.scan_batch(self, batch, wanted, tallies, context)
+                    finally:
+                        number, empty, ignored, model_lines, trace_lines = tallies
+                    if done is not NotImplemented:
+                        continue
                 first = number
                 for raw in batch:
                     number += 1

@@ -1,0 +1,549 @@
+/* The session scanner's line loop (native twin of the inner loop of
+ * ingest/native.py SessionScanner.scan_stream and of SessionScanner._trace_line_fast and
+ * _emit).
+ *
+ * scan_batch(scanner, batch, wanted, tallies, ctx) runs one batch of iter_line_batches:
+ * the mark checks, the line numbering, the counters, the compile replay's `wanted`
+ * selection, and for each trace line the accelerated path (decode with scanner._decoder,
+ * navigation, scanner._guard with the struct_guard fallback, the size bound, the reject
+ * note, the emit to scanner.meter / on_signed / on_trace). Everything it does not take over
+ * it calls, in the Python's order: scanner._model_line(raw, None), scanner._trace_line(raw,
+ * None) (the generic path), scanner._harvest(audits). Attributes are read when the Python
+ * reads them, so callbacks see the same line_number.
+ *
+ * tallies is the list [number, empty, ignored, model_lines, trace_lines]: read on entry,
+ * written back on every exit (also when an exception propagates), so the Python's finally
+ * block sees what its own locals would hold.
+ *
+ * ctx is the tuple (diagnostics, OVERSIZED, trace_mark, change_mark, assistant_mark,
+ * accelerate, struct_guard, FAST_ERRORS, UNSET, MAX_FLOAT_GROWTH, TRACE_SIZE_BOUND,
+ * make_trace) built once per scan_stream.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#ifndef PE_SOURCE_SHA256
+#define PE_SOURCE_SHA256 "unknown"
+#endif
+
+static PyObject *S_line_number, *S_name, *S_note, *S_oversized_lines, *S_model_line;
+static PyObject *S_trace_line, *S_decoder, *S_decode, *S_details, *S_message, *S_trace;
+static PyObject *S_diagnostics, *S_lines_without_details, *S_lines_without_trace;
+static PyObject *S_guard, *S_reject, *S_phases, *S_want_audits, *S_harvest, *S_audits;
+static PyObject *S_traces, *S_meter, *S_add_signed, *S_on_signed, *S_on_trace;
+static PyObject *S_current_model, *S_colon, *S_empty, *S_none_task, *S_cap_note;
+static PyObject *ONE;
+
+enum {
+    C_DIAGNOSTICS, C_OVERSIZED, C_TRACE_MARK, C_CHANGE_MARK, C_ASSISTANT_MARK, C_ACCELERATE,
+    C_STRUCT_GUARD, C_FAST_ERRORS, C_UNSET, C_GROWTH, C_BOUND, C_MAKE_TRACE, C_SIZE
+};
+
+typedef struct {
+    const unsigned char *text;
+    Py_ssize_t length;
+    Py_ssize_t skip[256];
+} Needle;
+
+static void needle_init(Needle *n, PyObject *bytes) {
+    Py_ssize_t i;
+    n->text = (const unsigned char *)PyBytes_AS_STRING(bytes);
+    n->length = PyBytes_GET_SIZE(bytes);
+    for (i = 0; i < 256; i++) n->skip[i] = n->length;
+    for (i = 0; i + 1 < n->length; i++) n->skip[n->text[i]] = n->length - 1 - i;
+}
+
+/* Whether needle occurs in hay (Horspool): bytes.__contains__ for exact bytes. */
+static int needle_in(const Needle *n, const unsigned char *hay, Py_ssize_t size) {
+    Py_ssize_t m = n->length, at = 0;
+    unsigned char last;
+    if (m == 0) return 1;
+    last = n->text[m - 1];
+    while (at + m <= size) {
+        unsigned char c = hay[at + m - 1];
+        if (c == last && memcmp(hay + at, n->text, (size_t)(m - 1)) == 0) return 1;
+        at += n->skip[c];
+    }
+    return 0;
+}
+
+/* `obj.name += 1` */
+static int increment(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name), *sum;
+    int status;
+    if (value == NULL) return -1;
+    sum = PyNumber_InPlaceAdd(value, ONE);
+    Py_DECREF(value);
+    if (sum == NULL) return -1;
+    status = PyObject_SetAttr(obj, name, sum);
+    Py_DECREF(sum);
+    return status;
+}
+
+/* f"{name}:{line}" */
+static PyObject *where(PyObject *name, PyObject *line) {
+    PyObject *left = PyObject_Format(name, S_empty), *right, *text;
+    if (left == NULL) return NULL;
+    right = PyObject_Format(line, S_empty);
+    if (right == NULL) {
+        Py_DECREF(left);
+        return NULL;
+    }
+    text = PyUnicode_FromFormat("%U:%U", left, right);
+    Py_DECREF(left);
+    Py_DECREF(right);
+    return text;
+}
+
+static int bump_diagnostics(PyObject *scanner, PyObject *counter) {
+    PyObject *diagnostics = PyObject_GetAttr(scanner, S_diagnostics);
+    int status;
+    if (diagnostics == NULL) return -1;
+    status = increment(diagnostics, counter);
+    Py_DECREF(diagnostics);
+    return status;
+}
+
+/* self.diagnostics.reject(reason, f"{self.name}:{self.line_number}") */
+static int reject(PyObject *scanner, PyObject *reason) {
+    PyObject *diagnostics, *name, *line, *at, *result;
+    if ((diagnostics = PyObject_GetAttr(scanner, S_diagnostics)) == NULL) return -1;
+    if ((name = PyObject_GetAttr(scanner, S_name)) == NULL) goto fail_d;
+    if ((line = PyObject_GetAttr(scanner, S_line_number)) == NULL) goto fail_n;
+    at = where(name, line);
+    Py_DECREF(line);
+    Py_DECREF(name);
+    if (at == NULL) goto fail_d;
+    result = PyObject_CallMethodObjArgs(diagnostics, S_reject, reason, at, NULL);
+    Py_DECREF(at);
+    Py_DECREF(diagnostics);
+    if (result == NULL) return -1;
+    Py_DECREF(result);
+    return 0;
+fail_n:
+    Py_DECREF(name);
+fail_d:
+    Py_DECREF(diagnostics);
+    return -1;
+}
+
+/* SessionScanner._emit(signed, task_key) */
+static int emit(PyObject *scanner, PyObject *signed_ops, PyObject *task, PyObject *ctx) {
+    PyObject *meter, *listener, *model, *result;
+    if (bump_diagnostics(scanner, S_traces) < 0) return -1;
+    if ((meter = PyObject_GetAttr(scanner, S_meter)) == NULL) return -1;
+    if (meter != Py_None) {
+        if ((model = PyObject_GetAttr(scanner, S_current_model)) == NULL) {
+            Py_DECREF(meter);
+            return -1;
+        }
+        result = PyObject_CallMethodObjArgs(meter, S_add_signed, signed_ops, task, model, NULL);
+        Py_DECREF(model);
+        if (result == NULL) {
+            Py_DECREF(meter);
+            return -1;
+        }
+        Py_DECREF(result);
+    }
+    Py_DECREF(meter);
+    if ((listener = PyObject_GetAttr(scanner, S_on_signed)) == NULL) return -1;
+    if (listener != Py_None) {
+        if ((model = PyObject_GetAttr(scanner, S_current_model)) == NULL) goto fail;
+        result = PyObject_CallFunctionObjArgs(listener, signed_ops, task, model, NULL);
+        Py_DECREF(model);
+    } else {
+        Py_DECREF(listener);
+        if ((listener = PyObject_GetAttr(scanner, S_on_trace)) == NULL) return -1;
+        if (listener == Py_None) {
+            Py_DECREF(listener);
+            return 0;
+        }
+        /* make_trace(signed, task_key, scanner) builds the Trace as _emit does */
+        {
+            PyObject *trace = PyObject_CallFunctionObjArgs(
+                PyTuple_GET_ITEM(ctx, C_MAKE_TRACE), signed_ops, task, scanner, NULL);
+            if (trace == NULL) goto fail;
+            result = PyObject_CallFunctionObjArgs(listener, trace, NULL);
+            Py_DECREF(trace);
+        }
+    }
+    Py_DECREF(listener);
+    if (result == NULL) return -1;
+    Py_DECREF(result);
+    return 0;
+fail:
+    Py_DECREF(listener);
+    return -1;
+}
+
+/* `len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND` */
+static int near_bound(Py_ssize_t size, PyObject *floats, PyObject *ctx) {
+    PyObject *growth = PyTuple_GET_ITEM(ctx, C_GROWTH), *bound = PyTuple_GET_ITEM(ctx, C_BOUND);
+    PyObject *length, *product, *sum;
+    int verdict;
+    if (PyLong_CheckExact(floats) && PyLong_CheckExact(growth) && PyLong_CheckExact(bound)) {
+        int overflow = 0;
+        long long f = PyLong_AsLongLongAndOverflow(floats, &overflow);
+        long long g = PyLong_AsLongLong(growth), b = PyLong_AsLongLong(bound);
+        if (!overflow && f >= 0 && f < (1LL << 40) && g >= 0 && g < (1LL << 20) &&
+            !PyErr_Occurred()) {
+            return (long long)size + g * f > b;
+        }
+        if (PyErr_Occurred()) PyErr_Clear();
+    }
+    if ((length = PyLong_FromSsize_t(size)) == NULL) return -1;
+    product = PyNumber_Multiply(growth, floats);
+    if (product == NULL) {
+        Py_DECREF(length);
+        return -1;
+    }
+    sum = PyNumber_Add(length, product);
+    Py_DECREF(length);
+    Py_DECREF(product);
+    if (sum == NULL) return -1;
+    verdict = PyObject_RichCompareBool(sum, bound, Py_GT);
+    Py_DECREF(sum);
+    return verdict;
+}
+
+/* SessionScanner._trace_line_fast(raw): 1 handled, 0 hand to the generic path, -1 error. */
+static int trace_line_fast(PyObject *scanner, PyObject *raw, PyObject *ctx) {
+    PyObject *unset = PyTuple_GET_ITEM(ctx, C_UNSET);
+    PyObject *decoder, *record, *details, *trace, *guard, *guarded, *items;
+    int status = -1, flag;
+    if ((decoder = PyObject_GetAttr(scanner, S_decoder)) == NULL) return -1;
+    record = PyObject_CallMethodObjArgs(decoder, S_decode, raw, NULL);
+    Py_DECREF(decoder);
+    if (record == NULL) {
+        if (PyErr_ExceptionMatches(PyTuple_GET_ITEM(ctx, C_FAST_ERRORS))) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
+    details = PyObject_GetAttr(record, S_details);
+    if (details == NULL) goto done_record;
+    if (details == unset) {
+        PyObject *message = PyObject_GetAttr(record, S_message);
+        Py_DECREF(details);
+        if (message == NULL) goto done_record;
+        if (message == unset) {
+            details = message;
+        } else {
+            details = PyObject_GetAttr(message, S_details);
+            Py_DECREF(message);
+            if (details == NULL) goto done_record;
+        }
+        if (details == unset) {
+            Py_DECREF(details);
+            status = bump_diagnostics(scanner, S_lines_without_details) < 0 ? -1 : 1;
+            goto done_record;
+        }
+    }
+    if ((trace = PyObject_GetAttr(details, S_trace)) == NULL) goto done_details;
+    if (trace == unset) {
+        if (bump_diagnostics(scanner, S_lines_without_trace) < 0) goto done_trace;
+    } else {
+        PyObject *signed_ops, *floats, *reason;
+        if ((guard = PyObject_GetAttr(scanner, S_guard)) == NULL) goto done_trace;
+        guarded = PyObject_CallFunctionObjArgs(guard, trace, NULL);
+        Py_DECREF(guard);
+        if (guarded == NULL) goto done_trace;
+        if (guarded == Py_NotImplemented) {
+            Py_DECREF(guarded);
+            guarded = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(ctx, C_STRUCT_GUARD),
+                                                   trace, NULL);
+            if (guarded == NULL) goto done_trace;
+        }
+        /* signed, floats, reason = guarded */
+        items = PySequence_Tuple(guarded);
+        Py_DECREF(guarded);
+        if (items == NULL) goto done_trace;
+        if (PyTuple_GET_SIZE(items) != 3) {
+            PyErr_Format(PyExc_ValueError, "%s values to unpack (expected 3, got %zd)",
+                         PyTuple_GET_SIZE(items) < 3 ? "not enough" : "too many",
+                         PyTuple_GET_SIZE(items));
+            goto done_items;
+        }
+        signed_ops = PyTuple_GET_ITEM(items, 0);
+        floats = PyTuple_GET_ITEM(items, 1);
+        reason = PyTuple_GET_ITEM(items, 2);
+        if ((flag = PyObject_IsTrue(reason)) < 0) goto done_items;
+        if (!flag) {
+            Py_ssize_t size = PyBytes_CheckExact(raw) ? PyBytes_GET_SIZE(raw) : PyObject_Size(raw);
+            int near = size < 0 ? -1 : near_bound(size, floats, ctx);
+            if (near < 0) goto done_items;
+            if (near) {
+                status = 0; /* near the size bound: the generic path measures it exactly */
+                goto done_items;
+            }
+        }
+        if ((flag = PyObject_IsTrue(reason)) < 0) goto done_items;
+        if (flag) {
+            if (reject(scanner, reason) < 0) goto done_items;
+        } else {
+            PyObject *phases = PyObject_GetAttr(trace, S_phases), *task;
+            if (phases == NULL) goto done_items;
+            if ((flag = PyObject_IsTrue(phases)) < 0) {
+                Py_DECREF(phases);
+                goto done_items;
+            }
+            if (flag) {
+                task = PySequence_GetItem(phases, 0);
+            } else {
+                task = S_none_task;
+                Py_INCREF(task);
+            }
+            Py_DECREF(phases);
+            if (task == NULL) goto done_items;
+            flag = emit(scanner, signed_ops, task, ctx);
+            Py_DECREF(task);
+            if (flag < 0) goto done_items;
+        }
+        Py_DECREF(items);
+    }
+    {
+        PyObject *want = PyObject_GetAttr(scanner, S_want_audits), *audits, *result;
+        if (want == NULL) goto done_trace;
+        flag = PyObject_IsTrue(want);
+        Py_DECREF(want);
+        if (flag < 0) goto done_trace;
+        if (flag) {
+            if ((audits = PyObject_GetAttr(details, S_audits)) == NULL) goto done_trace;
+            result = PyObject_CallMethodObjArgs(scanner, S_harvest, audits, NULL);
+            Py_DECREF(audits);
+            if (result == NULL) goto done_trace;
+            Py_DECREF(result);
+        }
+    }
+    status = 1;
+    goto done_trace;
+done_items:
+    Py_DECREF(items);
+done_trace:
+    Py_DECREF(trace);
+done_details:
+    Py_DECREF(details);
+done_record:
+    Py_DECREF(record);
+    return status;
+}
+
+static int set_line_number(PyObject *scanner, long long number) {
+    PyObject *value = PyLong_FromLongLong(number);
+    int status;
+    if (value == NULL) return -1;
+    status = PyObject_SetAttr(scanner, S_line_number, value);
+    Py_DECREF(value);
+    return status;
+}
+
+/* `mark in raw` for any line object (exact bytes take the C search). */
+static int has_mark(PyObject *raw, const Needle *needle, PyObject *mark) {
+    if (PyBytes_CheckExact(raw)) {
+        return needle_in(needle, (const unsigned char *)PyBytes_AS_STRING(raw),
+                         PyBytes_GET_SIZE(raw));
+    }
+    return PySequence_Contains(raw, mark);
+}
+
+static int call_line(PyObject *scanner, PyObject *method, PyObject *raw) {
+    PyObject *result = PyObject_CallMethodObjArgs(scanner, method, raw, Py_None, NULL);
+    if (result == NULL) return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *scanner, *batch, *wanted, *tallies, *ctx, *diagnostics, *oversized;
+    PyObject *trace_mark, *change_mark, *assistant_mark;
+    Needle *needles;
+    long long number, first = 0, counts[4] = {0, 0, 0, 0}; /* empty ignored model trace */
+    int accelerate, failed = 0, i;
+    Py_ssize_t at;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "scan_batch takes 5 arguments");
+        return NULL;
+    }
+    scanner = args[0];
+    batch = args[1];
+    wanted = args[2];
+    tallies = args[3];
+    ctx = args[4];
+    if (!PyList_CheckExact(batch) || !PyList_CheckExact(tallies) ||
+        PyList_GET_SIZE(tallies) != 5 || !PyTuple_CheckExact(ctx) ||
+        PyTuple_GET_SIZE(ctx) != C_SIZE || !PyBytes_CheckExact(PyTuple_GET_ITEM(ctx, C_TRACE_MARK)) ||
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(ctx, C_CHANGE_MARK)) ||
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(ctx, C_ASSISTANT_MARK))) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    for (i = 0; i < 5; i++) {
+        int overflow = 0;
+        PyObject *item = PyList_GET_ITEM(tallies, i);
+        long long value;
+        if (!PyLong_CheckExact(item)) Py_RETURN_NOTIMPLEMENTED;
+        value = PyLong_AsLongLongAndOverflow(item, &overflow);
+        if (overflow || value < 0 || value > (1LL << 60)) Py_RETURN_NOTIMPLEMENTED;
+        if (i == 0) first = value;
+    }
+    if ((accelerate = PyObject_IsTrue(PyTuple_GET_ITEM(ctx, C_ACCELERATE))) < 0) return NULL;
+    diagnostics = PyTuple_GET_ITEM(ctx, C_DIAGNOSTICS);
+    oversized = PyTuple_GET_ITEM(ctx, C_OVERSIZED);
+    trace_mark = PyTuple_GET_ITEM(ctx, C_TRACE_MARK);
+    change_mark = PyTuple_GET_ITEM(ctx, C_CHANGE_MARK);
+    assistant_mark = PyTuple_GET_ITEM(ctx, C_ASSISTANT_MARK);
+    if ((needles = PyMem_Malloc(3 * sizeof(Needle))) == NULL) return PyErr_NoMemory();
+    needle_init(&needles[0], trace_mark);
+    needle_init(&needles[1], change_mark);
+    needle_init(&needles[2], assistant_mark);
+    number = first;
+    /* the batch is walked by index, as `for raw in batch` walks a list */
+    for (at = 0; at < PyList_GET_SIZE(batch); at++) {
+        PyObject *raw = PyList_GET_ITEM(batch, at);
+        int found;
+        Py_INCREF(raw);
+        number++;
+        found = has_mark(raw, &needles[0], trace_mark);
+        if (found < 0) goto fail_raw;
+        if (found) {
+            counts[3]++;
+            if (set_line_number(scanner, number) < 0) goto fail_raw;
+            if (wanted != Py_None) {
+                PyObject *index = PyLong_FromLongLong(number - first - 1);
+                if (index == NULL) goto fail_raw;
+                found = PySequence_Contains(wanted, index);
+                Py_DECREF(index);
+                if (found < 0) goto fail_raw;
+                if (!found) {
+                    Py_DECREF(raw);
+                    continue;
+                }
+            }
+            found = accelerate ? trace_line_fast(scanner, raw, ctx) : 0;
+            if (found < 0) goto fail_raw;
+            if (!found && call_line(scanner, S_trace_line, raw) < 0) goto fail_raw;
+            Py_DECREF(raw);
+            continue;
+        }
+        if (PyBytes_CheckExact(raw)) {
+            found = PyBytes_GET_SIZE(raw) == 0;
+        } else if ((found = PyObject_Not(raw)) < 0) {
+            goto fail_raw;
+        }
+        if (found) {
+            if (raw == oversized) {
+                PyObject *name, *line, *text, *result;
+                if (increment(diagnostics, S_oversized_lines) < 0) goto fail_raw;
+                if ((name = PyObject_GetAttr(scanner, S_name)) == NULL) goto fail_raw;
+                if ((line = PyLong_FromLongLong(number)) == NULL) {
+                    Py_DECREF(name);
+                    goto fail_raw;
+                }
+                text = where(name, line);
+                Py_DECREF(name);
+                Py_DECREF(line);
+                if (text == NULL) goto fail_raw;
+                result = PyObject_CallMethodObjArgs(diagnostics, S_note, text, S_cap_note, NULL);
+                Py_DECREF(text);
+                if (result == NULL) goto fail_raw;
+                Py_DECREF(result);
+            } else {
+                counts[0]++;
+            }
+            Py_DECREF(raw);
+            continue;
+        }
+        found = has_mark(raw, &needles[1], change_mark);
+        if (found == 0) found = has_mark(raw, &needles[2], assistant_mark);
+        if (found < 0) goto fail_raw;
+        if (found) {
+            counts[2]++;
+            if (set_line_number(scanner, number) < 0) goto fail_raw;
+            if (call_line(scanner, S_model_line, raw) < 0) goto fail_raw;
+        } else {
+            counts[1]++;
+        }
+        Py_DECREF(raw);
+        continue;
+    fail_raw:
+        Py_DECREF(raw);
+        failed = 1;
+        break;
+    }
+    PyMem_Free(needles);
+    {
+        /* write the tallies back (also on an error, which stays set) */
+        PyObject *type, *value, *traceback;
+        long long values[5];
+        PyErr_Fetch(&type, &value, &traceback);
+        values[0] = number;
+        for (i = 1; i < 5; i++) {
+            PyObject *item = PyList_GET_ITEM(tallies, i);
+            values[i] = PyLong_AsLongLong(item) + counts[i - 1];
+        }
+        for (i = 0; i < 5; i++) {
+            PyObject *item = PyLong_FromLongLong(values[i]);
+            if (item == NULL || PyList_SetItem(tallies, i, item) < 0) {
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(traceback);
+                return NULL;
+            }
+        }
+        PyErr_Restore(type, value, traceback);
+    }
+    if (failed) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_batch", (PyCFunction)(void (*)(void))scan_batch, METH_FASTCALL,
+     "scan_batch(scanner, batch, wanted, tallies, ctx): one batch of scan_stream, or "
+     "NotImplemented."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "pytest_entropy.ingest._scan_native",
+    "The session scanner's line loop (native twin of SessionScanner.scan_stream's batch\n"
+    "loop, _trace_line_fast and _emit).",
+    -1, methods,
+};
+
+static int init_constants(void) {
+    static const struct {
+        PyObject **slot;
+        const char *text;
+    } table[] = {
+        {&S_line_number, "line_number"}, {&S_name, "name"}, {&S_note, "note"},
+        {&S_oversized_lines, "oversized_lines"}, {&S_model_line, "_model_line"},
+        {&S_trace_line, "_trace_line"}, {&S_decoder, "_decoder"}, {&S_decode, "decode"},
+        {&S_details, "details"}, {&S_message, "message"}, {&S_trace, "trace"},
+        {&S_diagnostics, "diagnostics"}, {&S_lines_without_details, "lines_without_details"},
+        {&S_lines_without_trace, "lines_without_trace"}, {&S_guard, "_guard"},
+        {&S_reject, "reject"}, {&S_phases, "phases"}, {&S_want_audits, "_want_audits"},
+        {&S_harvest, "_harvest"}, {&S_audits, "audits"}, {&S_traces, "traces"},
+        {&S_meter, "meter"}, {&S_add_signed, "add_signed"}, {&S_on_signed, "on_signed"},
+        {&S_on_trace, "on_trace"}, {&S_current_model, "current_model"}, {&S_colon, ":"},
+        {&S_empty, ""}, {&S_none_task, "(none)"}, {&S_cap_note, "line longer than the cap"},
+    };
+    size_t i;
+    if (ONE != NULL) return 0; /* initialised by an earlier import */
+    for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if ((*table[i].slot = PyUnicode_InternFromString(table[i].text)) == NULL) return -1;
+    }
+    ONE = PyLong_FromLong(1);
+    return ONE == NULL ? -1 : 0;
+}
+
+PyMODINIT_FUNC PyInit__scan_native(void) {
+    PyObject *module;
+    if (init_constants() < 0) return NULL;
+    if ((module = PyModule_Create(&module_def)) == NULL) return NULL;
+    if (PyModule_AddStringConstant(module, "SOURCE_SHA256", PE_SOURCE_SHA256) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

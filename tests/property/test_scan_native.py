@@ -1,0 +1,248 @@
+"""The scanner's native line loop (``ingest/_scan_native.c``) does what the Python loop of
+``SessionScanner.scan_stream`` does: on generated session files (empty, oversized, model,
+malformed, non-object, detail-less, trace-less, rejected and escaped lines, the compile's
+mentions selection, listeners that raise) the native, python and plain scans make the same
+calls in the same order, seeing the same line numbers, and end with the same counters,
+notes, line number and model."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_entropy.cli.app import main
+from pytest_entropy.ingest import native as native_module
+from pytest_entropy.ingest.native import SessionScanner
+from pytest_entropy.testing import strategies as es
+from tests.native_support import native_kernel, paths
+
+MARK = "pi-fabric.execution"
+
+
+class Boom(Exception):
+    """A listener's failure: it must propagate with the scan's state as the Python leaves it."""
+
+
+@st.composite
+def trace_lines(draw: st.DrawFn) -> bytes:
+    trace = draw(es.trace_envelopes())
+    if draw(st.integers(0, 5)) == 0:  # a rejected trace
+        trace = dict(trace, version=draw(st.sampled_from([2, "1", None])))
+    audits = [{"ref": op["ref"], "args": op["args"]} for op in trace["operations"]]
+    if draw(st.booleans()):
+        audits.append(draw(st.sampled_from([{"ref": 1}, "x", {"ref": "r", "args": []}])))
+    details: dict[str, Any] = {"trace": trace, "audits": audits}
+    record: dict[str, Any]
+    if draw(st.booleans()):
+        record = {"type": "message", "message": {"role": "toolResult", "details": details}}
+    else:
+        record = {"type": "custom", "details": details}
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=draw(st.booleans())).encode()
+
+
+ODD_LINES = [
+    b"",
+    b"   ",
+    b"plain text",
+    b'{"x":"' + MARK.encode() + b'"',  # malformed
+    b'["' + MARK.encode() + b'"]',  # not an object
+    b'"' + MARK.encode() + b'"',
+    b'{"kind":"' + MARK.encode() + b'"}',  # no details
+    b'{"message":{"role":"user","note":"' + MARK.encode() + b'"}}',
+    b'{"details":{"audits":[{"ref":"a","args":{"k":1}}],"n":"' + MARK.encode() + b'"}}',
+    b'{"details":7,"kind":"' + MARK.encode() + b'"}',
+    b'{"details":{"trace":{"kind":"' + MARK.encode() + b'"}}}',
+    b'{"type":"model_change","provider":"p","modelId":"alpha"}',
+    b'{"type":"model_change","provider":"","modelId":"x"}',
+    b'{"type":"model_change","provider":"p"',
+    b'{"message":{"role":"assistant","provider":"q","model":"beta"}}',
+    b'{"message":{"role":"assistant","provider":"q","model":7}}',
+    b'{"message":{"role":"assistant"}',
+    b'{"k":"\\u0070i-fabric.execution"}',  # the mark only escaped: an ignored line
+    b'{"type":"model_change","provider":"p","modelId":"\\u00e9\\ud83d\\ude00"}',
+    b"x" * 90,  # oversized under the small cap
+    b'{"a":"' + b"y" * 80 + MARK.encode() + b'"}',  # an oversized trace line
+]
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> bytes:
+    lines = draw(
+        st.lists(st.one_of(trace_lines(), st.sampled_from(ODD_LINES)), min_size=0, max_size=14)
+    )
+    text = b"\n".join(lines)
+    if draw(st.booleans()):
+        text += b"\n"
+    return text
+
+
+LISTENERS = ["meter", "signed", "trace", "audits", "values", "meter+trace", "none"]
+
+
+def scan(
+    kind: str,
+    data: bytes,
+    listeners: str,
+    mentions: tuple[bytes, ...] | None,
+    line_cap: int,
+    chunk: int,
+    fail_at: int | None,
+    accelerate: bool,
+) -> list[Any]:
+    calls: list[Any] = []
+    holder: list[SessionScanner] = []
+
+    def heard(what: str) -> Any:
+        def listener(*args: Any) -> None:
+            scanner = holder[0]
+            calls.append((what, scanner.line_number, scanner.current_model, args))
+            if fail_at is not None and len(calls) == fail_at:
+                raise Boom(what)
+
+        return listener
+
+    class Meter:
+        add_signed = staticmethod(heard("meter"))
+
+    options: dict[str, Any] = {}
+    if "meter" in listeners:
+        options["meter"] = Meter()
+    if listeners == "signed":
+        options["on_signed"] = heard("signed")
+    if "trace" in listeners:
+        options["on_trace"] = heard("trace")
+    if listeners == "audits":
+        options["on_audit"] = heard("audit")
+        options["on_value"] = heard("value")
+    if listeners == "values":
+        options["on_values"] = heard("values")
+    with paths(kind):
+        scanner = SessionScanner(
+            name="s.jsonl",
+            mentions=mentions,
+            accelerate=accelerate,
+            current_model="start",
+            **options,
+        )
+        holder.append(scanner)
+        scanner.line_number = 3  # a scan resumes the numbering it is given
+        stream = io.BufferedReader(io.BytesIO(data), buffer_size=max(chunk, 1))  # type: ignore[arg-type]
+        failure = None
+        previous = native_module.iter_line_batches
+
+        def batches(stream: Any, **options: Any) -> Any:
+            return previous(stream, chunk_size=chunk, **options)
+
+        native_module.iter_line_batches = batches  # type: ignore[assignment]
+        try:
+            scanner.scan_stream(stream, line_cap=line_cap)
+        except Boom as error:
+            failure = repr(error)
+        finally:
+            native_module.iter_line_batches = previous
+    return [
+        calls,
+        failure,
+        scanner.line_number,
+        scanner.current_model,
+        scanner.diagnostics.to_json(),
+        scanner.diagnostics.rejection_reasons,
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=sessions(),
+    listeners=st.sampled_from(LISTENERS),
+    mentions=st.sampled_from([None, (b'"a"',), (b'"ref"', b'"tool.x"'), ()]),
+    line_cap=st.sampled_from([64, 1 << 20]),
+    chunk=st.sampled_from([7, 50, 1 << 20]),
+    fail_at=st.one_of(st.none(), st.integers(1, 6)),
+    accelerate=st.booleans(),
+)
+def test_native_python_and_plain_scans_agree(
+    data: bytes,
+    listeners: str,
+    mentions: tuple[bytes, ...] | None,
+    line_cap: int,
+    chunk: int,
+    fail_at: int | None,
+    accelerate: bool,
+) -> None:
+    native_kernel("ingest._scan_native")
+    results = [
+        scan(kind, data, listeners, mentions, line_cap, chunk, fail_at, accelerate)
+        for kind in ("native", "python", "plain")
+    ]
+    assert results[0] == results[1]
+    assert results[1] == results[2]
+
+
+def test_the_scanner_asks_for_the_kernel() -> None:
+    kernel = native_kernel("ingest._scan_native")
+    with paths("native"):
+        assert SessionScanner()._scan is kernel
+    with paths("python"):
+        assert SessionScanner()._scan is None
+
+
+def test_a_batch_outside_the_domain_is_handed_back() -> None:
+    kernel = native_kernel("ingest._scan_native")
+    with paths("native"):
+        scanner = SessionScanner()
+    context = (scanner.diagnostics,) * 12
+    assert kernel.scan_batch(scanner, (b"",), None, [0] * 5, context) is NotImplemented
+    assert kernel.scan_batch(scanner, [b""], None, [1 << 70, 0, 0, 0, 0], context) is (
+        NotImplemented
+    )
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    files=st.lists(sessions(), min_size=1, max_size=3),
+    surface=es.surfaces(),
+    traces=st.lists(es.trace_envelopes(), min_size=1, max_size=3),
+)
+def test_commands_give_the_same_bytes_on_every_path(
+    tmp_path_factory: Any,
+    capsys: Any,
+    files: list[bytes],
+    surface: dict[str, Any],
+    traces: list[dict[str, Any]],
+) -> None:
+    native_kernel("ingest._scan_native")
+    work = tmp_path_factory.mktemp("commands")
+    sessions_dir = work / "sessions"
+    sessions_dir.mkdir()
+    for index, data in enumerate(files):
+        # every file holds at least one guarded trace, calling the surface's refs too
+        trace = traces[index % len(traces)]
+        for op, ref in zip(trace["operations"], surface["actions"], strict=False):
+            op["ref"] = ref["ref"]
+        line = json.dumps({"type": "custom", "details": {"trace": trace, "audits": []}})
+        (sessions_dir / f"{index:02d}.jsonl").write_bytes(line.encode() + b"\n" + data)
+    surface_path = work / "surface.json"
+    surface_path.write_text(json.dumps(surface), encoding="utf-8")
+    base = ["--sessions", str(sessions_dir), "--surface", str(surface_path)]
+    outputs = []
+    for kind in ("native", "python", "plain"):
+        seen = []
+        for command in ("measure", "propose", "compile"):
+            out = work / f"{command}.json"
+            out.unlink(missing_ok=True)
+            extra = ["--out", str(out)] if command == "compile" else []
+            with paths(kind):
+                code = main([command, *base, *extra])
+            captured = capsys.readouterr()
+            text = re.sub(r"\(\d+ms\)", "(elapsed)", captured.out)  # a timing, not a result
+            seen.append((code, text, out.read_bytes() if out.exists() else None))
+        outputs.append(seen)
+    assert outputs[0][0][0] in (0, 1)  # measured, not refused
+    assert outputs[0] == outputs[1] == outputs[2]
