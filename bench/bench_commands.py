@@ -178,11 +178,12 @@ def parse_floor(paths: list[Path]) -> int:
 
 def native_kernels_in_use() -> str:
     """The native kernels this run uses (built, and allowed by the switches)."""
+    from hatch_build import kernel_sources, module_name
     from pytest_entropy.core.fastpath import kernel
 
     names = []
-    for source in sorted((REPO / "pytest_entropy").rglob("_*_native.c")):
-        name = ".".join(source.relative_to(REPO / "pytest_entropy").with_suffix("").parts)
+    for source in kernel_sources(REPO):
+        name = module_name(source, REPO).removeprefix("pytest_entropy.")
         names.append(name + ("" if kernel(name) is not None else " (not used)"))
     return ", ".join(names) or "none"
 

@@ -1,17 +1,16 @@
-"""Which trace lines the compile's replay must decode: one RE2 pass per line.
+"""Which trace lines the compile's replay must decode: one RE2 search per batch of lines.
 
 The replay reads only the trace lines that may mention a ref it checks
 (``native._may_mention``, the plain rule: the line has a backslash, or one of the quoted
 refs occurs in its bytes). Testing each quoted ref with ``in`` scans a line once per ref;
 on the benchmark corpus, ten refs over 106,000 trace lines, that is most of the replay.
-:func:`mention_test` answers the same question with one scan: an RE2 alternation of the
-literal byte strings, matched in Latin-1 mode so that a byte is a character and a match is
-exactly a substring occurrence (RE2 runs it as one automaton; Python's ``re`` tries the
-alternatives one by one and is slower than the loop). :func:`mention_lines` goes further:
-one search over a whole batch of lines (joined by newlines, which no ref and no line holds,
-so a match never spans two lines), resumed after the line it found, so the Python work is
-per mentioning line, not per line. ``tests/property`` compares both with the plain rule on
-generated lines.
+:func:`mention_lines` answers the same question for a whole batch with one RE2 alternation
+of the literal byte strings, matched in Latin-1 mode so that a byte is a character and a
+match is exactly a substring occurrence (RE2 runs it as one automaton; Python's ``re``
+tries the alternatives one by one and is slower than the loop). The batch is joined by
+newlines, which no ref and no line holds, so a match never spans two lines, and the search
+resumes after the line it found: the Python work is per mentioning line, not per line.
+``tests/property`` compares it with the plain rule on generated lines.
 """
 
 from __future__ import annotations
@@ -23,21 +22,10 @@ from typing import Any, Final
 
 from pytest_entropy.core.fastpath import fast_paths
 
-__all__ = ["mention_lines", "mention_test"]
+__all__ = ["mention_lines"]
 
 # RE2's memory budget for the automaton; a larger set of refs falls back to the plain loop.
 _MAX_MEMORY: Final = 32 << 20
-
-
-def mention_test(
-    mentions: tuple[bytes, ...], plain: Callable[[bytes, tuple[bytes, ...]], bool]
-) -> Callable[[bytes], bool]:
-    """``raw -> plain(raw, mentions)``, as one RE2 search when the fast paths are on."""
-    if fast_paths():
-        search = _compiled(mentions)
-        if search is not None:
-            return lambda raw: search(raw) is not None
-    return lambda raw: plain(raw, mentions)
 
 
 def mention_lines(
