@@ -16,6 +16,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <math.h>
 #include <string.h>
 #define MAX_ARGS_DEPTH 14
@@ -32,6 +33,14 @@ static PyObject *T_str, *T_num, *T_bool, *T_null, *T_arr, *T_obj;
 static PyObject *P_open, *P_close, *P_brace_open, *P_brace_close, *P_colon, *P_comma;
 static PyObject *P_empty_args, *P_empty;
 static PyObject *R_version, *R_counts, *R_sequence, *R_result, *R_args;
+
+/* The decoder's Struct types (native_decode) and where their fields live in an instance
+ * (-1: read through getattr), imported by module init. A field of an exact instance is
+ * read from its slot; anything else (a subclass, a foreign object, a deleted field) goes
+ * through getattr as the Python's attribute read does. */
+static PyTypeObject *TRACE_TYPE, *OPERATION_TYPE, *COUNTS_TYPE;
+static Py_ssize_t O_version, O_counts, O_operations, O_sequence, O_result, O_args;
+static Py_ssize_t O_failureStage, O_ref, O_outcome, O_count_fields[4];
 
 #define IS_SCALAR(t, v) \
     ((t) == &PyUnicode_Type || (t) == &PyLong_Type || (t) == &PyBool_Type || (v) == Py_None)
@@ -347,6 +356,135 @@ done:
     return out;
 }
 
+/* ------------------------------------------------- the one-byte signature writer */
+
+/* The common case written straight into one buffer: every dictionary on the way has at
+ * most 32 keys (no "\u2026+N" piece) and every key is an exact str of one-byte kind (the
+ * signature is then ASCII or Latin-1, and code-unit order is byte order). Anything else
+ * answers FAST_OTHER and signature_of, the general writer, decides from scratch. */
+
+#define FAST_OK 0
+#define FAST_ERROR (-1)
+#define FAST_OTHER 1
+
+typedef struct {
+    char *data;
+    Py_ssize_t length, capacity;
+    int latin1; /* a key holds a character beyond ASCII */
+    char inline_data[256];
+} Text;
+
+static int text_grow(Text *t, Py_ssize_t more) {
+    Py_ssize_t capacity = t->capacity;
+    char *data;
+    while (capacity - t->length < more) capacity *= 2;
+    if ((data = PyMem_Malloc((size_t)capacity)) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(data, t->data, (size_t)t->length);
+    if (t->data != t->inline_data) PyMem_Free(t->data);
+    t->data = data;
+    t->capacity = capacity;
+    return 0;
+}
+
+static inline int text_put(Text *t, const char *bytes, Py_ssize_t n) {
+    if (t->capacity - t->length < n && text_grow(t, n) < 0) return -1;
+    memcpy(t->data + t->length, bytes, (size_t)n);
+    t->length += n;
+    return 0;
+}
+
+static inline int text_char(Text *t, char c) {
+    if (t->capacity == t->length && text_grow(t, 1) < 0) return -1;
+    t->data[t->length++] = c;
+    return 0;
+}
+
+/* Byte order of two one-byte keys (code-point and code-unit order alike). */
+static inline int compare_bytes(PyObject *a, PyObject *b) {
+    Py_ssize_t la = PyUnicode_GET_LENGTH(a), lb = PyUnicode_GET_LENGTH(b);
+    int r = memcmp(PyUnicode_1BYTE_DATA(a), PyUnicode_1BYTE_DATA(b), (size_t)(la < lb ? la : lb));
+    return r ? r : (la < lb ? -1 : (la > lb ? 1 : 0));
+}
+
+static int fast_fields(Text *t, PyObject *obj, int child, int *flat);
+
+/* tag() into the buffer; ``flat`` is cleared for a value that is not a flat scalar. */
+static int fast_tag(Text *t, PyObject *value, int depth, int *flat) {
+    PyTypeObject *type = Py_TYPE(value);
+    int r;
+    if (value == Py_None) return text_put(t, "null", 4);
+    if (type == &PyUnicode_Type) return text_put(t, "str", 3);
+    if (type == &PyBool_Type) return text_put(t, "bool", 4);
+    if (type == &PyLong_Type) return text_put(t, "num", 3);
+    *flat = 0;
+    if (type == &PyFloat_Type) return text_put(t, "num", 3);
+    if (type == &PyList_Type) return text_put(t, "arr", 3);
+    if (type != &PyDict_Type) return FAST_OTHER;
+    if (depth >= SIGNATURE_MAX_DEPTH) return text_put(t, "obj", 3);
+    if (text_char(t, '{') < 0) return FAST_ERROR;
+    if ((r = fast_fields(t, value, depth + 1, NULL)) != FAST_OK) return r;
+    return text_char(t, '}');
+}
+
+/* fields() into the buffer; ``flat`` (top level only, else NULL) as for fast_tag. */
+static int fast_fields(Text *t, PyObject *obj, int child, int *flat) {
+    Item items[SIGNATURE_MAX_KEYS];
+    Py_ssize_t n = PyDict_GET_SIZE(obj), i = 0, j, pos = 0;
+    PyObject *key, *value;
+    int r, ignored = 1;
+    if (n > SIGNATURE_MAX_KEYS) return FAST_OTHER;
+    while (PyDict_Next(obj, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key) || PyUnicode_KIND(key) != PyUnicode_1BYTE_KIND) {
+            return FAST_OTHER;
+        }
+        if (!PyUnicode_IS_ASCII(key)) t->latin1 = 1;
+        /* insertion sort as the items come */
+        for (j = i; j > 0 && compare_bytes(items[j - 1].key, key) > 0; j--) items[j] = items[j - 1];
+        items[j].key = key;
+        items[j].value = value;
+        i++;
+    }
+    for (i = 0; i < n; i++) {
+        key = items[i].key;
+        if ((i && text_char(t, ',') < 0) ||
+            text_put(t, (const char *)PyUnicode_1BYTE_DATA(key), PyUnicode_GET_LENGTH(key)) < 0 ||
+            text_char(t, ':') < 0) {
+            return FAST_ERROR;
+        }
+        r = fast_tag(t, items[i].value, child, flat == NULL ? &ignored : flat);
+        if (r != FAST_OK) return r;
+    }
+    return FAST_OK;
+}
+
+/* The signature of a non-empty exact dict in *signature (new) and whether all its values
+ * are flat scalars in *flat: FAST_OK, FAST_OTHER (nothing set) or FAST_ERROR. */
+static int fast_signature(PyObject *args, PyObject **signature, int *flat) {
+    Text t;
+    int r;
+    t.data = t.inline_data;
+    t.length = 0;
+    t.capacity = (Py_ssize_t)sizeof(t.inline_data);
+    t.latin1 = 0;
+    *flat = 1;
+    r = text_char(&t, '(');
+    if (r == FAST_OK) r = fast_fields(&t, args, 1, flat);
+    if (r == FAST_OK) r = text_char(&t, ')');
+    if (r == FAST_OK) {
+        *signature = PyUnicode_New(t.length, t.latin1 ? 255 : 127);
+        if (*signature == NULL) {
+            r = FAST_ERROR;
+        } else {
+            memcpy(PyUnicode_1BYTE_DATA(*signature), t.data, (size_t)t.length);
+        }
+    }
+    if (t.data != t.inline_data) PyMem_Free(t.data);
+    return r;
+}
+
 #define SIGN_INVALID 0
 #define SIGN_OK 1
 #define SIGN_FOREIGN 2
@@ -356,9 +494,19 @@ done:
 static int sign(PyObject *args, PyObject **signature, Py_ssize_t *floats) {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
+    int flat = 1, fast;
     *floats = 0;
     if (PyDict_GET_SIZE(args) == 0) {
         *signature = Py_NewRef(P_empty_args);
+        return SIGN_OK;
+    }
+    if ((fast = fast_signature(args, signature, &flat)) == FAST_ERROR) return -1;
+    if (fast == FAST_OK) {
+        /* Not flat: the Python checks the whole tree (and refuses it) before signing. */
+        if (!flat && (*floats = tree_floats(args, 0)) < 0) {
+            Py_CLEAR(*signature);
+            return SIGN_INVALID;
+        }
         return SIGN_OK;
     }
     while (PyDict_Next(args, &pos, &key, &value)) {
@@ -414,8 +562,17 @@ static PyObject *rejected(PyObject *reason) {
 
 /* ------------------------------------------------------------------ the guard */
 
-#define GET(target, owner, name) \
-    if ((target = PyObject_GetAttr(owner, name)) == NULL) goto error
+/* ``owner.<name>`` (a new reference, NULL with an exception). */
+static PyObject *field(PyObject *owner, PyTypeObject *type, Py_ssize_t offset, PyObject *name) {
+    if (Py_TYPE(owner) == type && offset >= 0) {
+        PyObject *value = *(PyObject **)((char *)owner + offset);
+        if (value != NULL) return Py_NewRef(value);
+    }
+    return PyObject_GetAttr(owner, name);
+}
+
+#define GET(target, owner, type, offset, name) \
+    if ((target = field(owner, type, offset, name)) == NULL) goto error
 #define REJECT(reason) \
     do { \
         out = rejected(reason); \
@@ -434,7 +591,7 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
     long long previous = -1, value = 0;
     int is_float = 0, state, k;
 
-    GET(version, trace, S_version);
+    GET(version, trace, TRACE_TYPE, O_version, S_version);
     if (PyLong_CheckExact(version)) {
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(version, &overflow);
@@ -447,8 +604,10 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
         goto foreign;
     }
 
-    GET(counts, trace, S_counts);
-    for (k = 0; k < 4; k++) GET(values[k], counts, count_names[k]); /* all, then check */
+    GET(counts, trace, TRACE_TYPE, O_counts, S_counts);
+    for (k = 0; k < 4; k++) { /* all, then check */
+        GET(values[k], counts, COUNTS_TYPE, O_count_fields[k], count_names[k]);
+    }
     for (k = 0; k < 4; k++) {
         state = safe_count(values[k], &value, &is_float);
         if (state == NUMBER_FOREIGN) goto foreign;
@@ -456,12 +615,12 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
         floats += is_float;
     }
 
-    GET(operations, trace, S_operations);
+    GET(operations, trace, TRACE_TYPE, O_operations, S_operations);
     if (!PyList_CheckExact(operations)) goto foreign;
     if ((signed_ops = PyList_New(0)) == NULL) goto error;
     for (i = 0; i < PyList_GET_SIZE(operations); i++) {
         op = Py_NewRef(PyList_GET_ITEM(operations, i));
-        GET(sequence, op, S_sequence);
+        GET(sequence, op, OPERATION_TYPE, O_sequence, S_sequence);
         state = safe_count(sequence, &value, &is_float);
         if (state == NUMBER_FOREIGN) goto foreign;
         /* An int below 0 is never above ``previous`` (at least -1): the same verdict. */
@@ -469,23 +628,23 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
         floats += is_float;
         previous = value;
         Py_CLEAR(sequence);
-        GET(result, op, S_result);
+        GET(result, op, OPERATION_TYPE, O_result, S_result);
         if (result != UNSET) {
             if ((inner = value_floats_of(result)) < 0) REJECT(R_result);
             floats += inner;
         }
         Py_CLEAR(result);
-        GET(args, op, S_args);
+        GET(args, op, OPERATION_TYPE, O_args, S_args);
         if (!PyDict_CheckExact(args)) goto foreign;
         state = sign(args, &signature, &inner);
         if (state < 0) goto error;
         if (state == SIGN_FOREIGN) goto foreign;
         if (state == SIGN_INVALID) REJECT(R_args);
         floats += inner;
-        GET(stage, op, S_failureStage);
+        GET(stage, op, OPERATION_TYPE, O_failureStage, S_failureStage);
         if (stage == UNSET) { Py_DECREF(stage); stage = Py_NewRef(Py_None); }
-        GET(ref, op, S_ref);
-        GET(outcome, op, S_outcome);
+        GET(ref, op, OPERATION_TYPE, O_ref, S_ref);
+        GET(outcome, op, OPERATION_TYPE, O_outcome, S_outcome);
         if ((entry = PyTuple_New(5)) == NULL) goto error;
         PyTuple_SET_ITEM(entry, 0, ref);
         PyTuple_SET_ITEM(entry, 1, args);
@@ -557,6 +716,57 @@ static struct PyModuleDef module_def = {
     -1, methods,
 };
 
+/* The slot of ``type``'s field ``name`` (-1 when it is not a plain object slot), or -2 with
+ * an exception. */
+static Py_ssize_t slot_of(PyTypeObject *type, PyObject *name) {
+    PyObject *descr = PyObject_GetAttr((PyObject *)type, name);
+    Py_ssize_t offset = -1;
+    if (descr == NULL) return -2;
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) offset = member->offset;
+    }
+    Py_DECREF(descr);
+    return offset;
+}
+
+static PyTypeObject *struct_type(PyObject *module, const char *name) {
+    PyObject *type = PyObject_GetAttrString(module, name);
+    if (type != NULL && !PyType_Check(type)) {
+        PyErr_Format(PyExc_TypeError, "native_decode.%s is not a type", name);
+        Py_CLEAR(type);
+    }
+    return (PyTypeObject *)type;
+}
+
+static int init_slots(void) {
+    PyObject *decode = PyImport_ImportModule("pytest_entropy.ingest.native_decode");
+    PyObject *const count_names[4] = {
+        S_droppedValues, S_truncatedValues, S_redactedValues, S_droppedOperations};
+    int k;
+    if (decode == NULL) return -1;
+    TRACE_TYPE = struct_type(decode, "TraceV1");
+    OPERATION_TYPE = struct_type(decode, "OperationV1");
+    COUNTS_TYPE = struct_type(decode, "CountsV1");
+    Py_DECREF(decode);
+    if (TRACE_TYPE == NULL || OPERATION_TYPE == NULL || COUNTS_TYPE == NULL) return -1;
+    if ((O_version = slot_of(TRACE_TYPE, S_version)) < -1 ||
+        (O_counts = slot_of(TRACE_TYPE, S_counts)) < -1 ||
+        (O_operations = slot_of(TRACE_TYPE, S_operations)) < -1 ||
+        (O_sequence = slot_of(OPERATION_TYPE, S_sequence)) < -1 ||
+        (O_result = slot_of(OPERATION_TYPE, S_result)) < -1 ||
+        (O_args = slot_of(OPERATION_TYPE, S_args)) < -1 ||
+        (O_failureStage = slot_of(OPERATION_TYPE, S_failureStage)) < -1 ||
+        (O_ref = slot_of(OPERATION_TYPE, S_ref)) < -1 ||
+        (O_outcome = slot_of(OPERATION_TYPE, S_outcome)) < -1) {
+        return -1;
+    }
+    for (k = 0; k < 4; k++) {
+        if ((O_count_fields[k] = slot_of(COUNTS_TYPE, count_names[k])) < -1) return -1;
+    }
+    return 0;
+}
+
 static int init_constants(void) {
     static const struct {
         PyObject **slot;
@@ -585,7 +795,7 @@ static int init_constants(void) {
     if ((msgspec = PyImport_ImportModule("msgspec")) == NULL) return -1;
     UNSET = PyObject_GetAttrString(msgspec, "UNSET");
     Py_DECREF(msgspec);
-    return UNSET == NULL ? -1 : 0;
+    return UNSET == NULL ? -1 : init_slots();
 }
 
 PyMODINIT_FUNC PyInit__guard_native(void) {
