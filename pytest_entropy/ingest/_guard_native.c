@@ -531,7 +531,7 @@ static int sign(PyObject *args, PyObject **signature, Py_ssize_t *floats) {
 #define NUMBER_FOREIGN 2 /* the Python decides (it may raise) */
 
 /* native_decode._safe_count for an exact int or a finite float, the number in *value. */
-static int safe_count(PyObject *number, long long *value, int *is_float) {
+static inline int safe_count(PyObject *number, long long *value, int *is_float) {
     PyTypeObject *t = Py_TYPE(number);
     if (t == &PyLong_Type) {
         int overflow = 0;
@@ -587,7 +587,7 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
     PyObject *signed_ops = NULL, *out = NULL, *entry;
     PyObject *const count_names[4] = {
         S_droppedValues, S_truncatedValues, S_redactedValues, S_droppedOperations};
-    Py_ssize_t floats = 0, i, inner;
+    Py_ssize_t floats = 0, i, inner, allocated;
     long long previous = -1, value = 0;
     int is_float = 0, state, k;
 
@@ -617,7 +617,11 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
 
     GET(operations, trace, TRACE_TYPE, O_operations, S_operations);
     if (!PyList_CheckExact(operations)) goto foreign;
-    if ((signed_ops = PyList_New(0)) == NULL) goto error;
+    /* One slot per operation; the list is only seen once it is full (a getattr of a
+     * subclass may run Python code that resizes ``operations``: past the slots it grows by
+     * appending, and slots left over are cut off at the end). */
+    allocated = PyList_GET_SIZE(operations);
+    if ((signed_ops = PyList_New(allocated)) == NULL) goto error;
     for (i = 0; i < PyList_GET_SIZE(operations); i++) {
         op = Py_NewRef(PyList_GET_ITEM(operations, i));
         GET(sequence, op, OPERATION_TYPE, O_sequence, S_sequence);
@@ -652,11 +656,16 @@ static PyObject *struct_guard(PyObject *module, PyObject *trace) {
         PyTuple_SET_ITEM(entry, 3, stage);
         PyTuple_SET_ITEM(entry, 4, signature);
         ref = args = outcome = stage = signature = NULL;
-        k = PyList_Append(signed_ops, entry);
-        Py_DECREF(entry);
-        if (k < 0) goto error;
+        if (i < allocated) {
+            PyList_SET_ITEM(signed_ops, i, entry);
+        } else {
+            k = PyList_Append(signed_ops, entry);
+            Py_DECREF(entry);
+            if (k < 0) goto error;
+        }
         Py_CLEAR(op);
     }
+    if (i < allocated) Py_SET_SIZE(signed_ops, i); /* the slots past it are still NULL */
     if ((entry = PyLong_FromSsize_t(floats)) == NULL) goto error;
     out = PyTuple_Pack(3, signed_ops, entry, P_empty);
     Py_DECREF(entry);

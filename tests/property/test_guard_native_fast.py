@@ -253,3 +253,37 @@ def test_deleted_count_fields_fail_as_in_python() -> None:
     native = _outcome(_native_then_python, trace)
     assert native == _outcome(struct_guard, trace)
     assert native[0] is AttributeError
+
+
+class _ResizingOperation(OperationV1):
+    """Reading its ``ref`` appends to or pops from the trace's operation list (Python code
+    running in the middle of the guard)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "ref":
+            operations, grow = _RESIZE["operations"], _RESIZE["grow"]
+            if grow and len(operations) < 6:
+                operations.append(_operation(_ResizingOperation, len(operations) + 10))
+            elif not grow and len(operations) > 1:
+                operations.pop()
+        return super().__getattribute__(name)
+
+
+_RESIZE: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize("grow", [True, False])
+@pytest.mark.parametrize("count", [1, 3])
+def test_operations_resized_during_the_guard_are_read_as_python_iterates(
+    grow: bool, count: int
+) -> None:
+    results = []
+    for guard in (_native_then_python, struct_guard):
+        operations: list[Any] = [_operation(_ResizingOperation, sequence=0)]
+        operations += [_operation(_ResizingOperation, sequence=i) for i in range(1, count)]
+        _RESIZE.update(operations=operations, grow=grow)
+        results.append(_outcome(guard, _trace(operations)))
+    assert _same(results[0], results[1])
+    # Growing: every appended operation is read. Shrinking: the second operation pops
+    # itself while it is read (it is still signed), and nothing comes after it.
+    assert results[0][2] == "" and len(results[0][0]) == (6 if grow else min(count, 2))
