@@ -172,19 +172,71 @@ typedef struct {
 } pending_t;
 
 #define PENDING_STATES 16
+#define SEQUENCE_CACHE 16
+
+/* state.task_sequences[task] as found (every reference strong). */
+typedef struct {
+    PyObject *state;
+    PyObject *task;
+    PyObject *counts;
+    unsigned long epoch;
+} sequence_cache_t;
 
 /* One kernel call. With ``batching`` (add_signed_many), a state's totals wait in
    ``pending`` while every slot they go to holds an exact int: int additions commute, so
    adding a batch's sum once leaves the value that adding trace by trace leaves. They are
    settled when the call returns (whatever it returns) and before the kernel calls
    anything that may run Python code: signature_distance, the classes' constructors, the
-   generic protocol on a value or an object that is not of the exact expected type. */
+   generic protocol on a value or an object that is not of the exact expected type.
+
+   ``epoch`` counts those moments (settle() counts them). Between two of them nothing but
+   this kernel touches the states, and the kernel only adds keys to their maps, so what a
+   lookup found stays what the same lookup would find: the model's state of the last
+   model, a state's counts map of the last task, the accumulators of the last ref are
+   reused while the epoch they were found in lasts (and only for an equal key). */
 typedef struct {
     module_state *ms;
     int batching;
     int count;
+    unsigned long epoch;
+    PyObject *model;       /* the last model looked up in ``model_of`` (strong) */
+    PyObject *model_of;    /* the state whose models map it was looked up in (strong) */
+    PyObject *model_state; /* what the lookup found (strong) */
+    unsigned long model_epoch;
+    int cached;
+    sequence_cache_t sequences[SEQUENCE_CACHE];
     pending_t pending[PENDING_STATES];
 } run_t;
+
+static void
+run_start(run_t *run, module_state *ms, int batching)
+{
+    run->ms = ms;
+    run->batching = batching;
+    run->count = 0;
+    run->epoch = 0;
+    run->model = NULL;
+    run->model_of = NULL;
+    run->model_state = NULL;
+    run->model_epoch = 0;
+    run->cached = 0;
+}
+
+/* Drops the caches' references (after the pending totals are settled). */
+static void
+run_end(run_t *run)
+{
+    int i;
+    Py_CLEAR(run->model);
+    Py_CLEAR(run->model_of);
+    Py_CLEAR(run->model_state);
+    for (i = 0; i < run->cached; i++) {
+        Py_CLEAR(run->sequences[i].state);
+        Py_CLEAR(run->sequences[i].task);
+        Py_CLEAR(run->sequences[i].counts);
+    }
+    run->cached = 0;
+}
 
 /* ------------------------------------------------------------------ small operations */
 
@@ -543,12 +595,11 @@ settle(run_t *run)
     int count = run->count, i, k, status = 0;
     module_state *ms = run->ms;
     run_t direct;
+    run->epoch++; /* Python code may run next: what was looked up may change */
     if (count == 0) {
         return 0;
     }
-    direct.ms = ms;
-    direct.batching = 0;
-    direct.count = 0;
+    run_start(&direct, ms, 0);
     run->count = 0;
     for (i = 0; i < count; i++) {
         pending_t *pending = &run->pending[i];
@@ -627,6 +678,63 @@ pending_for(run_t *run, PyObject *state, const long *amounts, pending_t **pendin
     return 0;
 }
 
+/* state.task_sequences.get(task), a new {} stored under task when there is none (a new
+   reference); the last one found for the state is reused while the epoch lasts. */
+static PyObject *
+task_counts(run_t *run, PyObject *state, PyObject *sequences, PyObject *task)
+{
+    sequence_cache_t *entry = NULL;
+    PyObject *counts;
+    int i;
+    for (i = 0; i < run->cached; i++) {
+        if (run->sequences[i].state == state) {
+            entry = &run->sequences[i];
+            if (entry->epoch == run->epoch && str_equal(entry->task, task)) {
+                Py_INCREF(entry->counts);
+                return entry->counts;
+            }
+            break;
+        }
+    }
+    counts = PyDict_GetItemWithError(sequences, task);
+    if (counts == NULL || counts == Py_None) {
+        if (counts == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        counts = PyDict_New();
+        if (counts == NULL) {
+            return NULL;
+        }
+        if (PyDict_SetItem(sequences, task, counts) < 0) {
+            Py_DECREF(counts);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(counts);
+    }
+    if (entry == NULL && run->cached < SEQUENCE_CACHE) {
+        entry = &run->sequences[run->cached++];
+        entry->state = NULL;
+        entry->task = NULL;
+        entry->counts = NULL;
+    }
+    if (entry != NULL) {
+        /* (the old references go last: nothing reads the entry while they are released) */
+        PyObject *old_state = entry->state, *old_task = entry->task, *old_counts = entry->counts;
+        Py_INCREF(state);
+        Py_INCREF(task);
+        Py_INCREF(counts);
+        entry->state = state;
+        entry->task = task;
+        entry->counts = counts;
+        entry->epoch = run->epoch;
+        Py_XDECREF(old_state);
+        Py_XDECREF(old_task);
+        Py_XDECREF(old_counts);
+    }
+    return counts;
+}
+
 /* The trace's totals into one state (what follows the item walk of _apply/apply_twice). */
 static int
 close_state(run_t *run, PyObject *state, PyObject *sequences, Py_ssize_t actions,
@@ -667,22 +775,10 @@ close_state(run_t *run, PyObject *state, PyObject *sequences, Py_ssize_t actions
         }
     }
     if (key != NULL) {
-        PyObject *counts = PyDict_GetItemWithError(sequences, task);
+        PyObject *counts = task_counts(run, state, sequences, task);
         int result;
-        if (counts == NULL || counts == Py_None) {
-            if (counts == NULL && PyErr_Occurred()) {
-                return -1;
-            }
-            counts = PyDict_New();
-            if (counts == NULL) {
-                return -1;
-            }
-            if (PyDict_SetItem(sequences, task, counts) < 0) {
-                Py_DECREF(counts);
-                return -1;
-            }
-        } else {
-            Py_INCREF(counts);
+        if (counts == NULL) {
+            return -1;
         }
         result = count_key(run, counts, key);
         Py_DECREF(counts);
@@ -911,7 +1007,9 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
     PyObject *task;
     PyObject *refs[2], *sequences[2], *states[2];
     PyObject *key = NULL, *result = NULL;
+    PyObject *accs[2], *last_accs[2] = {NULL, NULL}, *last_ref = NULL;
     int retain[2], count = 1, stamped, status, i;
+    unsigned long start, last_epoch = 0;
     Py_ssize_t j;
     derived_t derived;
     tally_t tally = {0, 0, 0, 0, 0, 0};
@@ -961,7 +1059,8 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
         return Py_NotImplemented;
     }
 
-    /* A callback (signature_distance) may have changed the state: look again. */
+    /* A callback (signature_distance) may have changed the state: look again (always:
+       the maps are borrowed, and the garbage collector too may have run Python code). */
     if (!usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
         result = Py_NotImplemented;
         goto done;
@@ -993,7 +1092,12 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
             goto done;
         }
         Py_INCREF(models);
-        model_state = PyDict_GetItemWithError(models, model);
+        if (run->model_of == state && run->model_epoch == run->epoch
+            && str_equal(run->model, model)) {
+            model_state = run->model_state;
+        } else {
+            model_state = PyDict_GetItemWithError(models, model);
+        }
         if (model_state == NULL || model_state == Py_None) {
             PyObject *flag = SLOT(state, ms->state_offsets[S_RETAIN_TERMS]);
             if (model_state == NULL && PyErr_Occurred()) {
@@ -1016,6 +1120,21 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
         Py_DECREF(models);
         states[1] = model_state; /* owned from here */
         count = 2;
+        if (run->model_state != model_state || run->model_of != state
+            || run->model_epoch != run->epoch) {
+            PyObject *old_model = run->model, *old_of = run->model_of;
+            PyObject *old_state = run->model_state;
+            Py_INCREF(model);
+            Py_INCREF(state);
+            Py_INCREF(model_state);
+            run->model = model;
+            run->model_of = state;
+            run->model_state = model_state;
+            run->model_epoch = run->epoch;
+            Py_XDECREF(old_model);
+            Py_XDECREF(old_of);
+            Py_XDECREF(old_state);
+        }
         if (model_state == state
             || !usable_state(ms, model_state, &refs[1], &sequences[1], &retain[1])
             || !usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
@@ -1051,15 +1170,43 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
         if (item->distance != NULL) {
             tally.churn_pairs++;
         }
-        for (i = 0; i < count && status == 0; i++) {
-            PyObject *acc = ref_accumulator(run, refs[i], item->ref);
-            if (acc == NULL) {
-                status = -1;
-                break;
-            }
-            status = feed(run, states[i], acc, item, retain[i]);
-            Py_DECREF(acc);
+        if (status != 0) {
+            break;
         }
+        /* The same ref as the item before, nothing run in between: the same accumulators. */
+        if (last_ref != NULL && last_epoch == run->epoch && str_equal(last_ref, item->ref)) {
+            for (i = 0; i < count; i++) {
+                accs[i] = last_accs[i];
+                last_accs[i] = NULL;
+            }
+        } else {
+            for (i = 0; i < count; i++) {
+                Py_CLEAR(last_accs[i]);
+                accs[i] = NULL;
+            }
+        }
+        last_ref = NULL;
+        start = run->epoch;
+        for (i = 0; i < count && status == 0; i++) {
+            if (accs[i] == NULL) {
+                accs[i] = ref_accumulator(run, refs[i], item->ref);
+                if (accs[i] == NULL) {
+                    status = -1;
+                    break;
+                }
+            }
+            status = feed(run, states[i], accs[i], item, retain[i]);
+        }
+        for (i = 0; i < count; i++) {
+            last_accs[i] = accs[i]; /* (NULL past an error) */
+        }
+        if (status == 0 && run->epoch == start) {
+            last_ref = item->ref;
+            last_epoch = start;
+        }
+    }
+    for (i = 0; i < count; i++) {
+        Py_XDECREF(last_accs[i]);
     }
     for (i = 0; i < count && status == 0; i++) {
         status = close_state(run, states[i], sequences[i], derived.count, derived.discovery,
@@ -1103,11 +1250,10 @@ meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Format(PyExc_TypeError, "add_signed() takes 4 arguments (%zd given)", nargs);
         return NULL;
     }
-    run.ms = (module_state *)PyModule_GetState(module);
-    run.batching = 0;
-    run.count = 0;
+    run_start(&run, (module_state *)PyModule_GetState(module), 0);
     result = add_one(&run, args[0], args[1], args[2], args[3]);
     Py_XINCREF(result);
+    run_end(&run);
     return result;
 }
 
@@ -1134,9 +1280,7 @@ meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (index < 0) {
         index = 0;
     }
-    run.ms = (module_state *)PyModule_GetState(module);
-    run.batching = 1;
-    run.count = 0;
+    run_start(&run, (module_state *)PyModule_GetState(module), 1);
     /* The list is read live (as a for loop reads it): a callback may change it. */
     for (; index < PyList_GET_SIZE(entries); index++) {
         PyObject *entry = PyList_GET_ITEM(entries, index);
@@ -1151,6 +1295,7 @@ meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(entry);
         if (done == NULL) {
             settle_after(&run, 1);
+            run_end(&run);
             return NULL;
         }
         if (done == Py_NotImplemented) {
@@ -1160,8 +1305,10 @@ meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     /* The states are whole again before the caller (or the Python twin) sees them. */
     if (settle_after(&run, 0) < 0) {
+        run_end(&run);
         return NULL;
     }
+    run_end(&run);
     if (result == Py_NotImplemented) {
         return PyLong_FromSsize_t(index);
     }
