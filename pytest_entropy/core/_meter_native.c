@@ -296,6 +296,35 @@ exact_str(PyObject *value)
     return 1;
 }
 
+/* An exact int's value as a C long: 1 (and *out), 0 when it does not fit, -1 on an error.
+   On CPython 3.11 an int of one digit (the counters) is read in place (longintrepr.h). */
+static inline int
+long_of(PyObject *value, long *out)
+{
+    int overflow = 0;
+    long current;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(value);
+    if (size == 0) {
+        *out = 0;
+        return 1;
+    }
+    if (size == 1) {
+        *out = (long)((PyLongObject *)value)->ob_digit[0];
+        return 1;
+    }
+#endif
+    current = PyLong_AsLongAndOverflow(value, &overflow);
+    if (overflow) {
+        return 0;
+    }
+    if (current == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *out = current;
+    return 1;
+}
+
 /* value + n (``inplace``: value += n), as Python computes it; a new reference. */
 static int settle(run_t *run);
 
@@ -307,13 +336,13 @@ add_small(run_t *run, PyObject *value, long n, int inplace)
         return NULL; /* the number protocol may run Python code */
     }
     if (PyLong_CheckExact(value)) {
-        int overflow = 0;
-        long current = PyLong_AsLongAndOverflow(value, &overflow);
-        if (!overflow && !(current == -1 && PyErr_Occurred()) && n >= 0 && current <= LONG_MAX - n) {
-            return PyLong_FromLong(current + n);
-        }
-        if (PyErr_Occurred()) {
+        long current;
+        int fits = long_of(value, &current);
+        if (fits < 0) {
             return NULL;
+        }
+        if (fits && n >= 0 && current <= LONG_MAX - n) {
+            return PyLong_FromLong(current + n);
         }
     }
     amount = PyLong_FromLong(n);
@@ -375,13 +404,16 @@ field_add(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *nam
         PyObject **slot = &SLOT(obj, offset);
         value = *slot;
         if (value != NULL && PyLong_CheckExact(value)) {
-            int overflow = 0;
             long current;
+            int fits;
             if (n == 0) {
                 return 0; /* int += 0 is an equal int (most of a trace's totals are 0) */
             }
-            current = PyLong_AsLongAndOverflow(value, &overflow);
-            if (!overflow && current <= LONG_MAX - n) {
+            fits = long_of(value, &current);
+            if (fits < 0) {
+                return -1;
+            }
+            if (fits && current <= LONG_MAX - n) {
                 sum = PyLong_FromLong(current + n);
                 if (sum == NULL) {
                     return -1;
@@ -646,19 +678,14 @@ pending_for(run_t *run, PyObject *state, const long *amounts, pending_t **pendin
             break;
         }
     }
-    if (found != NULL) {
-        for (k = 0; k < T_COUNT; k++) {
-            if (found->totals[k] > LONG_MAX - amounts[k]) {
-                found = NULL;
-                break;
-            }
-        }
-        if (found != NULL) {
-            *pending = found;
-            return 0;
-        }
+    /* Every other total and amount is at most the operations' (a trace's actions, outcomes
+       and churn pairs are among its operations); the traces grow by one. */
+    if (found != NULL && found->totals[T_TRACES] < LONG_MAX
+        && found->totals[T_OPERATIONS] <= LONG_MAX - amounts[T_OPERATIONS]) {
+        *pending = found;
+        return 0;
     }
-    if ((found == NULL && i < run->count) || run->count == PENDING_STATES) {
+    if (found != NULL || run->count == PENDING_STATES) {
         if (settle(run) < 0) {
             return -1;
         }
@@ -997,6 +1024,68 @@ derive(run_t *run, PyObject *operations, derived_t *derived)
     return status;
 }
 
+/* Characters [0, length) of a ready str into out (of kind out_kind) from index at. */
+static void
+copy_into(void *out, int out_kind, Py_ssize_t at, PyObject *text, Py_ssize_t length)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t i;
+    if (kind == out_kind) {
+        memcpy((char *)out + at * kind, data, (size_t)(length * kind));
+    } else if (kind == PyUnicode_1BYTE_KIND && out_kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS1 *from = (const Py_UCS1 *)data;
+        Py_UCS2 *to = (Py_UCS2 *)out + at;
+        for (i = 0; i < length; i++) {
+            to[i] = from[i];
+        }
+    } else {
+        for (i = 0; i < length; i++) {
+            PyUnicode_WRITE(out_kind, out, at + i, PyUnicode_READ(kind, data, i));
+        }
+    }
+}
+
+/* separator.join(item.ref for item in items) for ready exact strs (two or more): the
+   str PyUnicode_Join makes (the narrowest kind that holds every part). */
+static PyObject *
+join_refs(PyObject *separator, const item_t *items, Py_ssize_t count)
+{
+    Py_ssize_t separator_length = PyUnicode_GET_LENGTH(separator), length = 0, at = 0, j;
+    Py_UCS4 widest = PyUnicode_MAX_CHAR_VALUE(separator);
+    PyObject *joined;
+    void *data;
+    int kind;
+    for (j = 0; j < count; j++) {
+        PyObject *ref = items[j].ref;
+        Py_ssize_t part = PyUnicode_GET_LENGTH(ref) + (j ? separator_length : 0);
+        if (length > PY_SSIZE_T_MAX - part) {
+            PyErr_SetString(PyExc_OverflowError, "join() result is too long for a Python string");
+            return NULL;
+        }
+        length += part;
+        if (PyUnicode_MAX_CHAR_VALUE(ref) > widest) {
+            widest = PyUnicode_MAX_CHAR_VALUE(ref);
+        }
+    }
+    joined = PyUnicode_New(length, widest);
+    if (joined == NULL) {
+        return NULL;
+    }
+    kind = PyUnicode_KIND(joined);
+    data = PyUnicode_DATA(joined);
+    for (j = 0; j < count; j++) {
+        PyObject *ref = items[j].ref;
+        if (j) {
+            copy_into(data, kind, at, separator, separator_length);
+            at += separator_length;
+        }
+        copy_into(data, kind, at, ref, PyUnicode_GET_LENGTH(ref));
+        at += PyUnicode_GET_LENGTH(ref);
+    }
+    return joined;
+}
+
 /* add_signed for one trace: Py_None (done), Py_NotImplemented (nothing changed: the
    Python twin must do it) or NULL (an error); borrowed results. */
 static PyObject *
@@ -1070,16 +1159,7 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
         key = derived.items[0].ref;
         Py_INCREF(key);
     } else if (derived.count) {
-        PyObject *sequence = PyList_New(derived.count);
-        if (sequence == NULL) {
-            goto done;
-        }
-        for (j = 0; j < derived.count; j++) {
-            Py_INCREF(derived.items[j].ref);
-            PyList_SET_ITEM(sequence, j, derived.items[j].ref);
-        }
-        key = PyUnicode_Join(ms->join, sequence);
-        Py_DECREF(sequence);
+        key = join_refs(ms->join, derived.items, derived.count);
         if (key == NULL) {
             goto done;
         }

@@ -12,6 +12,7 @@ looks at the states or changes them in the middle of a batch.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -254,3 +255,26 @@ def test_an_accumulator_met_again_is_looked_up_again_after_python_ran(
         dumps.append(dump(holder[0]))
     assert dumps[0] == dumps[1]
     assert holder[0].refs["a"].calls == 3  # the first call went with the emptied refs
+
+
+ref_text = st.text(
+    alphabet=st.sampled_from(["a", ".", "é", "ÿ", "→", "读", "\U0001f600", "\x00"]), max_size=6
+)
+
+
+@settings(max_examples=150)
+@given(st.lists(ref_text, min_size=1, max_size=6))
+def test_a_sequence_key_is_the_str_python_joins(refs: list[str]) -> None:
+    # The kernel builds the key itself: the same characters in the same (narrowest) kind,
+    # so it is equal, hashes alike and takes as much memory as the str.join one.
+    kernel = native_kernel(KERNEL)
+    state = MeterState()
+    operations = [(ref, {}, "succeeded", None, "()") for ref in refs]
+    assert kernel.add_signed_many(state, [(operations, "t", "p/a")], 0) is None
+    wanted = meter._SEQUENCE_JOIN.join(ref for ref in refs if not ref.startswith("fabric."))
+    for counts in (state.task_sequences["t"], state.models["p/a"].task_sequences["t"]):
+        (key,) = counts
+        assert key == wanted
+        assert hash(key) == hash(wanted)
+        assert sys.getsizeof(key) == sys.getsizeof(wanted)
+        assert counts[wanted] == 1
