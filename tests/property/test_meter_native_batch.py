@@ -98,6 +98,7 @@ def test_a_batch_fills_odd_states_as_one_call_per_trace(
     seen = batch_paths(batch, retain=retain, prepare=_fill(values))
     (native, native_result, native_one), (python, python_result, _), (plain, _, plain_one) = seen
     assert native_result is None
+    assert python_result is None
     assert native == native_one
     assert native == python == plain == plain_one
 
