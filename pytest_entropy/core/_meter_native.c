@@ -23,6 +23,16 @@
  * The states' and accumulators' __slots__ are read through their member descriptors'
  * offsets (checked at import), which is the fastest access; an accumulator that is not
  * exactly a _RefAccumulator is reached through ordinary attribute access.
+ *
+ * add_signed_many(state, entries, start) does a list of traces in one call. Its states'
+ * totals (traces, operations, outcomes, churn pairs) wait as C longs while the slots they
+ * go to hold exact ints and reach the states once, and what a lookup found (the last
+ * model's state, a state's counts of the last task, the accumulators of a ref met again in
+ * a trace) is reused while no Python code ran; see run_t. Before anything that may run
+ * Python code the kernel knows of, and on every way out, the states are made whole, so
+ * Python code sees them as the Python twin leaves them. (Code the garbage collector runs
+ * in the middle of a call, or the __eq__ of a foreign key someone put into a state's map,
+ * may see the totals of the call's earlier traces late; nothing in the package does that.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
