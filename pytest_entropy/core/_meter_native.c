@@ -23,6 +23,16 @@
  * The states' and accumulators' __slots__ are read through their member descriptors'
  * offsets (checked at import), which is the fastest access; an accumulator that is not
  * exactly a _RefAccumulator is reached through ordinary attribute access.
+ *
+ * add_signed_many(state, entries, start) does a list of traces in one call. Its states'
+ * totals (traces, operations, outcomes, churn pairs) wait as C longs while the slots they
+ * go to hold exact ints and reach the states once, and what a lookup found (the last
+ * model's state, a state's counts of the last task, the accumulators of a ref met again in
+ * a trace) is reused while no Python code ran; see run_t. Before anything that may run
+ * Python code the kernel knows of, and on every way out, the states are made whole, so
+ * Python code sees them as the Python twin leaves them. (Code the garbage collector runs
+ * in the middle of a call, or the __eq__ of a foreign key someone put into a state's map,
+ * may see the totals of the call's earlier traces late; nothing in the package does that.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -134,6 +144,110 @@ typedef struct {
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
+/* A state's per-trace totals, in the order of the slots they go to (TOTAL_SLOTS). */
+enum {
+    T_TRACES,
+    T_OPERATIONS,
+    T_ACTION_OPERATIONS,
+    T_DISCOVERY_OPERATIONS,
+    T_WORKFLOW_OPERATIONS,
+    T_CHURN_PAIRS,
+    T_SUCCEEDED,
+    T_FAILED,
+    T_ABORTED,
+    T_TIMED_OUT,
+    T_INVOCATION_REJECTIONS,
+    T_COUNT
+};
+
+static const int TOTAL_SLOTS[T_COUNT] = {
+    S_TRACES,
+    S_OPERATIONS,
+    S_ACTION_OPERATIONS,
+    S_DISCOVERY_OPERATIONS,
+    S_WORKFLOW_OPERATIONS,
+    S_CHURN_PAIRS,
+    S_SUCCEEDED,
+    S_FAILED,
+    S_ABORTED,
+    S_TIMED_OUT,
+    S_INVOCATION_REJECTIONS,
+};
+
+/* The totals a batch owes a state: added up here as C longs and added to the state's
+   int slots at once (settle). */
+typedef struct {
+    PyObject *state; /* a strong reference */
+    long totals[T_COUNT];
+} pending_t;
+
+#define PENDING_STATES 16
+#define SEQUENCE_CACHE 16
+
+/* state.task_sequences[task] as found (every reference strong). */
+typedef struct {
+    PyObject *state;
+    PyObject *task;
+    PyObject *counts;
+    unsigned long epoch;
+} sequence_cache_t;
+
+/* One kernel call. With ``batching`` (add_signed_many), a state's totals wait in
+   ``pending`` while every slot they go to holds an exact int: int additions commute, so
+   adding a batch's sum once leaves the value that adding trace by trace leaves. They are
+   settled when the call returns (whatever it returns) and before the kernel calls
+   anything that may run Python code: signature_distance, the classes' constructors, the
+   generic protocol on a value or an object that is not of the exact expected type.
+
+   ``epoch`` counts those moments (settle() counts them). Between two of them nothing but
+   this kernel touches the states, and the kernel only adds keys to their maps, so what a
+   lookup found stays what the same lookup would find: the model's state of the last
+   model, a state's counts map of the last task, the accumulators of the last ref are
+   reused while the epoch they were found in lasts (and only for an equal key). */
+typedef struct {
+    module_state *ms;
+    int batching;
+    int count;
+    unsigned long epoch;
+    PyObject *model;       /* the last model looked up in ``model_of`` (strong) */
+    PyObject *model_of;    /* the state whose models map it was looked up in (strong) */
+    PyObject *model_state; /* what the lookup found (strong) */
+    unsigned long model_epoch;
+    int cached;
+    sequence_cache_t sequences[SEQUENCE_CACHE];
+    pending_t pending[PENDING_STATES];
+} run_t;
+
+static void
+run_start(run_t *run, module_state *ms, int batching)
+{
+    run->ms = ms;
+    run->batching = batching;
+    run->count = 0;
+    run->epoch = 0;
+    run->model = NULL;
+    run->model_of = NULL;
+    run->model_state = NULL;
+    run->model_epoch = 0;
+    run->cached = 0;
+}
+
+/* Drops the caches' references (after the pending totals are settled). */
+static void
+run_end(run_t *run)
+{
+    int i;
+    Py_CLEAR(run->model);
+    Py_CLEAR(run->model_of);
+    Py_CLEAR(run->model_state);
+    for (i = 0; i < run->cached; i++) {
+        Py_CLEAR(run->sequences[i].state);
+        Py_CLEAR(run->sequences[i].task);
+        Py_CLEAR(run->sequences[i].counts);
+    }
+    run->cached = 0;
+}
+
 /* ------------------------------------------------------------------ small operations */
 
 static int
@@ -192,19 +306,53 @@ exact_str(PyObject *value)
     return 1;
 }
 
+/* An exact int's value as a C long: 1 (and *out), 0 when it does not fit, -1 on an error.
+   On CPython 3.11 an int of one digit (the counters) is read in place (longintrepr.h). */
+static inline int
+long_of(PyObject *value, long *out)
+{
+    int overflow = 0;
+    long current;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(value);
+    if (size == 0) {
+        *out = 0;
+        return 1;
+    }
+    if (size == 1) {
+        *out = (long)((PyLongObject *)value)->ob_digit[0];
+        return 1;
+    }
+#endif
+    current = PyLong_AsLongAndOverflow(value, &overflow);
+    if (overflow) {
+        return 0;
+    }
+    if (current == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *out = current;
+    return 1;
+}
+
 /* value + n (``inplace``: value += n), as Python computes it; a new reference. */
+static int settle(run_t *run);
+
 static PyObject *
-add_small(PyObject *value, long n, int inplace)
+add_small(run_t *run, PyObject *value, long n, int inplace)
 {
     PyObject *amount, *result;
+    if (!PyLong_CheckExact(value) && settle(run) < 0) {
+        return NULL; /* the number protocol may run Python code */
+    }
     if (PyLong_CheckExact(value)) {
-        int overflow = 0;
-        long current = PyLong_AsLongAndOverflow(value, &overflow);
-        if (!overflow && !(current == -1 && PyErr_Occurred()) && n >= 0 && current <= LONG_MAX - n) {
-            return PyLong_FromLong(current + n);
-        }
-        if (PyErr_Occurred()) {
+        long current;
+        int fits = long_of(value, &current);
+        if (fits < 0) {
             return NULL;
+        }
+        if (fits && n >= 0 && current <= LONG_MAX - n) {
+            return PyLong_FromLong(current + n);
         }
     }
     amount = PyLong_FromLong(n);
@@ -218,7 +366,7 @@ add_small(PyObject *value, long n, int inplace)
 
 /* obj.<field> (a new reference): the slot when obj's type is exact, else getattr. */
 static PyObject *
-field_get(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name)
+field_get(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name)
 {
     if (exact) {
         PyObject *value = SLOT(obj, offset);
@@ -227,12 +375,15 @@ field_get(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name)
             return value;
         }
     }
+    if (settle(run) < 0) {
+        return NULL;
+    }
     return PyObject_GetAttr(obj, name);
 }
 
 /* obj.<field> = value, stealing value (NULL: an error already set). */
 static int
-field_set(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject *value)
+field_set(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject *value)
 {
     int result;
     if (value == NULL) {
@@ -244,6 +395,10 @@ field_set(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject 
         Py_XDECREF(old);
         return 0;
     }
+    if (settle(run) < 0) {
+        Py_DECREF(value);
+        return -1;
+    }
     result = PyObject_SetAttr(obj, name, value);
     Py_DECREF(value);
     return result;
@@ -251,7 +406,7 @@ field_set(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject 
 
 /* obj.<field> += n (n >= 0) */
 static int
-field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
+field_add(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
 {
     PyObject *value, *sum;
     if (exact) {
@@ -259,13 +414,16 @@ field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
         PyObject **slot = &SLOT(obj, offset);
         value = *slot;
         if (value != NULL && PyLong_CheckExact(value)) {
-            int overflow = 0;
             long current;
+            int fits;
             if (n == 0) {
                 return 0; /* int += 0 is an equal int (most of a trace's totals are 0) */
             }
-            current = PyLong_AsLongAndOverflow(value, &overflow);
-            if (!overflow && current <= LONG_MAX - n) {
+            fits = long_of(value, &current);
+            if (fits < 0) {
+                return -1;
+            }
+            if (fits && current <= LONG_MAX - n) {
                 sum = PyLong_FromLong(current + n);
                 if (sum == NULL) {
                     return -1;
@@ -276,7 +434,7 @@ field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
             }
         }
     }
-    value = field_get(obj, exact, offset, name);
+    value = field_get(run, obj, exact, offset, name);
     if (value == NULL) {
         return -1;
     }
@@ -284,43 +442,48 @@ field_add(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, long n)
         Py_DECREF(value);
         return 0;
     }
-    sum = add_small(value, n, 1);
+    sum = add_small(run, value, n, 1);
     Py_DECREF(value);
-    return field_set(obj, exact, offset, name, sum);
+    return field_set(run, obj, exact, offset, name, sum);
 }
 
 /* obj.<field> += term (the churn sums: one float addition per term, in order). */
 static int
-field_add_term(PyObject *obj, int exact, Py_ssize_t offset, PyObject *name, PyObject *term)
+field_add_term(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name,
+               PyObject *term)
 {
-    PyObject *value = field_get(obj, exact, offset, name);
+    PyObject *value = field_get(run, obj, exact, offset, name);
     PyObject *sum;
     if (value == NULL) {
         return -1;
     }
     if (PyFloat_CheckExact(value) && PyFloat_CheckExact(term)) {
         sum = PyFloat_FromDouble(PyFloat_AS_DOUBLE(value) + PyFloat_AS_DOUBLE(term));
+    } else if (settle(run) < 0) {
+        sum = NULL;
     } else {
         sum = PyNumber_InPlaceAdd(value, term);
     }
     Py_DECREF(value);
-    return field_set(obj, exact, offset, name, sum);
+    return field_set(run, obj, exact, offset, name, sum);
 }
 
 /* obj.<field>.append(term) */
 static int
-field_append(module_state *ms, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name,
+field_append(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *name,
              PyObject *term)
 {
-    PyObject *terms = field_get(obj, exact, offset, name);
+    PyObject *terms = field_get(run, obj, exact, offset, name);
     int result;
     if (terms == NULL) {
         return -1;
     }
     if (PyList_CheckExact(terms)) {
         result = PyList_Append(terms, term);
+    } else if (settle(run) < 0) {
+        result = -1;
     } else {
-        PyObject *done = PyObject_CallMethodOneArg(terms, ms->append_name, term);
+        PyObject *done = PyObject_CallMethodOneArg(terms, run->ms->append_name, term);
         result = done == NULL ? -1 : 0;
         Py_XDECREF(done);
     }
@@ -330,7 +493,7 @@ field_append(module_state *ms, PyObject *obj, int exact, Py_ssize_t offset, PyOb
 
 /* counts[key] = counts.get(key, 0) + 1 */
 static int
-count_key(module_state *ms, PyObject *counts, PyObject *key)
+count_key(run_t *run, PyObject *counts, PyObject *key)
 {
     PyObject *value, *updated;
     int result;
@@ -343,7 +506,7 @@ count_key(module_state *ms, PyObject *counts, PyObject *key)
             updated = PyLong_FromLong(1);
         } else {
             Py_INCREF(value);
-            updated = add_small(value, 1, 0);
+            updated = add_small(run, value, 1, 0);
             Py_DECREF(value);
         }
         if (updated == NULL) {
@@ -353,18 +516,21 @@ count_key(module_state *ms, PyObject *counts, PyObject *key)
         Py_DECREF(updated);
         return result;
     }
+    if (settle(run) < 0) {
+        return -1;
+    }
     {
         PyObject *zero = PyLong_FromLong(0);
         if (zero == NULL) {
             return -1;
         }
-        value = PyObject_CallMethodObjArgs(counts, ms->get_name, key, zero, NULL);
+        value = PyObject_CallMethodObjArgs(counts, run->ms->get_name, key, zero, NULL);
         Py_DECREF(zero);
     }
     if (value == NULL) {
         return -1;
     }
-    updated = add_small(value, 1, 0);
+    updated = add_small(run, value, 1, 0);
     Py_DECREF(value);
     if (updated == NULL) {
         return -1;
@@ -378,7 +544,7 @@ count_key(module_state *ms, PyObject *counts, PyObject *key)
 
 /* refs.get(ref), or a new _RefAccumulator() stored under ref; a new reference. */
 static PyObject *
-ref_accumulator(module_state *ms, PyObject *refs, PyObject *ref)
+ref_accumulator(run_t *run, PyObject *refs, PyObject *ref)
 {
     PyObject *acc = PyDict_GetItemWithError(refs, ref);
     if (acc != NULL && acc != Py_None) {
@@ -388,7 +554,10 @@ ref_accumulator(module_state *ms, PyObject *refs, PyObject *ref)
     if (acc == NULL && PyErr_Occurred()) {
         return NULL;
     }
-    acc = PyObject_CallNoArgs(ms->acc_type);
+    if (settle(run) < 0) {
+        return NULL; /* the class's __init__ is Python code */
+    }
+    acc = PyObject_CallNoArgs(run->ms->acc_type);
     if (acc == NULL) {
         return NULL;
     }
@@ -401,39 +570,40 @@ ref_accumulator(module_state *ms, PyObject *refs, PyObject *ref)
 
 /* One item into one ref accumulator (and the state's churn sum and terms). */
 static int
-feed(module_state *ms, PyObject *state, PyObject *acc, const item_t *item, int retain)
+feed(run_t *run, PyObject *state, PyObject *acc, const item_t *item, int retain)
 {
+    module_state *ms = run->ms;
     const Py_ssize_t *off = ms->acc_offsets;
     PyObject *const *names = ms->acc_names;
     int exact = Py_IS_TYPE(acc, (PyTypeObject *)ms->acc_type);
     PyObject *map;
     int result;
-    if (field_add(acc, exact, off[A_CALLS], names[A_CALLS], 1) < 0) {
+    if (field_add(run, acc, exact, off[A_CALLS], names[A_CALLS], 1) < 0) {
         return -1;
     }
     if (item->outcome == OUT_SUCCEEDED) {
-        if (field_add(acc, exact, off[A_SUCCEEDED], names[A_SUCCEEDED], 1) < 0) {
+        if (field_add(run, acc, exact, off[A_SUCCEEDED], names[A_SUCCEEDED], 1) < 0) {
             return -1;
         }
     } else if (item->outcome == OUT_FAILED) {
-        if (field_add(acc, exact, off[A_FAILED], names[A_FAILED], 1) < 0) {
+        if (field_add(run, acc, exact, off[A_FAILED], names[A_FAILED], 1) < 0) {
             return -1;
         }
-        map = field_get(acc, exact, off[A_STAGES], names[A_STAGES]);
+        map = field_get(run, acc, exact, off[A_STAGES], names[A_STAGES]);
         if (map == NULL) {
             return -1;
         }
-        result = count_key(ms, map, item->stage);
+        result = count_key(run, map, item->stage);
         Py_DECREF(map);
         if (result < 0) {
             return -1;
         }
     }
-    map = field_get(acc, exact, off[A_SIGNATURES], names[A_SIGNATURES]);
+    map = field_get(run, acc, exact, off[A_SIGNATURES], names[A_SIGNATURES]);
     if (map == NULL) {
         return -1;
     }
-    result = count_key(ms, map, item->signature);
+    result = count_key(run, map, item->signature);
     Py_DECREF(map);
     if (result < 0) {
         return -1;
@@ -441,14 +611,14 @@ feed(module_state *ms, PyObject *state, PyObject *acc, const item_t *item, int r
     if (item->distance != NULL) {
         const Py_ssize_t *soff = ms->state_offsets;
         PyObject *const *snames = ms->state_names;
-        if (field_add(acc, exact, off[A_CHURN_PAIRS], names[A_CHURN_PAIRS], 1) < 0
-            || field_add_term(acc, exact, off[A_CHURN_SUM], names[A_CHURN_SUM], item->distance) < 0
-            || field_add_term(state, 1, soff[S_CHURN_SUM], snames[S_CHURN_SUM], item->distance) < 0) {
+        if (field_add(run, acc, exact, off[A_CHURN_PAIRS], names[A_CHURN_PAIRS], 1) < 0
+            || field_add_term(run, acc, exact, off[A_CHURN_SUM], names[A_CHURN_SUM], item->distance) < 0
+            || field_add_term(run, state, 1, soff[S_CHURN_SUM], snames[S_CHURN_SUM], item->distance) < 0) {
             return -1;
         }
         if (retain
-            && (field_append(ms, acc, exact, off[A_CHURN_TERMS], names[A_CHURN_TERMS], item->distance) < 0
-                || field_append(ms, state, 1, soff[S_CHURN_TERMS], snames[S_CHURN_TERMS], item->distance) < 0)) {
+            && (field_append(run, acc, exact, off[A_CHURN_TERMS], names[A_CHURN_TERMS], item->distance) < 0
+                || field_append(run, state, 1, soff[S_CHURN_TERMS], snames[S_CHURN_TERMS], item->distance) < 0)) {
             return -1;
         }
     }
@@ -459,51 +629,195 @@ typedef struct {
     long succeeded, failed, aborted, timed_out, rejections, churn_pairs;
 } tally_t;
 
-/* The trace's totals into one state (what follows the item walk of _apply/apply_twice). */
+/* Add up what a batch owes: the pending totals go to their states' slots (exact ints
+   while they wait, so nothing here runs Python code) and the pending list empties. */
 static int
-close_state(module_state *ms, PyObject *state, PyObject *sequences, Py_ssize_t actions,
-            long discovery, long workflow, const tally_t *tally, PyObject *key, PyObject *task)
+settle(run_t *run)
 {
-    const Py_ssize_t *off = ms->state_offsets;
-    PyObject *const *names = ms->state_names;
-#define ADD(field, amount) \
-    if (field_add(state, 1, off[field], names[field], (long)(amount)) < 0) { \
-        return -1; \
-    }
-    ADD(S_TRACES, 1)
-    ADD(S_OPERATIONS, actions + discovery + workflow)
-    ADD(S_ACTION_OPERATIONS, actions)
-    ADD(S_DISCOVERY_OPERATIONS, discovery)
-    ADD(S_WORKFLOW_OPERATIONS, workflow)
-    if (!actions) {
+    int count = run->count, i, k, status = 0;
+    module_state *ms = run->ms;
+    run_t direct;
+    run->epoch++; /* Python code may run next: what was looked up may change */
+    if (count == 0) {
         return 0;
     }
-    ADD(S_CHURN_PAIRS, tally->churn_pairs)
-    ADD(S_SUCCEEDED, tally->succeeded)
-    ADD(S_FAILED, tally->failed)
-    ADD(S_ABORTED, tally->aborted)
-    ADD(S_TIMED_OUT, tally->timed_out)
-    ADD(S_INVOCATION_REJECTIONS, tally->rejections)
-#undef ADD
-    if (key != NULL) {
-        PyObject *counts = PyDict_GetItemWithError(sequences, task);
-        int result;
-        if (counts == NULL || counts == Py_None) {
-            if (counts == NULL && PyErr_Occurred()) {
-                return -1;
+    run_start(&direct, ms, 0);
+    run->count = 0;
+    for (i = 0; i < count; i++) {
+        pending_t *pending = &run->pending[i];
+        for (k = 0; k < T_COUNT && status == 0; k++) {
+            int field = TOTAL_SLOTS[k];
+            if (pending->totals[k] != 0) {
+                status = field_add(&direct, pending->state, 1, ms->state_offsets[field],
+                                   ms->state_names[field], pending->totals[k]);
             }
-            counts = PyDict_New();
-            if (counts == NULL) {
-                return -1;
-            }
-            if (PyDict_SetItem(sequences, task, counts) < 0) {
-                Py_DECREF(counts);
-                return -1;
-            }
-        } else {
-            Py_INCREF(counts);
         }
-        result = count_key(ms, counts, key);
+        Py_DECREF(pending->state);
+    }
+    return status;
+}
+
+/* settle() on the way out of a call; a pending error stays the one raised. */
+static int
+settle_after(run_t *run, int failed)
+{
+    PyObject *type, *value, *traceback;
+    if (!failed) {
+        return settle(run);
+    }
+    PyErr_Fetch(&type, &value, &traceback);
+    if (settle(run) < 0) {
+        PyErr_Clear();
+    }
+    PyErr_Restore(type, value, traceback);
+    return -1;
+}
+
+/* Where a batch keeps the totals it owes ``state`` (*pending: NULL when a slot they go to
+   holds anything but an exact int: those are added trace by trace, as Python adds them).
+   ``amounts`` is about to be added: a total that would pass LONG_MAX is settled first. */
+static int
+pending_for(run_t *run, PyObject *state, const long *amounts, pending_t **pending)
+{
+    const Py_ssize_t *off = run->ms->state_offsets;
+    pending_t *found = NULL;
+    int i, k;
+    for (i = 0; i < run->count; i++) {
+        if (run->pending[i].state == state) {
+            found = &run->pending[i];
+            break;
+        }
+    }
+    /* Every other total and amount is at most the operations' (a trace's actions, outcomes
+       and churn pairs are among its operations); the traces grow by one. */
+    if (found != NULL && found->totals[T_TRACES] < LONG_MAX
+        && found->totals[T_OPERATIONS] <= LONG_MAX - amounts[T_OPERATIONS]) {
+        *pending = found;
+        return 0;
+    }
+    if (found != NULL || run->count == PENDING_STATES) {
+        if (settle(run) < 0) {
+            return -1;
+        }
+    }
+    *pending = NULL;
+    for (k = 0; k < T_COUNT; k++) {
+        PyObject *value = SLOT(state, off[TOTAL_SLOTS[k]]);
+        if (value == NULL || !PyLong_CheckExact(value)) {
+            return settle(run); /* trace by trace, and what waits goes first */
+        }
+    }
+    found = &run->pending[run->count++];
+    Py_INCREF(state);
+    found->state = state;
+    memset(found->totals, 0, sizeof(found->totals));
+    *pending = found;
+    return 0;
+}
+
+/* state.task_sequences.get(task), a new {} stored under task when there is none (a new
+   reference); the last one found for the state is reused while the epoch lasts. */
+static PyObject *
+task_counts(run_t *run, PyObject *state, PyObject *sequences, PyObject *task)
+{
+    sequence_cache_t *entry = NULL;
+    PyObject *counts;
+    int i;
+    for (i = 0; i < run->cached; i++) {
+        if (run->sequences[i].state == state) {
+            entry = &run->sequences[i];
+            if (entry->epoch == run->epoch && str_equal(entry->task, task)) {
+                Py_INCREF(entry->counts);
+                return entry->counts;
+            }
+            break;
+        }
+    }
+    counts = PyDict_GetItemWithError(sequences, task);
+    if (counts == NULL || counts == Py_None) {
+        if (counts == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        counts = PyDict_New();
+        if (counts == NULL) {
+            return NULL;
+        }
+        if (PyDict_SetItem(sequences, task, counts) < 0) {
+            Py_DECREF(counts);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(counts);
+    }
+    if (entry == NULL && run->cached < SEQUENCE_CACHE) {
+        entry = &run->sequences[run->cached++];
+        entry->state = NULL;
+        entry->task = NULL;
+        entry->counts = NULL;
+    }
+    if (entry != NULL) {
+        /* (the old references go last: nothing reads the entry while they are released) */
+        PyObject *old_state = entry->state, *old_task = entry->task, *old_counts = entry->counts;
+        Py_INCREF(state);
+        Py_INCREF(task);
+        Py_INCREF(counts);
+        entry->state = state;
+        entry->task = task;
+        entry->counts = counts;
+        entry->epoch = run->epoch;
+        Py_XDECREF(old_state);
+        Py_XDECREF(old_task);
+        Py_XDECREF(old_counts);
+    }
+    return counts;
+}
+
+/* The trace's totals into one state (what follows the item walk of _apply/apply_twice). */
+static int
+close_state(run_t *run, PyObject *state, PyObject *sequences, Py_ssize_t actions,
+            long discovery, long workflow, const tally_t *tally, PyObject *key, PyObject *task)
+{
+    const Py_ssize_t *off = run->ms->state_offsets;
+    PyObject *const *names = run->ms->state_names;
+    long amounts[T_COUNT];
+    pending_t *pending = NULL;
+    int k;
+    amounts[T_TRACES] = 1;
+    amounts[T_OPERATIONS] = (long)actions + discovery + workflow;
+    amounts[T_ACTION_OPERATIONS] = (long)actions;
+    amounts[T_DISCOVERY_OPERATIONS] = discovery;
+    amounts[T_WORKFLOW_OPERATIONS] = workflow;
+    amounts[T_CHURN_PAIRS] = tally->churn_pairs;
+    amounts[T_SUCCEEDED] = tally->succeeded;
+    amounts[T_FAILED] = tally->failed;
+    amounts[T_ABORTED] = tally->aborted;
+    amounts[T_TIMED_OUT] = tally->timed_out;
+    amounts[T_INVOCATION_REJECTIONS] = tally->rejections;
+    if (run->batching && pending_for(run, state, amounts, &pending) < 0) {
+        return -1;
+    }
+    if (pending != NULL) {
+        for (k = 0; k < T_COUNT; k++) {
+            pending->totals[k] += amounts[k];
+        }
+    } else {
+        /* Python skips the outcome totals of a trace without actions (an odd value's
+           += 0 may change it: -0.0 + 0 is 0.0). */
+        int last = actions ? T_COUNT : T_CHURN_PAIRS;
+        for (k = 0; k < last; k++) {
+            int field = TOTAL_SLOTS[k];
+            if (field_add(run, state, 1, off[field], names[field], amounts[k]) < 0) {
+                return -1;
+            }
+        }
+    }
+    if (key != NULL) {
+        PyObject *counts = task_counts(run, state, sequences, task);
+        int result;
+        if (counts == NULL) {
+            return -1;
+        }
+        result = count_key(run, counts, key);
         Py_DECREF(counts);
         return result;
     }
@@ -579,8 +893,9 @@ grow(derived_t *derived)
 
 /* The derivation of add_signed: 1 done, 0 outside the domain, -1 an error. */
 static int
-derive(module_state *ms, PyObject *operations, derived_t *derived)
+derive(run_t *run, PyObject *operations, derived_t *derived)
 {
+    module_state *ms = run->ms;
     PyObject *pending = NULL;
     int is_list = PyList_CheckExact(operations);
     Py_ssize_t index;
@@ -672,6 +987,8 @@ derive(module_state *ms, PyObject *operations, derived_t *derived)
                             PyErr_SetString(PyExc_NameError, "name 'signature_distance' is not defined");
                         }
                         status = -1;
+                    } else if (settle(run) < 0) {
+                        status = -1;
                     } else {
                         PyObject *args[2] = {previous, signature};
                         Py_INCREF(function);
@@ -717,16 +1034,81 @@ derive(module_state *ms, PyObject *operations, derived_t *derived)
     return status;
 }
 
+/* Characters [0, length) of a ready str into out (of kind out_kind) from index at. */
+static void
+copy_into(void *out, int out_kind, Py_ssize_t at, PyObject *text, Py_ssize_t length)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t i;
+    if (kind == out_kind) {
+        memcpy((char *)out + at * kind, data, (size_t)(length * kind));
+    } else if (kind == PyUnicode_1BYTE_KIND && out_kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS1 *from = (const Py_UCS1 *)data;
+        Py_UCS2 *to = (Py_UCS2 *)out + at;
+        for (i = 0; i < length; i++) {
+            to[i] = from[i];
+        }
+    } else {
+        for (i = 0; i < length; i++) {
+            PyUnicode_WRITE(out_kind, out, at + i, PyUnicode_READ(kind, data, i));
+        }
+    }
+}
+
+/* separator.join(item.ref for item in items) for ready exact strs (two or more): the
+   str PyUnicode_Join makes (the narrowest kind that holds every part). */
+static PyObject *
+join_refs(PyObject *separator, const item_t *items, Py_ssize_t count)
+{
+    Py_ssize_t separator_length = PyUnicode_GET_LENGTH(separator), length = 0, at = 0, j;
+    Py_UCS4 widest = PyUnicode_MAX_CHAR_VALUE(separator);
+    PyObject *joined;
+    void *data;
+    int kind;
+    for (j = 0; j < count; j++) {
+        PyObject *ref = items[j].ref;
+        Py_ssize_t part = PyUnicode_GET_LENGTH(ref) + (j ? separator_length : 0);
+        if (length > PY_SSIZE_T_MAX - part) {
+            PyErr_SetString(PyExc_OverflowError, "join() result is too long for a Python string");
+            return NULL;
+        }
+        length += part;
+        if (PyUnicode_MAX_CHAR_VALUE(ref) > widest) {
+            widest = PyUnicode_MAX_CHAR_VALUE(ref);
+        }
+    }
+    joined = PyUnicode_New(length, widest);
+    if (joined == NULL) {
+        return NULL;
+    }
+    kind = PyUnicode_KIND(joined);
+    data = PyUnicode_DATA(joined);
+    for (j = 0; j < count; j++) {
+        PyObject *ref = items[j].ref;
+        if (j) {
+            copy_into(data, kind, at, separator, separator_length);
+            at += separator_length;
+        }
+        copy_into(data, kind, at, ref, PyUnicode_GET_LENGTH(ref));
+        at += PyUnicode_GET_LENGTH(ref);
+    }
+    return joined;
+}
+
 /* add_signed for one trace: Py_None (done), Py_NotImplemented (nothing changed: the
    Python twin must do it) or NULL (an error); borrowed results. */
 static PyObject *
-add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_key,
+add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
         PyObject *model)
 {
+    module_state *ms = run->ms;
     PyObject *task;
     PyObject *refs[2], *sequences[2], *states[2];
     PyObject *key = NULL, *result = NULL;
+    PyObject *accs[2], *last_accs[2] = {NULL, NULL}, *last_ref = NULL;
     int retain[2], count = 1, stamped, status, i;
+    unsigned long start, last_epoch = 0;
     Py_ssize_t j;
     derived_t derived;
     tally_t tally = {0, 0, 0, 0, 0, 0};
@@ -764,7 +1146,7 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
     derived.capacity = STACK_ITEMS;
     derived.discovery = 0;
     derived.workflow = 0;
-    status = derive(ms, operations, &derived);
+    status = derive(run, operations, &derived);
     if (status <= 0) {
         release_items(derived.items, derived.count);
         if (derived.items != derived.stack) {
@@ -776,7 +1158,8 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
         return Py_NotImplemented;
     }
 
-    /* A callback (signature_distance) may have changed the state: look again. */
+    /* A callback (signature_distance) may have changed the state: look again (always:
+       the maps are borrowed, and the garbage collector too may have run Python code). */
     if (!usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
         result = Py_NotImplemented;
         goto done;
@@ -786,16 +1169,7 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
         key = derived.items[0].ref;
         Py_INCREF(key);
     } else if (derived.count) {
-        PyObject *sequence = PyList_New(derived.count);
-        if (sequence == NULL) {
-            goto done;
-        }
-        for (j = 0; j < derived.count; j++) {
-            Py_INCREF(derived.items[j].ref);
-            PyList_SET_ITEM(sequence, j, derived.items[j].ref);
-        }
-        key = PyUnicode_Join(ms->join, sequence);
-        Py_DECREF(sequence);
+        key = join_refs(ms->join, derived.items, derived.count);
         if (key == NULL) {
             goto done;
         }
@@ -808,10 +1182,19 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
             goto done;
         }
         Py_INCREF(models);
-        model_state = PyDict_GetItemWithError(models, model);
+        if (run->model_of == state && run->model_epoch == run->epoch
+            && str_equal(run->model, model)) {
+            model_state = run->model_state;
+        } else {
+            model_state = PyDict_GetItemWithError(models, model);
+        }
         if (model_state == NULL || model_state == Py_None) {
             PyObject *flag = SLOT(state, ms->state_offsets[S_RETAIN_TERMS]);
             if (model_state == NULL && PyErr_Occurred()) {
+                Py_DECREF(models);
+                goto done;
+            }
+            if (settle(run) < 0) {
                 Py_DECREF(models);
                 goto done;
             }
@@ -827,6 +1210,21 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
         Py_DECREF(models);
         states[1] = model_state; /* owned from here */
         count = 2;
+        if (run->model_state != model_state || run->model_of != state
+            || run->model_epoch != run->epoch) {
+            PyObject *old_model = run->model, *old_of = run->model_of;
+            PyObject *old_state = run->model_state;
+            Py_INCREF(model);
+            Py_INCREF(state);
+            Py_INCREF(model_state);
+            run->model = model;
+            run->model_of = state;
+            run->model_state = model_state;
+            run->model_epoch = run->epoch;
+            Py_XDECREF(old_model);
+            Py_XDECREF(old_of);
+            Py_XDECREF(old_state);
+        }
         if (model_state == state
             || !usable_state(ms, model_state, &refs[1], &sequences[1], &retain[1])
             || !usable_state(ms, state, &refs[0], &sequences[0], &retain[0])) {
@@ -862,18 +1260,46 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
         if (item->distance != NULL) {
             tally.churn_pairs++;
         }
-        for (i = 0; i < count && status == 0; i++) {
-            PyObject *acc = ref_accumulator(ms, refs[i], item->ref);
-            if (acc == NULL) {
-                status = -1;
-                break;
+        if (status != 0) {
+            break;
+        }
+        /* The same ref as the item before, nothing run in between: the same accumulators. */
+        if (last_ref != NULL && last_epoch == run->epoch && str_equal(last_ref, item->ref)) {
+            for (i = 0; i < count; i++) {
+                accs[i] = last_accs[i];
+                last_accs[i] = NULL;
             }
-            status = feed(ms, states[i], acc, item, retain[i]);
-            Py_DECREF(acc);
+        } else {
+            for (i = 0; i < count; i++) {
+                Py_CLEAR(last_accs[i]);
+                accs[i] = NULL;
+            }
+        }
+        last_ref = NULL;
+        start = run->epoch;
+        for (i = 0; i < count && status == 0; i++) {
+            if (accs[i] == NULL) {
+                accs[i] = ref_accumulator(run, refs[i], item->ref);
+                if (accs[i] == NULL) {
+                    status = -1;
+                    break;
+                }
+            }
+            status = feed(run, states[i], accs[i], item, retain[i]);
+        }
+        for (i = 0; i < count; i++) {
+            last_accs[i] = accs[i]; /* (NULL past an error) */
+        }
+        if (status == 0 && run->epoch == start) {
+            last_ref = item->ref;
+            last_epoch = start;
         }
     }
+    for (i = 0; i < count; i++) {
+        Py_XDECREF(last_accs[i]);
+    }
     for (i = 0; i < count && status == 0; i++) {
-        status = close_state(ms, states[i], sequences[i], derived.count, derived.discovery,
+        status = close_state(run, states[i], sequences[i], derived.count, derived.discovery,
                              derived.workflow, &tally, key, task);
     }
     for (i = 0; i < count; i++) {
@@ -884,6 +1310,16 @@ add_one(module_state *ms, PyObject *state, PyObject *operations, PyObject *task_
         result = Py_None;
     }
 done:
+    for (j = 0; j < derived.count; j++) {
+        PyObject *distance = derived.items[j].distance;
+        if (distance != NULL && !PyFloat_CheckExact(distance)) {
+            /* releasing a distance of another type may run its Python code */
+            if (settle_after(run, result == NULL) < 0) {
+                result = NULL;
+            }
+            break;
+        }
+    }
     if (count == 2) {
         Py_DECREF(states[1]);
     }
@@ -899,21 +1335,24 @@ static PyObject *
 meter_add_signed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *result;
+    run_t run;
     if (nargs != 4) {
         PyErr_Format(PyExc_TypeError, "add_signed() takes 4 arguments (%zd given)", nargs);
         return NULL;
     }
-    result = add_one((module_state *)PyModule_GetState(module), args[0], args[1], args[2], args[3]);
+    run_start(&run, (module_state *)PyModule_GetState(module), 0);
+    result = add_one(&run, args[0], args[1], args[2], args[3]);
     Py_XINCREF(result);
+    run_end(&run);
     return result;
 }
 
 static PyObject *
 meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    module_state *ms = (module_state *)PyModule_GetState(module);
-    PyObject *state, *entries;
+    PyObject *state, *entries, *result = NULL;
     Py_ssize_t index;
+    run_t run;
     if (nargs != 3) {
         PyErr_Format(PyExc_TypeError, "add_signed_many() takes 3 arguments (%zd given)", nargs);
         return NULL;
@@ -931,23 +1370,37 @@ meter_add_signed_many(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (index < 0) {
         index = 0;
     }
+    run_start(&run, (module_state *)PyModule_GetState(module), 1);
     /* The list is read live (as a for loop reads it): a callback may change it. */
     for (; index < PyList_GET_SIZE(entries); index++) {
         PyObject *entry = PyList_GET_ITEM(entries, index);
         PyObject *done;
         if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
-            return PyLong_FromSsize_t(index);
+            result = Py_NotImplemented;
+            break;
         }
         Py_INCREF(entry);
-        done = add_one(ms, state, PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1),
+        done = add_one(&run, state, PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1),
                        PyTuple_GET_ITEM(entry, 2));
         Py_DECREF(entry);
         if (done == NULL) {
+            settle_after(&run, 1);
+            run_end(&run);
             return NULL;
         }
         if (done == Py_NotImplemented) {
-            return PyLong_FromSsize_t(index);
+            result = Py_NotImplemented;
+            break;
         }
+    }
+    /* The states are whole again before the caller (or the Python twin) sees them. */
+    if (settle_after(&run, 0) < 0) {
+        run_end(&run);
+        return NULL;
+    }
+    run_end(&run);
+    if (result == Py_NotImplemented) {
+        return PyLong_FromSsize_t(index);
     }
     Py_RETURN_NONE;
 }
