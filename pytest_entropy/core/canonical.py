@@ -21,11 +21,11 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import orjson
 
-from pytest_entropy.core.fastpath import fast_paths
+from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
 
 __all__ = [
@@ -240,7 +240,42 @@ def _key_entries(keys: tuple[str, ...], order: int) -> tuple[tuple[str, str], ..
     return _entries(js_own_keys(dict.fromkeys(keys)))
 
 
+# The compact writers in C (``_canonical_native.c``): ``write(value, canonical, order_keys)``
+# returns the UTF-8 bytes of what ``_write_fast``/``_write_general`` write, or
+# NotImplemented for anything outside its exact domain (a dict subclass, a non-str key, a
+# foreign type, an int too large for a float, nesting past its depth bound, a cycle); the
+# Python below is its twin (tests/property/test_canonical_native.py compares them).
+_CANONICAL_KERNEL: Final = "core._canonical_native"
+
+
+def _canonical_key_order(keys: tuple[str, ...]) -> Sequence[str]:
+    """The kernel's callback: a dict's keys (insertion order) in canonical writing order."""
+    if len(keys) <= _CACHED_KEY_SET_SIZE:
+        return _ordered_key_set(keys)
+    return _order_keys(keys)
+
+
+def _own_key_order(keys: tuple[str, ...]) -> Sequence[str]:
+    """The kernel's callback: a dict's keys (insertion order) in JavaScript own-key order."""
+    return js_own_keys(dict.fromkeys(keys))
+
+
+def _native_compact(value: Any, order: int) -> bytes | None:
+    """The kernel's UTF-8 text of ``value``; None when the kernel is off or hands it back."""
+    native = kernel(_CANONICAL_KERNEL)
+    if native is None:
+        return None
+    if order == _CANONICAL:
+        data = native.write(value, True, _canonical_key_order)
+    else:
+        data = native.write(value, False, _own_key_order)
+    return None if data is NotImplemented else cast(bytes, data)
+
+
 def _write_compact(value: Any, order: int) -> str:
+    data = _native_compact(value, order)
+    if data is not None:
+        return data.decode()
     fast: list[str] = []
     try:
         _write_fast(value, order, fast.append, 0)
@@ -255,6 +290,9 @@ def _write_general(value: Any, order: int) -> str:
     # Stack items: ("v", value) to write a value, or ("s", text) to write literal text.
     stack: list[tuple[bool, Any]] = [(True, value)]
     seen: set[int] = set()
+    # The plain copies of subclassed containers, alive until the end: a freed copy's id
+    # could be taken by the next copy while still in ``seen`` (a cycle that is not there).
+    copies: list[Any] = []
     pop = stack.pop
     push = stack.append
     while stack:
@@ -311,9 +349,11 @@ def _write_general(value: Any, order: int) -> str:
         elif isinstance(item, str):
             append(json_string(item))
         elif isinstance(item, dict):
-            push((True, dict(item)))
+            copies.append(dict(item))
+            push((True, copies[-1]))
         elif isinstance(item, list | tuple):
-            push((True, list(item)))
+            copies.append(list(item))
+            push((True, copies[-1]))
         else:
             raise CanonicalError(f"{type(item).__name__} has no JSON form")
     return "".join(parts)
@@ -357,7 +397,15 @@ def stable_json_hash(value: Any) -> str:
     >>> stable_json_hash([])
     '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945'
     """
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical_bytes(value)).hexdigest()
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    """``canonical_json(value)`` in UTF-8 (the kernel writes the bytes at once)."""
+    data = _native_compact(value, _CANONICAL)
+    if data is None:
+        return canonical_json(value).encode("utf-8")
+    return data
 
 
 def stable_json_hash_array(items: Any) -> str:
@@ -369,7 +417,7 @@ def stable_json_hash_array(items: Any) -> str:
         if not first:
             digest.update(b",")
         first = False
-        digest.update(canonical_json(item).encode("utf-8"))
+        digest.update(_canonical_bytes(item))
     digest.update(b"]")
     return digest.hexdigest()
 
