@@ -289,3 +289,44 @@ def test_nested_dict_subclasses_are_not_taken_for_cycles() -> None:
     for _ in range(50):
         on_every_path(canonical_json, value)
         assert canonical_json(value) == '{"a":{"x":{},"y":{"z":[1]}},"b":{"z":1}}'
+
+
+PRINTABLE = [chr(code) for code in range(0x20, 0x7F)]
+
+
+def icu_order(keys: tuple[str, ...]) -> list[str]:
+    with paths("plain"):  # the plain path always asks ICU
+        return canonical._order_keys(keys)
+
+
+def test_ascii_collation_equals_icu_for_every_short_string() -> None:
+    words = [""] + PRINTABLE + [a + b for a in PRINTABLE for b in PRINTABLE]
+    words += [a + b + c for a in "aA_-0.$ zZ9~" for b in PRINTABLE for c in "bB1_ "]
+    by_icu = sorted(words, key=canonical.collation_sort_key)
+    assert sorted(words, key=canonical._ascii_collation_key) == by_icu
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.text(alphabet=st.sampled_from(PRINTABLE), max_size=8), unique=True))
+def test_ascii_key_order_equals_icu(keys: list[str]) -> None:
+    expected = sorted(keys, key=canonical.collation_sort_key)
+    with paths("python"):
+        assert canonical._order_keys(tuple(keys)) == icu_order(tuple(keys))
+    assert sorted(keys, key=canonical._ascii_collation_key) == expected
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("b", "a\x7f"),  # DEL is not printable: ICU decides
+        ("b", "a\t"),
+        ("é", "e", "f"),
+        ("B", "a", "10", "2", "01"),
+        ("x-y", "x_y", "x.y", "xY", "xy", "X y"),
+    ],
+)
+def test_key_order_on_every_path(keys: tuple[str, ...]) -> None:
+    value = dict.fromkeys(keys, 0)
+    on_every_path(canonical_json, value)
+    with paths("python"):
+        assert canonical._order_keys(keys) == icu_order(keys)
