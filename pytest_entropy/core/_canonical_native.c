@@ -1,7 +1,7 @@
 /*
  * The compact JSON writers of pytest_entropy/core/canonical.py, native.
  *
- * write(value, canonical, order_keys) returns the UTF-8 bytes of
+ * write(value, canonical, order_keys, orders) returns the UTF-8 bytes of
  * canonical.canonical_json(value) (canonical true) or canonical.js_stringify(value)
  * (canonical false), or NotImplemented for anything outside the kernel's exact domain,
  * after which the caller runs the Python writers (which raise what they raise).
@@ -16,7 +16,8 @@
  * (insertion order) whenever the order may differ from insertion order (canonical: any dict
  * of two keys or more, ICU collation with array-index keys first; own order: a key that
  * begins with an ASCII digit, i.e. may be an array index) and returns the keys in writing
- * order. Strings are escaped as JSON.stringify does: the quote, the backslash, \b \f \n \r
+ * order; ``orders`` (an exact dict, or None) holds orders already known, keys tuple ->
+ * ordered keys, looked up first (the Python fills it, order_keys being a pure function). Strings are escaped as JSON.stringify does: the quote, the backslash, \b \f \n \r
  * \t, other controls as lowercase \u00xx, a lone surrogate as lowercase \udxxx, and a
  * high+low surrogate pair written as the one astral character it encodes (the Python's
  * _escape_surrogates). Numbers are JavaScript's Number::toString of the shortest
@@ -376,6 +377,7 @@ typedef struct {
     Buffer out;
     int canonical;
     PyObject *order_keys;
+    PyObject *orders; /* an exact dict or NULL */
 } Writer;
 
 static int write_value(Writer *w, PyObject *value, int depth);
@@ -456,7 +458,18 @@ write_dict(Writer *w, PyObject *dict, int depth)
         Py_DECREF(keys);
         return WRITE_FOREIGN;
     }
-    ordered = PyObject_CallOneArg(w->order_keys, keys);
+    ordered = NULL;
+    if (w->orders != NULL) {
+        ordered = PyDict_GetItemWithError(w->orders, keys);
+        if (ordered == NULL && PyErr_Occurred()) {
+            Py_DECREF(keys);
+            return WRITE_ERROR;
+        }
+        Py_XINCREF(ordered);
+    }
+    if (ordered == NULL) {
+        ordered = PyObject_CallOneArg(w->order_keys, keys);
+    }
     Py_DECREF(keys);
     if (ordered == NULL) {
         return WRITE_ERROR;
@@ -563,10 +576,16 @@ canonical_write(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Writer w;
     int done;
     PyObject *result;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "write(value, canonical, order_keys) takes 3 arguments");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "write(value, canonical, order_keys, orders) takes 4 arguments");
         return NULL;
     }
+    if (args[3] != Py_None && !PyDict_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "orders must be a dict or None");
+        return NULL;
+    }
+    w.orders = args[3] == Py_None ? NULL : args[3];
     w.canonical = PyObject_IsTrue(args[1]);
     if (w.canonical < 0) {
         return NULL;
@@ -591,6 +610,78 @@ canonical_write(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyMem_Free(w.out.data);
     return result;
+}
+
+/* json_copy: exact dicts and lists copied, anything else shared, as the Python does. */
+static PyObject *
+copy_value(PyObject *value, int depth, int *foreign)
+{
+    PyObject *copy;
+    if (!PyDict_CheckExact(value) && !PyList_CheckExact(value)) {
+        return Py_NewRef(value);
+    }
+    if (depth >= MAX_DEPTH) {
+        *foreign = 1;
+        return NULL;
+    }
+    if (PyDict_CheckExact(value)) {
+        Py_ssize_t pos = 0;
+        PyObject *key;
+        PyObject *item;
+        copy = PyDict_New();
+        if (copy == NULL) {
+            return NULL;
+        }
+        while (PyDict_Next(value, &pos, &key, &item)) {
+            PyObject *child;
+            int failed;
+            Py_INCREF(key);
+            Py_INCREF(item);
+            child = copy_value(item, depth + 1, foreign);
+            Py_DECREF(item);
+            failed = child == NULL || PyDict_SetItem(copy, key, child) < 0;
+            Py_DECREF(key);
+            Py_XDECREF(child);
+            if (failed) {
+                Py_DECREF(copy);
+                return NULL;
+            }
+        }
+        return copy;
+    }
+    copy = PyList_New(0);
+    if (copy == NULL) {
+        return NULL;
+    }
+    {
+        Py_ssize_t i;
+        for (i = 0; i < PyList_GET_SIZE(value); i++) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            PyObject *child;
+            int failed;
+            Py_INCREF(item);
+            child = copy_value(item, depth + 1, foreign);
+            Py_DECREF(item);
+            failed = child == NULL || PyList_Append(copy, child) < 0;
+            Py_XDECREF(child);
+            if (failed) {
+                Py_DECREF(copy);
+                return NULL;
+            }
+        }
+    }
+    return copy;
+}
+
+static PyObject *
+canonical_copy(PyObject *module, PyObject *value)
+{
+    int foreign = 0;
+    PyObject *copy = copy_value(value, 0, &foreign);
+    if (copy == NULL && foreign && !PyErr_Occurred()) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return copy;
 }
 
 /* float_text(x): jscompat._float_text of a finite float (tests compare the two). */
@@ -618,8 +709,11 @@ canonical_float_text(PyObject *module, PyObject *arg)
 
 static PyMethodDef canonical_methods[] = {
     {"write", (PyCFunction)(void (*)(void))canonical_write, METH_FASTCALL,
-     "write(value, canonical, order_keys): the UTF-8 bytes of canonical_json(value) (canonical\n"
+     "write(value, canonical, order_keys, orders): the UTF-8 bytes of canonical_json(value)\n"
+     "(canonical "
      "true) or js_stringify(value); NotImplemented for a value outside the kernel's domain."},
+    {"copy", (PyCFunction)canonical_copy, METH_O,
+     "copy(value): canonical.json_copy(value); NotImplemented past the kernel's depth bound."},
     {"float_text", (PyCFunction)canonical_float_text, METH_O,
      "float_text(x): JavaScript's String(x) of a finite float; NotImplemented otherwise."},
     {NULL, NULL, 0, NULL},

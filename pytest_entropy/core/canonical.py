@@ -286,10 +286,20 @@ _CANONICAL_KERNEL: Final = "core._canonical_native"
 
 
 def _canonical_key_order(keys: tuple[str, ...]) -> Sequence[str]:
-    """The kernel's callback: a dict's keys (insertion order) in canonical writing order."""
+    """The kernel's callback: a dict's keys (insertion order) in canonical writing order.
+    A small key set's order goes into :data:`_KEY_ORDERS`, which the kernel reads first."""
     if len(keys) <= _CACHED_KEY_SET_SIZE:
-        return _ordered_key_set(keys)
+        ordered = _ordered_key_set(keys)
+        if len(_KEY_ORDERS) < _KEY_ORDERS_SIZE:
+            _KEY_ORDERS[keys] = ordered
+        return ordered
     return _order_keys(keys)
+
+
+# Key set -> canonical order, a memo of the pure function above that the kernel looks up
+# without calling back into Python (bounded like _ordered_key_set's cache).
+_KEY_ORDERS: Final[dict[tuple[str, ...], tuple[str, ...]]] = {}
+_KEY_ORDERS_SIZE: Final = 4096
 
 
 def _own_key_order(keys: tuple[str, ...]) -> Sequence[str]:
@@ -303,9 +313,9 @@ def _native_compact(value: Any, order: int) -> bytes | None:
     if native is None:
         return None
     if order == _CANONICAL:
-        data = native.write(value, True, _canonical_key_order)
+        data = native.write(value, True, _canonical_key_order, _KEY_ORDERS)
     else:
-        data = native.write(value, False, _own_key_order)
+        data = native.write(value, False, _own_key_order, None)
     return None if data is NotImplemented else cast(bytes, data)
 
 
@@ -400,6 +410,11 @@ def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value without recursion (hostile schemas nest 10**4 deep)."""
     if type(value) is not dict and type(value) is not list:
         return value
+    native = kernel(_CANONICAL_KERNEL)
+    if native is not None:  # the same copy in C (NotImplemented past its depth bound)
+        copied = native.copy(value)
+        if copied is not NotImplemented:
+            return copied
     root: Any = {} if type(value) is dict else []
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:

@@ -167,7 +167,7 @@ def nested(depth: int, leaf: Any) -> Any:
     return value
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=values)
 def test_every_writer_agrees_on_every_path(value: Any) -> None:
     on_every_path(canonical_json, value)
@@ -176,13 +176,13 @@ def test_every_writer_agrees_on_every_path(value: Any) -> None:
     on_every_path(file_text, value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=plain_values, canonical_order=st.booleans())
 def test_the_kernel_writes_the_general_writers_text(value: Any, canonical_order: bool) -> None:
     native = native_kernel(KERNEL)
     order = canonical._CANONICAL if canonical_order else canonical._OWN
     callback = canonical._canonical_key_order if canonical_order else canonical._own_key_order
-    data = native.write(value, canonical_order, callback)
+    data = native.write(value, canonical_order, callback, None)
     expected = outcome(lambda v: canonical._write_general(v, order), value)
     if data is NotImplemented:
         # Only an int that has no float form is handed back from these values.
@@ -197,7 +197,7 @@ def test_the_kernel_writes_the_general_writers_text(value: Any, canonical_order:
 def test_number_text_at_the_boundaries(x: float) -> None:
     native = native_kernel(KERNEL)
     assert native.float_text(x) == _float_text(x)
-    assert native.write(x, True, canonical._canonical_key_order) == _float_text(x).encode()
+    assert native.write(x, True, canonical._canonical_key_order, None) == _float_text(x).encode()
 
 
 @settings(max_examples=300, deadline=None)
@@ -206,7 +206,7 @@ def test_number_text_of_any_float(x: float) -> None:
     native = native_kernel(KERNEL)
     if not math.isfinite(x):
         assert native.float_text(x) is NotImplemented
-        assert native.write(x, False, canonical._own_key_order) == b"null"
+        assert native.write(x, False, canonical._own_key_order, None) == b"null"
         return
     assert native.float_text(x) == _float_text(x)
 
@@ -246,7 +246,7 @@ def test_outside_the_domain_the_python_decides() -> None:
     for value in hostile:
         for order in (True, False):
             callback = canonical._canonical_key_order if order else canonical._own_key_order
-            assert native.write(value, order, callback) is NotImplemented
+            assert native.write(value, order, callback, None) is NotImplemented
         on_every_path(canonical_json, value)
         on_every_path(js_stringify, value)
 
@@ -259,21 +259,21 @@ def test_key_order_callbacks_see_insertion_order() -> None:
         seen.append(keys)
         return sorted(keys)
 
-    written = native.write({"b": 1, "a": {"y": 1, "x": 2}}, True, order)
+    written = native.write({"b": 1, "a": {"y": 1, "x": 2}}, True, order, None)
     assert written == b'{"a":{"x":2,"y":1},"b":1}'
     assert seen == [("b", "a"), ("y", "x")]
     seen.clear()
     # own order: only a dict with a key starting with a digit asks the callback
-    assert native.write({"b": 1, "a": {"1": 0}}, False, order) == b'{"b":1,"a":{"1":0}}'
+    assert native.write({"b": 1, "a": {"1": 0}}, False, order, None) == b'{"b":1,"a":{"1":0}}'
     assert seen == [("1",)]
     bad: list[Any] = [lambda keys: ["a"], lambda keys: ["x", "y"], lambda keys: "ab"]
     for callback in bad:
-        assert native.write({"b": 1, "a": 2}, True, callback) is NotImplemented
+        assert native.write({"b": 1, "a": 2}, True, callback, None) is NotImplemented
     with pytest.raises(ZeroDivisionError):
-        native.write({"b": 1, "a": 2}, True, lambda keys: 1 / 0)
+        native.write({"b": 1, "a": 2}, True, lambda keys: 1 / 0, None)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(items=st.lists(plain_values, max_size=5))
 def test_array_hash_on_every_path(items: list[Any]) -> None:
     on_every_path(stable_json_hash_array, items)
@@ -330,3 +330,64 @@ def test_key_order_on_every_path(keys: tuple[str, ...]) -> None:
     on_every_path(canonical_json, value)
     with paths("python"):
         assert canonical._order_keys(keys) == icu_order(keys)
+
+
+def test_known_orders_are_read_before_the_callback() -> None:
+    native = native_kernel(KERNEL)
+    calls: list[tuple[str, ...]] = []
+
+    def order(keys: tuple[str, ...]) -> list[str]:
+        calls.append(keys)
+        return sorted(keys)
+
+    known = {("b", "a"): ("a", "b")}
+    assert native.write([{"b": 1, "a": 2}, {"d": 0, "c": 0}], True, order, known) == (
+        b'[{"a":2,"b":1},{"c":0,"d":0}]'
+    )
+    assert calls == [("d", "c")]
+    with pytest.raises(TypeError):
+        native.write({}, True, order, [])
+    # what the Python memo holds is what the callback computes
+    canonical_json({"zeta": 1, "Alpha": 2, "beta": {"y": 0, "x": 0}})
+    for keys, ordered in list(canonical._KEY_ORDERS.items())[:200]:
+        assert list(ordered) == icu_order(keys)
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=values)
+def test_json_copy_on_every_path(value: Any) -> None:
+    native_kernel(KERNEL)
+    copies = {}
+    for kind in PATHS:
+        with paths(kind):
+            copies[kind] = canonical.json_copy(value)
+    for copied in copies.values():
+        assert repr(copied) == repr(value)
+        assert js_stringify_or_error(copied) == js_stringify_or_error(value)
+    assert_same_sharing(copies["native"], copies["plain"], value)
+
+
+def js_stringify_or_error(value: Any) -> Any:
+    return outcome(js_stringify, value)
+
+
+def assert_same_sharing(native: Any, plain: Any, original: Any) -> None:
+    """Exact dicts and lists are new objects; anything else is the original object."""
+    if type(original) is dict or type(original) is list:
+        assert native is not original and plain is not original
+        assert type(native) is type(original) and type(plain) is type(original)
+        items = original.items() if type(original) is dict else enumerate(original)
+        for key, item in items:
+            assert_same_sharing(native[key], plain[key], item)
+    else:
+        assert native is original and plain is original
+
+
+@pytest.mark.parametrize("depth", [1, 399, 400, 401, 2000])
+def test_json_copy_of_deep_values(depth: int) -> None:
+    value = nested(depth, {"leaf": [1]})
+    for kind in PATHS:
+        with paths(kind):
+            copied = canonical.json_copy(value)
+            assert copied is not value
+            assert js_stringify(copied) == js_stringify(value)  # iterative: no recursion limit
