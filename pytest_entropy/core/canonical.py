@@ -25,6 +25,7 @@ from typing import Any, Final, cast
 
 import orjson
 
+from pytest_entropy.core.ascii_collation import ascii_collation_key
 from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
 
@@ -109,43 +110,11 @@ def _order_keys(keys: tuple[str, ...]) -> list[str]:
     joined = "".join(rest)
     if fast_paths() and joined.isascii() and joined.isprintable():
         # Printable ASCII only: ICU's order without loading ICU (distinct keys never tie).
-        rest.sort(key=_ascii_collation_key)
+        rest.sort(key=ascii_collation_key)
     else:
         # A stable sort: keys that collate equal keep their own-key (insertion) order.
         rest.sort(key=collation_sort_key)
     return index_keys + rest if index_keys else rest
-
-
-# ICU's root collation (localeCompare) of printable ASCII: every character has one primary
-# weight, in this order, a letter's two cases sharing one; strings compare by their primary
-# weights, then, primaries equal, by case, lowercase first (the tertiary level). No
-# contraction, no ignorable character, no secondary difference. tests/property/
-# test_canonical_native.py checks the table against ICU for every string of up to three
-# printable characters and for generated longer ones.
-_ASCII_COLLATION_ORDER: Final = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789" + "".join(
-    chr(c) + chr(c).upper() for c in range(ord("a"), ord("z") + 1)
-)
-
-
-def _primary_table() -> dict[int, int]:
-    table: dict[int, int] = {}
-    weight = 0x20
-    for ch in _ASCII_COLLATION_ORDER:
-        if ch.isupper():
-            table[ord(ch)] = table[ord(ch.lower())]
-            continue
-        weight += 1
-        table[ord(ch)] = weight
-    return table
-
-
-_ASCII_PRIMARY: Final = _primary_table()
-
-
-def _ascii_collation_key(key: str) -> tuple[str, str]:
-    """A sort key of a printable ASCII string under which Python orders as ICU collates:
-    the primary weights, then the case of each letter (swapped: lowercase sorts first)."""
-    return key.translate(_ASCII_PRIMARY), key.swapcase()
 
 
 # ------------------------------------------------------------------------- escaping

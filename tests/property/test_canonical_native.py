@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.core import canonical
+from pytest_entropy.core.ascii_collation import ascii_collation_key
 from pytest_entropy.core.canonical import (
     canonical_json,
     file_text,
@@ -303,7 +304,7 @@ def test_ascii_collation_equals_icu_for_every_short_string() -> None:
     words = [""] + PRINTABLE + [a + b for a in PRINTABLE for b in PRINTABLE]
     words += [a + b + c for a in "aA_-0.$ zZ9~" for b in PRINTABLE for c in "bB1_ "]
     by_icu = sorted(words, key=canonical.collation_sort_key)
-    assert sorted(words, key=canonical._ascii_collation_key) == by_icu
+    assert sorted(words, key=ascii_collation_key) == by_icu
 
 
 @settings(max_examples=200, deadline=None)
@@ -312,7 +313,7 @@ def test_ascii_key_order_equals_icu(keys: list[str]) -> None:
     expected = sorted(keys, key=canonical.collation_sort_key)
     with paths("python"):
         assert canonical._order_keys(tuple(keys)) == icu_order(tuple(keys))
-    assert sorted(keys, key=canonical._ascii_collation_key) == expected
+    assert sorted(keys, key=ascii_collation_key) == expected
 
 
 @pytest.mark.parametrize(
