@@ -21,11 +21,12 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import orjson
 
-from pytest_entropy.core.fastpath import fast_paths
+from pytest_entropy.core.ascii_collation import ascii_collation_key
+from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
 
 __all__ = [
@@ -106,8 +107,13 @@ def _order_keys(keys: tuple[str, ...]) -> list[str]:
         index_keys.sort(key=int)
     else:
         rest = list(keys)
-    # A stable sort: keys that collate equal keep their own-key (insertion) order.
-    rest.sort(key=collation_sort_key)
+    joined = "".join(rest)
+    if fast_paths() and joined.isascii() and joined.isprintable():
+        # Printable ASCII only: ICU's order without loading ICU (distinct keys never tie).
+        rest.sort(key=ascii_collation_key)
+    else:
+        # A stable sort: keys that collate equal keep their own-key (insertion) order.
+        rest.sort(key=collation_sort_key)
     return index_keys + rest if index_keys else rest
 
 
@@ -240,7 +246,52 @@ def _key_entries(keys: tuple[str, ...], order: int) -> tuple[tuple[str, str], ..
     return _entries(js_own_keys(dict.fromkeys(keys)))
 
 
+# The compact writers in C (``_canonical_native.c``): ``write(value, canonical, order_keys)``
+# returns the UTF-8 bytes of what ``_write_fast``/``_write_general`` write, or
+# NotImplemented for anything outside its exact domain (a dict subclass, a non-str key, a
+# foreign type, an int too large for a float, nesting past its depth bound, a cycle); the
+# Python below is its twin (tests/property/test_canonical_native.py compares them).
+_CANONICAL_KERNEL: Final = "core._canonical_native"
+
+
+def _canonical_key_order(keys: tuple[str, ...]) -> Sequence[str]:
+    """The kernel's callback: a dict's keys (insertion order) in canonical writing order.
+    A small key set's order goes into :data:`_KEY_ORDERS`, which the kernel reads first."""
+    if len(keys) <= _CACHED_KEY_SET_SIZE:
+        ordered = _ordered_key_set(keys)
+        if len(_KEY_ORDERS) < _KEY_ORDERS_SIZE:
+            _KEY_ORDERS[keys] = ordered
+        return ordered
+    return _order_keys(keys)
+
+
+# Key set -> canonical order, a memo of the pure function above that the kernel looks up
+# without calling back into Python (bounded like _ordered_key_set's cache).
+_KEY_ORDERS: Final[dict[tuple[str, ...], tuple[str, ...]]] = {}
+_KEY_ORDERS_SIZE: Final = 4096
+
+
+def _own_key_order(keys: tuple[str, ...]) -> Sequence[str]:
+    """The kernel's callback: a dict's keys (insertion order) in JavaScript own-key order."""
+    return js_own_keys(dict.fromkeys(keys))
+
+
+def _native_compact(value: Any, order: int) -> bytes | None:
+    """The kernel's UTF-8 text of ``value``; None when the kernel is off or hands it back."""
+    native = kernel(_CANONICAL_KERNEL)
+    if native is None:
+        return None
+    if order == _CANONICAL:
+        data = native.write(value, True, _canonical_key_order, _KEY_ORDERS)
+    else:
+        data = native.write(value, False, _own_key_order, None)
+    return None if data is NotImplemented else cast(bytes, data)
+
+
 def _write_compact(value: Any, order: int) -> str:
+    data = _native_compact(value, order)
+    if data is not None:
+        return data.decode()
     fast: list[str] = []
     try:
         _write_fast(value, order, fast.append, 0)
@@ -255,6 +306,9 @@ def _write_general(value: Any, order: int) -> str:
     # Stack items: ("v", value) to write a value, or ("s", text) to write literal text.
     stack: list[tuple[bool, Any]] = [(True, value)]
     seen: set[int] = set()
+    # The plain copies of subclassed containers, alive until the end: a freed copy's id
+    # could be taken by the next copy while still in ``seen`` (a cycle that is not there).
+    copies: list[Any] = []
     pop = stack.pop
     push = stack.append
     while stack:
@@ -311,9 +365,11 @@ def _write_general(value: Any, order: int) -> str:
         elif isinstance(item, str):
             append(json_string(item))
         elif isinstance(item, dict):
-            push((True, dict(item)))
+            copies.append(dict(item))
+            push((True, copies[-1]))
         elif isinstance(item, list | tuple):
-            push((True, list(item)))
+            copies.append(list(item))
+            push((True, copies[-1]))
         else:
             raise CanonicalError(f"{type(item).__name__} has no JSON form")
     return "".join(parts)
@@ -323,6 +379,11 @@ def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value without recursion (hostile schemas nest 10**4 deep)."""
     if type(value) is not dict and type(value) is not list:
         return value
+    native = kernel(_CANONICAL_KERNEL)
+    if native is not None:  # the same copy in C (NotImplemented past its depth bound)
+        copied = native.copy(value)
+        if copied is not NotImplemented:
+            return copied
     root: Any = {} if type(value) is dict else []
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
@@ -357,7 +418,15 @@ def stable_json_hash(value: Any) -> str:
     >>> stable_json_hash([])
     '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945'
     """
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical_bytes(value)).hexdigest()
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    """``canonical_json(value)`` in UTF-8 (the kernel writes the bytes at once)."""
+    data = _native_compact(value, _CANONICAL)
+    if data is None:
+        return canonical_json(value).encode("utf-8")
+    return data
 
 
 def stable_json_hash_array(items: Any) -> str:
@@ -369,7 +438,7 @@ def stable_json_hash_array(items: Any) -> str:
         if not first:
             digest.update(b",")
         first = False
-        digest.update(canonical_json(item).encode("utf-8"))
+        digest.update(_canonical_bytes(item))
     digest.update(b"]")
     return digest.hexdigest()
 

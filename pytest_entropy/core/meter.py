@@ -14,25 +14,19 @@ from typing import Any, Final, cast
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fastpath import fast_paths, kernel
-from pytest_entropy.core.fingerprint import (
-    shannon_entropy_bits,
-    shape_signature,
-    signature_distance,
-    static_freedom,
-)
+from pytest_entropy.core.fingerprint import shape_signature, signature_distance
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
 from pytest_entropy.core.meter_apply import (
     INVOCATION_REJECTION_STAGES,
     _RefAccumulator,
     apply_twice,
 )
+from pytest_entropy.core.meter_report import SurfaceIndex, flow_terms, ref_order, ref_scores
 from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
     ModelRow,
-    RefRow,
     RepairRow,
     Report,
-    ShapeCount,
     Totals,
     Trace,
     coerce_repairs,
@@ -68,8 +62,14 @@ _NAVIGATION_WEIGHT: Final = ENTROPY_WEIGHTS["navigation"]
 _FLOW_WEIGHT: Final = ENTROPY_WEIGHTS["flow"]
 _LEXICON_WEIGHT: Final = ENTROPY_WEIGHTS["lexicon"]
 _FREEDOM_WEIGHT: Final = ENTROPY_WEIGHTS["staticFreedom"]
-# A ref row lists its most frequent shape signatures, at most this many (spec §3).
-_SHAPES_SHOWN: Final = 8
+# The per-ref score's weights in the order of its sum (meter_report.ref_scores).
+_SCORE_WEIGHTS: Final = (
+    _SHAPE_WEIGHT,
+    _STAGE_WEIGHT,
+    _CHURN_WEIGHT,
+    _LEXICON_WEIGHT,
+    _FREEDOM_WEIGHT,
+)
 _NO_TASK = "(none)"
 _SEQUENCE_JOIN = "→"
 # ``add_signed`` in C (``_meter_native.c``): the derivation and both states' counts of a trace.
@@ -81,30 +81,6 @@ def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
     # exactly the first-seen order of the concatenated input.
     for key, count in other.items():
         into[key] = into.get(key, 0) + count
-
-
-class _SurfaceIndex:
-    """Ref -> schema (later duplicates win) with static freedom computed once per ref."""
-
-    __slots__ = ("_freedom", "schemas")
-
-    def __init__(self, surface: Mapping[str, Any] | None) -> None:
-        self.schemas: dict[str, Any] = {}
-        self._freedom: dict[str, float] = {}
-        if surface is None:
-            return
-        for action in surface.get("actions") or ():
-            if type(action) is dict and type(action.get("ref")) is str:
-                self.schemas[action["ref"]] = action.get("inputSchema")
-
-    def freedom(self, ref: str) -> float:
-        if ref not in self.schemas:
-            return 0.0
-        value = self._freedom.get(ref)
-        if value is None:
-            value = static_freedom(self.schemas[ref])
-            self._freedom[ref] = value
-        return value
 
 
 class MeterState:
@@ -415,25 +391,28 @@ class MeterState:
         lexicon: dict[str, int] = {}
         for row in rows:
             lexicon[row.ref] = lexicon.get(row.ref, 0) + 1
-        index = _SurfaceIndex(surface)
+        index = SurfaceIndex(surface)
         digest = "" if catalog_digest is None else catalog_digest
+        # The refs in code-unit order, sorted once: each model's refs are a subset.
+        order = sorted(self.refs, key=code_unit_key)
         by_model = tuple(
-            self._model_row(model, index, lexicon, len(rows), digest)
+            self._model_row(model, index, lexicon, len(rows), digest, order)
             for model in sorted(self.models, key=code_unit_key)
         )
-        return self._finalize(index, lexicon, len(rows), digest, by_model)
+        return self._finalize(index, lexicon, len(rows), digest, by_model, order=order)
 
     def _model_row(
         self,
         model: str,
-        index: _SurfaceIndex,
+        index: SurfaceIndex,
         lexicon: Mapping[str, int],
         repair_count: int,
         digest: str,
+        order: list[str],
     ) -> ModelRow:
         # A model row needs the scoped totals and score, not the scoped ref rows.
         scoped = self.models[model]._finalize(
-            index, lexicon, repair_count, digest, (), with_rows=False
+            index, lexicon, repair_count, digest, (), with_rows=False, order=order
         )
         totals = scoped.totals
         return ModelRow(
@@ -448,73 +427,27 @@ class MeterState:
 
     def _finalize(
         self,
-        index: _SurfaceIndex,
+        index: SurfaceIndex,
         lexicon: Mapping[str, int],
         repair_count: int,
         digest: str,
         by_model: tuple[ModelRow, ...],
         *,
         with_rows: bool = True,
+        order: list[str] | None = None,
     ) -> Report:
         """The report; ``with_rows=False`` leaves ``refs`` empty (every number is the same: the
-        per-ref scores are summed in the same order either way)."""
-        ref_rows: list[RefRow] = []
-        static_total = 0.0
-        static_weighted = 0.0
-        shape_weighted = 0.0
-        stage_weighted = 0.0
-        score_sum = 0.0
-        for ref in sorted(self.refs, key=code_unit_key):
-            acc = self.refs[ref]
-            shape_bits = shannon_entropy_bits(acc.signatures.values())
-            stage_bits = shannon_entropy_bits(acc.stages.values())
-            churn = round_metric(acc.churn_sum / acc.churn_pairs) if acc.churn_pairs else 0.0
-            rows = lexicon.get(ref, 0)
-            freedom = index.freedom(ref)
-            # Spec §4: the per-ref score is the weighted sum of its five components.
-            score = round_metric(
-                _SHAPE_WEIGHT * shape_bits
-                + _STAGE_WEIGHT * stage_bits
-                + _CHURN_WEIGHT * churn
-                + _LEXICON_WEIGHT * rows
-                + _FREEDOM_WEIGHT * freedom
-            )
-            static_total += freedom
-            static_weighted += _FREEDOM_WEIGHT * freedom
-            shape_weighted += shape_bits * acc.calls
-            stage_weighted += stage_bits * acc.failed
-            score_sum += score
-            if not with_rows:
-                continue
-            shapes = sorted(acc.signatures.items(), key=lambda item: code_unit_key(item[0]))
-            shapes.sort(key=lambda item: -item[1])
-            ref_rows.append(
-                RefRow(
-                    ref=ref,
-                    calls=acc.calls,
-                    succeeded=acc.succeeded,
-                    failed=acc.failed,
-                    shape_signatures=tuple(
-                        ShapeCount(sig, count) for sig, count in shapes[:_SHAPES_SHOWN]
-                    ),
-                    shape_entropy_bits=shape_bits,
-                    failure_stage_entropy_bits=stage_bits,
-                    churn_rate=churn,
-                    lexicon_rows=rows,
-                    static_freedom=freedom,
-                    score=score,
-                )
-            )
+        per-ref scores are summed in the same order either way). ``order``: the refs of the
+        state finalised first in code-unit order, a superset of this state's."""
+        refs = self.refs
+        scores = ref_scores(refs, ref_order(refs, order), index, lexicon, _SCORE_WEIGHTS, with_rows)
+        ref_rows = scores.rows
+        static_total = scores.static_total
+        static_weighted = scores.static_weighted
+        score_sum = scores.score_sum
         actions = self.action_operations
         successes = max(1, self.succeeded)
-        flow_weighted = 0.0
-        flow_occurrences = 0
-        for sequences in self.task_sequences.values():
-            occurrences = 0
-            for count in sequences.values():
-                occurrences += count
-            flow_weighted += shannon_entropy_bits(sequences.values()) * occurrences
-            flow_occurrences += occurrences
+        flow_weighted, flow_occurrences = flow_terms(self.task_sequences)
         navigation = round_metric(self.discovery_operations / actions) if actions else 0.0
         flow = round_metric(flow_weighted / flow_occurrences) if flow_occurrences else 0.0
         score = round_metric(
@@ -541,9 +474,9 @@ class MeterState:
             metric_version=ENTROPY_METRIC_VERSION,
             catalog_digest=digest,
             totals=totals,
-            shape_entropy_bits=round_metric(shape_weighted / actions) if actions else 0.0,
+            shape_entropy_bits=(round_metric(scores.shape_weighted / actions) if actions else 0.0),
             failure_stage_entropy_bits=(
-                round_metric(stage_weighted / self.failed) if self.failed else 0.0
+                round_metric(scores.stage_weighted / self.failed) if self.failed else 0.0
             ),
             churn_rate=(
                 round_metric(self.churn_sum / self.churn_pairs) if self.churn_pairs else 0.0
