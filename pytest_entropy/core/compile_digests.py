@@ -17,8 +17,10 @@ so an assembled text equals ``canonical_json`` of the whole, and so does every h
 surface of the exact shape the compiler builds is assembled (an exact dict holding exactly
 ``version`` and ``actions``, a list of exact dicts holding exactly a str ``ref`` and an
 ``inputSchema``); anything else is hashed whole. The memo is keyed by object identity and
-lives for one compile, over inputs the compile never changes. :class:`PlainDigests` is the
-specification (the plain path): every hash taken afresh, the candidate fully copied.
+lives for one compile, over inputs the compile never changes (it keeps the schemas it
+wrote alive, so an identity is never reused; surfaces themselves are not kept).
+:class:`PlainDigests` is the specification (the plain path): every hash taken afresh, the
+candidate fully copied.
 """
 
 from __future__ import annotations
@@ -61,8 +63,7 @@ class PlainDigests:
         touched = {
             ref
             for ref, schema in candidate_schemas.items()
-            if ref not in effective_schemas
-            or not self._same(schema, effective_schemas[ref])
+            if ref not in effective_schemas or not self._same(schema, effective_schemas[ref])
         }
         touched.update(ref for ref in effective_schemas if ref not in candidate_schemas)
         return touched
@@ -108,23 +109,15 @@ class CompileDigests(PlainDigests):
         return digest
 
     def surface_hash(self, surface: Mapping[str, Any]) -> str:
-        key = id(surface)
-        digest = self._digests.get(key)
-        if digest is None:
-            text = self._surface_text(surface)
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            self._digests[key] = digest
-            self._held.append(surface)
-        return digest
+        # Not memoised itself: a steered compile hashes many candidates, which are not kept.
+        return hashlib.sha256(self._surface_text(surface).encode("utf-8")).hexdigest()
 
     def _surface_text(self, surface: Mapping[str, Any]) -> str:
         if type(surface) is not dict or surface.keys() != _SURFACE_KEYS:
             return canonical_json(surface)
         actions = surface["actions"]
         if type(actions) is not list or not all(
-            type(action) is dict
-            and action.keys() == _ACTION_KEYS
-            and type(action["ref"]) is str
+            type(action) is dict and action.keys() == _ACTION_KEYS and type(action["ref"]) is str
             for action in actions
         ):
             return canonical_json(surface)
