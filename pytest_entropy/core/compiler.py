@@ -16,8 +16,9 @@ from pytest_entropy.core.artifact import (
     Artifact,
     apply_compiled_surface,
 )
-from pytest_entropy.core.canonical import schema_digest, stable_json_hash
-from pytest_entropy.core.gate import apply_proposals_to_surface, evaluate_gate
+from pytest_entropy.core.canonical import json_copy, stable_json_hash
+from pytest_entropy.core.compile_digests import PlainDigests, compile_digests
+from pytest_entropy.core.gate import evaluate_gate
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import (
     AUTO_APPLY_PROPOSAL_KINDS,
@@ -34,7 +35,6 @@ from pytest_entropy.core.records import (
     audit_fields,
     operations_of,
 )
-from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.validation import CallChecks, accepts
 
 __all__ = [
@@ -258,23 +258,27 @@ def _new_artifact(
     report: Report,
     after: Report,
     counts: DigestCounts,
+    digests: PlainDigests | None = None,
 ) -> Artifact:
+    digests = digests or PlainDigests()
+    value_hash = digests.value_hash
     declared = action_schemas(surface)
     candidate_schemas = action_schemas(candidate)
     overlays = []
     for action in candidate.get("actions") or ():
         ref = action["ref"]
         live_schema = declared.get(ref)
-        if stable_json_hash(action["inputSchema"]) != stable_json_hash(live_schema):
+        if value_hash(action["inputSchema"]) != value_hash(live_schema):
             overlays.append(
                 {
                     "ref": ref,
-                    "inputSchema": action["inputSchema"],
-                    "baseSchemaDigest": schema_digest(live_schema),
+                    # A copy: a candidate built with shared schemas holds the inputs' own.
+                    "inputSchema": json_copy(action["inputSchema"]),
+                    "baseSchemaDigest": value_hash(live_schema),
                 }
             )
     quarantined = [
-        {"ref": action["ref"], "baseSchemaDigest": schema_digest(action.get("inputSchema"))}
+        {"ref": action["ref"], "baseSchemaDigest": value_hash(action.get("inputSchema"))}
         for action in surface.get("actions") or ()
         if action["ref"] not in candidate_schemas
     ]
@@ -293,7 +297,7 @@ def _new_artifact(
         "operations": report.totals.operations,
         "succeeded": report.totals.succeeded,
         "failed": report.totals.failed,
-        "surface": surface_hash(effective),
+        "surface": digests.surface_hash(effective),
         "repairs": counts.repairs,
         "valueObservations": counts.value_observations_hash,
         "auditCalls": counts.audit_calls_hash,
@@ -426,18 +430,24 @@ def compile_from_evidence(
     violations (``digest_needed``: the score gate passed, so a clean replay will need
     ``evidence_counts()``, the artifact's evidence, next). Each is called only when needed.
     """
+    # Every surface and schema hash of this compile, each schema written once on the fast
+    # paths (compile_digests; the plain ones hash afresh, as the specification does).
+    digests = compile_digests()
     effective = apply_compiled_surface(surface, artifact)
-    before_digest = catalog_digest if catalog_digest is not None else surface_hash(effective)
+    before_digest = (
+        catalog_digest if catalog_digest is not None else digests.surface_hash(effective)
+    )
     report = state.finalize(effective, repairs, before_digest)
     proposals = evidence.proposals(report, effective)
     auto = [p for p in proposals if p["kind"] in AUTO_APPLY_PROPOSAL_KINDS]
     if not auto:
         return CompileOutcome("converged", report, proposals, artifact=artifact)
-    candidate = apply_proposals_to_surface(effective, auto)
-    after = state.finalize(candidate, repairs, surface_hash(candidate))
+    candidate = digests.apply(effective, auto)
+    after = state.finalize(candidate, repairs, digests.surface_hash(candidate))
     score_gate = evaluate_gate(report, after)
+    # After the candidate's hash: every candidate schema has been written by then.
     violations = replay(
-        candidate, effective, touched_refs(candidate, effective), score_gate["passed"]
+        candidate, effective, digests.touched(candidate, effective), score_gate["passed"]
     )
     passed = score_gate["passed"] and not violations
     gate = {
@@ -454,7 +464,7 @@ def compile_from_evidence(
             "rejected", report, proposals, artifact=artifact, after=after, gate=gate
         )
     new_artifact = _new_artifact(
-        surface, effective, candidate, auto, artifact, report, after, evidence_counts()
+        surface, effective, candidate, auto, artifact, report, after, evidence_counts(), digests
     )
     return CompileOutcome(
         "compiled", report, proposals, artifact=new_artifact, after=after, gate=gate

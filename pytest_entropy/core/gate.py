@@ -9,30 +9,57 @@ from pytest_entropy.core.canonical import json_copy
 from pytest_entropy.core.jscompat import code_unit_key, js_string, round_metric
 from pytest_entropy.core.records import Report
 
-__all__ = ["apply_proposals_to_surface", "evaluate_gate"]
+__all__ = ["apply_proposals_shared", "apply_proposals_to_surface", "evaluate_gate"]
 
 
 def apply_proposals_to_surface(
     surface: Mapping[str, Any], proposals: Iterable[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The mechanical rewrite (spec §7.1): pure, input untouched, actions re-sorted by ref."""
+    return _apply(surface, proposals, share=False)
+
+
+def apply_proposals_shared(
+    surface: Mapping[str, Any], proposals: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """:func:`apply_proposals_to_surface`'s value, with every schema the proposals leave
+    alone shared with ``surface`` (the same object, not a copy); a tightened schema is
+    copied before it is changed, so ``surface`` stays untouched. For a caller that only
+    reads the result (the compiler: a shared schema is then known unchanged without being
+    hashed)."""
+    return _apply(surface, proposals, share=True)
+
+
+def _apply(
+    surface: Mapping[str, Any], proposals: Iterable[Mapping[str, Any]], *, share: bool
+) -> dict[str, Any]:
     actions = [
-        {"ref": action["ref"], "inputSchema": json_copy(action.get("inputSchema", {}))}
+        {
+            "ref": action["ref"],
+            "inputSchema": action.get("inputSchema", {})
+            if share
+            else json_copy(action.get("inputSchema", {})),
+        }
         for action in surface.get("actions") or ()
     ]
+    copied: set[int] = set()  # with ``share``: the actions whose schema is a copy already
     removed: set[str] = set()
     for proposal in proposals:
         kind = proposal.get("kind")
         if kind == "noise-quarantine":
             removed.add(proposal["ref"])
         elif kind == "enum-tighten":
-            for action in actions:
+            for index, action in enumerate(actions):
                 if action["ref"] != proposal["ref"]:
                     continue
                 schema = action["inputSchema"]
                 if type(schema) is dict:
                     properties = schema.get("properties")
                     if type(properties) is dict and type(properties.get(proposal["key"])) is dict:
+                        if share and index not in copied:
+                            copied.add(index)
+                            schema = action["inputSchema"] = json_copy(schema)
+                            properties = schema["properties"]
                         tightened = dict(properties[proposal["key"]])
                         tightened["enum"] = json_copy(list(proposal["values"]))
                         properties[proposal["key"]] = tightened

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import Artifact, apply_compiled_surface
+from pytest_entropy.core.compile_digests import PlainDigests, compile_digests
 from pytest_entropy.core.compiler import (
     ABSENT_REASON,
     CompileOutcome,
@@ -33,10 +34,9 @@ from pytest_entropy.core.compiler import (
     Replay,
     _new_artifact,
     compile_inputs,
-    touched_refs,
 )
 from pytest_entropy.core.explain import explain_proposals
-from pytest_entropy.core.gate import apply_proposals_to_surface, evaluate_gate
+from pytest_entropy.core.gate import evaluate_gate
 from pytest_entropy.core.jscompat import js_string, round_metric
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import AUTO_APPLY_PROPOSAL_KINDS, Proposal, ProposalEvidence
@@ -47,7 +47,6 @@ from pytest_entropy.core.records import (
     Trace,
     ValueObservation,
 )
-from pytest_entropy.core.status import surface_hash
 
 __all__ = [
     "SteeredOutcome",
@@ -193,16 +192,19 @@ class _Gains:
         report: Report,
         effective: Mapping[str, Any],
         repairs: Sequence[RepairRow | Mapping[str, Any]] | None,
+        digests: PlainDigests,
     ) -> None:
         self._state, self._report = state, report
         self._effective, self._repairs = effective, repairs
+        self.digests = digests
         self.measured: dict[int, float] = {}
         self.alone: dict[int, Report] = {}
 
     def of(self, index: int, proposal: Proposal) -> float:
         if index not in self.measured:
-            candidate = apply_proposals_to_surface(self._effective, [proposal])
-            after = self._state.finalize(candidate, self._repairs, surface_hash(candidate))
+            digests = self.digests
+            candidate = digests.apply(self._effective, [proposal])
+            after = self._state.finalize(candidate, self._repairs, digests.surface_hash(candidate))
             self.alone[index] = after
             self.measured[index] = round_metric(self._report.score - after.score)
         return self.measured[index]
@@ -305,9 +307,11 @@ class _Blame:
         rounds = max((len(items) for items in ambiguous.values()), default=0)
         for position in range(rounds):
             probe = [items[position] for items in ambiguous.values() if position < len(items)]
-            candidate = apply_proposals_to_surface(self._effective, [p for _, p in probe])
+            digests = self._gains.digests
+            candidate = digests.apply(self._effective, [p for _, p in probe])
+            digests.surface_hash(candidate)  # the candidate's schemas written before touched()
             found = self._replay(
-                candidate, self._effective, touched_refs(candidate, self._effective), False
+                candidate, self._effective, digests.touched(candidate, self._effective), False
             )
             counts = _violation_counts(found)
             for index, proposal in probe:
@@ -355,12 +359,15 @@ def steer_from_evidence(
     per round (and once per probe when one ref's several tightenings are vetoed), and
     ``evidence_counts`` right after the replay of the round that passes.
     """
+    digests = compile_digests()  # as compile_from_evidence: each schema written once
     effective = apply_compiled_surface(surface, artifact)
-    before_digest = catalog_digest if catalog_digest is not None else surface_hash(effective)
+    before_digest = (
+        catalog_digest if catalog_digest is not None else digests.surface_hash(effective)
+    )
     report = state.finalize(effective, repairs, before_digest)
     proposals = evidence.proposals(report, effective)
     auto = [(i, p) for i, p in enumerate(proposals) if p["kind"] in AUTO_APPLY_PROPOSAL_KINDS]
-    gains = _Gains(state, report, effective, repairs)
+    gains = _Gains(state, report, effective, repairs, digests)
     current, skipped = _select(auto, steering, gains)
 
     def done(
@@ -389,14 +396,16 @@ def steer_from_evidence(
     first: tuple[Report, dict[str, Any]] | None = None
     while current:
         chosen = [p for _, p in current]
-        candidate = apply_proposals_to_surface(effective, chosen)
-        after = state.finalize(candidate, repairs, surface_hash(candidate))
+        candidate = digests.apply(effective, chosen)
+        after = state.finalize(candidate, repairs, digests.surface_hash(candidate))
         score_passed = evaluate_gate(report, after)["passed"]
-        violations = replay(candidate, effective, touched_refs(candidate, effective), score_passed)
+        touched = digests.touched(candidate, effective)
+        violations = replay(candidate, effective, touched, score_passed)
         gate = _gate(report, after, violations)
         if gate["passed"]:
+            counts = evidence_counts()
             new_artifact = _new_artifact(
-                surface, effective, candidate, chosen, artifact, report, after, evidence_counts()
+                surface, effective, candidate, chosen, artifact, report, after, counts, digests
             )
             outcome = CompileOutcome(
                 "compiled", report, proposals, artifact=new_artifact, after=after, gate=gate
@@ -458,7 +467,7 @@ def proposal_gains(
     """Each auto proposal's own gain by its index (none without a surface to apply it to)."""
     if surface is None:
         return {}
-    gains = _Gains(state, report, surface, repairs)
+    gains = _Gains(state, report, surface, repairs, compile_digests())
     for index, proposal in enumerate(proposals):
         if proposal["kind"] in AUTO_APPLY_PROPOSAL_KINDS:
             gains.of(index, proposal)

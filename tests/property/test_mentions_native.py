@@ -1,0 +1,147 @@
+"""The replay's line-selection kernel (``ingest/_mentions_native.c``) equals its Python twin
+(the RE2 batch search) and the plain rule (``_may_mention``) on generated batches and refs:
+refs that are prefixes or suffixes of one another, empty, quote-holding and long refs,
+non-ASCII and invalid UTF-8 bytes, escapes, stray quotes, repeated bytes, empty and oversized
+lines; and the kernel refuses, whole, what is outside its exact domain."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_entropy.ingest.lines import OVERSIZED
+from pytest_entropy.ingest.mentions import mention_lines
+from pytest_entropy.ingest.native import _may_mention
+from tests.native_support import native_kernel, paths
+
+PATHS = ("native", "python", "plain")
+
+
+@pytest.fixture(autouse=True)
+def _kernel() -> None:
+    native_kernel("ingest._mentions_native")
+
+
+_ALPHABET = b'ab"\\.:,{}[] \xc3\xa9\xff\x00'
+_piece = st.binary(max_size=8).map(lambda raw: bytes(_ALPHABET[b % len(_ALPHABET)] for b in raw))
+_names = st.one_of(
+    st.sampled_from(["a", "ab", "b", "ba", "aba", "", 'a"b', "\\", "é", "\U0001f600", "a.b"]),
+    st.sampled_from(["aaaa", "abab", "x" * 300, "ab" * 140 + "c"]),
+    st.text(max_size=6),
+    st.binary(max_size=5).map(lambda raw: raw.decode("latin-1")),
+)
+refs = st.lists(_names, max_size=7).map(
+    lambda names: tuple(sorted({b'"' + n.encode("utf-8", "surrogatepass") + b'"' for n in names}))
+)
+
+
+@st.composite
+def batches(draw: st.DrawFn, mentions: tuple[bytes, ...]) -> list[bytes]:
+    lines = []
+    extras = [
+        *mentions,
+        *(m[1:] for m in mentions),
+        *(m[:-1] for m in mentions),
+        *(m[: len(m) // 2] for m in mentions),
+        *(m[len(m) // 2 :] for m in mentions),
+    ]
+    for _ in range(draw(st.integers(0, 14))):
+        parts = draw(
+            st.lists(st.one_of(_piece, st.sampled_from([*extras, b"\\", b'"', b'""'])), max_size=9)
+        )
+        lines.append(b"".join(parts))
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), OVERSIZED)
+    return lines
+
+
+def _selected(kind: str, mentions: tuple[bytes, ...], batch: list[bytes]) -> set[int]:
+    with paths(kind):
+        return mention_lines(mentions, _may_mention)(batch)
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.data())
+def test_the_three_paths_select_what_the_plain_rule_selects(data: st.DataObject) -> None:
+    mentions = data.draw(refs)
+    batch = data.draw(batches(mentions))
+    expected = {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
+    for kind in PATHS:
+        assert _selected(kind, mentions, batch) == expected, kind
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_kernel_answers_exactly_or_refuses(data: st.DataObject) -> None:
+    kernel = native_kernel("ingest._mentions_native")
+    mentions = data.draw(refs)
+    batch = data.draw(batches(mentions))
+    shuffled = data.draw(st.permutations(mentions))
+    needles = (*mentions, *data.draw(st.lists(_piece.filter(lambda p: len(p) >= 2), max_size=2)))
+    found = kernel.select(batch, tuple(shuffled))
+    if any(raw is OVERSIZED for raw in batch):
+        assert found is NotImplemented  # OVERSIZED is a bytes subclass
+    else:
+        assert found == {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
+        assert kernel.select(batch, needles) == {
+            i for i, raw in enumerate(batch) if _may_mention(raw, needles)
+        }
+
+
+def test_the_needles_are_matched_exactly() -> None:
+    kernel = native_kernel("ingest._mentions_native")
+    needles = (b'"abc"', b'""', b'"ab"', b'"ba"')
+    batch = [
+        b'x "ab" y',  # exact
+        b'"aab"',  # a longer run holding the needle: no
+        b'"ab',  # unclosed: no
+        b'ab"',  # unopened: no
+        b'"x""ab"',  # the quote closing one run opens the next
+        b'{"k":""}',  # the empty ref
+        b'"abc"',
+        b'"ab\\"',  # an escape: always read
+        b"",
+        b'"b"a"',
+    ]
+    expected = {i for i, raw in enumerate(batch) if _may_mention(raw, needles)}
+    assert kernel.select(batch, needles) == expected == {0, 4, 5, 6, 7}
+    assert kernel.select(batch, ()) == {7}
+    assert kernel.select([], needles) == set()
+
+
+class Bytes(bytes):
+    """A bytes subclass: outside the kernel's exact domain."""
+
+
+@pytest.mark.parametrize(
+    ("batch", "needles"),
+    [
+        ([b'"a"'], (b'"',)),  # shorter than two bytes
+        ([b'"a"'], (b'"a"', b"")),
+        ([b'"a"'], ('"a"',)),  # not bytes
+        ([b'"a"'], (Bytes(b'"a"'),)),
+        ([b'"a"'], [b'"a"']),  # not a tuple
+        ([Bytes(b'"a"')], (b'"a"',)),  # a line that is not exact bytes
+        ([bytearray(b'"a"')], (b'"a"',)),
+        ([b"x", "str"], (b'"a"',)),
+        ((b'"a"',), (b'"a"',)),  # not a list
+    ],
+)
+def test_the_kernel_refuses_what_is_outside_its_domain(batch: object, needles: object) -> None:
+    kernel = native_kernel("ingest._mentions_native")
+    assert kernel.select(batch, needles) is NotImplemented
+
+
+def test_a_refused_batch_is_answered_by_the_python_twin() -> None:
+    mentions = (b'"c"', b"a")  # a needle of one byte: the kernel refuses every batch
+    batch = [b"xa", b'"c"', b"none", b"", b"\\"]
+    expected = {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
+    for kind in PATHS:
+        assert _selected(kind, mentions, batch) == expected == {0, 1, 4}, kind
+
+
+def test_the_kernel_takes_two_arguments() -> None:
+    kernel = native_kernel("ingest._mentions_native")
+    with pytest.raises(TypeError):
+        kernel.select([b""])
