@@ -23,6 +23,7 @@ from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
 from pytest_entropy.report.encoding import degrade_stream
 from pytest_entropy.run.collector import relaxed_collector
+from pytest_entropy.run.memos import command_memos
 
 __all__ = [
     "EXIT_FAILED",
@@ -134,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if colour_wanted(out, args.no_color):
         out = StyledStream(out)
     try:
-        with relaxed_collector():
+        with relaxed_collector(), command_memos():
             return handler(args, out)
     except EntropyInputError as error:
         err.write(f"{PROG}: error: {error}\n")
