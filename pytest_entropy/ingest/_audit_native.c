@@ -3,15 +3,19 @@
  * The Python twins, which stay the specification of what this computes:
  *   own_keys(obj, fallback)          core.jscompat.js_own_keys
  *   audit_records(audits, on_call, call_type, on_value, observation_type,
- *                 on_value_fields, fallback)
+ *                 on_value_fields, fallback[, refs])
  *                                    ingest.native.audit_records
- *   harvest_values(audits, on_call, call_type, fallback)
+ *   harvest_values(audits, on_call, call_type, fallback[, refs])
  *                                    ingest.native.harvest_values: audit_records with
  *                                    the values gathered into one flat tuple
  *                                    (ref, key, value, ref, key, value, ...) or None
  *   tally_values(tallies, tally_type, value_key, max_distinct, values)
  *                                    ingest.native.tally_values: core.proposals
  *                                    ProposalEvidence.add_value for every triple
+ *
+ * ``refs``, a set or None, gets the ref of every kept record added, right before on_call
+ * would hear it (the ``refs`` argument of the Python twins: what ingest.native.AuditRefs, a
+ * listener, does per call, so the scan kernel need not build the call for it).
  *
  * ``fallback`` is the Python js_own_keys: an argument object with a key that is not an
  * exact str is ordered by it (so it raises, or orders, exactly as the Python does). The
@@ -279,15 +283,19 @@ emit_values(PyObject *ref, PyObject *args, PyObject *on_value, PyObject *observa
 static PyObject *
 audit_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
+    if (nargs != 7 && nargs != 8) {
         PyErr_SetString(PyExc_TypeError,
                         "audit_records(audits, on_call, call_type, on_value, observation_type, "
-                        "on_value_fields, fallback) takes 7 arguments");
+                        "on_value_fields, fallback[, refs]) takes 7 or 8 arguments");
         return NULL;
     }
     PyObject *audits = args[0], *on_call = args[1], *call_type = args[2];
     PyObject *on_value = args[3], *observation_type = args[4], *on_value_fields = args[5];
-    PyObject *fallback = args[6];
+    PyObject *fallback = args[6], *refs = nargs == 8 ? args[7] : Py_None;
+    if (refs != Py_None && !PySet_CheckExact(refs)) {
+        PyErr_SetString(PyExc_TypeError, "refs must be a set or None");
+        return NULL;
+    }
     if (!PyList_CheckExact(audits)) {
         return Py_BuildValue("(ii)", 0, 0);
     }
@@ -317,8 +325,8 @@ audit_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(ref);
         Py_INCREF(record_args);
         Py_DECREF(record);
-        int failed = 0;
-        if (on_call != Py_None) {
+        int failed = refs != Py_None && PySet_Add(refs, ref) < 0;
+        if (!failed && on_call != Py_None) {
             PyObject *call = new_audit_call(call_type, ref, record_args);
             PyObject *result = call == NULL ? NULL : PyObject_CallOneArg(on_call, call);
             Py_XDECREF(call);
@@ -592,13 +600,18 @@ gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found
 static PyObject *
 harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
+    if (nargs != 4 && nargs != 5) {
         PyErr_SetString(PyExc_TypeError,
-                        "harvest_values(audits, on_call, call_type, fallback) takes 4 arguments");
+                        "harvest_values(audits, on_call, call_type, fallback[, refs]) takes 4 "
+                        "or 5 arguments");
         return NULL;
     }
     PyObject *audits = args[0], *on_call = args[1], *call_type = args[2];
-    PyObject *fallback = args[3];
+    PyObject *fallback = args[3], *refs = nargs == 5 ? args[4] : Py_None;
+    if (refs != Py_None && !PySet_CheckExact(refs)) {
+        PyErr_SetString(PyExc_TypeError, "refs must be a set or None");
+        return NULL;
+    }
     if (!PyList_CheckExact(audits)) {
         return Py_BuildValue("(iiO)", 0, 0, Py_None);
     }
@@ -631,8 +644,8 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(ref);
         Py_INCREF(record_args);
         Py_DECREF(record);
-        int failed = 0;
-        if (on_call != Py_None) {
+        int failed = refs != Py_None && PySet_Add(refs, ref) < 0;
+        if (!failed && on_call != Py_None) {
             PyObject *call = new_audit_call(call_type, ref, record_args);
             PyObject *result = call == NULL ? NULL : PyObject_CallOneArg(on_call, call);
             Py_XDECREF(call);
@@ -671,9 +684,9 @@ static PyMethodDef methods[] = {
      "own_keys(obj, fallback): js_own_keys(obj) (fallback orders keys that are not str)."},
     {"audit_records", (PyCFunction)(void (*)(void))audit_records, METH_FASTCALL,
      "audit_records(audits, on_call, call_type, on_value, observation_type, on_value_fields, "
-     "fallback) -> (kept, skipped): ingest.native.audit_records."},
+     "fallback[, refs]) -> (kept, skipped): ingest.native.audit_records."},
     {"harvest_values", (PyCFunction)(void (*)(void))harvest_values, METH_FASTCALL,
-     "harvest_values(audits, on_call, call_type, fallback) -> (kept, skipped, values): "
+     "harvest_values(audits, on_call, call_type, fallback[, refs]) -> (kept, skipped, values): "
      "audit_records with the values as one flat (ref, key, value, ...) tuple, or None."},
     {"tally_values", (PyCFunction)(void (*)(void))tally_values, METH_FASTCALL,
      "tally_values(tallies, tally_type, value_key, max_distinct, values): "
