@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
-from pytest_entropy.core.jscompat import js_own_keys
+from pytest_entropy.core.jscompat import js_own_keys, value_key
 from pytest_entropy.core.meter import MeterState, report_hash
-from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionScanner, audit_records, harvest_values
@@ -466,3 +466,45 @@ def test_measure_propose_and_compile_write_the_same_bytes_on_every_path(
     found = [command_bytes(kind, folder, command, limit) for kind in PATHS]
     assert found[0] == found[1] == found[2]
     assert found[0][0] in (0, 1)
+
+
+# ------------------------------------------------------------- float identities
+
+EDGE_FLOATS = [
+    0.0,
+    -0.0,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    5e-324,
+    1.7976931348623157e308,
+    0.1,
+    1e-6,
+    1e-7,
+    1.5e-7,
+    123e-9,
+    1e20,
+    1e21,
+    1.5e21,
+    123456789012345680000.0,
+    2.0**53,
+    2.0**53 + 2,
+    1e16,
+    1e15 + 0.5,
+    100.0,
+    0.5,
+    -2.5e-5,
+    -1e300,
+]
+
+
+@SETTINGS
+@given(value=st.one_of(st.floats(), st.sampled_from(EDGE_FLOATS)), negate=st.booleans())
+def test_the_tally_spells_a_float_as_value_key_does(value: float, negate: bool) -> None:
+    """The audit kernel spells an exact float's identity itself (JavaScript's
+    Number::toString): the same text as the Python value_key, on every float."""
+    native = native_kernel("ingest._audit_native")
+    value = -value if negate else value
+    tallies: dict[Any, Any] = {}
+    native.tally_values(tallies, _Tally, value_key, ENUM_MAX_DISTINCT, ("r", "k", value))
+    assert list(tallies[("r", "k")].counts) == [value_key(value)]
