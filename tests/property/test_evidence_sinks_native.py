@@ -438,7 +438,7 @@ def command_bytes(kind: str, folder: Path, command: str, limit: int) -> Any:
         status = main(argv)
     written = target.read_bytes() if target.exists() else None
     # the compile's summary line says how long it took: not part of what is compared
-    text = re.sub(r"\(\d+ms\)", "(ms)", out.getvalue().replace(str(target), "<out>"))
+    text = re.sub(r"\(\d+(\.\d+)?m?s\)", "(time)", out.getvalue().replace(str(target), "<out>"))
     return status, text, err.getvalue().replace(str(target), "<out>"), written
 
 
