@@ -35,6 +35,12 @@ static PyObject *str_join;
 static PyObject *str_add;
 static PyObject *int_one;
 static PyObject *int_two;
+static PyObject *str_clusters, *str_sequences, *str_origin, *str_native, *str_trace_values;
+static PyObject *str_executions, *str_add_operations, *str_add_trace_values;
+
+/* The kinds of run/deferred.py's entries this replays itself (the others go to replay_one). */
+#define REPLAY_VALUES 3
+#define REPLAY_OPERATIONS 4
 
 static int
 same_str(PyObject *a, PyObject *b)
@@ -382,10 +388,170 @@ done:
     return result;
 }
 
+
+/* ------------------------------------------------------------------ the deferred replay */
+
+/* What replay_evidence reads from the evidence, as its Python twin reads it per call. */
+typedef struct {
+    PyObject *clusters, *sequences, *origin, *native;
+    int trace_values;
+} Fields;
+
+static void
+fields_clear(Fields *f)
+{
+    Py_CLEAR(f->clusters);
+    Py_CLEAR(f->sequences);
+    Py_CLEAR(f->origin);
+    Py_CLEAR(f->native);
+}
+
+static int
+fields_read(Fields *f, PyObject *evidence)
+{
+    fields_clear(f);
+    if ((f->clusters = PyObject_GetAttr(evidence, str_clusters)) == NULL ||
+        (f->sequences = PyObject_GetAttr(evidence, str_sequences)) == NULL ||
+        (f->origin = PyObject_GetAttr(evidence, str_origin)) == NULL ||
+        (f->native = PyObject_GetAttr(evidence, str_native)) == NULL) {
+        return -1;
+    }
+    PyObject *flag = PyObject_GetAttr(evidence, str_trace_values);
+    if (flag == NULL) {
+        return -1;
+    }
+    f->trace_values = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    return f->trace_values < 0 ? -1 : 0;
+}
+
+/* `evidence.<name>(argument)`, the result dropped. */
+static int
+call_method(PyObject *evidence, PyObject *name, PyObject *argument)
+{
+    PyObject *result = PyObject_CallMethodOneArg(evidence, name, argument);
+    if (result == NULL) {
+        return -1;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+/* One (_OPERATIONS, operations) entry: ProposalEvidence.add_operations(operations) with the
+ * evidence's kernel, which is this module's add_operations. 0 done, -1 error. */
+static int
+replay_operations(PyObject *module, PyObject *evidence, Fields *f, PyObject *operations,
+                  int *stale)
+{
+    PyObject *number = PyObject_GetAttr(evidence, str_executions);
+    if (number == NULL) {
+        return -1;
+    }
+    PyObject *next = PyNumber_Add(number, int_one); /* self._executions = number + 1 */
+    if (next == NULL || PyObject_SetAttr(evidence, str_executions, next) < 0) {
+        Py_XDECREF(next);
+        Py_DECREF(number);
+        return -1;
+    }
+    Py_DECREF(next);
+    PyObject *args[5] = {f->clusters, f->sequences, operations, f->origin, number};
+    PyObject *done = add_operations(module, args, 5);
+    if (done == NULL) {
+        Py_DECREF(number);
+        return -1;
+    }
+    int status = 0;
+    if (done == Py_True) {
+        if (f->trace_values) {
+            status = call_method(evidence, str_add_trace_values, operations);
+            *stale = 1;
+        }
+    }
+    else {
+        /* Handed back untouched: self._executions = number, then the Python loop (the
+         * evidence's add_operations asks the kernel again, which hands it back again). */
+        status = PyObject_SetAttr(evidence, str_executions, number);
+        if (status == 0) {
+            status = call_method(evidence, str_add_operations, operations);
+        }
+        *stale = 1;
+    }
+    Py_DECREF(done);
+    Py_DECREF(number);
+    return status;
+}
+
+/* replay_evidence(evidence, entries, tallier, replay_one): run.deferred._replay_evidence. */
+static PyObject *
+replay_evidence(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "replay_evidence(evidence, entries, tallier, replay_one)");
+        return NULL;
+    }
+    PyObject *evidence = args[0], *entries = args[1], *tallier = args[2];
+    PyObject *replay_one = args[3];
+    if (!PyList_CheckExact(entries)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Fields f = {NULL, NULL, NULL, NULL, 0};
+    int stale = 1, failed = 0;
+    Py_INCREF(entries);
+    /* `for entry in entries`: by index, as a list iterator walks it */
+    for (Py_ssize_t at = 0; at < PyList_GET_SIZE(entries) && !failed; at++) {
+        PyObject *entry = PyList_GET_ITEM(entries, at);
+        Py_INCREF(entry);
+        long kind = -1;
+        if (PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
+            PyLong_CheckExact(PyTuple_GET_ITEM(entry, 0))) {
+            kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+            if (kind == -1 && PyErr_Occurred()) {
+                PyErr_Clear(); /* beyond a C long: the Python dispatch decides */
+                kind = -2;
+            }
+        }
+        if (kind == REPLAY_OPERATIONS && stale) {
+            failed = fields_read(&f, evidence) < 0;
+            stale = 0;
+        }
+        if (failed) {
+            /* nothing */
+        }
+        else if (kind == REPLAY_OPERATIONS && PyCFunction_Check(f.native) &&
+                 PyCFunction_GET_FUNCTION(f.native) == (PyCFunction)(void (*)(void))add_operations) {
+            failed = replay_operations(module, evidence, &f, PyTuple_GET_ITEM(entry, 1),
+                                       &stale) < 0;
+        }
+        else if (kind == REPLAY_VALUES && tallier != Py_None) {
+            /* the tallier updates evidence.tallies alone */
+            PyObject *result = PyObject_CallOneArg(tallier, PyTuple_GET_ITEM(entry, 1));
+            failed = result == NULL;
+            Py_XDECREF(result);
+        }
+        else {
+            PyObject *result = PyObject_CallFunctionObjArgs(replay_one, evidence, entry, NULL);
+            failed = result == NULL;
+            Py_XDECREF(result);
+            stale = 1;
+        }
+        Py_DECREF(entry);
+    }
+    fields_clear(&f);
+    Py_DECREF(entries);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"add_operations", (PyCFunction)(void (*)(void))add_operations, METH_FASTCALL,
      "add_operations(clusters, sequences, operations, origin, number) -> True, or "
      "NotImplemented (nothing changed) outside the exact domain"},
+    {"replay_evidence", (PyCFunction)(void (*)(void))replay_evidence, METH_FASTCALL,
+     "replay_evidence(evidence, entries, tallier, replay_one): run.deferred's replay of a "
+     "file's deferred entries into evidence, or NotImplemented (entries not a list)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -420,6 +586,19 @@ PyInit__proposals_native(void)
     str_add = PyUnicode_InternFromString("add");
     int_one = PyLong_FromLong(1);
     int_two = PyLong_FromLong(2);
+    str_clusters = PyUnicode_InternFromString("clusters");
+    str_sequences = PyUnicode_InternFromString("sequences");
+    str_origin = PyUnicode_InternFromString("origin");
+    str_native = PyUnicode_InternFromString("_native");
+    str_trace_values = PyUnicode_InternFromString("trace_values");
+    str_executions = PyUnicode_InternFromString("_executions");
+    str_add_operations = PyUnicode_InternFromString("add_operations");
+    str_add_trace_values = PyUnicode_InternFromString("_add_trace_values");
+    if (str_clusters == NULL || str_sequences == NULL || str_origin == NULL ||
+        str_native == NULL || str_trace_values == NULL || str_executions == NULL ||
+        str_add_operations == NULL || str_add_trace_values == NULL) {
+        goto fail;
+    }
     if (str_fabric == NULL || str_pi == NULL || str_join == NULL || str_add == NULL ||
         int_one == NULL || int_two == NULL) {
         goto fail;
@@ -427,7 +606,9 @@ PyInit__proposals_native(void)
     if (PyModule_AddStringConstant(module, "SOURCE_SHA256", PE_SOURCE_SHA256) < 0 ||
         PyModule_AddIntConstant(module, "FUSE_MIN_SEQUENCE_LENGTH", FUSE_MIN) < 0 ||
         PyModule_AddIntConstant(module, "FUSE_MAX_SEQUENCE_LENGTH", FUSE_MAX) < 0 ||
-        PyModule_AddIntConstant(module, "FUSE_MIN_EXECUTIONS", FUSE_MIN_EXECUTIONS) < 0) {
+        PyModule_AddIntConstant(module, "FUSE_MIN_EXECUTIONS", FUSE_MIN_EXECUTIONS) < 0 ||
+        PyModule_AddIntConstant(module, "REPLAY_VALUES", REPLAY_VALUES) < 0 ||
+        PyModule_AddIntConstant(module, "REPLAY_OPERATIONS", REPLAY_OPERATIONS) < 0) {
         goto fail;
     }
     Py_INCREF(str_join);

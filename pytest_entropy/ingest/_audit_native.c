@@ -3,9 +3,9 @@
  * The Python twins, which stay the specification of what this computes:
  *   own_keys(obj, fallback)          core.jscompat.js_own_keys
  *   audit_records(audits, on_call, call_type, on_value, observation_type,
- *                 on_value_fields, fallback)
+ *                 on_value_fields, fallback[, refs])
  *                                    ingest.native.audit_records
- *   harvest_values(audits, on_call, call_type, fallback)
+ *   harvest_values(audits, on_call, call_type, fallback[, refs])
  *                                    ingest.native.harvest_values: audit_records with
  *                                    the values gathered into one flat tuple
  *                                    (ref, key, value, ref, key, value, ...) or None
@@ -13,15 +13,22 @@
  *                                    ingest.native.tally_values: core.proposals
  *                                    ProposalEvidence.add_value for every triple
  *
+ * ``refs``, a set or None, gets the ref of every kept record added, right before on_call
+ * would hear it (the ``refs`` argument of the Python twins: what ingest.native.AuditRefs, a
+ * listener, does per call, so the scan kernel need not build the call for it).
+ *
  * ``fallback`` is the Python js_own_keys: an argument object with a key that is not an
  * exact str is ordered by it (so it raises, or orders, exactly as the Python does). The
  * tallies are the evidence's own dict of _Tally objects, which this updates in place; a
- * value that is not an exact str, bool or safe exact int gets its identity from the Python
- * value_key, and the rare tally overflow calls the tally's own overflow().
+ * value that is not an exact str, bool, float or safe exact int gets its identity from the
+ * Python value_key (an exact float's is spelled here as value_key spells it), and the
+ * rare tally overflow calls the tally's own overflow().
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifndef PE_SOURCE_SHA256
 #define PE_SOURCE_SHA256 "unknown"
@@ -279,15 +286,19 @@ emit_values(PyObject *ref, PyObject *args, PyObject *on_value, PyObject *observa
 static PyObject *
 audit_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
+    if (nargs != 7 && nargs != 8) {
         PyErr_SetString(PyExc_TypeError,
                         "audit_records(audits, on_call, call_type, on_value, observation_type, "
-                        "on_value_fields, fallback) takes 7 arguments");
+                        "on_value_fields, fallback[, refs]) takes 7 or 8 arguments");
         return NULL;
     }
     PyObject *audits = args[0], *on_call = args[1], *call_type = args[2];
     PyObject *on_value = args[3], *observation_type = args[4], *on_value_fields = args[5];
-    PyObject *fallback = args[6];
+    PyObject *fallback = args[6], *refs = nargs == 8 ? args[7] : Py_None;
+    if (refs != Py_None && !PySet_CheckExact(refs)) {
+        PyErr_SetString(PyExc_TypeError, "refs must be a set or None");
+        return NULL;
+    }
     if (!PyList_CheckExact(audits)) {
         return Py_BuildValue("(ii)", 0, 0);
     }
@@ -317,8 +328,8 @@ audit_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(ref);
         Py_INCREF(record_args);
         Py_DECREF(record);
-        int failed = 0;
-        if (on_call != Py_None) {
+        int failed = refs != Py_None && PySet_Add(refs, ref) < 0;
+        if (!failed && on_call != Py_None) {
             PyObject *call = new_audit_call(call_type, ref, record_args);
             PyObject *result = call == NULL ? NULL : PyObject_CallOneArg(on_call, call);
             Py_XDECREF(call);
@@ -347,6 +358,110 @@ typedef struct {
     Py_ssize_t max_distinct;
 } Tallies;
 
+/* value_key(x) for an exact float: "number:" + core.jscompat.js_string(x), JavaScript's
+ * Number::toString, from the shortest round-trip digits repr() gives (_shortest_digits and
+ * _float_text there are the twins, step by step). A new reference or NULL. */
+static PyObject *
+float_identity(double x)
+{
+    char out[128];
+    int pos = 0;
+    memcpy(out, "number:", 7);
+    pos = 7;
+    if (x != x) {
+        return PyUnicode_FromString("number:NaN");
+    }
+    if (x == HUGE_VAL || x == -HUGE_VAL) {
+        return PyUnicode_FromString(x > 0 ? "number:Infinity" : "number:-Infinity");
+    }
+    if (x == 0) {
+        return PyUnicode_FromString("number:0");
+    }
+    if (x < 0) {
+        out[pos++] = '-';
+        x = -x;
+    }
+    char *text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (text == NULL) {
+        return NULL;
+    }
+    /* mantissa, exponent = repr(x).split("e"); int_part, frac_part = mantissa.split(".") */
+    char *e = strchr(text, 'e');
+    long exponent = e == NULL ? 0 : strtol(e + 1, NULL, 10);
+    size_t mantissa = e == NULL ? strlen(text) : (size_t)(e - text);
+    char raw[64];
+    size_t length = 0, int_length = 0;
+    int seen_dot = 0;
+    for (size_t i = 0; i < mantissa; i++) {
+        char c = text[i];
+        if (c == '.') {
+            seen_dot = 1;
+            continue;
+        }
+        if (c < '0' || c > '9' || length + 1 >= sizeof(raw)) {
+            PyMem_Free(text);
+            PyErr_SetString(PyExc_ValueError, "unexpected float repr");
+            return NULL;
+        }
+        raw[length++] = c;
+        if (!seen_dot) {
+            int_length++;
+        }
+    }
+    PyMem_Free(text);
+    /* digits = raw.lstrip("0").rstrip("0") or "0"; n = len(int_part) + exponent - leading */
+    size_t leading = 0;
+    while (leading < length && raw[leading] == '0') {
+        leading++;
+    }
+    size_t end = length;
+    while (end > leading && raw[end - 1] == '0') {
+        end--;
+    }
+    const char *digits = raw + leading;
+    long k = (long)(end - leading);
+    if (k == 0) {
+        digits = "0";
+        k = 1;
+    }
+    long n = (long)int_length + exponent - (long)leading;
+    if (k <= n && n <= 21) {
+        memcpy(out + pos, digits, (size_t)k);
+        pos += (int)k;
+        for (long i = 0; i < n - k; i++) {
+            out[pos++] = '0';
+        }
+    }
+    else if (0 < n && n <= 21) {
+        memcpy(out + pos, digits, (size_t)n);
+        pos += (int)n;
+        out[pos++] = '.';
+        memcpy(out + pos, digits + n, (size_t)(k - n));
+        pos += (int)(k - n);
+    }
+    else if (-6 < n && n <= 0) {
+        out[pos++] = '0';
+        out[pos++] = '.';
+        for (long i = 0; i < -n; i++) {
+            out[pos++] = '0';
+        }
+        memcpy(out + pos, digits, (size_t)k);
+        pos += (int)k;
+    }
+    else {
+        long exp = n - 1;
+        out[pos++] = digits[0];
+        if (k > 1) {
+            out[pos++] = '.';
+            memcpy(out + pos, digits + 1, (size_t)(k - 1));
+            pos += (int)(k - 1);
+        }
+        pos += PyOS_snprintf(out + pos, sizeof(out) - (size_t)pos, "e%c%ld",
+                             exp >= 0 ? '+' : '-', exp >= 0 ? exp : -exp);
+    }
+    return PyUnicode_FromStringAndSize(out, pos);
+}
+
 /* The identity ProposalEvidence.add_value gives a value: a new reference or NULL. */
 static PyObject *
 identity_of(Tallies *t, PyObject *value)
@@ -371,6 +486,9 @@ identity_of(Tallies *t, PyObject *value)
         PyObject *known = value == Py_True ? s_true_key : s_false_key;
         Py_INCREF(known);
         return known;
+    }
+    else if (PyFloat_CheckExact(value)) {
+        return float_identity(PyFloat_AS_DOUBLE(value));
     }
     return PyObject_CallOneArg(t->value_key, value);
 }
@@ -592,13 +710,18 @@ gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found
 static PyObject *
 harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
+    if (nargs != 4 && nargs != 5) {
         PyErr_SetString(PyExc_TypeError,
-                        "harvest_values(audits, on_call, call_type, fallback) takes 4 arguments");
+                        "harvest_values(audits, on_call, call_type, fallback[, refs]) takes 4 "
+                        "or 5 arguments");
         return NULL;
     }
     PyObject *audits = args[0], *on_call = args[1], *call_type = args[2];
-    PyObject *fallback = args[3];
+    PyObject *fallback = args[3], *refs = nargs == 5 ? args[4] : Py_None;
+    if (refs != Py_None && !PySet_CheckExact(refs)) {
+        PyErr_SetString(PyExc_TypeError, "refs must be a set or None");
+        return NULL;
+    }
     if (!PyList_CheckExact(audits)) {
         return Py_BuildValue("(iiO)", 0, 0, Py_None);
     }
@@ -631,8 +754,8 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(ref);
         Py_INCREF(record_args);
         Py_DECREF(record);
-        int failed = 0;
-        if (on_call != Py_None) {
+        int failed = refs != Py_None && PySet_Add(refs, ref) < 0;
+        if (!failed && on_call != Py_None) {
             PyObject *call = new_audit_call(call_type, ref, record_args);
             PyObject *result = call == NULL ? NULL : PyObject_CallOneArg(on_call, call);
             Py_XDECREF(call);
@@ -671,9 +794,9 @@ static PyMethodDef methods[] = {
      "own_keys(obj, fallback): js_own_keys(obj) (fallback orders keys that are not str)."},
     {"audit_records", (PyCFunction)(void (*)(void))audit_records, METH_FASTCALL,
      "audit_records(audits, on_call, call_type, on_value, observation_type, on_value_fields, "
-     "fallback) -> (kept, skipped): ingest.native.audit_records."},
+     "fallback[, refs]) -> (kept, skipped): ingest.native.audit_records."},
     {"harvest_values", (PyCFunction)(void (*)(void))harvest_values, METH_FASTCALL,
-     "harvest_values(audits, on_call, call_type, fallback) -> (kept, skipped, values): "
+     "harvest_values(audits, on_call, call_type, fallback[, refs]) -> (kept, skipped, values): "
      "audit_records with the values as one flat (ref, key, value, ...) tuple, or None."},
     {"tally_values", (PyCFunction)(void (*)(void))tally_values, METH_FASTCALL,
      "tally_values(tallies, tally_type, value_key, max_distinct, values): "

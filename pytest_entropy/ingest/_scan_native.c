@@ -17,7 +17,17 @@
  *
  * ctx is the tuple (diagnostics, OVERSIZED, trace_mark, change_mark, assistant_mark,
  * accelerate, struct_guard, FAST_ERRORS, UNSET, MAX_FLOAT_GROWTH, TRACE_SIZE_BOUND,
- * make_trace) built once per scan_stream.
+ * make_trace, AuditCall, js_own_keys, ValueObservation, sinks, AuditRefs) built once per
+ * scan_stream.
+ *
+ * scanner._harvest is taken over too while the audit kernel is there (scanner._native): its
+ * harvest_values / audit_records are called from here with the arguments _harvest passes.
+ * sinks (native_sinks.py kernel_sinks) names the deferring listeners of run/deferred.py the
+ * scanner's meter, on_signed and on_values are: while such a listener's `pending` is a
+ * list, the entry its method would append is appended here, and its settle() called past
+ * the limit, as the method does; otherwise the method itself is called. An on_audit that is
+ * exactly an AuditRefs is not called: its set goes to the audit kernel (its refs argument),
+ * which adds each kept call's ref as the listener would.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -33,11 +43,21 @@ static PyObject *S_diagnostics, *S_lines_without_details, *S_lines_without_trace
 static PyObject *S_guard, *S_reject, *S_phases, *S_want_audits, *S_harvest, *S_audits;
 static PyObject *S_traces, *S_meter, *S_add_signed, *S_on_signed, *S_on_trace;
 static PyObject *S_current_model, *S_colon, *S_empty, *S_none_task, *S_cap_note;
+static PyObject *S_native, *S_on_values, *S_on_audit, *S_on_value, *S_on_value_fields;
+static PyObject *S_harvest_values, *S_audit_records, *S_audit_calls, *S_skipped_audits;
+static PyObject *S_pending, *S_settle, *S_refs;
 static PyObject *ONE;
 
 enum {
     C_DIAGNOSTICS, C_OVERSIZED, C_TRACE_MARK, C_CHANGE_MARK, C_ASSISTANT_MARK, C_ACCELERATE,
-    C_STRUCT_GUARD, C_FAST_ERRORS, C_UNSET, C_GROWTH, C_BOUND, C_MAKE_TRACE, C_SIZE
+    C_STRUCT_GUARD, C_FAST_ERRORS, C_UNSET, C_GROWTH, C_BOUND, C_MAKE_TRACE, C_AUDIT_CALL,
+    C_OWN_KEYS, C_OBSERVATION, C_SINKS, C_AUDIT_REFS, C_SIZE
+};
+
+/* ctx[C_SINKS]: None, or the tuple native_sinks.kernel_sinks builds once per scan. */
+enum {
+    K_METER, K_METER_LIMIT, K_SIGNED, K_SIGNED_OWNER, K_VALUES, K_VALUES_OWNER,
+    K_EVIDENCE_LIMIT, K_OPERATIONS_TAG, K_VALUES_TAG, K_SIZE
 };
 
 typedef struct {
@@ -79,6 +99,51 @@ static int increment(PyObject *obj, PyObject *name) {
     status = PyObject_SetAttr(obj, name, sum);
     Py_DECREF(sum);
     return status;
+}
+
+/* `obj.name += amount` */
+static int increment_by(PyObject *obj, PyObject *name, PyObject *amount) {
+    PyObject *value = PyObject_GetAttr(obj, name), *sum;
+    int status;
+    if (value == NULL) return -1;
+    sum = PyNumber_InPlaceAdd(value, amount);
+    Py_DECREF(value);
+    if (sum == NULL) return -1;
+    status = PyObject_SetAttr(obj, name, sum);
+    Py_DECREF(sum);
+    return status;
+}
+
+/* What a deferring listener (run/deferred.py, see native_sinks.kernel_sinks) does with an
+ * entry while its `pending` is a list: append it, and settle past `limit` entries.
+ * 1 done, 0 pending is not a list (call the listener itself), -1 error. The entry is
+ * stolen. */
+static int defer(PyObject *owner, PyObject *entry, PyObject *limit) {
+    PyObject *pending, *result;
+    Py_ssize_t size, bound;
+    if (entry == NULL) return -1;
+    if ((pending = PyObject_GetAttr(owner, S_pending)) == NULL) {
+        Py_DECREF(entry);
+        return -1;
+    }
+    if (!PyList_CheckExact(pending)) {
+        Py_DECREF(pending);
+        Py_DECREF(entry);
+        return 0;
+    }
+    if (PyList_Append(pending, entry) < 0) {
+        Py_DECREF(pending);
+        Py_DECREF(entry);
+        return -1;
+    }
+    Py_DECREF(entry);
+    size = PyList_GET_SIZE(pending);
+    Py_DECREF(pending);
+    bound = PyLong_AsSsize_t(limit); /* checked an exact, small int by scan_batch */
+    if (size <= bound) return 1;
+    if ((result = PyObject_CallMethodNoArgs(owner, S_settle)) == NULL) return -1;
+    Py_DECREF(result);
+    return 1;
 }
 
 /* f"{name}:{line}" */
@@ -138,18 +203,41 @@ static int emit(PyObject *scanner, PyObject *signed_ops, PyObject *task, PyObjec
             Py_DECREF(meter);
             return -1;
         }
-        result = PyObject_CallMethodObjArgs(meter, S_add_signed, signed_ops, task, model, NULL);
+        PyObject *sinks = PyTuple_GET_ITEM(ctx, C_SINKS);
+        int done = 0;
+        if (sinks != Py_None && meter == PyTuple_GET_ITEM(sinks, K_METER)) {
+            /* DeferredMeter.add_signed: pending.append((signed, task_key, model)) */
+            done = defer(meter, PyTuple_Pack(3, signed_ops, task, model),
+                         PyTuple_GET_ITEM(sinks, K_METER_LIMIT));
+        }
+        if (done == 0) {
+            result =
+                PyObject_CallMethodObjArgs(meter, S_add_signed, signed_ops, task, model, NULL);
+            done = result == NULL ? -1 : 1;
+            Py_XDECREF(result);
+        }
         Py_DECREF(model);
-        if (result == NULL) {
+        if (done < 0) {
             Py_DECREF(meter);
             return -1;
         }
-        Py_DECREF(result);
     }
     Py_DECREF(meter);
     if ((listener = PyObject_GetAttr(scanner, S_on_signed)) == NULL) return -1;
     if (listener != Py_None) {
+        PyObject *sinks = PyTuple_GET_ITEM(ctx, C_SINKS);
         if ((model = PyObject_GetAttr(scanner, S_current_model)) == NULL) goto fail;
+        if (sinks != Py_None && listener == PyTuple_GET_ITEM(sinks, K_SIGNED)) {
+            /* DeferredEvidence.add_signed: pending.append((_OPERATIONS, signed)) */
+            int done = defer(PyTuple_GET_ITEM(sinks, K_SIGNED_OWNER),
+                             PyTuple_Pack(2, PyTuple_GET_ITEM(sinks, K_OPERATIONS_TAG), signed_ops),
+                             PyTuple_GET_ITEM(sinks, K_EVIDENCE_LIMIT));
+            if (done != 0) {
+                Py_DECREF(model);
+                Py_DECREF(listener);
+                return done < 0 ? -1 : 0;
+            }
+        }
         result = PyObject_CallFunctionObjArgs(listener, signed_ops, task, model, NULL);
         Py_DECREF(model);
     } else {
@@ -205,6 +293,117 @@ static int near_bound(Py_ssize_t size, PyObject *floats, PyObject *ctx) {
     verdict = PyObject_RichCompareBool(sum, bound, Py_GT);
     Py_DECREF(sum);
     return verdict;
+}
+
+/* SessionScanner._harvest(audits) with the audit kernel (scanner._native): its
+ * harvest_values or audit_records called here, the line's values handed to on_values (or
+ * appended to a deferring listener's pending list), the diagnostics counted. Without the
+ * kernel, the Python _harvest. 0 done, -1 error. */
+static int harvest(PyObject *scanner, PyObject *audits, PyObject *ctx) {
+    PyObject *native, *on_values, *on_audit, *function, *result, *items, *diagnostics;
+    PyObject *refs = Py_None;
+    int status = -1;
+    if ((native = PyObject_GetAttr(scanner, S_native)) == NULL) return -1;
+    if (native == Py_None) {
+        Py_DECREF(native);
+        result = PyObject_CallMethodObjArgs(scanner, S_harvest, audits, NULL);
+        if (result == NULL) return -1;
+        Py_DECREF(result);
+        return 0;
+    }
+    if ((on_values = PyObject_GetAttr(scanner, S_on_values)) == NULL) goto done_native;
+    if ((on_audit = PyObject_GetAttr(scanner, S_on_audit)) == NULL) goto done_values;
+    if ((PyObject *)Py_TYPE(on_audit) == PyTuple_GET_ITEM(ctx, C_AUDIT_REFS)) {
+        /* AuditRefs.__call__: self.refs.add(call.ref), done by the audit kernel */
+        PyObject *held = PyObject_GetAttr(on_audit, S_refs);
+        if (held == NULL) goto done_audit;
+        if (PySet_CheckExact(held)) {
+            refs = held;
+            Py_DECREF(on_audit);
+            on_audit = Py_None;
+            Py_INCREF(on_audit);
+        } else {
+            Py_DECREF(held);
+        }
+    }
+    if (on_values != Py_None) {
+        /* kept, skipped, values = native.harvest_values(audits, self.on_audit, AuditCall,
+         * js_own_keys) */
+        if ((function = PyObject_GetAttr(native, S_harvest_values)) == NULL) goto done_audit;
+        result = PyObject_CallFunctionObjArgs(function, audits, on_audit,
+                                              PyTuple_GET_ITEM(ctx, C_AUDIT_CALL),
+                                              PyTuple_GET_ITEM(ctx, C_OWN_KEYS), refs, NULL);
+    } else {
+        PyObject *on_value, *on_fields;
+        if ((function = PyObject_GetAttr(native, S_audit_records)) == NULL) goto done_audit;
+        if ((on_value = PyObject_GetAttr(scanner, S_on_value)) == NULL) {
+            Py_DECREF(function);
+            goto done_audit;
+        }
+        if ((on_fields = PyObject_GetAttr(scanner, S_on_value_fields)) == NULL) {
+            Py_DECREF(on_value);
+            Py_DECREF(function);
+            goto done_audit;
+        }
+        result = PyObject_CallFunctionObjArgs(function, audits, on_audit,
+                                              PyTuple_GET_ITEM(ctx, C_AUDIT_CALL), on_value,
+                                              PyTuple_GET_ITEM(ctx, C_OBSERVATION), on_fields,
+                                              PyTuple_GET_ITEM(ctx, C_OWN_KEYS), refs, NULL);
+        Py_DECREF(on_value);
+        Py_DECREF(on_fields);
+    }
+    Py_DECREF(function);
+    if (result == NULL) goto done_audit;
+    items = PySequence_Tuple(result);
+    Py_DECREF(result);
+    if (items == NULL) goto done_audit;
+    {
+        Py_ssize_t want = on_values != Py_None ? 3 : 2, got = PyTuple_GET_SIZE(items);
+        if (got != want) {
+            PyErr_Format(PyExc_ValueError, "%s values to unpack (expected %zd, got %zd)",
+                         got < want ? "not enough" : "too many", want, got);
+            goto done_items;
+        }
+    }
+    if (on_values != Py_None) {
+        PyObject *values = PyTuple_GET_ITEM(items, 2);
+        if (values != Py_None) {
+            PyObject *sinks = PyTuple_GET_ITEM(ctx, C_SINKS);
+            int done = 0;
+            if (sinks != Py_None && on_values == PyTuple_GET_ITEM(sinks, K_VALUES)) {
+                /* DeferredEvidence.add_values: pending.append((_VALUES, values)) */
+                done = defer(PyTuple_GET_ITEM(sinks, K_VALUES_OWNER),
+                             PyTuple_Pack(2, PyTuple_GET_ITEM(sinks, K_VALUES_TAG), values),
+                             PyTuple_GET_ITEM(sinks, K_EVIDENCE_LIMIT));
+            }
+            if (done == 0) {
+                result = PyObject_CallOneArg(on_values, values);
+                done = result == NULL ? -1 : 1;
+                Py_XDECREF(result);
+            }
+            if (done < 0) goto done_items;
+        }
+    }
+    /* self.diagnostics.audit_calls += kept; self.diagnostics.skipped_audits += skipped */
+    if ((diagnostics = PyObject_GetAttr(scanner, S_diagnostics)) == NULL) goto done_items;
+    if (increment_by(diagnostics, S_audit_calls, PyTuple_GET_ITEM(items, 0)) < 0) {
+        Py_DECREF(diagnostics);
+        goto done_items;
+    }
+    Py_DECREF(diagnostics);
+    if ((diagnostics = PyObject_GetAttr(scanner, S_diagnostics)) == NULL) goto done_items;
+    status = increment_by(diagnostics, S_skipped_audits, PyTuple_GET_ITEM(items, 1));
+    Py_DECREF(diagnostics);
+done_items:
+    Py_DECREF(items);
+done_audit:
+    Py_DECREF(on_audit);
+    if (refs != Py_None) Py_DECREF(refs);
+done_values:
+    Py_DECREF(on_values);
+done_native:
+    Py_DECREF(native);
+    return status;
 }
 
 /* SessionScanner._trace_line_fast(raw): 1 handled, 0 hand to the generic path, -1 error. */
@@ -311,10 +510,9 @@ static int trace_line_fast(PyObject *scanner, PyObject *raw, PyObject *ctx) {
         if (flag < 0) goto done_trace;
         if (flag) {
             if ((audits = PyObject_GetAttr(details, S_audits)) == NULL) goto done_trace;
-            result = PyObject_CallMethodObjArgs(scanner, S_harvest, audits, NULL);
+            flag = harvest(scanner, audits, ctx);
             Py_DECREF(audits);
-            if (result == NULL) goto done_trace;
-            Py_DECREF(result);
+            if (flag < 0) goto done_trace;
         }
     }
     status = 1;
@@ -377,6 +575,23 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
         !PyBytes_CheckExact(PyTuple_GET_ITEM(ctx, C_CHANGE_MARK)) ||
         !PyBytes_CheckExact(PyTuple_GET_ITEM(ctx, C_ASSISTANT_MARK))) {
         Py_RETURN_NOTIMPLEMENTED;
+    }
+    {
+        PyObject *sinks = PyTuple_GET_ITEM(ctx, C_SINKS);
+        if (sinks != Py_None) {
+            static const int limits[] = {K_METER_LIMIT, K_EVIDENCE_LIMIT};
+            if (!PyTuple_CheckExact(sinks) || PyTuple_GET_SIZE(sinks) != K_SIZE) {
+                Py_RETURN_NOTIMPLEMENTED;
+            }
+            for (i = 0; i < 2; i++) {
+                int overflow = 0;
+                PyObject *limit = PyTuple_GET_ITEM(sinks, limits[i]);
+                long long value;
+                if (!PyLong_CheckExact(limit)) Py_RETURN_NOTIMPLEMENTED;
+                value = PyLong_AsLongLongAndOverflow(limit, &overflow);
+                if (overflow || value < 0 || value > (1LL << 40)) Py_RETURN_NOTIMPLEMENTED;
+            }
+        }
     }
     for (i = 0; i < 5; i++) {
         int overflow = 0;
@@ -527,6 +742,11 @@ static int init_constants(void) {
         {&S_meter, "meter"}, {&S_add_signed, "add_signed"}, {&S_on_signed, "on_signed"},
         {&S_on_trace, "on_trace"}, {&S_current_model, "current_model"}, {&S_colon, ":"},
         {&S_empty, ""}, {&S_none_task, "(none)"}, {&S_cap_note, "line longer than the cap"},
+        {&S_native, "_native"}, {&S_on_values, "on_values"}, {&S_on_audit, "on_audit"},
+        {&S_on_value, "on_value"}, {&S_on_value_fields, "on_value_fields"},
+        {&S_harvest_values, "harvest_values"}, {&S_audit_records, "audit_records"},
+        {&S_audit_calls, "audit_calls"}, {&S_skipped_audits, "skipped_audits"},
+        {&S_pending, "pending"}, {&S_settle, "settle"}, {&S_refs, "refs"},
     };
     size_t i;
     if (ONE != NULL) return 0; /* initialised by an earlier import */

@@ -36,6 +36,7 @@ from pytest_entropy.ingest.native_decode import (
     model_of,
     struct_guard,
 )
+from pytest_entropy.ingest.native_sinks import AuditRefs, kernel_sinks
 
 _TRACE_MARK: Final = TRACE_KIND.encode()
 _MODEL_CHANGE_MARK: Final = b'"type":"model_change"'
@@ -68,11 +69,14 @@ def audit_records(
     on_call: Callable[[AuditCall], None] | None,
     on_value: Callable[[ValueObservation], None] | None,
     on_value_fields: Callable[[str, str, Any], None] | None = None,
+    refs: set[str] | None = None,
 ) -> tuple[int, int]:
     """Harvest audit calls and value observations (spec §1.4); returns (kept, skipped).
 
     ``on_value_fields(ref, key, value)``, when given, hears each observation instead of
-    ``on_value`` without one being built (the proposals' tallies need only the fields)."""
+    ``on_value`` without one being built (the proposals' tallies need only the fields).
+    ``refs`` gets the ref of every kept call added (what an :class:`AuditRefs` listener
+    keeps), before ``on_call`` hears it."""
     if type(audits) is not list:
         return 0, 0
     kept = skipped = 0
@@ -86,6 +90,8 @@ def audit_records(
             skipped += 1
             continue
         kept += 1
+        if refs is not None:
+            refs.add(ref)
         if on_call is not None:
             on_call(tuple.__new__(AuditCall, (ref, args)))
         if on_value_fields is not None:
@@ -110,7 +116,7 @@ AUDIT_KERNEL: Final = "ingest._audit_native"
 
 
 def harvest_values(
-    audits: Any, on_call: Callable[[AuditCall], None] | None
+    audits: Any, on_call: Callable[[AuditCall], None] | None, refs: set[str] | None = None
 ) -> tuple[int, int, tuple[Any, ...] | None]:
     """``audit_records(audits, on_call, ...)`` with every value it would hand to
     ``on_value_fields`` gathered, in order, into one flat tuple ``(ref, key, value, ref, key,
@@ -120,7 +126,7 @@ def harvest_values(
     def heard(ref: str, key: str, value: Any) -> None:
         found.extend((ref, key, value))
 
-    kept, skipped = audit_records(audits, on_call, None, heard)
+    kept, skipped = audit_records(audits, on_call, None, heard, refs)
     return kept, skipped, tuple(found) if found else None
 
 
@@ -307,6 +313,11 @@ class SessionScanner:
             MAX_FLOAT_GROWTH,
             TRACE_SIZE_BOUND,
             _make_trace,
+            AuditCall,
+            js_own_keys,
+            ValueObservation,
+            None if native is None else kernel_sinks(self),
+            AuditRefs,
         )
         try:
             for batch in iter_line_batches(stream, line_cap=line_cap, info=info):

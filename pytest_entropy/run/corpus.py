@@ -48,6 +48,7 @@ from pytest_entropy.core.regex import (
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.ingest.native_sinks import AuditRefs
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.deferred import (
     DeferredEvidence,
@@ -351,8 +352,8 @@ def _read_one(
     if plan.proposals:
         traces.append(evidence.add_trace)
     if plan.audit_refs:
-        audit_refs = part.audit_refs
-        audits.append(lambda call: audit_refs.add(call.ref))
+        # An AuditRefs, not a lambda: the scan kernel then hands its set to the audit kernel.
+        audits.append(AuditRefs(part.audit_refs))
     if plan.observation_values:
         values.append(evidence.add_observation)
     if plan.windows:

@@ -32,6 +32,9 @@ __all__ = [
 # before, so what waits stays small.
 DEFERRED_TRACES: Final = 4096
 
+# The native kernel of the replay below (and of ProposalEvidence.add_operations).
+PROPOSALS_KERNEL: Final = "core._proposals_native"
+
 
 class DeferredMeter:
     """Stands in for a file's meter state: keeps ``add_signed`` calls for the corpus's state
@@ -51,6 +54,11 @@ class DeferredMeter:
         pending.append((operations, task_key, model))
         if len(pending) > DEFERRED_TRACES:
             self.settle()
+
+    def kernel_sink(self) -> tuple[str, int]:
+        """What lets the scan kernel append what :meth:`add_signed` would append itself
+        (``ingest.native_sinks.kernel_sinks``: keep the two in step)."""
+        return ("meter", DEFERRED_TRACES)
 
     def settle(self) -> None:
         """Fill the file's own state with what waits; later traces go there directly."""
@@ -80,6 +88,11 @@ class DeferredEvidence:
         pending.append(entry)
         if len(pending) > 4 * DEFERRED_TRACES:
             self.settle()
+
+    def kernel_sink(self) -> tuple[str, int, int, int]:
+        """What lets the scan kernel append what :meth:`add_signed` and :meth:`add_values`
+        would append itself (``ingest.native_sinks.kernel_sinks``; :meth:`_add`'s limit)."""
+        return ("evidence", 4 * DEFERRED_TRACES, _OPERATIONS, _VALUES)
 
     def add_trace(self, trace: Trace) -> None:
         self._add((_TRACE, trace))
@@ -123,6 +136,20 @@ def values_listener(
 
 
 def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
+    # The native kernel (core._proposals_native.replay_evidence) runs this loop in C for the
+    # exact evidence: it calls the proposals kernel's add_operations itself (numbering the
+    # executions as add_operations does) and the value tallier; any other entry, and
+    # anything either kernel hands back, goes to the Python (_replay_one, add_operations).
+    # Its Python twin is the loop below.
+    native = kernel(PROPOSALS_KERNEL) if type(evidence) is ProposalEvidence else None
+    if native is not None:
+        tallier = value_tallier(evidence) if kernel(AUDIT_KERNEL) is not None else None
+        if native.replay_evidence(evidence, entries, tallier, _replay_one) is None:
+            return
+    _replay_python(evidence, entries)
+
+
+def _replay_python(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
     add_trace, add_value, add_observation, add_operations = (
         evidence.add_trace,
         evidence.add_value,
@@ -144,6 +171,11 @@ def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]])
             add_values(entry[1])
         else:
             add_observation(entry[1])
+
+
+def _replay_one(evidence: ProposalEvidence, entry: tuple[Any, ...]) -> None:
+    """One entry of :func:`_replay_evidence`'s loop (for the kernel's hand-backs)."""
+    _replay_python(evidence, [entry])
 
 
 def replay_evidence_into(evidence: ProposalEvidence, origin: Any, entries: list[Any]) -> None:
