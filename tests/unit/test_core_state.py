@@ -26,6 +26,7 @@ EXTERNAL = {"type": "object", "properties": {"n": {"$ref": "https://example.inva
 MEMOS = {
     "pytest_entropy.core.regex": {"_compiled"},
     "pytest_entropy.core.validation": {"_by_identity", "_by_digest"},
+    "pytest_entropy.core.canonical": {"_KEY_ORDERS"},
 }
 
 
