@@ -17,16 +17,16 @@ import pytest_entropy.core
 from pytest_entropy.cli import main
 from pytest_entropy.core.regex import Unenforced, watch_unenforced
 from pytest_entropy.core.validation import accepts
+from pytest_entropy.run.memos import INPUT_MEMOS
 
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 LOOKAHEAD = {"type": "string", "pattern": "^(?=x)x$"}
 EXTERNAL = {"type": "object", "properties": {"n": {"$ref": "https://example.invalid/n.json"}}}
 # Module-level containers the core may keep: memos of pure functions, each bounded, none of
-# which changes a result (docs/decisions.md, "The core keeps no record between calls").
+# which changes a result (docs/decisions.md, "The core keeps no record between calls"); they
+# are the ones run/memos.py empties around every command, so that list is the one kept here.
 MEMOS = {
-    "pytest_entropy.core.regex": {"_compiled"},
-    "pytest_entropy.core.validation": {"_by_identity", "_by_digest"},
-    "pytest_entropy.core.canonical": {"_KEY_ORDERS"},
+    module: set(names) for module, names in INPUT_MEMOS if module.startswith("pytest_entropy.core.")
 }
 
 
