@@ -30,14 +30,21 @@
  * model's state, a state's counts of the last task, the accumulators of a ref met again in
  * a trace) is reused while no Python code ran; see run_t. Before anything that may run
  * Python code the kernel knows of, and on every way out, the states are made whole, so
- * Python code sees them as the Python twin leaves them. (Code the garbage collector runs
- * in the middle of a call, or the __eq__ of a foreign key someone put into a state's map,
- * may see the totals of the call's earlier traces late; nothing in the package does that.)
+ * Python code sees them as the Python twin leaves them. The automatic garbage collection
+ * is held off in between (hold_gc), so code a collection runs sees whole states too; only
+ * the __eq__ of a foreign key someone put into a state's map may see the totals of the
+ * call's earlier traces late (nothing in the package does that).
+ *
+ * A new _RefAccumulator or model MeterState is built in C (make_instance) while its class
+ * is as the kernel checked it at import (maker_t: the same __init__ and code, which sets
+ * constants only): no Python code runs, so nothing needs settling and the lookups stay
+ * valid. A class whose __init__ was replaced is called, after settling, as before.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #ifndef PE_SOURCE_SHA256
@@ -110,6 +117,20 @@ static const char *const ACC_FIELDS[A_COUNT] = {
 
 enum { OUT_SUCCEEDED, OUT_FAILED, OUT_ABORTED, OUT_OTHER };
 
+/* What a class's constructor is known to do (checked at import on an instance it made),
+   so that the kernel may build an instance itself while the class stays as it was: the
+   same type of type, the same allocation and attribute setting, the same __init__ (the
+   function and its code). ``init`` is NULL when the kernel must call the class. */
+typedef struct {
+    PyObject *init;             /* the class's own __init__ at import (strong) */
+    PyObject *code;             /* its __code__ (strong) */
+    PyObject *zero;             /* the 0.0 its churn_sum starts from (strong) */
+    newfunc tp_new;
+    initproc tp_init;
+    allocfunc tp_alloc;
+    setattrofunc tp_setattro;
+} maker_t;
+
 typedef struct {
     PyObject *meter_type;     /* MeterState */
     PyObject *acc_type;       /* _RefAccumulator */
@@ -128,6 +149,9 @@ typedef struct {
     PyObject *get_name;
     PyObject *append_name;
     PyObject *retain_kwnames; /* ("retain_terms",) */
+    PyObject *init_name;      /* "__init__" */
+    maker_t acc_maker;        /* _RefAccumulator() without calling its __init__ */
+    maker_t meter_maker;      /* MeterState(retain_terms=...) likewise */
     PyObject *state_names[S_COUNT];
     Py_ssize_t state_offsets[S_COUNT];
     PyObject *acc_names[A_COUNT];
@@ -214,9 +238,34 @@ typedef struct {
     PyObject *model_state; /* what the lookup found (strong) */
     unsigned long model_epoch;
     int cached;
+    int gc_held; /* this call turned the automatic garbage collection off (hold_gc) */
     sequence_cache_t sequences[SEQUENCE_CACHE];
     pending_t pending[PENDING_STATES];
 } run_t;
+
+/* Allocating an object the garbage collector tracks may start a collection, and a
+   collection may run Python code (finalizers, weakref callbacks) that could look at the
+   states while totals wait. The kernel turns the automatic collection off before such an
+   allocation and back on (when it was on) at settle() and on the way out, so a collection
+   happens only where Python code may run anyway; a collection it put off happens at the
+   next allocation after that. Nothing else sees the switch: no Python code runs while it
+   is off. */
+static void
+hold_gc(run_t *run)
+{
+    if (!run->gc_held && PyGC_Disable()) {
+        run->gc_held = 1;
+    }
+}
+
+static void
+release_gc(run_t *run)
+{
+    if (run->gc_held) {
+        run->gc_held = 0;
+        PyGC_Enable();
+    }
+}
 
 static void
 run_start(run_t *run, module_state *ms, int batching)
@@ -230,6 +279,7 @@ run_start(run_t *run, module_state *ms, int batching)
     run->model_state = NULL;
     run->model_epoch = 0;
     run->cached = 0;
+    run->gc_held = 0;
 }
 
 /* Drops the caches' references (after the pending totals are settled). */
@@ -237,6 +287,7 @@ static void
 run_end(run_t *run)
 {
     int i;
+    release_gc(run);
     Py_CLEAR(run->model);
     Py_CLEAR(run->model_of);
     Py_CLEAR(run->model_state);
@@ -542,6 +593,83 @@ count_key(run_t *run, PyObject *counts, PyObject *key)
 
 /* ------------------------------------------------------------------------ accumulation */
 
+/* Whether the class can still be built as the kernel builds it (see maker_t). */
+static int
+maker_usable(const maker_t *maker, PyObject *type, PyObject *init_name)
+{
+    PyTypeObject *tp = (PyTypeObject *)type;
+    PyObject *init;
+    if (maker->init == NULL || !Py_IS_TYPE(type, &PyType_Type) || tp->tp_new != maker->tp_new
+        || tp->tp_init != maker->tp_init || tp->tp_alloc != maker->tp_alloc
+        || tp->tp_setattro != maker->tp_setattro || (tp->tp_flags & Py_TPFLAGS_IS_ABSTRACT)) {
+        return 0;
+    }
+    init = _PyType_Lookup(tp, init_name); /* borrowed; it sets no error */
+    return init == maker->init && PyFunction_GET_CODE(init) == maker->code;
+}
+
+/* Kinds of the values an __init__ the kernel knows sets (ACC_KINDS, STATE_KINDS). */
+enum { K_ZERO, K_FLOAT_ZERO, K_DICT, K_LIST, K_FLAG };
+
+static const int ACC_KINDS[A_COUNT] = {
+    K_ZERO, K_ZERO, K_ZERO, K_DICT, K_DICT, K_ZERO, K_FLOAT_ZERO, K_LIST,
+};
+
+static const int STATE_KINDS[S_COUNT] = {
+    K_ZERO, K_ZERO, K_ZERO, K_ZERO, K_ZERO, K_ZERO, K_ZERO, K_ZERO, K_ZERO, K_ZERO,
+    K_DICT, /* refs */
+    K_ZERO, /* churn_pairs */
+    K_FLOAT_ZERO, K_LIST,
+    K_DICT, K_DICT, /* task_sequences, models */
+    K_FLAG,
+};
+
+/* A new instance of ``type`` with every slot set as its __init__ sets it (``flag`` for the
+   retain_terms argument), fields in the order of ``offsets``: what calling the class
+   leaves when maker_usable() holds (the values are the ones the code's constants and
+   empty displays make; no Python code runs). The collection is held off (hold_gc). */
+static PyObject *
+make_instance(run_t *run, PyObject *type, const maker_t *maker, const int *kinds,
+              const Py_ssize_t *offsets, int count, PyObject *flag)
+{
+    PyTypeObject *tp = (PyTypeObject *)type;
+    PyObject *obj;
+    int i;
+    hold_gc(run);
+    obj = tp->tp_alloc(tp, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < count; i++) {
+        PyObject *value;
+        switch (kinds[i]) {
+        case K_ZERO:
+            value = PyLong_FromLong(0);
+            break;
+        case K_FLOAT_ZERO:
+            value = maker->zero;
+            Py_INCREF(value);
+            break;
+        case K_DICT:
+            value = PyDict_New();
+            break;
+        case K_LIST:
+            value = PyList_New(0);
+            break;
+        default:
+            value = flag;
+            Py_INCREF(value);
+        }
+        if (value == NULL) {
+            Py_DECREF(obj);
+            return NULL;
+        }
+        SLOT(obj, offsets[i]) = value;
+    }
+    return obj;
+}
+
+
 /* refs.get(ref), or a new _RefAccumulator() stored under ref; a new reference. */
 static PyObject *
 ref_accumulator(run_t *run, PyObject *refs, PyObject *ref)
@@ -554,10 +682,14 @@ ref_accumulator(run_t *run, PyObject *refs, PyObject *ref)
     if (acc == NULL && PyErr_Occurred()) {
         return NULL;
     }
-    if (settle(run) < 0) {
+    if (maker_usable(&run->ms->acc_maker, run->ms->acc_type, run->ms->init_name)) {
+        acc = make_instance(run, run->ms->acc_type, &run->ms->acc_maker, ACC_KINDS,
+                            run->ms->acc_offsets, A_COUNT, NULL);
+    } else if (settle(run) < 0) {
         return NULL; /* the class's __init__ is Python code */
+    } else {
+        acc = PyObject_CallNoArgs(run->ms->acc_type);
     }
-    acc = PyObject_CallNoArgs(run->ms->acc_type);
     if (acc == NULL) {
         return NULL;
     }
@@ -638,6 +770,7 @@ settle(run_t *run)
     module_state *ms = run->ms;
     run_t direct;
     run->epoch++; /* Python code may run next: what was looked up may change */
+    release_gc(run);
     if (count == 0) {
         return 0;
     }
@@ -738,6 +871,7 @@ task_counts(run_t *run, PyObject *state, PyObject *sequences, PyObject *task)
         if (counts == NULL && PyErr_Occurred()) {
             return NULL;
         }
+        hold_gc(run);
         counts = PyDict_New();
         if (counts == NULL) {
             return NULL;
@@ -1007,6 +1141,7 @@ derive(run_t *run, PyObject *operations, derived_t *derived)
         }
         if (status == 1 && code == OUT_FAILED) {
             if (pending == NULL) {
+                hold_gc(run);
                 pending = PyDict_New();
             }
             if (pending == NULL || PyDict_SetItem(pending, ref, signature) < 0) {
@@ -1194,11 +1329,15 @@ add_one(run_t *run, PyObject *state, PyObject *operations, PyObject *task_key,
                 Py_DECREF(models);
                 goto done;
             }
-            if (settle(run) < 0) {
+            if (maker_usable(&ms->meter_maker, ms->meter_type, ms->init_name)) {
+                model_state = make_instance(run, ms->meter_type, &ms->meter_maker, STATE_KINDS,
+                                            ms->state_offsets, S_COUNT, flag);
+            } else if (settle(run) < 0) {
                 Py_DECREF(models);
                 goto done;
+            } else {
+                model_state = PyObject_Vectorcall(ms->meter_type, &flag, 0, ms->retain_kwnames);
             }
-            model_state = PyObject_Vectorcall(ms->meter_type, &flag, 0, ms->retain_kwnames);
             if (model_state == NULL || PyDict_SetItem(models, model, model_state) < 0) {
                 Py_XDECREF(model_state);
                 Py_DECREF(models);
@@ -1429,6 +1568,10 @@ meter_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(ms->acc_type);
     Py_VISIT(ms->meter_globals);
     Py_VISIT(ms->rejections);
+    Py_VISIT(ms->acc_maker.init);
+    Py_VISIT(ms->acc_maker.code);
+    Py_VISIT(ms->meter_maker.init);
+    Py_VISIT(ms->meter_maker.code);
     return 0;
 }
 
@@ -1457,6 +1600,13 @@ meter_clear(PyObject *module)
     Py_CLEAR(ms->get_name);
     Py_CLEAR(ms->append_name);
     Py_CLEAR(ms->retain_kwnames);
+    Py_CLEAR(ms->init_name);
+    Py_CLEAR(ms->acc_maker.init);
+    Py_CLEAR(ms->acc_maker.code);
+    Py_CLEAR(ms->acc_maker.zero);
+    Py_CLEAR(ms->meter_maker.init);
+    Py_CLEAR(ms->meter_maker.code);
+    Py_CLEAR(ms->meter_maker.zero);
     for (i = 0; i < S_COUNT; i++) {
         Py_CLEAR(ms->state_names[i]);
     }
@@ -1545,6 +1695,119 @@ exact_str_constant(PyObject *value, const char *name)
     return 0;
 }
 
+/* 1 when ``value`` is what a slot of that kind holds in a new instance (``flag``: the
+   retain_terms it was made with), 0 otherwise. */
+static int
+initial_value(PyObject *value, int kind, PyObject *flag)
+{
+    if (value == NULL) {
+        return 0;
+    }
+    switch (kind) {
+    case K_ZERO:
+        return PyLong_CheckExact(value) && Py_SIZE(value) == 0;
+    case K_FLOAT_ZERO:
+        return PyFloat_CheckExact(value) && PyFloat_AS_DOUBLE(value) == 0.0
+               && !signbit(PyFloat_AS_DOUBLE(value));
+    case K_DICT:
+        return PyDict_CheckExact(value) && PyDict_GET_SIZE(value) == 0;
+    case K_LIST:
+        return PyList_CheckExact(value) && PyList_GET_SIZE(value) == 0;
+    default:
+        return value == flag;
+    }
+}
+
+/* 1 when the code of an __init__ reads nothing but its arguments and constants (None,
+   0 and 0.0) and names nothing but the class's slots: what it sets is then the same on
+   every call. */
+static int
+plain_init_code(PyObject *code, PyObject *const *names, int count)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    Py_ssize_t i, size;
+    int k, found;
+    if (!PyCode_Check(code) || co->co_nfreevars != 0 || co->co_ncellvars != 0) {
+        return 0;
+    }
+    size = PyTuple_GET_SIZE(co->co_names);
+    for (i = 0; i < size; i++) {
+        PyObject *name = PyTuple_GET_ITEM(co->co_names, i);
+        found = 0;
+        for (k = 0; k < count && !found; k++) {
+            found = PyUnicode_CheckExact(name) && PyUnicode_Compare(name, names[k]) == 0;
+        }
+        if (!found) {
+            return 0;
+        }
+    }
+    size = PyTuple_GET_SIZE(co->co_consts);
+    for (i = 0; i < size; i++) {
+        PyObject *constant = PyTuple_GET_ITEM(co->co_consts, i);
+        if (!(constant == Py_None || initial_value(constant, K_ZERO, NULL)
+              || initial_value(constant, K_FLOAT_ZERO, NULL))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Fills ``maker`` when ``template`` (an instance the class made, a new reference, NULL on
+   an error) shows that the kernel may build the class's instances itself (see maker_t);
+   leaves it empty otherwise. -1 on an error. */
+static int
+maker_setup(maker_t *maker, PyObject *type, PyObject *template, const int *kinds,
+            const Py_ssize_t *offsets, PyObject *const *names, int count, PyObject *flag,
+            PyObject *init_name)
+{
+    PyTypeObject *tp = (PyTypeObject *)type;
+    PyObject *init;
+    int i, zero = -1;
+    if (template == NULL) {
+        return -1;
+    }
+    init = PyDict_GetItemWithError(tp->tp_dict, init_name);
+    if (init == NULL && PyErr_Occurred()) {
+        Py_DECREF(template);
+        return -1;
+    }
+    if (init == NULL || !PyFunction_Check(init) || !Py_IS_TYPE(template, tp)
+        || !Py_IS_TYPE(type, &PyType_Type) || tp->tp_new != PyBaseObject_Type.tp_new
+        || tp->tp_alloc != PyType_GenericAlloc || tp->tp_setattro != PyObject_GenericSetAttr
+        || tp->tp_dictoffset != 0 || tp->tp_weaklistoffset != 0
+        || tp->tp_basicsize != PyBaseObject_Type.tp_basicsize + count * (Py_ssize_t)sizeof(PyObject *)
+        || !plain_init_code(PyFunction_GET_CODE(init), names, count)) {
+        Py_DECREF(template);
+        return 0;
+    }
+    for (i = 0; i < count; i++) {
+        PyObject *value = SLOT(template, offsets[i]);
+        if (!initial_value(value, kinds[i], flag)) {
+            Py_DECREF(template);
+            return 0;
+        }
+        if (kinds[i] == K_FLOAT_ZERO) {
+            zero = i;
+        }
+    }
+    if (zero < 0) {
+        Py_DECREF(template);
+        return 0;
+    }
+    maker->zero = SLOT(template, offsets[zero]);
+    Py_INCREF(maker->zero);
+    Py_DECREF(template);
+    maker->init = init;
+    Py_INCREF(init);
+    maker->code = PyFunction_GET_CODE(init);
+    Py_INCREF(maker->code);
+    maker->tp_new = tp->tp_new;
+    maker->tp_init = tp->tp_init;
+    maker->tp_alloc = tp->tp_alloc;
+    maker->tp_setattro = tp->tp_setattro;
+    return 0;
+}
+
 static int
 setup(module_state *ms)
 {
@@ -1595,7 +1858,24 @@ setup(module_state *ms)
         return -1;
     }
     ms->retain_kwnames = Py_BuildValue("(O)", ms->state_names[S_RETAIN_TERMS]);
-    return ms->retain_kwnames == NULL ? -1 : 0;
+    ms->init_name = PyUnicode_InternFromString("__init__");
+    if (ms->retain_kwnames == NULL || ms->init_name == NULL) {
+        return -1;
+    }
+    {
+        PyObject *flag = Py_True;
+        if (maker_setup(&ms->acc_maker, ms->acc_type, PyObject_CallNoArgs(ms->acc_type),
+                        ACC_KINDS, ms->acc_offsets, ms->acc_names, A_COUNT, NULL, ms->init_name)
+                < 0
+            || maker_setup(&ms->meter_maker, ms->meter_type,
+                           PyObject_Vectorcall(ms->meter_type, &flag, 0, ms->retain_kwnames),
+                           STATE_KINDS, ms->state_offsets, ms->state_names, S_COUNT, flag,
+                           ms->init_name)
+                   < 0) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 PyMODINIT_FUNC

@@ -12,6 +12,8 @@ looks at the states or changes them in the middle of a batch.
 
 from __future__ import annotations
 
+import gc
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -279,3 +281,111 @@ def test_a_sequence_key_is_the_str_python_joins(refs: list[str]) -> None:
         assert hash(key) == hash(wanted)
         assert sys.getsizeof(key) == sys.getsizeof(wanted)
         assert counts[wanted] == 1
+
+
+def test_a_replaced_state_constructor_is_called_as_python_calls_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The kernel builds a model's state itself only while MeterState.__init__ is the one it
+    # checked at import; a replaced one is called (and sees the totals so far).
+    created: list[Any] = []
+    holder: list[MeterState] = []
+    original = MeterState.__init__
+
+    def init(self: MeterState, *, retain_terms: bool = True) -> None:
+        created.append((retain_terms, _totals(holder[0]) if holder else None))
+        original(self, retain_terms=retain_terms)
+        self.traces = 5
+
+    operations = [("a", {}, "succeeded", None, "()")]
+    batch = [(operations, "t", "p/a"), (operations, "t", "p/b"), (operations, "u", "p/a")]
+    native_kernel(KERNEL)
+    logs = []
+    for kind in ("native", "python"):
+        created.clear()
+        holder[:] = [MeterState(retain_terms=False)]
+        monkeypatch.setattr(MeterState, "__init__", init)
+        with paths(kind):
+            holder[0].add_signed_many(list(batch))
+        monkeypatch.setattr(MeterState, "__init__", original)
+        logs.append((list(created), dump(holder[0])))
+    assert logs[0] == logs[1]
+    # Each model's state is made before its first trace goes in: p/b after one trace.
+    assert logs[0][0] == [(False, (0,) * 11), (False, (1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0))]
+    assert holder[0].models["p/a"].traces == 7
+
+
+def test_an_accumulator_whose_init_code_changed_is_made_by_that_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The same __init__ function with other code (what it sets differs): the kernel, which
+    # checks the code too, must call it rather than build what the old code built.
+    def seeded(self: Any) -> None:
+        self.calls = 0
+        self.succeeded = 0
+        self.failed = 0
+        self.signatures = {"seed": 0}
+        self.stages = {}
+        self.churn_pairs = 0
+        self.churn_sum = -0.0
+        self.churn_terms = []
+
+    monkeypatch.setattr(_RefAccumulator.__init__, "__code__", seeded.__code__)
+    operations = [("a", {}, "failed", "resolve", "()"), ("a", {}, "succeeded", None, "(x:str)")]
+    batch = [(operations, "t", "p/a"), ([("b", {}, "succeeded", None, "()")], "t", None)]
+    seen = batch_paths(batch, retain=True)
+    assert seen[0][0] == seen[1][0] == seen[2][0]
+    assert list(seen[0][0]) == list(seen[0][2])
+    state = MeterState()
+    with paths("native"):
+        state.add_signed_many(list(batch))
+    assert list(state.refs["a"].signatures) == ["seed", "()", "(x:str)"]
+    assert math.copysign(1.0, state.refs["b"].churn_sum) == -1.0
+
+
+def _whole(state: MeterState) -> bool:
+    # With every trace holding an action, a state's traces equal its sequence counts and
+    # its operations the calls of its accumulators.
+    sequences = sum(sum(counts.values()) for counts in state.task_sequences.values())
+    calls = sum(acc.calls for acc in state.refs.values())
+    return state.traces == sequences and state.operations == calls
+
+
+def test_code_the_garbage_collector_runs_sees_whole_states() -> None:
+    # The kernel holds the automatic collection off while totals wait, so a collection
+    # (forced here at nearly every allocation) runs only where the states are whole. (The
+    # Python paths are not held to it: a collection may come in the middle of a trace.)
+    native_kernel(KERNEL)
+    operations = [
+        ("pi.read", {}, "failed", "resolve", "(a:str)"),
+        ("pi.read", {}, "succeeded", None, "(a:str,b:int)"),
+    ]
+    batch = [
+        ([(f"r{n % 7}", {}, "succeeded", None, "()"), *operations], f"t{n % 5}", f"m{n % 3}")
+        for n in range(60)
+    ]
+    for kind in ("native",):
+        state = MeterState()
+        seen: list[bool] = []
+
+        def look(phase: str, _info: dict[str, int], s: MeterState = state) -> None:
+            if phase == "start":
+                seen.append(_whole(s) and all(_whole(m) for m in list(s.models.values())))
+
+        thresholds = gc.get_threshold()
+        enabled = gc.isenabled()
+        gc.enable()
+        gc.callbacks.append(look)
+        try:
+            gc.set_threshold(1, 1, 1)
+            with paths(kind):
+                state.add_signed_many(list(batch))
+        finally:
+            gc.set_threshold(*thresholds)
+            gc.callbacks.remove(look)
+            if not enabled:
+                gc.disable()
+        assert seen, kind  # collections did run during the batch
+        assert all(seen), kind
+        assert gc.isenabled()
+        assert state.traces == 60
