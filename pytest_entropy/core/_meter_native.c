@@ -542,14 +542,19 @@ field_append(run_t *run, PyObject *obj, int exact, Py_ssize_t offset, PyObject *
     return result;
 }
 
-/* counts[key] = counts.get(key, 0) + 1 */
+/* counts[key] = counts.get(key, 0) + 1 (key: an exact str) */
 static int
 count_key(run_t *run, PyObject *counts, PyObject *key)
 {
     PyObject *value, *updated;
     int result;
     if (PyDict_CheckExact(counts)) {
-        value = PyDict_GetItemWithError(counts, key);
+        /* The str's hash (cached in it) once for both dict operations. */
+        Py_hash_t hash = PyObject_Hash(key);
+        if (hash == -1) {
+            return -1;
+        }
+        value = _PyDict_GetItem_KnownHash(counts, key, hash);
         if (value == NULL) {
             if (PyErr_Occurred()) {
                 return -1;
@@ -563,7 +568,7 @@ count_key(run_t *run, PyObject *counts, PyObject *key)
         if (updated == NULL) {
             return -1;
         }
-        result = PyDict_SetItem(counts, key, updated);
+        result = _PyDict_SetItem_KnownHash(counts, key, updated, hash);
         Py_DECREF(updated);
         return result;
     }
