@@ -389,3 +389,48 @@ def test_code_the_garbage_collector_runs_sees_whole_states() -> None:
         assert all(seen), kind
         assert gc.isenabled()
         assert state.traces == 60
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collection_switch_is_left_as_it_was(
+    monkeypatch: pytest.MonkeyPatch, enabled: bool
+) -> None:
+    # However a kernel call ends (done, a trace handed back, an error), the automatic
+    # collection is on exactly when it was on before; Python code it calls sees it so too.
+    kernel = native_kernel(KERNEL)
+    seen: list[bool] = []
+
+    def distance(_a: str, _b: str) -> float:
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise RuntimeError("no distance")
+        return 0.5
+
+    monkeypatch.setattr(meter, "signature_distance", distance)
+    fresh = [([(f"r{n}", {}, "succeeded", None, "()")], "t", f"m{n}") for n in range(3)]
+    calls: list[tuple[list[Any], Any]] = [
+        (fresh, None),
+        ([*fresh, ("not operations", "t", None)], 3),
+        ([*fresh, (CHURNING, "t", "p/a")], None),
+        ([(CHURNING, "t", "p/a"), *fresh], RuntimeError),
+    ]
+    was = gc.isenabled()
+    try:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+        for entries, wanted in calls:
+            state = MeterState()
+            if wanted is RuntimeError:
+                with pytest.raises(RuntimeError):
+                    kernel.add_signed_many(state, entries, 0)
+            else:
+                assert kernel.add_signed_many(state, entries, 0) == wanted
+            assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+    assert seen == [enabled, enabled]
