@@ -301,7 +301,7 @@ run_end(run_t *run)
 
 /* ------------------------------------------------------------------ small operations */
 
-static int
+static inline int
 str_equal(PyObject *a, PyObject *b)
 {
     /* Two ready exact strs: CPython keeps each in its narrowest kind, so equal strings
@@ -316,7 +316,7 @@ str_equal(PyObject *a, PyObject *b)
     return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * PyUnicode_KIND(a)) == 0;
 }
 
-static int
+static inline int
 starts_with(PyObject *text, PyObject *prefix)
 {
     /* str.startswith for two ready exact strs. */
@@ -342,7 +342,7 @@ starts_with(PyObject *text, PyObject *prefix)
     return 1;
 }
 
-static int
+static inline int
 exact_str(PyObject *value)
 {
     if (!PyUnicode_CheckExact(value)) {
@@ -964,7 +964,7 @@ close_state(run_t *run, PyObject *state, PyObject *sequences, Py_ssize_t actions
 }
 
 /* The maps of an exact MeterState this kernel may fill (borrowed), or 0 when it is not one. */
-static int
+static inline int
 usable_state(module_state *ms, PyObject *state, PyObject **refs, PyObject **sequences,
              int *retain)
 {
