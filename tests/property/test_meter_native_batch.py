@@ -356,39 +356,41 @@ def test_code_the_garbage_collector_runs_sees_whole_states() -> None:
     # (forced here at nearly every allocation) runs only where the states are whole. (The
     # Python paths are not held to it: a collection may come in the middle of a trace.)
     native_kernel(KERNEL)
-    operations = [
+    churning = [
         ("pi.read", {}, "failed", "resolve", "(a:str)"),
         ("pi.read", {}, "succeeded", None, "(a:str,b:int)"),
     ]
     batch = [
-        ([(f"r{n % 7}", {}, "succeeded", None, "()"), *operations], f"t{n % 5}", f"m{n % 3}")
-        for n in range(60)
+        (
+            [(f"r{n % 7}", {}, "succeeded", None, "()"), *(churning if n % 4 == 0 else ())],
+            f"t{n % 5}",
+            f"m{n % 3}",
+        )
+        for n in range(80)
     ]
-    for kind in ("native",):
-        state = MeterState()
-        seen: list[bool] = []
+    state = MeterState()
+    seen: list[bool] = []
 
-        def look(phase: str, _info: dict[str, int], s: MeterState = state) -> None:
-            if phase == "start":
-                seen.append(_whole(s) and all(_whole(m) for m in list(s.models.values())))
+    def look(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(_whole(state) and all(_whole(m) for m in list(state.models.values())))
 
-        thresholds = gc.get_threshold()
-        enabled = gc.isenabled()
-        gc.enable()
-        gc.callbacks.append(look)
-        try:
-            gc.set_threshold(1, 1, 1)
-            with paths(kind):
-                state.add_signed_many(list(batch))
-        finally:
-            gc.set_threshold(*thresholds)
-            gc.callbacks.remove(look)
-            if not enabled:
-                gc.disable()
-        assert seen, kind  # collections did run during the batch
-        assert all(seen), kind
-        assert gc.isenabled()
-        assert state.traces == 60
+    thresholds = gc.get_threshold()
+    enabled = gc.isenabled()
+    gc.enable()
+    gc.callbacks.append(look)
+    try:
+        gc.set_threshold(1, 1, 1)
+        with paths("native"):
+            state.add_signed_many(list(batch))
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.callbacks.remove(look)
+        if not enabled:
+            gc.disable()
+    assert seen  # collections did run during the batch
+    assert all(seen)
+    assert state.traces == 80
 
 
 @pytest.mark.parametrize("enabled", [True, False])
