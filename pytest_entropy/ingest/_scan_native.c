@@ -125,7 +125,7 @@ static inline Slot *slot_for(Scan *scan, PyObject *owner, int site) {
 }
 
 /* `owner.<name of site>` (a new reference, NULL with an exception) */
-static PyObject *get(Scan *scan, PyObject *owner, int site) {
+static inline PyObject *get(Scan *scan, PyObject *owner, int site) {
     Slot *slot = slot_for(scan, owner, site);
     if (slot->offset >= 0) {
         PyObject *value = *(PyObject **)((char *)owner + slot->offset);
@@ -205,7 +205,22 @@ static int increment_by(Scan *scan, PyObject *obj, int site, PyObject *amount) {
     PyObject *value = get(scan, obj, site), *sum;
     int status;
     if (value == NULL) return -1;
-    sum = PyNumber_InPlaceAdd(value, amount);
+    sum = NULL;
+    if (PyLong_CheckExact(value) && PyLong_CheckExact(amount)) {
+        /* int += int is int.__add__: a new int of the sum (counters stay far below 2**62) */
+        int overflow_a = 0, overflow_b = 0;
+        long long a = PyLong_AsLongLongAndOverflow(value, &overflow_a);
+        long long b = PyLong_AsLongLongAndOverflow(amount, &overflow_b);
+        if (!overflow_a && !overflow_b && a > -(1LL << 62) && a < (1LL << 62) &&
+            b > -(1LL << 62) && b < (1LL << 62)) {
+            sum = PyLong_FromLongLong(a + b);
+            if (sum == NULL) {
+                Py_DECREF(value);
+                return -1;
+            }
+        }
+    }
+    if (sum == NULL) sum = PyNumber_InPlaceAdd(value, amount);
     Py_DECREF(value);
     if (sum == NULL) return -1;
     status = set(scan, obj, site, sum);

@@ -271,6 +271,7 @@ MUTATIONS = [
     "counter property",
     "logged counters",
     "watched counters",
+    "huge counters",
     "decoder",
     "guard",
     "foreign name",
@@ -376,6 +377,11 @@ def scan_changing(
             Diagnostics.traces = property(read, write)  # type: ignore[assignment]
         elif mutation in ("logged counters", "watched counters"):
             ScanDiagnostics.__dict__["traces"].__set__(scanner.diagnostics, 100)
+        elif mutation == "huge counters":  # past C long long: Python's int arithmetic
+            scanner.diagnostics.traces = 1 << 80
+            scanner.diagnostics.audit_calls = (1 << 62) - 1
+            scanner.diagnostics.skipped_audits = -(1 << 70)
+            scanner.diagnostics.lines_without_trace = 1.5  # type: ignore[assignment]
         elif mutation == "decoder":
             decoder = scanner._decoder
 
