@@ -28,9 +28,21 @@
  * the limit, as the method does; otherwise the method itself is called. An on_audit that is
  * exactly an AuditRefs is not called: its set goes to the audit kernel (its refs argument),
  * which adds each kept call's ref as the listener would.
+ *
+ * Attribute reads and writes: an attribute that the object's type resolves, through the
+ * generic getattr, to a plain object slot (a __slots__ member of the scanner, of its
+ * ScanDiagnostics, of the deferring listeners; a field of the decoder's msgspec Structs) is
+ * read or written in the slot itself, which is what the generic getattr / setattr does
+ * there; anything else (another getattr, a property, an empty slot, a type modified since)
+ * goes through PyObject_GetAttr / PyObject_SetAttr. Where each attribute lives is found once
+ * per batch and per type (Slot), and checked against the type's version tag at every use, so
+ * a class changed by a callback is seen at its next read. Nothing is hoisted: every read
+ * happens where the Python reads it, only cheaper. The kernels' functions and the listeners
+ * are called with vectorcall.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <string.h>
 
 #ifndef PE_SOURCE_SHA256
@@ -47,6 +59,106 @@ static PyObject *S_native, *S_on_values, *S_on_audit, *S_on_value, *S_on_value_f
 static PyObject *S_harvest_values, *S_audit_records, *S_audit_calls, *S_skipped_audits;
 static PyObject *S_pending, *S_settle, *S_refs;
 static PyObject *ONE;
+
+/* The attributes read or written through a Slot (scan_batch's Scan.slots), by site: one per
+ * (attribute, kind of owner), so that a slot's type rarely changes within a batch. */
+enum {
+    A_DECODER, A_GUARD, A_WANT_AUDITS, A_DIAGNOSTICS, A_NAME, A_LINE_NUMBER, A_METER,
+    A_CURRENT_MODEL, A_ON_SIGNED, A_ON_TRACE, A_NATIVE, A_ON_VALUES, A_ON_AUDIT, A_ON_VALUE,
+    A_ON_VALUE_FIELDS, D_TRACES, D_LINES_WITHOUT_DETAILS, D_LINES_WITHOUT_TRACE,
+    D_AUDIT_CALLS, D_SKIPPED_AUDITS, D_OVERSIZED_LINES, R_DETAILS, R_MESSAGE, M_DETAILS,
+    T_TRACE, T_AUDITS, T_PHASES, P_METER_PENDING, P_SIGNED_PENDING, P_VALUES_PENDING,
+    F_REFS, SLOT_COUNT
+};
+
+static PyObject **const SLOT_NAMES[SLOT_COUNT] = {
+    &S_decoder, &S_guard, &S_want_audits, &S_diagnostics, &S_name, &S_line_number, &S_meter,
+    &S_current_model, &S_on_signed, &S_on_trace, &S_native, &S_on_values, &S_on_audit,
+    &S_on_value, &S_on_value_fields, &S_traces, &S_lines_without_details,
+    &S_lines_without_trace, &S_audit_calls, &S_skipped_audits, &S_oversized_lines,
+    &S_details, &S_message, &S_details, &S_trace, &S_audits, &S_phases, &S_pending,
+    &S_pending, &S_pending, &S_refs,
+};
+
+/* Where one attribute lives in instances of `type`: the offset of its object slot, or -1
+ * (getattr). Valid while `type` keeps the version tag `tag` (a modified type gets a new
+ * one; tags are never reused). `type` is only compared, never dereferenced. */
+typedef struct {
+    PyTypeObject *type;
+    unsigned int tag;
+    Py_ssize_t offset;
+} Slot;
+
+/* One scan_batch call: its ctx and its slots (on its stack: no state outlives the call). */
+typedef struct {
+    PyObject *ctx;
+    Slot slots[SLOT_COUNT];
+} Scan;
+
+static void resolve(Slot *slot, PyTypeObject *type, PyObject *name) {
+    PyObject *descr;
+    slot->type = type;
+    slot->tag = 0;
+    slot->offset = -1;
+    if (type->tp_getattro != PyObject_GenericGetAttr) return;
+    /* what the generic getattr finds on the type (a borrowed reference, no exception);
+     * the lookup gives the type a version tag when it has none */
+    descr = _PyType_Lookup(type, name);
+    if (!(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return;
+    slot->tag = type->tp_version_tag;
+    if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        /* a member descriptor is a data descriptor: no instance dict can shadow it, and its
+         * type is in `type`'s MRO, so every instance passes its type check */
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && member->flags == 0) slot->offset = member->offset;
+    }
+}
+
+static inline Slot *slot_for(Scan *scan, PyObject *owner, int site) {
+    Slot *slot = &scan->slots[site];
+    PyTypeObject *type = Py_TYPE(owner);
+    if (type != slot->type || type->tp_version_tag != slot->tag ||
+        !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        resolve(slot, type, *SLOT_NAMES[site]);
+    }
+    return slot;
+}
+
+/* `owner.<name of site>` (a new reference, NULL with an exception) */
+static inline PyObject *get(Scan *scan, PyObject *owner, int site) {
+    Slot *slot = slot_for(scan, owner, site);
+    if (slot->offset >= 0) {
+        PyObject *value = *(PyObject **)((char *)owner + slot->offset);
+        if (value != NULL) return Py_NewRef(value);
+    }
+    return PyObject_GetAttr(owner, *SLOT_NAMES[site]);
+}
+
+/* `owner.<name of site> = value` (value borrowed) */
+static int set(Scan *scan, PyObject *owner, int site, PyObject *value) {
+    Slot *slot = slot_for(scan, owner, site);
+    if (slot->offset >= 0 && Py_TYPE(owner)->tp_setattro == PyObject_GenericSetAttr) {
+        PyObject **place = (PyObject **)((char *)owner + slot->offset), *old = *place;
+        *place = Py_NewRef(value);
+        Py_XDECREF(old);
+        return 0;
+    }
+    return PyObject_SetAttr(owner, *SLOT_NAMES[site], value);
+}
+
+/* `module.name` for an exact module: its dict's entry when ModuleType has no such
+ * attribute (what the module's getattr finds first), else getattr. */
+static PyObject *module_function(PyObject *module, PyObject *name) {
+    if (PyModule_CheckExact(module) && _PyType_Lookup(&PyModule_Type, name) == NULL) {
+        PyObject *dict = PyModule_GetDict(module), *value;
+        if (dict != NULL && PyDict_CheckExact(dict)) {
+            value = PyDict_GetItemWithError(dict, name);
+            if (value != NULL) return Py_NewRef(value);
+            if (PyErr_Occurred()) return NULL;
+        }
+    }
+    return PyObject_GetAttr(module, name);
+}
 
 enum {
     C_DIAGNOSTICS, C_OVERSIZED, C_TRACE_MARK, C_CHANGE_MARK, C_ASSISTANT_MARK, C_ACCELERATE,
@@ -88,41 +200,48 @@ static int needle_in(const Needle *n, const unsigned char *hay, Py_ssize_t size)
     return 0;
 }
 
-/* `obj.name += 1` */
-static int increment(PyObject *obj, PyObject *name) {
-    PyObject *value = PyObject_GetAttr(obj, name), *sum;
+/* `obj.<name of site> += amount` */
+static int increment_by(Scan *scan, PyObject *obj, int site, PyObject *amount) {
+    PyObject *value = get(scan, obj, site), *sum;
     int status;
     if (value == NULL) return -1;
-    sum = PyNumber_InPlaceAdd(value, ONE);
+    sum = NULL;
+    if (PyLong_CheckExact(value) && PyLong_CheckExact(amount)) {
+        /* int += int is int.__add__: a new int of the sum (counters stay far below 2**62) */
+        int overflow_a = 0, overflow_b = 0;
+        long long a = PyLong_AsLongLongAndOverflow(value, &overflow_a);
+        long long b = PyLong_AsLongLongAndOverflow(amount, &overflow_b);
+        if (!overflow_a && !overflow_b && a > -(1LL << 62) && a < (1LL << 62) &&
+            b > -(1LL << 62) && b < (1LL << 62)) {
+            sum = PyLong_FromLongLong(a + b);
+            if (sum == NULL) {
+                Py_DECREF(value);
+                return -1;
+            }
+        }
+    }
+    if (sum == NULL) sum = PyNumber_InPlaceAdd(value, amount);
     Py_DECREF(value);
     if (sum == NULL) return -1;
-    status = PyObject_SetAttr(obj, name, sum);
+    status = set(scan, obj, site, sum);
     Py_DECREF(sum);
     return status;
 }
 
-/* `obj.name += amount` */
-static int increment_by(PyObject *obj, PyObject *name, PyObject *amount) {
-    PyObject *value = PyObject_GetAttr(obj, name), *sum;
-    int status;
-    if (value == NULL) return -1;
-    sum = PyNumber_InPlaceAdd(value, amount);
-    Py_DECREF(value);
-    if (sum == NULL) return -1;
-    status = PyObject_SetAttr(obj, name, sum);
-    Py_DECREF(sum);
-    return status;
+/* `obj.<name of site> += 1` */
+static int increment(Scan *scan, PyObject *obj, int site) {
+    return increment_by(scan, obj, site, ONE);
 }
 
 /* What a deferring listener (run/deferred.py, see native_sinks.kernel_sinks) does with an
  * entry while its `pending` is a list: append it, and settle past `limit` entries.
  * 1 done, 0 pending is not a list (call the listener itself), -1 error. The entry is
  * stolen. */
-static int defer(PyObject *owner, PyObject *entry, PyObject *limit) {
+static int defer(Scan *scan, PyObject *owner, int site, PyObject *entry, PyObject *limit) {
     PyObject *pending, *result;
     Py_ssize_t size, bound;
     if (entry == NULL) return -1;
-    if ((pending = PyObject_GetAttr(owner, S_pending)) == NULL) {
+    if ((pending = get(scan, owner, site)) == NULL) {
         Py_DECREF(entry);
         return -1;
     }
@@ -161,26 +280,29 @@ static PyObject *where(PyObject *name, PyObject *line) {
     return text;
 }
 
-static int bump_diagnostics(PyObject *scanner, PyObject *counter) {
-    PyObject *diagnostics = PyObject_GetAttr(scanner, S_diagnostics);
+static int bump_diagnostics(Scan *scan, PyObject *scanner, int counter) {
+    PyObject *diagnostics = get(scan, scanner, A_DIAGNOSTICS);
     int status;
     if (diagnostics == NULL) return -1;
-    status = increment(diagnostics, counter);
+    status = increment(scan, diagnostics, counter);
     Py_DECREF(diagnostics);
     return status;
 }
 
 /* self.diagnostics.reject(reason, f"{self.name}:{self.line_number}") */
-static int reject(PyObject *scanner, PyObject *reason) {
+static int reject(Scan *scan, PyObject *scanner, PyObject *reason) {
     PyObject *diagnostics, *name, *line, *at, *result;
-    if ((diagnostics = PyObject_GetAttr(scanner, S_diagnostics)) == NULL) return -1;
-    if ((name = PyObject_GetAttr(scanner, S_name)) == NULL) goto fail_d;
-    if ((line = PyObject_GetAttr(scanner, S_line_number)) == NULL) goto fail_n;
+    if ((diagnostics = get(scan, scanner, A_DIAGNOSTICS)) == NULL) return -1;
+    if ((name = get(scan, scanner, A_NAME)) == NULL) goto fail_d;
+    if ((line = get(scan, scanner, A_LINE_NUMBER)) == NULL) goto fail_n;
     at = where(name, line);
     Py_DECREF(line);
     Py_DECREF(name);
     if (at == NULL) goto fail_d;
-    result = PyObject_CallMethodObjArgs(diagnostics, S_reject, reason, at, NULL);
+    {
+        PyObject *argv[3] = {diagnostics, reason, at};
+        result = PyObject_VectorcallMethod(S_reject, argv, 3, NULL);
+    }
     Py_DECREF(at);
     Py_DECREF(diagnostics);
     if (result == NULL) return -1;
@@ -194,12 +316,12 @@ fail_d:
 }
 
 /* SessionScanner._emit(signed, task_key) */
-static int emit(PyObject *scanner, PyObject *signed_ops, PyObject *task, PyObject *ctx) {
-    PyObject *meter, *listener, *model, *result;
-    if (bump_diagnostics(scanner, S_traces) < 0) return -1;
-    if ((meter = PyObject_GetAttr(scanner, S_meter)) == NULL) return -1;
+static int emit(Scan *scan, PyObject *scanner, PyObject *signed_ops, PyObject *task) {
+    PyObject *ctx = scan->ctx, *meter, *listener, *model, *result;
+    if (bump_diagnostics(scan, scanner, D_TRACES) < 0) return -1;
+    if ((meter = get(scan, scanner, A_METER)) == NULL) return -1;
     if (meter != Py_None) {
-        if ((model = PyObject_GetAttr(scanner, S_current_model)) == NULL) {
+        if ((model = get(scan, scanner, A_CURRENT_MODEL)) == NULL) {
             Py_DECREF(meter);
             return -1;
         }
@@ -207,12 +329,12 @@ static int emit(PyObject *scanner, PyObject *signed_ops, PyObject *task, PyObjec
         int done = 0;
         if (sinks != Py_None && meter == PyTuple_GET_ITEM(sinks, K_METER)) {
             /* DeferredMeter.add_signed: pending.append((signed, task_key, model)) */
-            done = defer(meter, PyTuple_Pack(3, signed_ops, task, model),
+            done = defer(scan, meter, P_METER_PENDING, PyTuple_Pack(3, signed_ops, task, model),
                          PyTuple_GET_ITEM(sinks, K_METER_LIMIT));
         }
         if (done == 0) {
-            result =
-                PyObject_CallMethodObjArgs(meter, S_add_signed, signed_ops, task, model, NULL);
+            PyObject *argv[4] = {meter, signed_ops, task, model};
+            result = PyObject_VectorcallMethod(S_add_signed, argv, 4, NULL);
             done = result == NULL ? -1 : 1;
             Py_XDECREF(result);
         }
@@ -223,13 +345,13 @@ static int emit(PyObject *scanner, PyObject *signed_ops, PyObject *task, PyObjec
         }
     }
     Py_DECREF(meter);
-    if ((listener = PyObject_GetAttr(scanner, S_on_signed)) == NULL) return -1;
+    if ((listener = get(scan, scanner, A_ON_SIGNED)) == NULL) return -1;
     if (listener != Py_None) {
         PyObject *sinks = PyTuple_GET_ITEM(ctx, C_SINKS);
-        if ((model = PyObject_GetAttr(scanner, S_current_model)) == NULL) goto fail;
+        if ((model = get(scan, scanner, A_CURRENT_MODEL)) == NULL) goto fail;
         if (sinks != Py_None && listener == PyTuple_GET_ITEM(sinks, K_SIGNED)) {
             /* DeferredEvidence.add_signed: pending.append((_OPERATIONS, signed)) */
-            int done = defer(PyTuple_GET_ITEM(sinks, K_SIGNED_OWNER),
+            int done = defer(scan, PyTuple_GET_ITEM(sinks, K_SIGNED_OWNER), P_SIGNED_PENDING,
                              PyTuple_Pack(2, PyTuple_GET_ITEM(sinks, K_OPERATIONS_TAG), signed_ops),
                              PyTuple_GET_ITEM(sinks, K_EVIDENCE_LIMIT));
             if (done != 0) {
@@ -238,21 +360,26 @@ static int emit(PyObject *scanner, PyObject *signed_ops, PyObject *task, PyObjec
                 return done < 0 ? -1 : 0;
             }
         }
-        result = PyObject_CallFunctionObjArgs(listener, signed_ops, task, model, NULL);
+        {
+            PyObject *argv[4] = {NULL, signed_ops, task, model};
+            result = PyObject_Vectorcall(listener, argv + 1, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         NULL);
+        }
         Py_DECREF(model);
     } else {
         Py_DECREF(listener);
-        if ((listener = PyObject_GetAttr(scanner, S_on_trace)) == NULL) return -1;
+        if ((listener = get(scan, scanner, A_ON_TRACE)) == NULL) return -1;
         if (listener == Py_None) {
             Py_DECREF(listener);
             return 0;
         }
         /* make_trace(signed, task_key, scanner) builds the Trace as _emit does */
         {
-            PyObject *trace = PyObject_CallFunctionObjArgs(
-                PyTuple_GET_ITEM(ctx, C_MAKE_TRACE), signed_ops, task, scanner, NULL);
+            PyObject *argv[4] = {NULL, signed_ops, task, scanner}, *trace;
+            trace = PyObject_Vectorcall(PyTuple_GET_ITEM(ctx, C_MAKE_TRACE), argv + 1,
+                                        3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
             if (trace == NULL) goto fail;
-            result = PyObject_CallFunctionObjArgs(listener, trace, NULL);
+            result = PyObject_CallOneArg(listener, trace);
             Py_DECREF(trace);
         }
     }
@@ -299,23 +426,25 @@ static int near_bound(Py_ssize_t size, PyObject *floats, PyObject *ctx) {
  * harvest_values or audit_records called here, the line's values handed to on_values (or
  * appended to a deferring listener's pending list), the diagnostics counted. Without the
  * kernel, the Python _harvest. 0 done, -1 error. */
-static int harvest(PyObject *scanner, PyObject *audits, PyObject *ctx) {
+static int harvest(Scan *scan, PyObject *scanner, PyObject *audits) {
+    PyObject *ctx = scan->ctx;
     PyObject *native, *on_values, *on_audit, *function, *result, *items, *diagnostics;
     PyObject *refs = Py_None;
     int status = -1;
-    if ((native = PyObject_GetAttr(scanner, S_native)) == NULL) return -1;
+    if ((native = get(scan, scanner, A_NATIVE)) == NULL) return -1;
     if (native == Py_None) {
+        PyObject *argv[2] = {scanner, audits};
         Py_DECREF(native);
-        result = PyObject_CallMethodObjArgs(scanner, S_harvest, audits, NULL);
+        result = PyObject_VectorcallMethod(S_harvest, argv, 2, NULL);
         if (result == NULL) return -1;
         Py_DECREF(result);
         return 0;
     }
-    if ((on_values = PyObject_GetAttr(scanner, S_on_values)) == NULL) goto done_native;
-    if ((on_audit = PyObject_GetAttr(scanner, S_on_audit)) == NULL) goto done_values;
+    if ((on_values = get(scan, scanner, A_ON_VALUES)) == NULL) goto done_native;
+    if ((on_audit = get(scan, scanner, A_ON_AUDIT)) == NULL) goto done_values;
     if ((PyObject *)Py_TYPE(on_audit) == PyTuple_GET_ITEM(ctx, C_AUDIT_REFS)) {
         /* AuditRefs.__call__: self.refs.add(call.ref), done by the audit kernel */
-        PyObject *held = PyObject_GetAttr(on_audit, S_refs);
+        PyObject *held = get(scan, on_audit, F_REFS);
         if (held == NULL) goto done_audit;
         if (PySet_CheckExact(held)) {
             refs = held;
@@ -329,26 +458,30 @@ static int harvest(PyObject *scanner, PyObject *audits, PyObject *ctx) {
     if (on_values != Py_None) {
         /* kept, skipped, values = native.harvest_values(audits, self.on_audit, AuditCall,
          * js_own_keys) */
-        if ((function = PyObject_GetAttr(native, S_harvest_values)) == NULL) goto done_audit;
-        result = PyObject_CallFunctionObjArgs(function, audits, on_audit,
-                                              PyTuple_GET_ITEM(ctx, C_AUDIT_CALL),
-                                              PyTuple_GET_ITEM(ctx, C_OWN_KEYS), refs, NULL);
+        PyObject *argv[6] = {NULL, audits, on_audit, PyTuple_GET_ITEM(ctx, C_AUDIT_CALL),
+                             PyTuple_GET_ITEM(ctx, C_OWN_KEYS), refs};
+        if ((function = module_function(native, S_harvest_values)) == NULL) goto done_audit;
+        result = PyObject_Vectorcall(function, argv + 1, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                     NULL);
     } else {
         PyObject *on_value, *on_fields;
-        if ((function = PyObject_GetAttr(native, S_audit_records)) == NULL) goto done_audit;
-        if ((on_value = PyObject_GetAttr(scanner, S_on_value)) == NULL) {
+        if ((function = module_function(native, S_audit_records)) == NULL) goto done_audit;
+        if ((on_value = get(scan, scanner, A_ON_VALUE)) == NULL) {
             Py_DECREF(function);
             goto done_audit;
         }
-        if ((on_fields = PyObject_GetAttr(scanner, S_on_value_fields)) == NULL) {
+        if ((on_fields = get(scan, scanner, A_ON_VALUE_FIELDS)) == NULL) {
             Py_DECREF(on_value);
             Py_DECREF(function);
             goto done_audit;
         }
-        result = PyObject_CallFunctionObjArgs(function, audits, on_audit,
-                                              PyTuple_GET_ITEM(ctx, C_AUDIT_CALL), on_value,
-                                              PyTuple_GET_ITEM(ctx, C_OBSERVATION), on_fields,
-                                              PyTuple_GET_ITEM(ctx, C_OWN_KEYS), refs, NULL);
+        {
+            PyObject *argv[9] = {NULL,      audits, on_audit, PyTuple_GET_ITEM(ctx, C_AUDIT_CALL),
+                                 on_value,  PyTuple_GET_ITEM(ctx, C_OBSERVATION),
+                                 on_fields, PyTuple_GET_ITEM(ctx, C_OWN_KEYS), refs};
+            result = PyObject_Vectorcall(function, argv + 1,
+                                         8 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
         Py_DECREF(on_value);
         Py_DECREF(on_fields);
     }
@@ -372,7 +505,7 @@ static int harvest(PyObject *scanner, PyObject *audits, PyObject *ctx) {
             int done = 0;
             if (sinks != Py_None && on_values == PyTuple_GET_ITEM(sinks, K_VALUES)) {
                 /* DeferredEvidence.add_values: pending.append((_VALUES, values)) */
-                done = defer(PyTuple_GET_ITEM(sinks, K_VALUES_OWNER),
+                done = defer(scan, PyTuple_GET_ITEM(sinks, K_VALUES_OWNER), P_VALUES_PENDING,
                              PyTuple_Pack(2, PyTuple_GET_ITEM(sinks, K_VALUES_TAG), values),
                              PyTuple_GET_ITEM(sinks, K_EVIDENCE_LIMIT));
             }
@@ -385,14 +518,14 @@ static int harvest(PyObject *scanner, PyObject *audits, PyObject *ctx) {
         }
     }
     /* self.diagnostics.audit_calls += kept; self.diagnostics.skipped_audits += skipped */
-    if ((diagnostics = PyObject_GetAttr(scanner, S_diagnostics)) == NULL) goto done_items;
-    if (increment_by(diagnostics, S_audit_calls, PyTuple_GET_ITEM(items, 0)) < 0) {
+    if ((diagnostics = get(scan, scanner, A_DIAGNOSTICS)) == NULL) goto done_items;
+    if (increment_by(scan, diagnostics, D_AUDIT_CALLS, PyTuple_GET_ITEM(items, 0)) < 0) {
         Py_DECREF(diagnostics);
         goto done_items;
     }
     Py_DECREF(diagnostics);
-    if ((diagnostics = PyObject_GetAttr(scanner, S_diagnostics)) == NULL) goto done_items;
-    status = increment_by(diagnostics, S_skipped_audits, PyTuple_GET_ITEM(items, 1));
+    if ((diagnostics = get(scan, scanner, A_DIAGNOSTICS)) == NULL) goto done_items;
+    status = increment_by(scan, diagnostics, D_SKIPPED_AUDITS, PyTuple_GET_ITEM(items, 1));
     Py_DECREF(diagnostics);
 done_items:
     Py_DECREF(items);
@@ -407,12 +540,15 @@ done_native:
 }
 
 /* SessionScanner._trace_line_fast(raw): 1 handled, 0 hand to the generic path, -1 error. */
-static int trace_line_fast(PyObject *scanner, PyObject *raw, PyObject *ctx) {
-    PyObject *unset = PyTuple_GET_ITEM(ctx, C_UNSET);
+static int trace_line_fast(Scan *scan, PyObject *scanner, PyObject *raw) {
+    PyObject *ctx = scan->ctx, *unset = PyTuple_GET_ITEM(ctx, C_UNSET);
     PyObject *decoder, *record, *details, *trace, *guard, *guarded, *items;
     int status = -1, flag;
-    if ((decoder = PyObject_GetAttr(scanner, S_decoder)) == NULL) return -1;
-    record = PyObject_CallMethodObjArgs(decoder, S_decode, raw, NULL);
+    if ((decoder = get(scan, scanner, A_DECODER)) == NULL) return -1;
+    {
+        PyObject *argv[2] = {decoder, raw};
+        record = PyObject_VectorcallMethod(S_decode, argv, 2, NULL);
+    }
     Py_DECREF(decoder);
     if (record == NULL) {
         if (PyErr_ExceptionMatches(PyTuple_GET_ITEM(ctx, C_FAST_ERRORS))) {
@@ -421,38 +557,37 @@ static int trace_line_fast(PyObject *scanner, PyObject *raw, PyObject *ctx) {
         }
         return -1;
     }
-    details = PyObject_GetAttr(record, S_details);
+    details = get(scan, record, R_DETAILS);
     if (details == NULL) goto done_record;
     if (details == unset) {
-        PyObject *message = PyObject_GetAttr(record, S_message);
+        PyObject *message = get(scan, record, R_MESSAGE);
         Py_DECREF(details);
         if (message == NULL) goto done_record;
         if (message == unset) {
             details = message;
         } else {
-            details = PyObject_GetAttr(message, S_details);
+            details = get(scan, message, M_DETAILS);
             Py_DECREF(message);
             if (details == NULL) goto done_record;
         }
         if (details == unset) {
             Py_DECREF(details);
-            status = bump_diagnostics(scanner, S_lines_without_details) < 0 ? -1 : 1;
+            status = bump_diagnostics(scan, scanner, D_LINES_WITHOUT_DETAILS) < 0 ? -1 : 1;
             goto done_record;
         }
     }
-    if ((trace = PyObject_GetAttr(details, S_trace)) == NULL) goto done_details;
+    if ((trace = get(scan, details, T_TRACE)) == NULL) goto done_details;
     if (trace == unset) {
-        if (bump_diagnostics(scanner, S_lines_without_trace) < 0) goto done_trace;
+        if (bump_diagnostics(scan, scanner, D_LINES_WITHOUT_TRACE) < 0) goto done_trace;
     } else {
         PyObject *signed_ops, *floats, *reason;
-        if ((guard = PyObject_GetAttr(scanner, S_guard)) == NULL) goto done_trace;
-        guarded = PyObject_CallFunctionObjArgs(guard, trace, NULL);
+        if ((guard = get(scan, scanner, A_GUARD)) == NULL) goto done_trace;
+        guarded = PyObject_CallOneArg(guard, trace);
         Py_DECREF(guard);
         if (guarded == NULL) goto done_trace;
         if (guarded == Py_NotImplemented) {
             Py_DECREF(guarded);
-            guarded = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(ctx, C_STRUCT_GUARD),
-                                                   trace, NULL);
+            guarded = PyObject_CallOneArg(PyTuple_GET_ITEM(ctx, C_STRUCT_GUARD), trace);
             if (guarded == NULL) goto done_trace;
         }
         /* signed, floats, reason = guarded */
@@ -480,9 +615,9 @@ static int trace_line_fast(PyObject *scanner, PyObject *raw, PyObject *ctx) {
         }
         if ((flag = PyObject_IsTrue(reason)) < 0) goto done_items;
         if (flag) {
-            if (reject(scanner, reason) < 0) goto done_items;
+            if (reject(scan, scanner, reason) < 0) goto done_items;
         } else {
-            PyObject *phases = PyObject_GetAttr(trace, S_phases), *task;
+            PyObject *phases = get(scan, trace, T_PHASES), *task;
             if (phases == NULL) goto done_items;
             if ((flag = PyObject_IsTrue(phases)) < 0) {
                 Py_DECREF(phases);
@@ -496,21 +631,21 @@ static int trace_line_fast(PyObject *scanner, PyObject *raw, PyObject *ctx) {
             }
             Py_DECREF(phases);
             if (task == NULL) goto done_items;
-            flag = emit(scanner, signed_ops, task, ctx);
+            flag = emit(scan, scanner, signed_ops, task);
             Py_DECREF(task);
             if (flag < 0) goto done_items;
         }
         Py_DECREF(items);
     }
     {
-        PyObject *want = PyObject_GetAttr(scanner, S_want_audits), *audits, *result;
+        PyObject *want = get(scan, scanner, A_WANT_AUDITS), *audits;
         if (want == NULL) goto done_trace;
         flag = PyObject_IsTrue(want);
         Py_DECREF(want);
         if (flag < 0) goto done_trace;
         if (flag) {
-            if ((audits = PyObject_GetAttr(details, S_audits)) == NULL) goto done_trace;
-            flag = harvest(scanner, audits, ctx);
+            if ((audits = get(scan, details, T_AUDITS)) == NULL) goto done_trace;
+            flag = harvest(scan, scanner, audits);
             Py_DECREF(audits);
             if (flag < 0) goto done_trace;
         }
@@ -528,11 +663,11 @@ done_record:
     return status;
 }
 
-static int set_line_number(PyObject *scanner, long long number) {
+static int set_line_number(Scan *scan, PyObject *scanner, long long number) {
     PyObject *value = PyLong_FromLongLong(number);
     int status;
     if (value == NULL) return -1;
-    status = PyObject_SetAttr(scanner, S_line_number, value);
+    status = set(scan, scanner, A_LINE_NUMBER, value);
     Py_DECREF(value);
     return status;
 }
@@ -547,7 +682,8 @@ static int has_mark(PyObject *raw, const Needle *needle, PyObject *mark) {
 }
 
 static int call_line(PyObject *scanner, PyObject *method, PyObject *raw) {
-    PyObject *result = PyObject_CallMethodObjArgs(scanner, method, raw, Py_None, NULL);
+    PyObject *argv[3] = {scanner, raw, Py_None};
+    PyObject *result = PyObject_VectorcallMethod(method, argv, 3, NULL);
     if (result == NULL) return -1;
     Py_DECREF(result);
     return 0;
@@ -557,6 +693,7 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
     PyObject *scanner, *batch, *wanted, *tallies, *ctx, *diagnostics, *oversized;
     PyObject *trace_mark, *change_mark, *assistant_mark;
     Needle *needles;
+    Scan *scan;
     long long number, first = 0, counts[4] = {0, 0, 0, 0}; /* empty ignored model trace */
     int accelerate, failed = 0, i;
     Py_ssize_t at;
@@ -609,6 +746,16 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
     change_mark = PyTuple_GET_ITEM(ctx, C_CHANGE_MARK);
     assistant_mark = PyTuple_GET_ITEM(ctx, C_ASSISTANT_MARK);
     if ((needles = PyMem_Malloc(3 * sizeof(Needle))) == NULL) return PyErr_NoMemory();
+    if ((scan = PyMem_Malloc(sizeof(Scan))) == NULL) {
+        PyMem_Free(needles);
+        return PyErr_NoMemory();
+    }
+    scan->ctx = ctx;
+    for (i = 0; i < SLOT_COUNT; i++) {
+        scan->slots[i].type = NULL;
+        scan->slots[i].tag = 0;
+        scan->slots[i].offset = -1;
+    }
     needle_init(&needles[0], trace_mark);
     needle_init(&needles[1], change_mark);
     needle_init(&needles[2], assistant_mark);
@@ -623,7 +770,7 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
         if (found < 0) goto fail_raw;
         if (found) {
             counts[3]++;
-            if (set_line_number(scanner, number) < 0) goto fail_raw;
+            if (set_line_number(scan, scanner, number) < 0) goto fail_raw;
             if (wanted != Py_None) {
                 PyObject *index = PyLong_FromLongLong(number - first - 1);
                 if (index == NULL) goto fail_raw;
@@ -635,7 +782,7 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
                     continue;
                 }
             }
-            found = accelerate ? trace_line_fast(scanner, raw, ctx) : 0;
+            found = accelerate ? trace_line_fast(scan, scanner, raw) : 0;
             if (found < 0) goto fail_raw;
             if (!found && call_line(scanner, S_trace_line, raw) < 0) goto fail_raw;
             Py_DECREF(raw);
@@ -649,8 +796,8 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
         if (found) {
             if (raw == oversized) {
                 PyObject *name, *line, *text, *result;
-                if (increment(diagnostics, S_oversized_lines) < 0) goto fail_raw;
-                if ((name = PyObject_GetAttr(scanner, S_name)) == NULL) goto fail_raw;
+                if (increment(scan, diagnostics, D_OVERSIZED_LINES) < 0) goto fail_raw;
+                if ((name = get(scan, scanner, A_NAME)) == NULL) goto fail_raw;
                 if ((line = PyLong_FromLongLong(number)) == NULL) {
                     Py_DECREF(name);
                     goto fail_raw;
@@ -659,7 +806,10 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
                 Py_DECREF(name);
                 Py_DECREF(line);
                 if (text == NULL) goto fail_raw;
-                result = PyObject_CallMethodObjArgs(diagnostics, S_note, text, S_cap_note, NULL);
+                {
+                    PyObject *argv[3] = {diagnostics, text, S_cap_note};
+                    result = PyObject_VectorcallMethod(S_note, argv, 3, NULL);
+                }
                 Py_DECREF(text);
                 if (result == NULL) goto fail_raw;
                 Py_DECREF(result);
@@ -674,7 +824,7 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
         if (found < 0) goto fail_raw;
         if (found) {
             counts[2]++;
-            if (set_line_number(scanner, number) < 0) goto fail_raw;
+            if (set_line_number(scan, scanner, number) < 0) goto fail_raw;
             if (call_line(scanner, S_model_line, raw) < 0) goto fail_raw;
         } else {
             counts[1]++;
@@ -687,6 +837,7 @@ static PyObject *scan_batch(PyObject *module, PyObject *const *args, Py_ssize_t 
         break;
     }
     PyMem_Free(needles);
+    PyMem_Free(scan);
     {
         /* write the tallies back (also on an error, which stays set) */
         PyObject *type, *value, *traceback;
