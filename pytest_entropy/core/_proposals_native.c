@@ -18,6 +18,18 @@
  * args not an exact dict with exact str keys, a per-ref entry not an exact dict): the
  * caller then runs the Python loop. Entries of ``sequences`` are read and updated through
  * the abstract object protocol (item access, in-place add, len, .add), as Python does.
+ *
+ * The clusters' count, per_ref[tuple(args)] = per_ref.get(tuple(args), 0) + 1, is found
+ * without building the key tuple when per_ref is small and holds only exact tuples of exact
+ * str: its key tuple whose items equal the argument keys in order is the entry the dict's
+ * lookup would find (equal str have equal hashes), and writing through that key object
+ * changes the same entry. clusters[ref] is read once per operation (in the domain check)
+ * and the argument keys once, both trusted until a count that is not an exact int runs
+ * Python code in its + (from then on everything is read again, as the Python loop reads it).
+ *
+ * replay_evidence(evidence, entries, tallier, replay_one) is run.deferred's replay loop;
+ * an evidence of exactly ProposalEvidence (its class unchanged since this module was
+ * imported) has its _executions slot read and written in place.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
