@@ -36,6 +36,10 @@
  *     (length, storage kind, code units) and is built only when it is new.
  * Anything else (another tally type, a changed class, a foreign total, count or slot, a
  * counts dict with other keys) takes the generic path of getattr, setattr and dict lookup.
+ *
+ * harvest_values walks an argument dict as it stands when its keys are exact str and none
+ * is a canonical array index (js_own_keys's order is then the dict's own), and gathers the
+ * values into a C array that becomes the tuple.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1027,10 +1031,110 @@ tally_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* ------------------------------------------------------------------ harvest_values */
 
-/* Appends (ref, key, value) for every primitive value of one kept record to found. */
-static int
-gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found)
+/* The values gathered so far, (ref, key, value, ...) as strong references: on the stack
+ * for the usual line, in a growing heap array past that. */
+#define GATHERED_ON_STACK 48
+typedef struct {
+    PyObject **items;
+    Py_ssize_t size, room;
+    PyObject *stack[GATHERED_ON_STACK];
+} Gathered;
+
+static void
+gathered_init(Gathered *g)
 {
+    g->items = g->stack;
+    g->size = 0;
+    g->room = GATHERED_ON_STACK;
+}
+
+static void
+gathered_clear(Gathered *g)
+{
+    for (Py_ssize_t i = 0; i < g->size; i++) {
+        Py_DECREF(g->items[i]);
+    }
+    if (g->items != g->stack) {
+        PyMem_Free(g->items);
+    }
+    gathered_init(g);
+}
+
+static int
+gathered_add(Gathered *g, PyObject *ref, PyObject *key, PyObject *value)
+{
+    if (g->size + 3 > g->room) {
+        Py_ssize_t room = 2 * g->room;
+        PyObject **more = PyMem_Malloc((size_t)room * sizeof(PyObject *));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(more, g->items, (size_t)g->size * sizeof(PyObject *));
+        if (g->items != g->stack) {
+            PyMem_Free(g->items);
+        }
+        g->items = more;
+        g->room = room;
+    }
+    Py_INCREF(ref);
+    Py_INCREF(key);
+    Py_INCREF(value);
+    g->items[g->size++] = ref;
+    g->items[g->size++] = key;
+    g->items[g->size++] = value;
+    return 0;
+}
+
+/* The gathered values as one tuple (the tuple takes the references), or None when there
+ * are none: a new reference or NULL. */
+static PyObject *
+gathered_tuple(Gathered *g)
+{
+    if (g->size == 0) {
+        Py_RETURN_NONE;
+    }
+    PyObject *values = PyTuple_New(g->size);
+    if (values == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < g->size; i++) {
+        PyTuple_SET_ITEM(values, i, g->items[i]);
+    }
+    g->size = 0;
+    return values;
+}
+
+/* Adds (ref, key, value) for every primitive value of one kept record, in js_own_keys
+ * order. Arguments whose keys are all exact str and none a canonical array index keep
+ * their own order: then the dict is walked as it stands (no Python code runs on the way,
+ * so each value is what args[key] would give). */
+static int
+gather_values(PyObject *ref, PyObject *args, PyObject *fallback, Gathered *found)
+{
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    int ordered = 1;
+    while (PyDict_Next(args, &position, &key, &value)) {
+        unsigned long long index;
+        int verdict = PyUnicode_CheckExact(key) ? array_index(key, &index) : 1;
+        if (verdict < 0) {
+            return -1;
+        }
+        if (verdict > 0) {
+            ordered = 0;
+            break;
+        }
+    }
+    if (ordered) {
+        position = 0;
+        while (PyDict_Next(args, &position, &key, &value)) {
+            if (is_primitive(value) && gathered_add(found, ref, key, value) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
     PyObject *keys = own_keys_of(args, fallback);
     if (keys == NULL) {
         return -1;
@@ -1040,13 +1144,11 @@ gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found
     if (iterator == NULL) {
         return -1;
     }
-    PyObject *key;
     while ((key = PyIter_Next(iterator)) != NULL) {
-        PyObject *value = PyObject_GetItem(args, key);
+        value = PyObject_GetItem(args, key);
         int failed = value == NULL;
         if (!failed && is_primitive(value)) {
-            failed = PyList_Append(found, ref) < 0 || PyList_Append(found, key) < 0 ||
-                     PyList_Append(found, value) < 0;
+            failed = gathered_add(found, ref, key, value) < 0;
         }
         Py_XDECREF(value);
         Py_DECREF(key);
@@ -1057,6 +1159,25 @@ gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found
     }
     Py_DECREF(iterator);
     return PyErr_Occurred() ? -1 : 0;
+}
+
+/* (kept, skipped, values): a new reference (it takes values) or NULL. */
+static PyObject *
+harvest_result(Py_ssize_t kept, Py_ssize_t skipped, PyObject *values)
+{
+    PyObject *out = PyTuple_New(3);
+    PyObject *k = PyLong_FromSsize_t(kept), *s = PyLong_FromSsize_t(skipped);
+    if (out == NULL || k == NULL || s == NULL) {
+        Py_XDECREF(out);
+        Py_XDECREF(k);
+        Py_XDECREF(s);
+        Py_DECREF(values);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, k);
+    PyTuple_SET_ITEM(out, 1, s);
+    PyTuple_SET_ITEM(out, 2, values);
+    return out;
 }
 
 static PyObject *
@@ -1083,10 +1204,8 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "call_type must be a tuple subclass");
         return NULL;
     }
-    PyObject *found = PyList_New(0);
-    if (found == NULL) {
-        return NULL;
-    }
+    Gathered found;
+    gathered_init(&found);
     Py_ssize_t kept = 0, skipped = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(audits); i++) {
         PyObject *record = PyList_GET_ITEM(audits, i);
@@ -1096,7 +1215,7 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (verdict <= 0) {
             Py_DECREF(record);
             if (verdict < 0) {
-                Py_DECREF(found);
+                gathered_clear(&found);
                 return NULL;
             }
             skipped++;
@@ -1115,28 +1234,21 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_XDECREF(result);
         }
         if (!failed) {
-            failed = gather_values(ref, record_args, fallback, found) < 0;
+            failed = gather_values(ref, record_args, fallback, &found) < 0;
         }
         Py_DECREF(ref);
         Py_DECREF(record_args);
         if (failed) {
-            Py_DECREF(found);
+            gathered_clear(&found);
             return NULL;
         }
     }
-    PyObject *values = Py_None;
-    Py_INCREF(values);
-    if (PyList_GET_SIZE(found) > 0) {
-        Py_DECREF(values);
-        values = PyList_AsTuple(found);
-        if (values == NULL) {
-            Py_DECREF(found);
-            return NULL;
-        }
+    PyObject *values = gathered_tuple(&found);
+    gathered_clear(&found);
+    if (values == NULL) {
+        return NULL;
     }
-    Py_DECREF(found);
-    PyObject *out = Py_BuildValue("(nnN)", kept, skipped, values);
-    return out;
+    return harvest_result(kept, skipped, values);
 }
 
 /* ------------------------------------------------------------------------ module */

@@ -235,6 +235,29 @@ def test_harvest_values_gathers_the_same(audits: Any, calls: bool) -> None:
     assert gathered("native", audits, calls) == gathered("python", audits, calls)
 
 
+class _Key(str):
+    pass
+
+
+@SETTINGS
+@given(
+    head=st.lists(records(), max_size=3),
+    args=st.dictionaries(
+        st.one_of(keys, keys.map(_Key), st.integers(-2, 12), st.none()), values, max_size=5
+    ),
+    calls=st.booleans(),
+)
+def test_harvest_values_orders_foreign_keys_as_python_does(
+    head: list[Any], args: dict[Any, Any], calls: bool
+) -> None:
+    """The kernel walks an argument dict as it stands only when its keys are exact str and
+    none is an array index; any other key (int, None, a str subclass) goes through
+    js_own_keys, which orders or refuses it as the Python does."""
+    audits = [*head, {"ref": "r", "args": args}, {"ref": "r", "args": {"b": 1, "a": 2}}]
+    native = outcome(gathered, "native", audits, calls)
+    assert native == outcome(gathered, "python", audits, calls)
+
+
 def test_audit_records_builds_real_audit_calls() -> None:
     native = native_kernel(NAME)
     args = {"q": 1}
