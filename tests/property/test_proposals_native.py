@@ -407,6 +407,7 @@ def test_a_count_that_runs_python_code_is_followed_as_python_follows_it(
 
 
 _CHANGED_EVIDENCE = """
+from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.run.deferred import _OPERATIONS, _replay_evidence, _replay_python
 
@@ -415,6 +416,7 @@ side = {}
 ProposalEvidence._executions = property(
     lambda self: side.get(id(self), 0), lambda self, v: side.__setitem__(id(self), v)
 )
+assert kernel("core._proposals_native") is not None
 ops = [("a.one", {}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
 found = []
 for replay in (_replay_evidence, _replay_python):
@@ -432,15 +434,19 @@ def test_an_evidence_class_changed_after_import_is_read_through_its_attributes()
     class changes (here the counter becomes a property kept elsewhere) it goes through
     getattr and setattr, as the Python does."""
     native_kernel("core._proposals_native")
+    import os
     import subprocess
     import sys
 
+    switches = ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")  # the kernel in use there
+    env = {name: value for name, value in os.environ.items() if name not in switches}
     result = subprocess.run(
         [sys.executable, "-c", _CHANGED_EVIDENCE],
         capture_output=True,
         text=True,
         check=True,
         cwd=Path(__file__).resolve().parents[2],
+        env=env,
     )
     assert result.stdout == "True (4, 100, 4, [(9, 0), (9, 1), (9, 2)])\n"
 
