@@ -18,15 +18,29 @@
  * args not an exact dict with exact str keys, a per-ref entry not an exact dict): the
  * caller then runs the Python loop. Entries of ``sequences`` are read and updated through
  * the abstract object protocol (item access, in-place add, len, .add), as Python does.
+ *
+ * The clusters' count, per_ref[tuple(args)] = per_ref.get(tuple(args), 0) + 1, is found
+ * without building the key tuple when per_ref is small and holds only exact tuples of exact
+ * str: its key tuple whose items equal the argument keys in order is the entry the dict's
+ * lookup would find (equal str have equal hashes), and writing through that key object
+ * changes the same entry. clusters[ref] is read once per operation (in the domain check)
+ * and the argument keys once, both trusted until a count that is not an exact int runs
+ * Python code in its + (from then on everything is read again, as the Python loop reads it).
+ *
+ * replay_evidence(evidence, entries, tallier, replay_one) is run.deferred's replay loop;
+ * an evidence of exactly ProposalEvidence (its class unchanged since this module was
+ * imported) has its _executions slot read and written in place.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #define FUSE_MIN 3
 #define FUSE_MAX 6
 #define FUSE_MIN_EXECUTIONS 3
 #define SEQUENCE_JOIN "\xe2\x86\x92" /* U+2192 RIGHTWARDS ARROW */
 #define SMALL 32 /* operations a trace may have with its scratch on the stack */
+#define SMALL_KEYS 128 /* argument keys (all operations) a trace may have on the stack */
 
 static PyObject *operation_type; /* pytest_entropy.core.records.Operation */
 static PyObject *str_fabric;
@@ -42,17 +56,98 @@ static PyObject *str_executions, *str_add_operations, *str_add_trace_values;
 #define REPLAY_VALUES 3
 #define REPLAY_OPERATIONS 4
 
-static int
+static inline int
 same_str(PyObject *a, PyObject *b)
 {
-    /* Exact str equality (code points), as str.__eq__ and a set's membership compare. */
+    /* Exact str equality (code points), as str.__eq__ and a set's membership compare: the
+     * same length, storage kind and code units (a str is stored in its narrowest kind). */
     if (a == b) {
         return 1;
     }
-    if (PyUnicode_GET_LENGTH(a) != PyUnicode_GET_LENGTH(b)) {
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    if (length != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) {
         return 0;
     }
-    return PyUnicode_Compare(a, b) == 0;
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * PyUnicode_KIND(a)) == 0;
+}
+
+/* text.startswith(prefix) for an exact str text and an ASCII prefix of n characters. */
+static inline int
+starts_with(PyObject *text, const char *prefix, Py_ssize_t n)
+{
+    if (PyUnicode_GET_LENGTH(text) < n) {
+        return 0;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        return memcmp(data, prefix, (size_t)n) == 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyUnicode_READ(kind, data, i) != (Py_UCS4)(unsigned char)prefix[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The entry of per_ref whose key is tuple(args), given as its size exact str argument keys
+ * in order, found as the dict's lookup finds it: a key tuple of the same length whose items
+ * equal them. 1 with *stored and *calls borrowed from per_ref, 0 when there is none, -1
+ * (nothing set) when per_ref holds a key that is not an exact tuple of exact str (the
+ * caller then asks the dict itself, as the Python does). */
+#define KEY_SETS_SCANNED 8
+static int
+find_key_set(PyObject *per_ref, PyObject *const *arg_keys, Py_ssize_t size, PyObject **stored,
+             PyObject **calls)
+{
+    if (PyDict_GET_SIZE(per_ref) > KEY_SETS_SCANNED) {
+        return -1;
+    }
+    Py_ssize_t position = 0;
+    PyObject *keys, *count;
+    int found = 0;
+    while (PyDict_Next(per_ref, &position, &keys, &count)) {
+        if (!PyTuple_CheckExact(keys)) {
+            return -1;
+        }
+        Py_ssize_t n = PyTuple_GET_SIZE(keys);
+        for (Py_ssize_t j = 0; j < n; j++) {
+            if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(keys, j))) {
+                return -1;
+            }
+        }
+        if (found || n != size) {
+            continue;
+        }
+        int same = 1;
+        for (Py_ssize_t j = 0; j < n && same; j++) {
+            same = same_str(PyTuple_GET_ITEM(keys, j), arg_keys[j]);
+        }
+        if (same) {
+            *stored = keys;
+            *calls = count;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+/* calls + 1 (no Python code runs for an exact int; *ran is set otherwise). */
+static PyObject *
+plus_one(PyObject *calls, int *ran)
+{
+    if (PyLong_CheckExact(calls)) {
+        int overflow = 0;
+        long small = PyLong_AsLongAndOverflow(calls, &overflow); /* never fails on an int */
+        if (!overflow && small < LONG_MAX) {
+            return PyLong_FromLong(small + 1);
+        }
+    }
+    else {
+        *ran = 1;
+    }
+    return PyNumber_Add(calls, int_one);
 }
 
 /* ``entry[1] += 1``, then ``if len(entry[2]) < FUSE_MIN_EXECUTIONS: entry[2].add(execution)``. */
@@ -227,19 +322,31 @@ add_operations(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = PyTuple_GET_SIZE(ops);
     PyObject *result = NULL;
     PyObject *execution = NULL;
-    /* Per operation: whether it extends a segment; the segment refs; the windows' scratch
-     * (on the stack for the usual short trace). */
+    int ran = 0; /* whether Python code ran in pass 2 */
+    /* Per operation: whether it extends a segment; clusters[ref] as pass 1 found it; the
+     * segment refs; the windows' scratch (on the stack for the usual short trace). */
     char small_successful[SMALL];
+    PyObject *small_per_ref[SMALL];
     PyObject *small_segment[SMALL];
     Py_ssize_t small_near[SMALL];
+    PyObject *small_keys[SMALL_KEYS];
     char *successful = small_successful;
+    PyObject **found_per_ref = small_per_ref;
+    /* every operation's argument keys in order (borrowed from its args), from key_start[i] */
+    PyObject **arg_keys = small_keys;
+    Py_ssize_t keys_held = 0, keys_room = SMALL_KEYS;
+    Py_ssize_t small_key_start[SMALL];
+    Py_ssize_t *key_start = small_key_start;
     PyObject **segment = small_segment;
     Py_ssize_t *near = small_near;
     if (n > SMALL) {
         successful = PyMem_Malloc(n);
+        found_per_ref = PyMem_Malloc(n * sizeof(PyObject *));
+        key_start = PyMem_Malloc(n * sizeof(Py_ssize_t));
         segment = PyMem_Malloc(n * sizeof(PyObject *));
         near = PyMem_Malloc(n * sizeof(Py_ssize_t));
-        if (successful == NULL || segment == NULL || near == NULL) {
+        if (successful == NULL || found_per_ref == NULL || key_start == NULL ||
+            segment == NULL || near == NULL) {
             PyErr_NoMemory();
             goto done;
         }
@@ -259,12 +366,39 @@ add_operations(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             !PyUnicode_CheckExact(outcome)) {
             goto hand_back;
         }
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(ref) < 0 || PyUnicode_READY(outcome) < 0) {
+            goto done;
+        }
+#endif
+        Py_ssize_t size = PyDict_GET_SIZE(op_args);
+        if (keys_held + size > keys_room) {
+            Py_ssize_t room = 2 * (keys_held + size);
+            PyObject **more = PyMem_Malloc(room * sizeof(PyObject *));
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            memcpy(more, arg_keys, keys_held * sizeof(PyObject *));
+            if (arg_keys != small_keys) {
+                PyMem_Free(arg_keys);
+            }
+            arg_keys = more;
+            keys_room = room;
+        }
+        key_start[i] = keys_held;
         Py_ssize_t position = 0;
         PyObject *key, *value;
         while (PyDict_Next(op_args, &position, &key, &value)) {
             if (!PyUnicode_CheckExact(key)) {
                 goto hand_back;
             }
+#if PY_VERSION_HEX < 0x030C0000
+            if (PyUnicode_READY(key) < 0) {
+                goto done;
+            }
+#endif
+            arg_keys[keys_held++] = key;
         }
         PyObject *per_ref = PyDict_GetItemWithError(clusters, ref);
         if (per_ref == NULL && PyErr_Occurred()) {
@@ -273,25 +407,23 @@ add_operations(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (per_ref != NULL && !PyDict_CheckExact(per_ref)) {
             goto hand_back;
         }
-        if (PyUnicode_CompareWithASCIIString(outcome, "succeeded") == 0) {
-            Py_ssize_t fabric = PyUnicode_Tailmatch(ref, str_fabric, 0, PY_SSIZE_T_MAX, -1);
-            if (fabric < 0) {
-                goto done;
-            }
-            Py_ssize_t pi = fabric ? 1 : PyUnicode_Tailmatch(ref, str_pi, 0, PY_SSIZE_T_MAX, -1);
-            if (pi < 0) {
-                goto done;
-            }
-            successful[i] = !fabric && !pi;
+        found_per_ref[i] = per_ref;
+        if (PyUnicode_GET_LENGTH(outcome) == 9 && starts_with(outcome, "succeeded", 9)) {
+            successful[i] = !starts_with(ref, "fabric.", 7) && !starts_with(ref, "pi.", 3);
         }
     }
-    /* Pass 2: the argument-key clusters, operation by operation. */
+    /* Pass 2: the argument-key clusters, operation by operation. Until Python code runs (a
+     * count that is not an exact int), clusters[ref] is what pass 1 found (nothing but this
+     * pass changes the dicts, and it only adds refs) and per_ref's entries are exact. */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *op = PyTuple_GET_ITEM(ops, i);
         PyObject *ref = PyTuple_GET_ITEM(op, 0);
         PyObject *op_args = PyTuple_GET_ITEM(op, 1);
         /* clusters.get(ref), or a new dict: checked exact in pass 1 or made here. */
-        PyObject *per_ref = PyDict_GetItemWithError(clusters, ref);
+        PyObject *per_ref = ran ? NULL : found_per_ref[i];
+        if (per_ref == NULL) {
+            per_ref = PyDict_GetItemWithError(clusters, ref);
+        }
         if (per_ref != NULL) {
             if (!PyDict_CheckExact(per_ref)) {
                 PyErr_SetString(PyExc_RuntimeError, "the evidence changed while it was read");
@@ -309,39 +441,58 @@ add_operations(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto done;
             }
         }
+        /* per_ref[keys] = per_ref.get(keys, 0) + 1 with keys = tuple(args): the entry's own
+         * key tuple when there is one (found without building keys), else a new tuple. */
+        PyObject *keys = NULL, *calls = NULL;
         Py_ssize_t size = PyDict_GET_SIZE(op_args);
-        PyObject *keys = PyTuple_New(size);
-        if (keys == NULL) {
-            Py_DECREF(per_ref);
-            goto done;
+        PyObject *const *own_keys = arg_keys + key_start[i];
+        int known = ran ? -1 : find_key_set(per_ref, own_keys, size, &keys, &calls);
+        if (known > 0) {
+            Py_INCREF(keys);
+            Py_INCREF(calls);
         }
-        Py_ssize_t position = 0, k = 0;
-        PyObject *key, *value;
-        while (k < size && PyDict_Next(op_args, &position, &key, &value)) {
-            Py_INCREF(key);
-            PyTuple_SET_ITEM(keys, k, key);
-            k++;
-        }
-        if (k != size) {
-            Py_DECREF(keys);
-            Py_DECREF(per_ref);
-            PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
-            goto done;
-        }
-        PyObject *calls = PyDict_GetItemWithError(per_ref, keys);
-        PyObject *bumped;
-        if (calls == NULL) {
-            if (PyErr_Occurred()) {
-                Py_DECREF(keys);
+        else {
+            keys = PyTuple_New(size);
+            if (keys == NULL) {
                 Py_DECREF(per_ref);
                 goto done;
             }
+            Py_ssize_t position = 0, k = 0;
+            PyObject *key, *value;
+            if (!ran) { /* the keys pass 1 read, unchanged since */
+                for (; k < size; k++) {
+                    Py_INCREF(own_keys[k]);
+                    PyTuple_SET_ITEM(keys, k, own_keys[k]);
+                }
+            }
+            while (k < size && PyDict_Next(op_args, &position, &key, &value)) {
+                Py_INCREF(key);
+                PyTuple_SET_ITEM(keys, k, key);
+                k++;
+            }
+            if (k != size) {
+                Py_DECREF(keys);
+                Py_DECREF(per_ref);
+                PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
+                goto done;
+            }
+            if (known < 0) {
+                calls = PyDict_GetItemWithError(per_ref, keys);
+                if (calls == NULL && PyErr_Occurred()) {
+                    Py_DECREF(keys);
+                    Py_DECREF(per_ref);
+                    goto done;
+                }
+                Py_XINCREF(calls);
+            }
+        }
+        PyObject *bumped;
+        if (calls == NULL) {
             Py_INCREF(int_one); /* per_ref.get(keys, 0) + 1 */
             bumped = int_one;
         }
         else {
-            Py_INCREF(calls);
-            bumped = PyNumber_Add(calls, int_one);
+            bumped = plus_one(calls, &ran);
             Py_DECREF(calls);
             if (bumped == NULL) {
                 Py_DECREF(keys);
@@ -378,8 +529,13 @@ hand_back:
     result = Py_NotImplemented;
     Py_INCREF(result);
 done:
+    if (arg_keys != small_keys) {
+        PyMem_Free(arg_keys);
+    }
     if (successful != small_successful) {
         PyMem_Free(successful);
+        PyMem_Free(found_per_ref);
+        PyMem_Free(key_start);
         PyMem_Free(segment);
         PyMem_Free(near);
     }
@@ -437,23 +593,65 @@ call_method(PyObject *evidence, PyObject *name, PyObject *argument)
     return 0;
 }
 
+/* core.proposals.ProposalEvidence and the offset of its _executions slot, read once by
+ * module init: an evidence of exactly that class, while the class is unchanged (its type
+ * version tag is still the one read then), has its execution number read and written in
+ * place, as the member descriptor would do it. */
+static PyTypeObject *evidence_class;
+static Py_ssize_t o_executions = -1;
+static unsigned int evidence_tag;
+
+#define EXECUTIONS(evidence) (*(PyObject **)((char *)(evidence) + o_executions))
+
+/* evidence._executions as a new reference when it is an exact int in an exact evidence's
+ * slot (its fast path), else NULL (no exception: the caller asks getattr). */
+static PyObject *
+executions_of(PyObject *evidence)
+{
+    if (evidence_class == NULL || Py_TYPE(evidence) != evidence_class ||
+        evidence_class->tp_version_tag != evidence_tag) {
+        return NULL;
+    }
+    PyObject *number = EXECUTIONS(evidence);
+    if (number == NULL || !PyLong_CheckExact(number)) {
+        return NULL;
+    }
+    Py_INCREF(number);
+    return number;
+}
+
 /* One (_OPERATIONS, operations) entry: ProposalEvidence.add_operations(operations) with the
  * evidence's kernel, which is this module's add_operations. 0 done, -1 error. */
 static int
 replay_operations(PyObject *module, PyObject *evidence, Fields *f, PyObject *operations,
                   int *stale)
 {
-    PyObject *number = PyObject_GetAttr(evidence, str_executions);
-    if (number == NULL) {
-        return -1;
+    /* number = self._executions; self._executions = number + 1 */
+    PyObject *number = executions_of(evidence);
+    if (number != NULL) {
+        PyObject *next = plus_one(number, stale);
+        if (next == NULL) {
+            Py_DECREF(number);
+            return -1;
+        }
+        PyObject *old = EXECUTIONS(evidence);
+        EXECUTIONS(evidence) = next;
+        Py_DECREF(old);
     }
-    PyObject *next = PyNumber_Add(number, int_one); /* self._executions = number + 1 */
-    if (next == NULL || PyObject_SetAttr(evidence, str_executions, next) < 0) {
-        Py_XDECREF(next);
-        Py_DECREF(number);
-        return -1;
+    else {
+        number = PyObject_GetAttr(evidence, str_executions);
+        if (number == NULL) {
+            return -1;
+        }
+        PyObject *next = PyNumber_Add(number, int_one);
+        if (next == NULL || PyObject_SetAttr(evidence, str_executions, next) < 0) {
+            Py_XDECREF(next);
+            Py_DECREF(number);
+            return -1;
+        }
+        Py_DECREF(next);
+        *stale = 1; /* Python code may have run */
     }
-    Py_DECREF(next);
     PyObject *args[5] = {f->clusters, f->sequences, operations, f->origin, number};
     PyObject *done = add_operations(module, args, 5);
     if (done == NULL) {
@@ -470,7 +668,16 @@ replay_operations(PyObject *module, PyObject *evidence, Fields *f, PyObject *ope
     else {
         /* Handed back untouched: self._executions = number, then the Python loop (the
          * evidence's add_operations asks the kernel again, which hands it back again). */
-        status = PyObject_SetAttr(evidence, str_executions, number);
+        PyObject *held = executions_of(evidence);
+        if (held != NULL) {
+            Py_INCREF(number);
+            EXECUTIONS(evidence) = number;
+            Py_DECREF(held); /* the slot's reference */
+            Py_DECREF(held); /* executions_of's */
+        }
+        else {
+            status = PyObject_SetAttr(evidence, str_executions, number);
+        }
         if (status == 0) {
             status = call_method(evidence, str_add_operations, operations);
         }
@@ -560,6 +767,51 @@ static struct PyModuleDef module_def = {
     "The proposals' trace evidence (clusters and sequence windows) in C.", -1, methods,
 };
 
+/* ProposalEvidence's _executions slot (evidence_class above): 0, or -1 with an exception
+ * set. A class that reads or writes its attributes its own way keeps the generic path. */
+static int
+init_evidence_class(void)
+{
+    PyObject *proposals = PyImport_ImportModule("pytest_entropy.core.proposals");
+    if (proposals == NULL) {
+        return -1;
+    }
+    PyObject *found = PyObject_GetAttrString(proposals, "ProposalEvidence");
+    Py_DECREF(proposals);
+    if (found == NULL) {
+        return -1;
+    }
+    if (!PyType_Check(found)) {
+        Py_DECREF(found);
+        return 0;
+    }
+    PyTypeObject *type = (PyTypeObject *)found;
+    PyObject *descr = PyObject_GetAttr(found, str_executions);
+    if (descr == NULL) {
+        Py_DECREF(found);
+        return -1;
+    }
+    Py_ssize_t offset = -1;
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) {
+            offset = member->offset;
+        }
+    }
+    Py_DECREF(descr);
+    /* the lookup above gave the class a version tag, unless it cannot have one */
+    if (offset < 0 || type->tp_version_tag == 0 ||
+        type->tp_getattro != PyObject_GenericGetAttr ||
+        type->tp_setattro != PyObject_GenericSetAttr) {
+        Py_DECREF(found);
+        return 0;
+    }
+    o_executions = offset;
+    evidence_tag = type->tp_version_tag;
+    evidence_class = type; /* keeps the reference */
+    return 0;
+}
+
 PyMODINIT_FUNC
 PyInit__proposals_native(void)
 {
@@ -601,6 +853,9 @@ PyInit__proposals_native(void)
     }
     if (str_fabric == NULL || str_pi == NULL || str_join == NULL || str_add == NULL ||
         int_one == NULL || int_two == NULL) {
+        goto fail;
+    }
+    if (evidence_class == NULL && init_evidence_class() < 0) {
         goto fail;
     }
     if (PyModule_AddStringConstant(module, "SOURCE_SHA256", PE_SOURCE_SHA256) < 0 ||

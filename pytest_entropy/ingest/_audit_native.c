@@ -23,9 +23,27 @@
  * value that is not an exact str, bool, float or safe exact int gets its identity from the
  * Python value_key (an exact float's is spelled here as value_key spells it), and the
  * rare tally overflow calls the tally's own overflow().
+ *
+ * What tally_values does per value without the Python object protocol, each step the same
+ * as the Python's (core.proposals ProposalEvidence.add_value):
+ *   * a tally of exactly core.proposals._Tally, while that class is unchanged, has its
+ *     total, overflowed and counts slots read and written in place (as its member
+ *     descriptors do), and an exact int or float total or count gets + 1 directly;
+ *   * the tally of a (ref, key) pair met earlier in the same call, with no Python code run
+ *     since, is the one the tallies' lookup found then (equal str, same entry);
+ *   * a str, int, bool or float value's identity ("string:" + text, "number:" + digits) is
+ *     compared with the keys of a small counts dict of exact str keys as str.__eq__ does
+ *     (length, storage kind, code units) and is built only when it is new.
+ * Anything else (another tally type, a changed class, a foreign total, count or slot, a
+ * counts dict with other keys) takes the generic path of getattr, setattr and dict lookup.
+ *
+ * harvest_values walks an argument dict as it stands when its keys are exact str and none
+ * is a canonical array index (js_own_keys's order is then the dict's own), and gathers the
+ * values into a C array that becomes the tuple.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,39 +369,181 @@ audit_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* ------------------------------------------------------------------- tally_values */
 
+/* core.proposals._Tally and the offsets of its total, overflowed and counts slots, read
+ * once by module init (init_tally_class). A tally of exactly that class, while the class is
+ * unchanged (its type version tag is still the one read then: any assignment to the class
+ * or a base resets it), has those fields read and written in place, as its member
+ * descriptors would do it; any other tally goes through getattr and setattr. */
+static PyTypeObject *tally_class;
+static Py_ssize_t o_total = -1, o_overflowed = -1, o_counts = -1;
+static unsigned int tally_tag;
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+#define RECENT 8     /* (ref, key) pairs a call remembers the tally of */
+#define SCAN_LIMIT 16 /* counts this size or smaller are searched without a key object */
+
+typedef struct {
+    PyObject *ref, *key; /* exact str, borrowed from the values tuple */
+    PyObject *tally;     /* a strong reference */
+} Recent;
+
 typedef struct {
     PyObject *tallies;    /* exact dict: (ref, key) -> tally */
     PyObject *tally_type; /* called as tally_type(ref, key) */
     PyObject *value_key;  /* identity of a value outside the simple exact types */
     Py_ssize_t max_distinct;
+    /* The tallies found for the last (ref, key) pairs: what tallies[(ref, key)] gives for an
+     * equal pair as long as no Python code ran since (forget() runs after any that may). */
+    Recent recent[RECENT];
+    int recent_count, recent_next;
 } Tallies;
+
+static int
+fast_tally(PyObject *tally)
+{
+    return tally_class != NULL && Py_TYPE(tally) == tally_class &&
+           tally_class->tp_version_tag == tally_tag;
+}
+
+static void
+forget(Tallies *t)
+{
+    for (int i = 0; i < t->recent_count; i++) {
+        Py_DECREF(t->recent[i].tally);
+    }
+    t->recent_count = 0;
+    t->recent_next = 0;
+}
+
+static void
+remember(Tallies *t, PyObject *ref, PyObject *key, PyObject *tally)
+{
+    Recent *slot = &t->recent[t->recent_next];
+    if (t->recent_count < RECENT) {
+        t->recent_count++;
+    }
+    else {
+        Py_DECREF(slot->tally);
+    }
+    slot->ref = ref;
+    slot->key = key;
+    Py_INCREF(tally);
+    slot->tally = tally;
+    t->recent_next = (t->recent_next + 1) % RECENT;
+}
+
+/* a == b for two exact str, as str.__eq__ (and a dict's key match) decides it. */
+static int
+same_text(PyObject *a, PyObject *b)
+{
+    if (a == b) {
+        return 1;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    if (length != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) {
+        return 0;
+    }
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * PyUnicode_KIND(a)) == 0;
+}
+
+/* The remembered tally of (ref, key) (borrowed), or NULL. */
+static PyObject *
+recalled(Tallies *t, PyObject *ref, PyObject *key)
+{
+    for (int i = 0; i < t->recent_count; i++) {
+        Recent *slot = &t->recent[i];
+        if (same_text(slot->ref, ref) && same_text(slot->key, key)) {
+            return slot->tally;
+        }
+    }
+    return NULL;
+}
+
+/* number + 1 for an exact int or float (no Python code runs): a new reference or NULL. */
+static PyObject *
+plus_one(PyObject *number)
+{
+    if (PyLong_CheckExact(number)) {
+        int overflow = 0;
+        long small = PyLong_AsLongAndOverflow(number, &overflow); /* never fails on an int */
+        if (!overflow && small < LONG_MAX) {
+            return PyLong_FromLong(small + 1);
+        }
+    }
+    return PyNumber_Add(number, s_one);
+}
+
+static int
+exact_number(PyObject *number)
+{
+    return PyLong_CheckExact(number) || PyFloat_CheckExact(number);
+}
+
+/* A value's identity (ProposalEvidence.add_value's value_key) without building it when it
+ * is one of the simple exact types: "string:" + text, ASCII text in a buffer, or an object. */
+enum { IDENTITY_STRING, IDENTITY_ASCII, IDENTITY_OBJECT };
+
+typedef struct {
+    int form;
+    PyObject *object; /* IDENTITY_STRING: the value (borrowed); IDENTITY_OBJECT: a new ref */
+    Py_ssize_t length;
+    char text[128]; /* IDENTITY_ASCII */
+} Identity;
+
+/* Writes the decimal digits of value (|value| <= 2**53) at out: their count. */
+static Py_ssize_t
+write_integer(char *out, long long value)
+{
+    char digits[24];
+    Py_ssize_t count = 0, pos = 0;
+    unsigned long long magnitude = value < 0 ? 0ULL - (unsigned long long)value
+                                             : (unsigned long long)value;
+    do {
+        digits[count++] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (value < 0) {
+        out[pos++] = '-';
+    }
+    while (count) {
+        out[pos++] = digits[--count];
+    }
+    return pos;
+}
 
 /* value_key(x) for an exact float: "number:" + core.jscompat.js_string(x), JavaScript's
  * Number::toString, from the shortest round-trip digits repr() gives (_shortest_digits and
- * _float_text there are the twins, step by step). A new reference or NULL. */
-static PyObject *
-float_identity(double x)
+ * _float_text there are the twins, step by step), written at out (128 bytes): its length,
+ * or -1 with an exception set. */
+static Py_ssize_t
+float_text(double x, char *out)
 {
-    char out[128];
-    int pos = 0;
-    memcpy(out, "number:", 7);
-    pos = 7;
+    static const char *const special[] = {"number:NaN", "number:Infinity", "number:-Infinity",
+                                          "number:0"};
+    const char *fixed = NULL;
     if (x != x) {
-        return PyUnicode_FromString("number:NaN");
+        fixed = special[0];
     }
-    if (x == HUGE_VAL || x == -HUGE_VAL) {
-        return PyUnicode_FromString(x > 0 ? "number:Infinity" : "number:-Infinity");
+    else if (x == HUGE_VAL || x == -HUGE_VAL) {
+        fixed = x > 0 ? special[1] : special[2];
     }
-    if (x == 0) {
-        return PyUnicode_FromString("number:0");
+    else if (x == 0) {
+        fixed = special[3];
     }
+    if (fixed != NULL) {
+        size_t length = strlen(fixed);
+        memcpy(out, fixed, length);
+        return (Py_ssize_t)length;
+    }
+    Py_ssize_t pos = 7;
+    memcpy(out, "number:", 7);
     if (x < 0) {
         out[pos++] = '-';
         x = -x;
     }
     char *text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (text == NULL) {
-        return NULL;
+        return -1;
     }
     /* mantissa, exponent = repr(x).split("e"); int_part, frac_part = mantissa.split(".") */
     char *e = strchr(text, 'e');
@@ -401,7 +561,7 @@ float_identity(double x)
         if (c < '0' || c > '9' || length + 1 >= sizeof(raw)) {
             PyMem_Free(text);
             PyErr_SetString(PyExc_ValueError, "unexpected float repr");
-            return NULL;
+            return -1;
         }
         raw[length++] = c;
         if (!seen_dot) {
@@ -427,17 +587,17 @@ float_identity(double x)
     long n = (long)int_length + exponent - (long)leading;
     if (k <= n && n <= 21) {
         memcpy(out + pos, digits, (size_t)k);
-        pos += (int)k;
+        pos += k;
         for (long i = 0; i < n - k; i++) {
             out[pos++] = '0';
         }
     }
     else if (0 < n && n <= 21) {
         memcpy(out + pos, digits, (size_t)n);
-        pos += (int)n;
+        pos += n;
         out[pos++] = '.';
         memcpy(out + pos, digits + n, (size_t)(k - n));
-        pos += (int)(k - n);
+        pos += k - n;
     }
     else if (-6 < n && n <= 0) {
         out[pos++] = '0';
@@ -446,7 +606,7 @@ float_identity(double x)
             out[pos++] = '0';
         }
         memcpy(out + pos, digits, (size_t)k);
-        pos += (int)k;
+        pos += k;
     }
     else {
         long exp = n - 1;
@@ -454,58 +614,172 @@ float_identity(double x)
         if (k > 1) {
             out[pos++] = '.';
             memcpy(out + pos, digits + 1, (size_t)(k - 1));
-            pos += (int)(k - 1);
+            pos += k - 1;
         }
-        pos += PyOS_snprintf(out + pos, sizeof(out) - (size_t)pos, "e%c%ld",
-                             exp >= 0 ? '+' : '-', exp >= 0 ? exp : -exp);
+        out[pos++] = 'e';
+        out[pos++] = exp >= 0 ? '+' : '-';
+        pos += write_integer(out + pos, exp >= 0 ? exp : -exp);
     }
-    return PyUnicode_FromStringAndSize(out, pos);
+    return pos;
 }
 
-/* The identity ProposalEvidence.add_value gives a value: a new reference or NULL. */
-static PyObject *
-identity_of(Tallies *t, PyObject *value)
+/* The identity ProposalEvidence.add_value gives a value: 0, or -1 with an exception set.
+ * Only the value_key call runs Python code (*ran is set then). */
+static int
+identity_of(Tallies *t, PyObject *value, Identity *id, int *ran)
 {
+    id->object = NULL;
     if (PyUnicode_CheckExact(value)) {
-        return PyUnicode_Concat(s_string_prefix, value);
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(value) < 0) {
+            return -1;
+        }
+#endif
+        id->form = IDENTITY_STRING;
+        id->object = value;
+        return 0;
     }
     if (PyLong_CheckExact(value)) {
         int overflow = 0;
         long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
         if (number == -1 && PyErr_Occurred()) {
-            return NULL;
+            return -1;
         }
         if (!overflow && number >= -TWO_53 && number <= TWO_53) {
-            char text[32];
-            int length = PyOS_snprintf(text, sizeof(text), "number:%lld", number);
-            return PyUnicode_FromStringAndSize(text, length);
+            id->form = IDENTITY_ASCII;
+            memcpy(id->text, "number:", 7);
+            id->length = 7 + write_integer(id->text + 7, number);
+            return 0;
         }
     }
     else if (value == Py_True || value == Py_False) {
         /* value_key(True) is "boolean:true", value_key(False) "boolean:false" */
-        PyObject *known = value == Py_True ? s_true_key : s_false_key;
-        Py_INCREF(known);
-        return known;
+        id->form = IDENTITY_OBJECT;
+        id->object = value == Py_True ? s_true_key : s_false_key;
+        Py_INCREF(id->object);
+        return 0;
     }
     else if (PyFloat_CheckExact(value)) {
-        return float_identity(PyFloat_AS_DOUBLE(value));
+        id->form = IDENTITY_ASCII;
+        id->length = float_text(PyFloat_AS_DOUBLE(value), id->text);
+        return id->length < 0 ? -1 : 0;
     }
-    return PyObject_CallOneArg(t->value_key, value);
+    *ran = 1;
+    id->form = IDENTITY_OBJECT;
+    id->object = PyObject_CallOneArg(t->value_key, value);
+    return id->object == NULL ? -1 : 0;
 }
 
-/* slot[0] = value; slot[1] += 1 (in that order, as the Python statements run) */
+/* The identity as a str: a new reference or NULL. */
+static PyObject *
+identity_object(Identity *id)
+{
+    if (id->form == IDENTITY_STRING) {
+        return PyUnicode_Concat(s_string_prefix, id->object);
+    }
+    if (id->form == IDENTITY_ASCII) {
+        return PyUnicode_FromStringAndSize(id->text, id->length);
+    }
+    Py_INCREF(id->object);
+    return id->object;
+}
+
+/* Whether the exact str key equals the identity (as str.__eq__ decides: same length, same
+ * storage kind, same code units; the identity built would have the value's kind, or the
+ * one-byte kind of ASCII text). */
 static int
-bump_slot(PyObject *slot, PyObject *value)
+identity_is(PyObject *key, Identity *id)
+{
+    if (id->form == IDENTITY_ASCII) {
+        return PyUnicode_GET_LENGTH(key) == id->length &&
+               PyUnicode_KIND(key) == PyUnicode_1BYTE_KIND &&
+               memcmp(PyUnicode_DATA(key), id->text, (size_t)id->length) == 0;
+    }
+    PyObject *value = id->object;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(value);
+    int kind = PyUnicode_KIND(value);
+    if (PyUnicode_GET_LENGTH(key) != length + 7 || PyUnicode_KIND(key) != kind) {
+        return 0;
+    }
+    const void *data = PyUnicode_DATA(key);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        if (memcmp(data, "string:", 7) != 0) {
+            return 0;
+        }
+    }
+    else {
+        for (Py_ssize_t i = 0; i < 7; i++) {
+            if (PyUnicode_READ(kind, data, i) != (Py_UCS4)(unsigned char)"string:"[i]) {
+                return 0;
+            }
+        }
+    }
+    return memcmp((const char *)data + 7 * kind, PyUnicode_DATA(value), (size_t)length * kind) ==
+           0;
+}
+
+/* counts.get(identity) as a borrowed reference: NULL without an exception when absent.
+ * A small counts dict of exact str keys is searched key by key (what the dict's own lookup
+ * finds: the key equal to the identity), so the identity need not be built. */
+static PyObject *
+slot_of_identity(PyObject *counts, Identity *id)
+{
+    if (id->form != IDENTITY_OBJECT && PyDict_GET_SIZE(counts) <= SCAN_LIMIT) {
+        Py_ssize_t position = 0;
+        PyObject *key, *slot;
+        int exact = 1;
+        while (PyDict_Next(counts, &position, &key, &slot)) {
+            if (!PyUnicode_CheckExact(key)) {
+                exact = 0;
+                break;
+            }
+            if (identity_is(key, id)) {
+                return slot;
+            }
+        }
+        if (exact) {
+            return NULL;
+        }
+    }
+    PyObject *identity = identity_object(id);
+    if (identity == NULL) {
+        return NULL;
+    }
+    PyObject *slot = PyDict_GetItemWithError(counts, identity);
+    Py_DECREF(identity);
+    return slot;
+}
+
+/* slot[0] = value; slot[1] += 1 (in that order, as the Python statements run). */
+static int
+bump_slot(PyObject *slot, PyObject *value, int *ran)
 {
     if (PyList_CheckExact(slot) && PyList_GET_SIZE(slot) >= 2) {
         PyObject *old = PyList_GET_ITEM(slot, 0);
+        if (!is_primitive(old)) {
+            *ran = 1; /* its last reference may run a finalizer */
+        }
         Py_INCREF(value);
         PyList_SET_ITEM(slot, 0, value);
         Py_DECREF(old);
+        PyObject *count = PyList_GET_ITEM(slot, 1);
+        if (exact_number(count)) {
+            PyObject *bigger = plus_one(count);
+            if (bigger == NULL) {
+                return -1;
+            }
+            PyList_SET_ITEM(slot, 1, bigger);
+            Py_DECREF(count);
+            return 0;
+        }
     }
-    else if (PySequence_SetItem(slot, 0, value) < 0) {
-        return -1;
+    else {
+        *ran = 1;
+        if (PySequence_SetItem(slot, 0, value) < 0) {
+            return -1;
+        }
     }
+    *ran = 1;
     PyObject *count = PySequence_GetItem(slot, 1);
     if (count == NULL) {
         return -1;
@@ -515,107 +789,181 @@ bump_slot(PyObject *slot, PyObject *value)
     if (bigger == NULL) {
         return -1;
     }
-    if (PyList_CheckExact(slot) && PyList_GET_SIZE(slot) >= 2) {
-        PyObject *old = PyList_GET_ITEM(slot, 1);
-        PyList_SET_ITEM(slot, 1, bigger);
-        Py_DECREF(old);
-        return 0;
-    }
     int done = PySequence_SetItem(slot, 1, bigger);
     Py_DECREF(bigger);
     return done;
 }
 
-/* ProposalEvidence.add_value(ref, key, value) on the tallies. */
-static int
-add_value(Tallies *t, PyObject *ref, PyObject *key, PyObject *value)
+/* tallies.get((ref, key)), or tallies[(ref, key)] = tally_type(ref, key): a new reference
+ * or NULL. */
+static PyObject *
+tally_for(Tallies *t, PyObject *ref, PyObject *key)
 {
+    int plain = PyUnicode_CheckExact(ref) && PyUnicode_CheckExact(key);
+#if PY_VERSION_HEX < 0x030C0000
+    if (plain && (PyUnicode_READY(ref) < 0 || PyUnicode_READY(key) < 0)) {
+        return NULL;
+    }
+#endif
+    PyObject *tally = plain ? recalled(t, ref, key) : NULL;
+    if (tally != NULL) {
+        Py_INCREF(tally);
+        return tally;
+    }
     PyObject *pair = PyTuple_Pack(2, ref, key);
     if (pair == NULL) {
-        return -1;
+        return NULL;
     }
-    PyObject *tally = PyDict_GetItemWithError(t->tallies, pair);
-    if (tally != NULL) {
+    tally = PyDict_GetItemWithError(t->tallies, pair);
+    if (tally != NULL && tally != Py_None) {
         Py_INCREF(tally);
     }
     else {
         if (PyErr_Occurred()) {
             Py_DECREF(pair);
-            return -1;
+            return NULL;
         }
         PyObject *fields[2] = {ref, key};
         tally = PyObject_Vectorcall(t->tally_type, fields, 2, NULL);
         if (tally == NULL || PyDict_SetItem(t->tallies, pair, tally) < 0) {
             Py_XDECREF(tally);
             Py_DECREF(pair);
+            return NULL;
+        }
+        forget(t); /* tally_type ran Python code */
+    }
+    Py_DECREF(pair);
+    if (plain) {
+        remember(t, ref, key, tally);
+    }
+    return tally;
+}
+
+/* tally.total += 1; then 1 when tally.overflowed, else 0; -1 with an exception set. */
+static int
+count_and_check(PyObject *tally, int *ran)
+{
+    if (fast_tally(tally)) {
+        PyObject *total = SLOT(tally, o_total);
+        if (total != NULL && exact_number(total)) {
+            PyObject *more = plus_one(total);
+            if (more == NULL) {
+                return -1;
+            }
+            SLOT(tally, o_total) = more;
+            Py_DECREF(total);
+            PyObject *overflowed = SLOT(tally, o_overflowed);
+            if (overflowed == Py_False) {
+                return 0;
+            }
+            if (overflowed == Py_True) {
+                return 1;
+            }
+        }
+        else {
+            goto generic_total;
+        }
+        goto generic_overflowed;
+    }
+generic_total:
+    *ran = 1;
+    {
+        PyObject *total = PyObject_GetAttr(tally, s_total);
+        if (total == NULL) {
+            return -1;
+        }
+        PyObject *more = PyNumber_InPlaceAdd(total, s_one);
+        Py_DECREF(total);
+        if (more == NULL) {
+            return -1;
+        }
+        int set = PyObject_SetAttr(tally, s_total, more);
+        Py_DECREF(more);
+        if (set < 0) {
             return -1;
         }
     }
-    Py_DECREF(pair);
+generic_overflowed:
+    *ran = 1;
+    {
+        PyObject *overflowed = PyObject_GetAttr(tally, s_overflowed);
+        if (overflowed == NULL) {
+            return -1;
+        }
+        int truth = PyObject_IsTrue(overflowed);
+        Py_DECREF(overflowed);
+        return truth;
+    }
+}
+
+/* ProposalEvidence.add_value(ref, key, value) on the tallies. */
+static int
+add_value(Tallies *t, PyObject *ref, PyObject *key, PyObject *value)
+{
+    int ran = 0;
+    PyObject *tally = tally_for(t, ref, key);
+    if (tally == NULL) {
+        return -1;
+    }
     int status = -1;
-    PyObject *identity = NULL, *counts = NULL;
-    /* tally.total += 1 */
-    PyObject *total = PyObject_GetAttr(tally, s_total);
-    if (total == NULL) {
+    PyObject *counts = NULL;
+    Identity id;
+    id.form = IDENTITY_STRING;
+    id.object = NULL;
+    int overflowed = count_and_check(tally, &ran);
+    if (overflowed != 0) {
+        status = overflowed < 0 ? -1 : 0;
         goto done;
     }
-    PyObject *more = PyNumber_InPlaceAdd(total, s_one);
-    Py_DECREF(total);
-    if (more == NULL) {
+    if (identity_of(t, value, &id, &ran) < 0) {
         goto done;
     }
-    int set = PyObject_SetAttr(tally, s_total, more);
-    Py_DECREF(more);
-    if (set < 0) {
-        goto done;
+    if (fast_tally(tally) && SLOT(tally, o_counts) != NULL) {
+        counts = SLOT(tally, o_counts);
+        Py_INCREF(counts);
     }
-    /* if tally.overflowed: return */
-    PyObject *overflowed = PyObject_GetAttr(tally, s_overflowed);
-    if (overflowed == NULL) {
-        goto done;
-    }
-    int truth = PyObject_IsTrue(overflowed);
-    Py_DECREF(overflowed);
-    if (truth != 0) {
-        status = truth < 0 ? -1 : 0;
-        goto done;
-    }
-    identity = identity_of(t, value);
-    if (identity == NULL) {
-        goto done;
-    }
-    counts = PyObject_GetAttr(tally, s_counts);
-    if (counts == NULL) {
-        goto done;
+    else {
+        ran = 1;
+        counts = PyObject_GetAttr(tally, s_counts);
+        if (counts == NULL) {
+            goto done;
+        }
     }
     if (!PyDict_CheckExact(counts)) {
         PyErr_SetString(PyExc_TypeError, "a tally's counts must be a dict");
         goto done;
     }
-    PyObject *slot = PyDict_GetItemWithError(counts, identity);
-    if (slot != NULL) {
+    PyObject *slot = slot_of_identity(counts, &id);
+    if (slot != NULL && slot != Py_None) {
         Py_INCREF(slot);
-        status = bump_slot(slot, value);
+        status = bump_slot(slot, value, &ran);
         Py_DECREF(slot);
         goto done;
     }
     if (PyErr_Occurred()) {
         goto done;
     }
+    PyObject *identity = identity_object(&id);
+    if (identity == NULL) {
+        goto done;
+    }
     PyObject *fresh = PyList_New(2);
     if (fresh == NULL) {
+        Py_DECREF(identity);
         goto done;
     }
     Py_INCREF(value);
     PyList_SET_ITEM(fresh, 0, value);
     Py_INCREF(s_one);
     PyList_SET_ITEM(fresh, 1, s_one);
-    set = PyDict_SetItem(counts, identity, fresh);
+    int set = PyDict_SetItem(counts, identity, fresh);
     Py_DECREF(fresh);
+    Py_DECREF(identity);
     if (set < 0) {
         goto done;
     }
     if (PyDict_GET_SIZE(counts) > t->max_distinct) {
+        ran = 1;
         PyObject *result = PyObject_CallMethodNoArgs(tally, s_overflow);
         if (result == NULL) {
             goto done;
@@ -624,9 +972,14 @@ add_value(Tallies *t, PyObject *ref, PyObject *key, PyObject *value)
     }
     status = 0;
 done:
-    Py_XDECREF(identity);
+    if (id.form == IDENTITY_OBJECT) {
+        Py_XDECREF(id.object);
+    }
     Py_XDECREF(counts);
     Py_DECREF(tally);
+    if (ran) {
+        forget(t); /* Python code ran: what the tallies hold is read afresh */
+    }
     return status;
 }
 
@@ -643,6 +996,8 @@ tally_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     t.tallies = args[0];
     t.tally_type = args[1];
     t.value_key = args[2];
+    t.recent_count = 0;
+    t.recent_next = 0;
     PyObject *values = args[4];
     if (!PyDict_CheckExact(t.tallies)) {
         PyErr_SetString(PyExc_TypeError, "tallies must be a dict");
@@ -665,6 +1020,7 @@ tally_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         failed = add_value(&t, PyTuple_GET_ITEM(values, i), PyTuple_GET_ITEM(values, i + 1),
                            PyTuple_GET_ITEM(values, i + 2)) < 0;
     }
+    forget(&t);
     Py_DECREF(values);
     Py_DECREF(t.tallies);
     if (failed) {
@@ -675,10 +1031,110 @@ tally_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* ------------------------------------------------------------------ harvest_values */
 
-/* Appends (ref, key, value) for every primitive value of one kept record to found. */
-static int
-gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found)
+/* The values gathered so far, (ref, key, value, ...) as strong references: on the stack
+ * for the usual line, in a growing heap array past that. */
+#define GATHERED_ON_STACK 48
+typedef struct {
+    PyObject **items;
+    Py_ssize_t size, room;
+    PyObject *stack[GATHERED_ON_STACK];
+} Gathered;
+
+static void
+gathered_init(Gathered *g)
 {
+    g->items = g->stack;
+    g->size = 0;
+    g->room = GATHERED_ON_STACK;
+}
+
+static void
+gathered_clear(Gathered *g)
+{
+    for (Py_ssize_t i = 0; i < g->size; i++) {
+        Py_DECREF(g->items[i]);
+    }
+    if (g->items != g->stack) {
+        PyMem_Free(g->items);
+    }
+    gathered_init(g);
+}
+
+static int
+gathered_add(Gathered *g, PyObject *ref, PyObject *key, PyObject *value)
+{
+    if (g->size + 3 > g->room) {
+        Py_ssize_t room = 2 * g->room;
+        PyObject **more = PyMem_Malloc((size_t)room * sizeof(PyObject *));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(more, g->items, (size_t)g->size * sizeof(PyObject *));
+        if (g->items != g->stack) {
+            PyMem_Free(g->items);
+        }
+        g->items = more;
+        g->room = room;
+    }
+    Py_INCREF(ref);
+    Py_INCREF(key);
+    Py_INCREF(value);
+    g->items[g->size++] = ref;
+    g->items[g->size++] = key;
+    g->items[g->size++] = value;
+    return 0;
+}
+
+/* The gathered values as one tuple (the tuple takes the references), or None when there
+ * are none: a new reference or NULL. */
+static PyObject *
+gathered_tuple(Gathered *g)
+{
+    if (g->size == 0) {
+        Py_RETURN_NONE;
+    }
+    PyObject *values = PyTuple_New(g->size);
+    if (values == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < g->size; i++) {
+        PyTuple_SET_ITEM(values, i, g->items[i]);
+    }
+    g->size = 0;
+    return values;
+}
+
+/* Adds (ref, key, value) for every primitive value of one kept record, in js_own_keys
+ * order. Arguments whose keys are all exact str and none a canonical array index keep
+ * their own order: then the dict is walked as it stands (no Python code runs on the way,
+ * so each value is what args[key] would give). */
+static int
+gather_values(PyObject *ref, PyObject *args, PyObject *fallback, Gathered *found)
+{
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    int ordered = 1;
+    while (PyDict_Next(args, &position, &key, &value)) {
+        unsigned long long index;
+        int verdict = PyUnicode_CheckExact(key) ? array_index(key, &index) : 1;
+        if (verdict < 0) {
+            return -1;
+        }
+        if (verdict > 0) {
+            ordered = 0;
+            break;
+        }
+    }
+    if (ordered) {
+        position = 0;
+        while (PyDict_Next(args, &position, &key, &value)) {
+            if (is_primitive(value) && gathered_add(found, ref, key, value) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
     PyObject *keys = own_keys_of(args, fallback);
     if (keys == NULL) {
         return -1;
@@ -688,13 +1144,11 @@ gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found
     if (iterator == NULL) {
         return -1;
     }
-    PyObject *key;
     while ((key = PyIter_Next(iterator)) != NULL) {
-        PyObject *value = PyObject_GetItem(args, key);
+        value = PyObject_GetItem(args, key);
         int failed = value == NULL;
         if (!failed && is_primitive(value)) {
-            failed = PyList_Append(found, ref) < 0 || PyList_Append(found, key) < 0 ||
-                     PyList_Append(found, value) < 0;
+            failed = gathered_add(found, ref, key, value) < 0;
         }
         Py_XDECREF(value);
         Py_DECREF(key);
@@ -705,6 +1159,25 @@ gather_values(PyObject *ref, PyObject *args, PyObject *fallback, PyObject *found
     }
     Py_DECREF(iterator);
     return PyErr_Occurred() ? -1 : 0;
+}
+
+/* (kept, skipped, values): a new reference (it takes values) or NULL. */
+static PyObject *
+harvest_result(Py_ssize_t kept, Py_ssize_t skipped, PyObject *values)
+{
+    PyObject *out = PyTuple_New(3);
+    PyObject *k = PyLong_FromSsize_t(kept), *s = PyLong_FromSsize_t(skipped);
+    if (out == NULL || k == NULL || s == NULL) {
+        Py_XDECREF(out);
+        Py_XDECREF(k);
+        Py_XDECREF(s);
+        Py_DECREF(values);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, k);
+    PyTuple_SET_ITEM(out, 1, s);
+    PyTuple_SET_ITEM(out, 2, values);
+    return out;
 }
 
 static PyObject *
@@ -731,10 +1204,8 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "call_type must be a tuple subclass");
         return NULL;
     }
-    PyObject *found = PyList_New(0);
-    if (found == NULL) {
-        return NULL;
-    }
+    Gathered found;
+    gathered_init(&found);
     Py_ssize_t kept = 0, skipped = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(audits); i++) {
         PyObject *record = PyList_GET_ITEM(audits, i);
@@ -744,7 +1215,7 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (verdict <= 0) {
             Py_DECREF(record);
             if (verdict < 0) {
-                Py_DECREF(found);
+                gathered_clear(&found);
                 return NULL;
             }
             skipped++;
@@ -763,28 +1234,21 @@ harvest_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_XDECREF(result);
         }
         if (!failed) {
-            failed = gather_values(ref, record_args, fallback, found) < 0;
+            failed = gather_values(ref, record_args, fallback, &found) < 0;
         }
         Py_DECREF(ref);
         Py_DECREF(record_args);
         if (failed) {
-            Py_DECREF(found);
+            gathered_clear(&found);
             return NULL;
         }
     }
-    PyObject *values = Py_None;
-    Py_INCREF(values);
-    if (PyList_GET_SIZE(found) > 0) {
-        Py_DECREF(values);
-        values = PyList_AsTuple(found);
-        if (values == NULL) {
-            Py_DECREF(found);
-            return NULL;
-        }
+    PyObject *values = gathered_tuple(&found);
+    gathered_clear(&found);
+    if (values == NULL) {
+        return NULL;
     }
-    Py_DECREF(found);
-    PyObject *out = Py_BuildValue("(nnN)", kept, skipped, values);
-    return out;
+    return harvest_result(kept, skipped, values);
 }
 
 /* ------------------------------------------------------------------------ module */
@@ -809,6 +1273,67 @@ static struct PyModuleDef module_def = {
     "Native kernel: the audit harvest and the proposals' value tallies.", -1, methods,
 };
 
+/* The member slot of type's field name: its offset, -1 when it is not a plain writable
+ * object slot, -2 with an exception set. */
+static Py_ssize_t
+member_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *descr = PyObject_GetAttrString((PyObject *)type, name);
+    if (descr == NULL) {
+        return -2;
+    }
+    Py_ssize_t offset = -1;
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) {
+            offset = member->offset;
+        }
+    }
+    Py_DECREF(descr);
+    return offset;
+}
+
+/* core.proposals._Tally's slots (tally_class above): 0, or -1 with an exception set. A
+ * class that reads or writes its attributes its own way keeps the generic path. */
+static int
+init_tally_class(void)
+{
+    PyObject *proposals = PyImport_ImportModule("pytest_entropy.core.proposals");
+    if (proposals == NULL) {
+        return -1;
+    }
+    PyObject *found = PyObject_GetAttrString(proposals, "_Tally");
+    Py_DECREF(proposals);
+    if (found == NULL) {
+        return -1;
+    }
+    if (!PyType_Check(found)) {
+        Py_DECREF(found);
+        return 0;
+    }
+    PyTypeObject *type = (PyTypeObject *)found;
+    Py_ssize_t total = member_offset(type, "total");
+    Py_ssize_t overflowed = total < -1 ? -2 : member_offset(type, "overflowed");
+    Py_ssize_t counts = overflowed < -1 ? -2 : member_offset(type, "counts");
+    if (counts < -1) {
+        Py_DECREF(found);
+        return -1;
+    }
+    /* the lookups above gave the class a version tag, unless it cannot have one */
+    if (total < 0 || overflowed < 0 || counts < 0 || type->tp_version_tag == 0 ||
+        type->tp_getattro != PyObject_GenericGetAttr ||
+        type->tp_setattro != PyObject_GenericSetAttr) {
+        Py_DECREF(found);
+        return 0;
+    }
+    o_total = total;
+    o_overflowed = overflowed;
+    o_counts = counts;
+    tally_tag = type->tp_version_tag;
+    tally_class = type; /* keeps the reference */
+    return 0;
+}
+
 PyMODINIT_FUNC
 PyInit__audit_native(void)
 {
@@ -826,6 +1351,9 @@ PyInit__audit_native(void)
         if (s_ref == NULL || s_args == NULL || s_total == NULL || s_overflowed == NULL ||
             s_counts == NULL || s_overflow == NULL || s_string_prefix == NULL ||
             s_true_key == NULL || s_false_key == NULL || s_one == NULL) {
+            return NULL;
+        }
+        if (init_tally_class() < 0) {
             return NULL;
         }
     }

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
-from pytest_entropy.core.jscompat import js_own_keys
-from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence
+from pytest_entropy.core.jscompat import js_own_keys, value_key
+from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
 from pytest_entropy.ingest.native import (
     audit_records,
@@ -235,6 +235,29 @@ def test_harvest_values_gathers_the_same(audits: Any, calls: bool) -> None:
     assert gathered("native", audits, calls) == gathered("python", audits, calls)
 
 
+class _Key(str):
+    pass
+
+
+@SETTINGS
+@given(
+    head=st.lists(records(), max_size=3),
+    args=st.dictionaries(
+        st.one_of(keys, keys.map(_Key), st.integers(-2, 12), st.none()), values, max_size=5
+    ),
+    calls=st.booleans(),
+)
+def test_harvest_values_orders_foreign_keys_as_python_does(
+    head: list[Any], args: dict[Any, Any], calls: bool
+) -> None:
+    """The kernel walks an argument dict as it stands only when its keys are exact str and
+    none is an array index; any other key (int, None, a str subclass) goes through
+    js_own_keys, which orders or refuses it as the Python does."""
+    audits = [*head, {"ref": "r", "args": args}, {"ref": "r", "args": {"b": 1, "a": 2}}]
+    native = outcome(gathered, "native", audits, calls)
+    assert native == outcome(gathered, "python", audits, calls)
+
+
 def test_audit_records_builds_real_audit_calls() -> None:
     native = native_kernel(NAME)
     args = {"q": 1}
@@ -343,6 +366,317 @@ def test_a_tally_past_the_distinct_limit_overflows_and_keeps_counting() -> None:
     assert found == tallied("python", [audits], []) == tallied("plain", [audits], [])
     assert found == twin_tallied([audits], [])
     assert found[0][2] == typed(ENUM_MAX_DISTINCT + 3) and found[0][3] is True
+
+
+# ------------------------------------------------------------ tally_values triples
+#
+# The kernel's tally_values reads an exact _Tally's slots in place, remembers within a call
+# the tally of each (ref, key) pair it met, and compares a simple value's identity with a
+# small counts dict's keys without building it: fed here directly with triples whose refs
+# and keys are equal str that are other objects (and other storage kinds), values of every
+# simple type beside their subclasses, nested and unhashable values (value_key raises),
+# parameters past the distinct limit, and tallies left in odd states by earlier input.
+
+
+class Text(str):
+    pass
+
+
+class Number(int):
+    pass
+
+
+class Real(float):
+    pass
+
+
+def fresh(text: str) -> str:
+    """An equal str, another object when it has two characters or more."""
+    return "".join(list(text))
+
+
+TEXTS = ["r", "ref.é", "😀x", "k", "10", "mode", "a" * 40, "string:k", ""]
+spelled = st.tuples(st.sampled_from(TEXTS), st.booleans()).map(
+    lambda pair: fresh(pair[0]) if pair[1] else pair[0]
+)
+triple_values = st.one_of(
+    primitives,
+    st.sampled_from([1, 1.0, True, 0, 0.0, -0.0, False, "1", "", "number:1", 2**53, 2**53 + 1]),
+    st.text(max_size=3).map(Text),
+    st.integers(-3, 3).map(Number),
+    st.floats(allow_nan=False).map(Real),
+    nested,
+)
+
+
+@st.composite
+def triples(draw: st.DrawFn) -> tuple[Any, ...]:
+    """A flat (ref, key, value, ...) tuple; sometimes one parameter past the distinct limit
+    with its values repeated in between."""
+    found: list[Any] = []
+    for ref, key, value in draw(st.lists(st.tuples(spelled, spelled, triple_values), max_size=20)):
+        found.extend((ref, key, value))
+    if draw(st.booleans()):
+        ref, key = draw(spelled), draw(spelled)
+        width = draw(st.integers(ENUM_MAX_DISTINCT - 1, ENUM_MAX_DISTINCT + 3))
+        for n in range(width):
+            found.extend((fresh(ref), fresh(key), draw(st.sampled_from([n, str(n), n + 0.5]))))
+            found.extend((ref, key, draw(st.sampled_from([0, "0", True]))))
+    return tuple(found)
+
+
+triple_priors = st.lists(
+    st.builds(
+        ValueObservation,
+        st.sampled_from(TEXTS),
+        st.sampled_from(TEXTS),
+        primitives,
+        st.one_of(st.none(), st.integers(1, 3), st.floats(0.5, 2.0)),
+    ),
+    max_size=6,
+)
+
+
+def triples_tallied(kind: str, prior: list[ValueObservation], values: tuple[Any, ...]) -> Any:
+    evidence = ProposalEvidence()
+    for observation in prior:
+        evidence.add_observation(observation)
+    if kind == "native":
+        native = native_kernel(NAME)
+        done = outcome(
+            native.tally_values, evidence.tallies, _Tally, value_key, ENUM_MAX_DISTINCT, values
+        )
+    elif kind == "python":
+        done = outcome(tally_values, evidence, values)
+    else:
+
+        def observe_all() -> None:
+            for at in range(0, len(values), 3):
+                evidence.add_observation(ValueObservation(*values[at : at + 3]))
+
+        done = outcome(observe_all)
+    return done, tallies_of(evidence)
+
+
+@SETTINGS
+@given(prior=triple_priors, values=triples())
+def test_tally_values_on_triples_is_the_python_add_value(
+    prior: list[ValueObservation], values: tuple[Any, ...]
+) -> None:
+    found = [triples_tallied(kind, prior, values) for kind in ("native", "python", "plain")]
+    assert found[0] == found[1] == found[2]
+
+
+def reference_tally(
+    tallies: dict[Any, Any], tally_type: Any, key_of: Any, limit: int, values: tuple[Any, ...]
+) -> None:
+    """ProposalEvidence.add_value with its tally class, value_key and limit as arguments."""
+    for at in range(0, len(values), 3):
+        ref, key, value = values[at : at + 3]
+        tally = tallies.get((ref, key))
+        if tally is None:
+            tally = tallies[(ref, key)] = tally_type(ref, key)
+        tally.total += 1
+        if tally.overflowed:
+            continue
+        t = type(value)
+        if t is str:
+            identity = "string:" + value
+        elif t is int and -(2**53) <= value <= 2**53:
+            identity = "number:" + str(value)
+        else:
+            identity = key_of(value)
+        counts = tally.counts
+        slot = counts.get(identity)
+        if slot is None:
+            counts[identity] = [value, 1]
+            if len(counts) > limit:
+                tally.overflow()
+        else:
+            slot[0] = value
+            slot[1] += 1
+
+
+class SubTally(_Tally):
+    __slots__ = ()
+
+
+class LooseTally:
+    """A tally of another class: attributes in a __dict__."""
+
+    def __init__(self, ref: str, key: str) -> None:
+        self.ref, self.key = ref, key
+        self.counts: dict[Any, Any] = {}
+        self.total: Any = 0
+        self.overflowed: Any = False
+
+    def overflow(self) -> None:
+        self.overflowed = True
+        self.counts.clear()
+
+
+class Marker:
+    """A value whose value_key acts on the tallies first (the hostile hook below)."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+
+ODD_STATES = [
+    "float total",
+    "bool total",
+    "float count",
+    "none slot",
+    "foreign key",
+    "flag 1",
+    "overflowed",
+    "many counts",
+    "subclass",
+]
+
+
+def odd_tallies(tally_type: Any, states: list[str]) -> dict[Any, Any]:
+    """Tallies for ("r", "k") and ("ref.é", "10") left in odd states by earlier input."""
+    tallies: dict[Any, Any] = {}
+    for ref, key in (("r", "k"), ("ref.é", "10")):
+        tally = tallies[(ref, key)] = tally_type(ref, key)
+        tally.counts["string:0"] = [Text("0"), 2]
+        tally.counts["number:0"] = [0, 1]
+        tally.total = 3
+    first, second = tallies[("r", "k")], tallies[("ref.é", "10")]
+    for state in states:
+        if state == "float total":
+            first.total = 2.5
+        elif state == "bool total":
+            second.total = True
+        elif state == "float count" and "number:0" in first.counts:
+            first.counts["number:0"][1] = 1.5
+        elif state == "none slot":
+            second.counts["string:0"] = None
+        elif state == "foreign key" and not first.overflowed:
+            first.counts[(1, 2)] = ["x", 1]
+        elif state == "flag 1":
+            second.overflowed = 1
+        elif state == "overflowed":
+            first.overflow()
+        elif state == "many counts":
+            for n in range(20):
+                second.counts[f"number:{n + 100}"] = [n + 100, 1]
+        elif state == "subclass" and tally_type is _Tally:
+            tallies[("r", "k")] = replacement = SubTally("r", "k")
+            replacement.counts.update(first.counts)
+    return tallies
+
+
+def state_of(tallies: dict[Any, Any]) -> list[Any]:
+    return [
+        (
+            pair,
+            type(tally).__name__,
+            typed(tally.total),
+            typed(tally.overflowed),
+            [
+                (identity, None if slot is None else [typed(item) for item in slot])
+                for identity, slot in tally.counts.items()
+            ],
+        )
+        for pair, tally in tallies.items()
+    ]
+
+
+@SETTINGS
+@given(
+    tally_type=st.sampled_from([_Tally, SubTally, LooseTally]),
+    states=st.lists(st.sampled_from(ODD_STATES), max_size=4, unique=True),
+    limit=st.sampled_from([0, 1, 2, ENUM_MAX_DISTINCT]),
+    head=triples(),
+    markers=st.lists(
+        st.tuples(
+            st.integers(0, 40),
+            st.sampled_from(["replace", "delete", "overflow", "clear", "raise", "none"]),
+        ),
+        max_size=3,
+    ),
+)
+def test_tally_values_with_hostile_hooks_is_the_reference(
+    tally_type: Any, states: list[str], limit: int, head: tuple[Any, ...], markers: list[Any]
+) -> None:
+    """The kernel against the reference above on tallies of any class and state, with a
+    value_key that replaces, deletes, overflows or empties tallies (or raises) midway: what
+    the kernel remembered of the tallies before the hook ran is not trusted after it."""
+    native = native_kernel(NAME)
+    values = list(head)
+    for position, action in markers:
+        at = 3 * min(position, len(values) // 3)
+        values[at:at] = [fresh("r"), "k", Marker(action)]
+    values.extend(("r", "k", 7, fresh("r"), fresh("k"), 8, "ref.é", "10", 9.5))
+
+    def run(kind: str) -> Any:
+        tallies = odd_tallies(tally_type, states)
+
+        def hostile(value: Any) -> str:
+            if type(value) is Marker:
+                if value.action == "replace":
+                    tallies[("r", "k")] = tally_type("r", "k")
+                elif value.action == "delete":
+                    tallies.pop(("ref.é", "10"), None)
+                elif value.action == "overflow" and ("r", "k") in tallies:
+                    tallies[("r", "k")].overflow()
+                elif value.action == "clear":
+                    for tally in tallies.values():
+                        tally.counts.clear()
+                elif value.action == "raise":
+                    raise ZeroDivisionError
+                return "marker:" + value.action
+            return value_key(value)
+
+        arguments = (tallies, tally_type, hostile, limit, tuple(values))
+        if kind == "native":
+            done = outcome(native.tally_values, *arguments)
+        else:
+            done = outcome(reference_tally, *arguments)
+        return done, state_of(tallies)
+
+    assert run("native") == run("reference")
+
+
+_CHANGED_CLASS = """
+import sys
+from pytest_entropy.core.jscompat import value_key
+from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, _Tally
+from pytest_entropy.ingest import _audit_native as native
+
+members = {name: getattr(_Tally, name) for name in ("total", "counts")}
+stale = _Tally("r", "k")  # its own slots hold 0 and {}
+tallies = {("r", "k"): stale}
+side = {"total": 50, "counts": {}}
+_Tally.total = property(lambda self: side["total"], lambda self, v: side.__setitem__("total", v))
+_Tally.counts = property(lambda self: side["counts"])
+native.tally_values(tallies, _Tally, value_key, ENUM_MAX_DISTINCT, ("r", "k", 1, "r", "k", 1))
+own = [members[name].__get__(stale) for name in ("total", "counts")]
+print(side["total"], own[0], side["counts"], own[1])
+"""
+
+
+def test_a_tally_class_changed_after_import_is_read_through_its_attributes() -> None:
+    """The kernel read _Tally's slots when it was imported; once the class changes (here its
+    total and counts become properties kept elsewhere) it goes through getattr and setattr."""
+    native_kernel(NAME)
+    import os
+    import subprocess
+    import sys
+
+    switches = ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")  # the kernel in use there
+    env = {name: value for name, value in os.environ.items() if name not in switches}
+    result = subprocess.run(
+        [sys.executable, "-c", _CHANGED_CLASS],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+    )
+    assert result.stdout.split(None, 1) == ["52", "0 {'number:1': [1, 2]} {}\n"]
 
 
 # ------------------------------------------------------------------- deferral

@@ -265,6 +265,192 @@ def test_odd_evidence_contents_are_updated_as_python_does() -> None:
     assert seen[0] == seen[1] == seen[2]
 
 
+def _fresh(text: str) -> str:
+    """An equal str, another object when it has two characters or more."""
+    return "".join(list(text))
+
+
+class _Key(tuple):  # type: ignore[type-arg]
+    pass
+
+
+# Clusters left by earlier input or by hand: key tuples spelled in another order, a tuple
+# subclass, tuples holding other things than str, keys that are not tuples, more key sets
+# than the kernel scans, counts that are floats or huge.
+ODD_KEY_SETS = st.one_of(
+    st.lists(ARG_KEYS, max_size=3).map(tuple),
+    st.lists(ARG_KEYS, max_size=3).map(lambda keys: _Key(keys)),
+    st.sampled_from([(1,), ("q", None), "q", 7, frozenset({"q"}), (_Str("q"),)]),
+)
+ODD_COUNTS = st.sampled_from([1, 2, 2.5, 2**70, -1, 0])
+ODD_CLUSTERS = st.dictionaries(
+    st.sampled_from(REFS[:5]),
+    st.one_of(
+        st.dictionaries(ODD_KEY_SETS, ODD_COUNTS, max_size=3),
+        st.dictionaries(
+            st.lists(ARG_KEYS, max_size=4, unique=True).map(tuple),
+            ODD_COUNTS,
+            min_size=8,
+            max_size=12,
+        ),
+    ),
+    max_size=4,
+)
+
+
+@st.composite
+def spelled_operations(draw: st.DrawFn) -> tuple[str, dict[str, Any], str]:
+    """An operation whose ref and argument keys are sometimes equal str of other objects."""
+    ref, args, outcome = draw(operations())
+    if draw(st.booleans()):
+        ref = _fresh(ref)
+    if draw(st.booleans()):
+        args = {_fresh(key): value for key, value in args.items()}
+    return ref, args, outcome
+
+
+@SETTINGS
+@given(
+    prior=ODD_CLUSTERS,
+    traces=st.lists(
+        st.one_of(
+            st.lists(spelled_operations(), max_size=8),
+            st.lists(spelled_operations(), min_size=33, max_size=50),  # past the stack scratch
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_odd_clusters_are_counted_as_the_dict_counts_them(
+    prior: dict[str, Any], traces: list[Any]
+) -> None:
+    """The kernel finds an operation's key set among a small per-ref dict's keys itself: on
+    clusters of any contents, equal keys that are other objects, and traces whose argument
+    keys outgrow its stack scratch, it counts what the Python loop counts."""
+    native_kernel("core._proposals_native")
+    seen = []
+    for kind in PATHS:
+        with paths(kind):
+            evidence = ProposalEvidence()
+            evidence.clusters = {ref: dict(per_ref) for ref, per_ref in prior.items()}
+            raised = []
+            for ops in traces:
+                try:
+                    evidence.add_operations(ops)
+                except Exception as error:
+                    raised.append(type(error).__name__)
+            seen.append((raised, state(evidence)))
+    assert seen[0] == seen[1] == seen[2]
+
+
+class _Count(int):
+    """A count whose ``+`` runs Python code: it acts on the evidence first."""
+
+    action: Any
+
+    def __add__(self, other: Any) -> _Count:
+        self.action()
+        bigger = _Count(int(self) + other)
+        bigger.action = self.action
+        return bigger
+
+
+def _hook(evidence: ProposalEvidence, trace: list[Any], action: str) -> Any:
+    """What a hooked count does to the evidence (or to the trace being read)."""
+
+    def act() -> None:
+        clusters = evidence.clusters
+        if action == "drop":
+            clusters.pop("a.one", None)
+        elif action == "replace":
+            clusters["a.two"] = {("q",): 5}
+        elif action == "grow":
+            clusters.setdefault("b.x", {})[("path", "q")] = 1
+        elif action == "add key":
+            trace[-1][1]["late"] = 1
+        else:
+            for per_ref in clusters.values():
+                for keys in per_ref:
+                    per_ref[keys] = 3
+
+    return act
+
+
+@SETTINGS
+@given(
+    ops=st.lists(spelled_operations(), min_size=1, max_size=12),
+    hooked=st.sampled_from(REFS[:5]),
+    action=st.sampled_from(["drop", "replace", "grow", "add key", "recount"]),
+)
+def test_a_count_that_runs_python_code_is_followed_as_python_follows_it(
+    ops: list[Any], hooked: str, action: str
+) -> None:
+    """Until a count's ``+`` runs Python code the kernel trusts what it read of the clusters
+    and the arguments before; after it, it reads them again as the Python loop does."""
+    native_kernel("core._proposals_native")
+    ops = [("a.one", {"q": 1}, "succeeded"), (hooked, {}, "succeeded"), *ops]
+    seen = []
+    for kind in PATHS:
+        with paths(kind):
+            evidence = ProposalEvidence()
+            trace = [(ref, dict(args), outcome) for ref, args, outcome in ops]
+            count = _Count(1)
+            count.action = _hook(evidence, trace, action)
+            evidence.clusters[hooked] = {(): count}
+            raised = []
+            try:
+                evidence.add_operations(trace)
+            except Exception as error:
+                raised.append(type(error).__name__)
+            seen.append((raised, state(evidence)))
+    assert seen[0] == seen[1] == seen[2]
+
+
+_CHANGED_EVIDENCE = """
+from pytest_entropy.core.fastpath import kernel
+from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.run.deferred import _OPERATIONS, _replay_evidence, _replay_python
+
+own = ProposalEvidence._executions
+side = {}
+ProposalEvidence._executions = property(
+    lambda self: side.get(id(self), 0), lambda self, v: side.__setitem__(id(self), v)
+)
+assert kernel("core._proposals_native") is not None
+ops = [("a.one", {}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
+found = []
+for replay in (_replay_evidence, _replay_python):
+    evidence = ProposalEvidence(origin=9)
+    own.__set__(evidence, 100)
+    replay(evidence, [(_OPERATIONS, ops)] * 4)
+    entry = evidence.sequences["a.one\u2192a.two\u2192b.x"]
+    found.append((side[id(evidence)], own.__get__(evidence), entry[1], sorted(entry[2])))
+print(found[0] == found[1], found[0])
+"""
+
+
+def test_an_evidence_class_changed_after_import_is_read_through_its_attributes() -> None:
+    """The kernel read ProposalEvidence's _executions slot when it was imported; once the
+    class changes (here the counter becomes a property kept elsewhere) it goes through
+    getattr and setattr, as the Python does."""
+    native_kernel("core._proposals_native")
+    import os
+    import subprocess
+    import sys
+
+    switches = ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")  # the kernel in use there
+    env = {name: value for name, value in os.environ.items() if name not in switches}
+    result = subprocess.run(
+        [sys.executable, "-c", _CHANGED_EVIDENCE],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+    )
+    assert result.stdout == "True (4, 100, 4, [(9, 0), (9, 1), (9, 2)])\n"
+
+
 def test_a_pickled_evidence_asks_its_own_process_for_the_kernel() -> None:
     native_kernel("core._proposals_native")
     with paths("native"):
