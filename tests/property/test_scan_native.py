@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -84,6 +85,27 @@ def sessions(draw: st.DrawFn) -> bytes:
 LISTENERS = ["meter", "signed", "trace", "audits", "values", "meter+trace", "none"]
 
 
+def listener_options(listeners: str, heard: Callable[[str], Any]) -> dict[str, Any]:
+    """The scanner's listener arguments for one of LISTENERS, each made by ``heard(what)``."""
+
+    class Meter:
+        add_signed = staticmethod(heard("meter"))
+
+    options: dict[str, Any] = {}
+    if "meter" in listeners:
+        options["meter"] = Meter()
+    if listeners == "signed":
+        options["on_signed"] = heard("signed")
+    if "trace" in listeners:
+        options["on_trace"] = heard("trace")
+    if listeners == "audits":
+        options["on_audit"] = heard("audit")
+        options["on_value"] = heard("value")
+    if listeners == "values":
+        options["on_values"] = heard("values")
+    return options
+
+
 def scan(
     kind: str,
     data: bytes,
@@ -106,21 +128,7 @@ def scan(
 
         return listener
 
-    class Meter:
-        add_signed = staticmethod(heard("meter"))
-
-    options: dict[str, Any] = {}
-    if "meter" in listeners:
-        options["meter"] = Meter()
-    if listeners == "signed":
-        options["on_signed"] = heard("signed")
-    if "trace" in listeners:
-        options["on_trace"] = heard("trace")
-    if listeners == "audits":
-        options["on_audit"] = heard("audit")
-        options["on_value"] = heard("value")
-    if listeners == "values":
-        options["on_values"] = heard("values")
+    options = listener_options(listeners, heard)
     with paths(kind):
         scanner = SessionScanner(
             name="s.jsonl",
@@ -327,9 +335,6 @@ def scan_changing(
 
         return listener
 
-    class Meter:
-        add_signed = staticmethod(heard("meter"))
-
     def change(scanner: SessionScanner) -> None:
         if mutation == "model":
             scanner.current_model = "changed"
@@ -406,18 +411,7 @@ def scan_changing(
 
             scanner.name = Name("renamed.jsonl")
 
-    options: dict[str, Any] = {}
-    if "meter" in listeners:
-        options["meter"] = Meter()
-    if listeners == "signed":
-        options["on_signed"] = heard("signed")
-    if "trace" in listeners:
-        options["on_trace"] = heard("trace")
-    if listeners == "audits":
-        options["on_audit"] = heard("audit")
-        options["on_value"] = heard("value")
-    if listeners == "values":
-        options["on_values"] = heard("values")
+    options = listener_options(listeners, heard)
     diagnostics = {
         "logged counters": LoggedDiagnostics,
         "watched counters": WatchedDiagnostics,
