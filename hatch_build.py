@@ -32,6 +32,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 PACKAGE = "pytest_entropy"
 SKIP_VARIABLE = "PYTEST_ENTROPY_NO_NATIVE"
+# The kernels read CPython 3.11's object layouts; on 3.12 and 3.13 they abort the interpreter
+# (an int's size field moved), so other interpreters build none and run the Python code.
+# pytest_entropy/core/fastpath.py refuses a kernel built elsewhere by the same rule.
+KERNEL_INTERPRETER = ("cpython", (3, 11))
+
+
+def kernels_supported(
+    implementation: str | None = None, version: tuple[int, ...] | None = None
+) -> bool:
+    """Whether the running (or the given) interpreter is the one the kernels are written for."""
+    name = sys.implementation.name if implementation is None else implementation
+    numbers = tuple(sys.version_info[:2]) if version is None else tuple(version[:2])
+    return (name, numbers) == KERNEL_INTERPRETER
 
 
 def kernel_sources(root: Path = ROOT) -> list[Path]:
@@ -95,6 +108,14 @@ def build_all(target: Path | None = None, *, root: Path = ROOT, log: Any = None)
     built: dict[str, Path] = {}
     if os.environ.get(SKIP_VARIABLE, "").strip() not in ("", "0"):
         _say(log, f"native kernels skipped ({SKIP_VARIABLE} is set): the Python code is used")
+        return built
+    if not kernels_supported():
+        _say(
+            log,
+            "native kernels skipped: they are written for CPython 3.11 only; "
+            f"{sys.implementation.name} {sys.version_info[0]}.{sys.version_info[1]} "
+            "runs the Python code (same bytes)",
+        )
         return built
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     for source in kernel_sources(root):

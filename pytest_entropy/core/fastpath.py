@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from types import ModuleType
 
 __all__ = [
@@ -55,9 +56,22 @@ def use_native_kernels(enabled: bool) -> bool:
     return previous
 
 
+# The kernels read CPython 3.11's object layouts (hatch_build.py builds them only there): on
+# 3.12 and 3.13 they abort the interpreter, so a kernel found on any other interpreter (a
+# stale build in a checkout, a copied wheel) is never imported.
+KERNEL_INTERPRETER = ("cpython", (3, 11))
+
+
+def kernels_supported() -> bool:
+    """Whether this interpreter is the one the native kernels are written for."""
+    return (sys.implementation.name, tuple(sys.version_info[:2])) == KERNEL_INTERPRETER
+
+
 @functools.cache
 def _import_kernel(name: str) -> ModuleType | None:
     # A pure memo: whether the extension was built does not change within a process.
+    if not kernels_supported():
+        return None
     try:
         return importlib.import_module("pytest_entropy." + name)
     except ImportError:

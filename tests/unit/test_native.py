@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_entropy.core import fastpath
 from pytest_entropy.core.fastpath import kernel, use_fast_paths, use_native_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,3 +119,44 @@ def test_a_kernel_builds_out_of_place(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     source = ROOT / (inside.split(".")[0] + ".c")
     assert done.stdout.strip() == HOOK.source_digest(source)
+
+
+@pytest.mark.parametrize(
+    ("implementation", "version", "supported"),
+    [
+        ("cpython", (3, 11, 7), True),
+        ("cpython", (3, 12, 1), False),
+        ("cpython", (3, 13, 0), False),
+        ("pypy", (3, 11, 0), False),
+    ],
+)
+def test_kernels_are_built_only_for_the_interpreter_they_read(
+    implementation: str, version: tuple[int, ...], supported: bool
+) -> None:
+    # On CPython 3.12 and 3.13 the kernels aborted the interpreter (an int's size field
+    # moved): the build skips them there and the runtime refuses a stale one by one rule.
+    assert HOOK.kernels_supported(implementation, version) is supported
+    assert HOOK.KERNEL_INTERPRETER == fastpath.KERNEL_INTERPRETER
+
+
+def test_a_kernel_is_never_imported_on_another_interpreter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fastpath, "kernels_supported", lambda: False)
+    fastpath._import_kernel.cache_clear()
+    try:
+        assert kernel("ingest._guard_native") is None
+    finally:
+        monkeypatch.undo()
+        fastpath._import_kernel.cache_clear()
+
+
+def test_the_build_skips_every_kernel_on_another_interpreter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(HOOK, "kernels_supported", lambda *arguments: False)
+    monkeypatch.delenv(HOOK.SKIP_VARIABLE, raising=False)
+    said: list[str] = []
+    assert HOOK.build_all(tmp_path, root=ROOT, log=said.append) == {}
+    assert not list(tmp_path.rglob("*.so"))
+    assert said and "CPython 3.11 only" in said[0]
