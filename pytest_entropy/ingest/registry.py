@@ -24,6 +24,8 @@ from pytest_entropy.ingest import (
     anthropic,
     bfcl,
     claude_code,
+    codex,
+    gemini_cli,
     mcp_jsonrpc,
     openai_chat,
     openhands,
@@ -78,6 +80,8 @@ __all__ = [
 _SESSION_FORMATS: list[SessionFormat] = [
     pi.FORMAT,
     claude_code.FORMAT,
+    codex.FORMAT,
+    gemini_cli.FORMAT,
     bfcl.FORMAT,
     tau_bench.FORMAT,
     openhands.FORMAT,
