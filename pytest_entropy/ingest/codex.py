@@ -73,9 +73,7 @@ def _output_text(output: Any) -> tuple[str, bool | None]:
         return text, success if type(success) is bool else None
     if type(output) is list:
         texts = [
-            item["text"]
-            for item in output
-            if type(item) is dict and type(item.get("text")) is str
+            item["text"] for item in output if type(item) is dict and type(item.get("text")) is str
         ]
         return "\n".join(texts), None
     return "", None
@@ -174,9 +172,7 @@ class _Rollout:
         self.reported.clear()
         yield from self.runs.boundary()
 
-    def call(
-        self, name: Any, args: Any, call_id: Any, *, decoded: bool = True
-    ) -> Iterator[bytes]:
+    def call(self, name: Any, args: Any, call_id: Any, *, decoded: bool = True) -> Iterator[bytes]:
         if type(name) is not str:
             self.runs.writer.diagnostics.unknown_records += 1
             return
@@ -310,4 +306,6 @@ def codex_files(root: Path) -> list[Path]:
     return sorted_files(root, _is_rollout_name, recursive=True)
 
 
-FORMAT: Final = SessionFormat("codex", read_codex, detector=detect_codex, directory_files=codex_files)
+FORMAT: Final = SessionFormat(
+    "codex", read_codex, detector=detect_codex, directory_files=codex_files
+)
