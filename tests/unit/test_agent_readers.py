@@ -402,6 +402,10 @@ def test_auto_reads_a_mixed_directory_and_names_what_it_cannot(tmp_path: Path) -
     jsonl(root / "codex" / "rollout-1.jsonl", meta(), turn(), fcall("c"), fout("c"))
     jsonl(root / "gemini" / "session-1.jsonl", gemini_meta(), user("u"), gemini("m", tool("a")))
     (root / "gemini" / "legacy.json.gz").write_bytes(GEMINI_A.read_bytes())
+    (root / "inspect").mkdir()
+    (root / "inspect" / "run.eval").write_bytes(
+        (DATA / "inspect" / "log_message_deduplication.eval").read_bytes()
+    )
     jsonl(root / "openai" / "chat.jsonl", {"messages": [
         {"role": "assistant", "tool_calls": [{"id": "t", "type": "function", "function": {
             "name": "lookup", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "t",
@@ -415,9 +419,11 @@ def test_auto_reads_a_mixed_directory_and_names_what_it_cannot(tmp_path: Path) -
     assert code == 0
     document = json.loads(buffer.getvalue())
     refs = {row["ref"] for row in document["report"]["refs"]}
-    assert refs == {"shell", "read_file", "list_directory", "write_file", "replace", "lookup"}
+    assert refs == {
+        "shell", "read_file", "list_directory", "write_file", "replace", "lookup", "bash"
+    }  # fmt: skip
     diagnostics = document["diagnostics"]
-    assert diagnostics["files"] == 4
+    assert diagnostics["files"] == 5
     assert sorted(diagnostics["unrecognizedNames"]) == [
         str(root / "misc" / "broken.jsonl"),
         str(root / "notes.json"),
@@ -427,6 +433,7 @@ def test_auto_reads_a_mixed_directory_and_names_what_it_cannot(tmp_path: Path) -
         (root / "gemini" / "session-1.jsonl", "gemini-cli"),
         (root / "gemini" / "legacy.json.gz", "gemini-cli"),
         (root / "openai" / "chat.jsonl", "openai"),
+        (root / "inspect" / "run.eval", "inspect"),
     ]:
         assert resolve_format(path, ReadOptions()) == expected
 
