@@ -47,7 +47,7 @@ _QUIET_ITEMS: Final = frozenset(
 )
 _OUTPUT_ITEMS: Final = frozenset({"function_call_output", "custom_tool_call_output"})
 # What the harness answers the model with when a call never ran (codex-rs/core/src/tools):
-# router.rs/registry.rs name an unknown tool, handlers/mod.rs refuses arguments that do not
+# registry.rs names an unknown tool, handlers/mod.rs refuses arguments that do not
 # deserialize, events.rs normalises a refused approval.
 _UNSUPPORTED: Final = ("unsupported call:", "unsupported custom tool call:")
 _PARSE_FAILURE: Final = "failed to parse function arguments"
