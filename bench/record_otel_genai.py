@@ -35,18 +35,18 @@ from typing import Any
 os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
 os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
 
-from google.protobuf.json_format import MessageToDict  # noqa: E402
-from openai import OpenAI  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
-from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from google.protobuf.json_format import MessageToDict
+from openai import OpenAI
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from opentelemetry.util.genai.handler import TelemetryHandler  # noqa: E402
-from opentelemetry.util.genai.types import Error, FunctionToolDefinition  # noqa: E402
+from opentelemetry.util.genai.handler import TelemetryHandler
+from opentelemetry.util.genai.types import Error, FunctionToolDefinition
 
 TOOLS = [
     {
@@ -93,7 +93,7 @@ SCRIPT: list[list[tuple[str, str, str]] | str] = [
 class StubModel(BaseHTTPRequestHandler):
     turn = 0
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
         json.loads(self.rfile.read(length))
         step = SCRIPT[min(StubModel.turn, len(SCRIPT) - 1)]

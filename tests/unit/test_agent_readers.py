@@ -403,6 +403,10 @@ def test_auto_reads_a_mixed_directory_and_names_what_it_cannot(tmp_path: Path) -
     jsonl(root / "gemini" / "session-1.jsonl", gemini_meta(), user("u"), gemini("m", tool("a")))
     (root / "gemini" / "legacy.json.gz").write_bytes(GEMINI_A.read_bytes())
     (root / "inspect").mkdir()
+    (root / "otel").mkdir()
+    (root / "otel" / "spans.jsonl").write_bytes(
+        (DATA / "otel-genai" / "agent-trace.jsonl").read_bytes()
+    )
     (root / "inspect" / "run.eval").write_bytes(
         (DATA / "inspect" / "log_message_deduplication.eval").read_bytes()
     )
@@ -420,10 +424,11 @@ def test_auto_reads_a_mixed_directory_and_names_what_it_cannot(tmp_path: Path) -
     document = json.loads(buffer.getvalue())
     refs = {row["ref"] for row in document["report"]["refs"]}
     assert refs == {
-        "shell", "read_file", "list_directory", "write_file", "replace", "lookup", "bash"
+        "shell", "read_file", "list_directory", "write_file", "replace", "lookup", "bash",
+        "get_weather", "lookup_user", "send_email",
     }  # fmt: skip
     diagnostics = document["diagnostics"]
-    assert diagnostics["files"] == 5
+    assert diagnostics["files"] == 6
     assert sorted(diagnostics["unrecognizedNames"]) == [
         str(root / "misc" / "broken.jsonl"),
         str(root / "notes.json"),
@@ -434,6 +439,7 @@ def test_auto_reads_a_mixed_directory_and_names_what_it_cannot(tmp_path: Path) -
         (root / "gemini" / "legacy.json.gz", "gemini-cli"),
         (root / "openai" / "chat.jsonl", "openai"),
         (root / "inspect" / "run.eval", "inspect"),
+        (root / "otel" / "spans.jsonl", "otel-genai"),
     ]:
         assert resolve_format(path, ReadOptions()) == expected
 
