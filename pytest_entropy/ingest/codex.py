@@ -209,6 +209,7 @@ class _Rollout:
     def item(self, item: dict[str, Any], where: str) -> Iterator[bytes]:
         diagnostics = self.runs.writer.diagnostics
         kind = item.get("type")
+        kind = kind if type(kind) is str else None
         if kind == "function_call":
             args, decoded = decode_arguments(item.get("arguments"))
             yield from self.call(item.get("name"), args, item.get("call_id"), decoded=decoded)
@@ -240,7 +241,7 @@ class _Rollout:
             )
         elif kind in _OUTPUT_ITEMS:
             self.output(item)
-        elif type(kind) is not str or kind not in _QUIET_ITEMS:
+        elif kind not in _QUIET_ITEMS:
             diagnostics.unknown_records += 1
             diagnostics.note(where, f"unknown response item {str(kind)[:40]!r}")
 
@@ -259,6 +260,7 @@ def read_codex(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics) -
             diagnostics.note(at, "record is not a JSON object")
             continue
         kind = line.get("type")
+        kind = kind if type(kind) is str else None
         payload = line.get("payload")
         if kind == "compacted":
             continue  # a summary of earlier turns; its replacement history is not new calls

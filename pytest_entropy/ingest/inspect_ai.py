@@ -75,6 +75,7 @@ def error_outcome(error: Any, parse_error: Any) -> Outcome:
     if type(error) is not dict:
         return "succeeded", None
     kind = error.get("type")
+    kind = kind if type(kind) is str else None
     message = error.get("message")
     text = message.lstrip() if type(message) is str else ""
     if kind == "parsing":
@@ -154,7 +155,8 @@ class _Log:
                     )
             elif role == "tool":
                 call_id = message.get("tool_call_id")
-                outcome, stage = error_outcome(message.get("error"), parse_errors.get(call_id))
+                parse_error = parse_errors.get(call_id) if type(call_id) is str else None
+                outcome, stage = error_outcome(message.get("error"), parse_error)
                 runs.result(call_id, outcome, stage)
             elif role not in ("system", "user"):
                 diagnostics.unknown_records += 1

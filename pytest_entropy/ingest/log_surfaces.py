@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
+from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import SurfaceFormat
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
 from pytest_entropy.ingest.otel_genai import iter_spans, span_attributes
@@ -68,6 +69,8 @@ def _inspect_tools(value: Any) -> Iterator[Any]:
 
 def read_inspect_tools(value: Any, source: str) -> dict[str, Any]:
     """The tools an Inspect ``.json`` log's ``model`` events offered."""
+    if not is_inspect_log(value):
+        raise EntropyInputError("not an Inspect eval log (no eval and samples)", source=source)
     return read_openai(_one_per_name(_inspect_tools(value)), source)
 
 
@@ -85,6 +88,8 @@ def _otel_tools(value: Any) -> Iterator[Any]:
 
 def read_otel_tools(value: Any, source: str) -> dict[str, Any]:
     """The ``gen_ai.tool.definitions`` of an OTLP/JSON file's spans."""
+    if not is_otel_export(value):
+        raise EntropyInputError("not an OTLP/JSON trace export (no resourceSpans)", source=source)
     return read_openai(_one_per_name(_otel_tools(value)), source)
 
 

@@ -103,6 +103,7 @@ def span_outcome(span: dict[str, Any], attributes: dict[str, Any]) -> tuple[str,
     """The outcome of an ``execute_tool`` span (``docs/formats.md``): never a stage."""
     status = span.get("status")
     code = status.get("code") if type(status) is dict else None
+    code = code if type(code) in (int, str) else None
     error = attributes.get("error.type")
     if code in _ERROR_CODES or (type(error) is str and error):
         if type(error) is str and _TIMEOUT.search(error):
