@@ -169,3 +169,21 @@ def test_status_watch_and_compile(
     assert code == 0, out
     assert (project / ".entropy" / "observation-pool.json").is_file()
     assert _snapshot(root) == before  # the agent's own directory is never written
+
+
+@pytest.mark.parametrize("home", ["codex_home", "gemini_home"])
+def test_certification_over_an_agent_home(
+    home: str, project: Path, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root: Path = request.getfixturevalue(home)
+    surface = project.parent / "surface.json"
+    surface.write_text(json.dumps(SURFACE), encoding="utf-8")
+    before = _snapshot(root)
+    sessions = agent_layout(root).sessions_root  # walked under --format auto
+    code = main(["certify", "--sessions", str(sessions), "--surface", str(surface),
+                 "--output-format", "markdown"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (row,) = [line for line in out.splitlines() if "`corpus-mode`" in line]
+    assert "files 11" in row and "operations 11" in row
+    assert _snapshot(root) == before
