@@ -30,7 +30,7 @@ from pytest_entropy.ingest.anthropic import provider_model
 from pytest_entropy.ingest.base import SessionFormat
 from pytest_entropy.ingest.detection import FABRIC_MARK, is_jsonl_name, sorted_files
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
+from pytest_entropy.ingest.foreign import decode_arguments, head_records, iter_json_lines
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
 from pytest_entropy.ingest.runs import RunBuilder
 from pytest_entropy.ingest.writer import ForeignCall, NativeWriter
@@ -46,6 +46,17 @@ _QUIET_ITEMS: Final = frozenset(
     {"message", "reasoning", "ghost_snapshot", "compaction", "compaction_summary", "other"}
 )
 _OUTPUT_ITEMS: Final = frozenset({"function_call_output", "custom_tool_call_output"})
+# Older rollouts (before the {timestamp, type, payload} envelope) wrote these items bare.
+_LEGACY_ITEMS: Final = (
+    _QUIET_ITEMS
+    | _OUTPUT_ITEMS
+    | {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+    }
+)
 # What the harness answers the model with when a call never ran (codex-rs/core/src/tools):
 # registry.rs names an unknown tool, handlers/mod.rs refuses arguments that do not
 # deserialize, events.rs normalises a refused approval.
@@ -264,6 +275,16 @@ def read_codex(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics) -
         payload = line.get("payload")
         if kind == "compacted":
             continue  # a summary of earlier turns; its replacement history is not new calls
+        if payload is None and kind in _LEGACY_ITEMS:
+            yield from rollout.item(line, at)  # an older rollout: bare response items
+            continue
+        if "record_type" in line:
+            continue  # an older rollout's state marker
+        if kind is None and not keyed and type(line.get("id")) is str and "timestamp" in line:
+            keyed = True  # an older rollout's first line: the session's id
+            if line["id"]:
+                rollout.runs.task_key = line["id"]
+            continue
         if kind not in _LINE_TYPES or type(payload) is not dict:
             diagnostics.unknown_records += 1
             diagnostics.note(at, f"unknown rollout line {str(kind)[:40]!r}")
@@ -294,8 +315,23 @@ _ROLLOUT_LINE: Final = re.compile(
 
 
 def detect_codex(path: Path, head: bytes) -> bool:
-    """Rollout lines: a ``type`` among Codex's line types followed by its ``payload``."""
-    return FABRIC_MARK not in head and _ROLLOUT_LINE.search(head) is not None
+    """Rollout lines: a ``type`` among Codex's line types followed by its ``payload``; or an
+    older rollout (``rollout-*.jsonl`` opening with ``{"id", "timestamp", ...}`` and no
+    ``type``)."""
+    if FABRIC_MARK in head:
+        return False
+    if _ROLLOUT_LINE.search(head) is not None:
+        return True
+    if not _is_rollout_name(path.name):
+        return False
+    first = head_records(head, limit=1)
+    return (
+        bool(first)
+        and type(first[0]) is dict
+        and type(first[0].get("id")) is str
+        and "timestamp" in first[0]
+        and "type" not in first[0]
+    )
 
 
 def _is_rollout_name(name: str) -> bool:

@@ -452,3 +452,27 @@ def test_convert_then_measure_equals_direct(tmp_path: Path, session_format: str)
     (tmp_path / "in" / name).write_bytes(source.read_bytes())
     direct, native = round_trip([tmp_path / "in"], tmp_path / "out", session_format)
     assert direct == native
+
+
+def test_codex_older_rollouts_without_the_envelope(tmp_path: Path) -> None:
+    shell_output = json.dumps({"output": "", "metadata": {"exit_code": 2}})
+    path = jsonl(
+        tmp_path / "rollout-2025-06-01T10-00-00-abc.jsonl",
+        {"id": "old-1", "timestamp": "2025-06-01T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}',
+         "call_id": "a"},
+        {"type": "function_call_output", "call_id": "a",
+         "output": {"content": shell_output, "success": False}},
+        {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "b"},
+        {"type": "function_call_output", "call_id": "b", "output": {"content": "ok"}},
+    )  # fmt: skip
+    assert resolve_format(path, ReadOptions()) == "codex"
+    evidence, diagnostics = read(path)
+    assert [(op.ref, op.outcome, op.failure_stage) for op in operations(evidence)] == [
+        ("shell", "failed", "invoke"),
+        ("shell", "succeeded", None),
+    ]
+    assert {trace.task_key for trace in evidence.traces} == {"old-1"}
+    assert diagnostics.unknown_records == 0
