@@ -54,6 +54,8 @@ class SessionCorpus:
     surfaces: list[str]
     surface_note: str
     notes: list[str] = field(default_factory=list)
+    # Paths under the repository (the small samples in tests/data), not the corpora folder.
+    bundled: bool = False
 
 
 @dataclass
@@ -127,6 +129,48 @@ SESSION_CORPORA = [
         "toolbench",
         ["toolbench-data-example/data_example/answer"],
         "each answer file's function list, merged",
+    ),
+]
+
+# The samples of the agent and evaluation formats (issue 33), kept in tests/data: each
+# folder's README gives origin, licence and the hand-checked counts.
+BUNDLED_CORPORA = [
+    SessionCorpus(
+        "codex-rollouts",
+        "Codex CLI rollouts (tests/data/codex)",
+        ["tests/data/codex"],
+        "codex",
+        [],
+        "none recorded (failure stages come from the harness's own verdicts)",
+        bundled=True,
+    ),
+    SessionCorpus(
+        "gemini-cli-chats",
+        "Gemini CLI chat recordings, older whole-document layout (tests/data/gemini-cli)",
+        ["tests/data/gemini-cli"],
+        "gemini-cli",
+        [],
+        "none recorded",
+        bundled=True,
+    ),
+    SessionCorpus(
+        "inspect-logs",
+        "Inspect AI's own test logs, .json and .eval (tests/data/inspect)",
+        ["tests/data/inspect"],
+        "inspect",
+        [],
+        "none (the browser log's model events carry one; its file is gzipped here)",
+        bundled=True,
+    ),
+    SessionCorpus(
+        "otel-genai-trace",
+        "an OpenTelemetry GenAI trace recorded by bench/record_otel_genai.py "
+        "(tests/data/otel-genai)",
+        ["tests/data/otel-genai/agent-trace.jsonl"],
+        "otel-genai",
+        ["tests/data/otel-genai/agent-trace.jsonl"],
+        "the trace's own `gen_ai.tool.definitions`",
+        bundled=True,
     ),
 ]
 
@@ -247,8 +291,10 @@ def freedom_lines(surface: dict[str, Any], worst: int = 5) -> list[str]:
 def read_corpus(
     root: Path, corpus: SessionCorpus, surface: dict[str, Any]
 ) -> tuple[list[Trace], list[ValueObservation], ScanDiagnostics, int]:
-    options = ReadOptions(corpus.session_format, surface)
-    paths = expand_session_paths([root / path for path in corpus.sessions], options)
+    # Without a recorded surface no failure is replayed (an empty one would make each a resolve).
+    options = ReadOptions(corpus.session_format, surface if corpus.surfaces else None)
+    base = REPO if corpus.bundled else root
+    paths = expand_session_paths([base / path for path in corpus.sessions], options)
     traces: list[Trace] = []
     observations: list[ValueObservation] = []
     diagnostics = ScanDiagnostics()
@@ -388,7 +434,7 @@ def proposal_lines(
 
 
 def session_section(root: Path, corpus: SessionCorpus) -> list[str]:
-    surface_paths = [root / path for path in corpus.surfaces]
+    surface_paths = [(REPO if corpus.bundled else root) / path for path in corpus.surfaces]
     if corpus.session_format == "toolbench":
         surface = toolbench_surface(surface_paths[0])
     elif corpus.session_format == "tau-bench":
@@ -531,6 +577,16 @@ def page(root: Path) -> str:
         lines += session_section(root, corpus)
     for surface_corpus in SURFACE_CORPORA:
         lines += surface_section(root, surface_corpus)
+    lines += [
+        "## Samples of the agent and evaluation formats",
+        "",
+        "Small real samples kept in the repository's `tests/data` (Codex CLI, Gemini CLI, "
+        "Inspect AI) and a trace recorded for it (OpenTelemetry GenAI); their READMEs give "
+        "origin, licence and the hand-checked counts the tests assert.",
+        "",
+    ]
+    for corpus in BUNDLED_CORPORA:
+        lines += session_section(root, corpus)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -132,6 +132,7 @@ def is_json_name(name: str) -> bool:
 
 
 def is_walked_name(name: str) -> bool:
-    """A file a directory walk under ``--format auto`` considers: ``.json``, ``.jsonl`` or
-    ``.gz`` (whatever a session reader then claims is read)."""
-    return name.endswith((".json", ".jsonl", ".gz"))
+    """A file a directory walk under ``--format auto`` considers: ``.json``, ``.jsonl``,
+    ``.gz`` or ``.eval`` (Inspect's zipped logs); whatever a session reader then claims is
+    read."""
+    return name.endswith((".json", ".jsonl", ".gz", ".eval"))

@@ -46,6 +46,8 @@ class ScanDiagnostics:
     unmatched_results: int = 0
     unanswered_calls: int = 0
     duplicate_records: int = 0
+    # Messages a conversation's own rewind took back (Gemini CLI's ``$rewindTo``).
+    rewound_records: int = 0
     undecodable_arguments: int = 0
     unstructured_outputs: int = 0
     unscored_entries: int = 0
@@ -143,6 +145,7 @@ class ScanDiagnostics:
             "unmatchedResults": self.unmatched_results,
             "unansweredCalls": self.unanswered_calls,
             "duplicateRecords": self.duplicate_records,
+            "rewoundRecords": self.rewound_records,
             "undecodableArguments": self.undecodable_arguments,
             "unstructuredOutputs": self.unstructured_outputs,
             "unscoredEntries": self.unscored_entries,

@@ -24,9 +24,14 @@ from pytest_entropy.ingest import (
     anthropic,
     bfcl,
     claude_code,
+    codex,
+    gemini_cli,
+    inspect_ai,
+    log_surfaces,
     mcp_jsonrpc,
     openai_chat,
     openhands,
+    otel_genai,
     pi,
     tau_bench,
     tool_lists,
@@ -78,6 +83,10 @@ __all__ = [
 _SESSION_FORMATS: list[SessionFormat] = [
     pi.FORMAT,
     claude_code.FORMAT,
+    codex.FORMAT,
+    gemini_cli.FORMAT,
+    inspect_ai.FORMAT,
+    otel_genai.FORMAT,
     bfcl.FORMAT,
     tau_bench.FORMAT,
     openhands.FORMAT,
@@ -87,7 +96,12 @@ _SESSION_FORMATS: list[SessionFormat] = [
     openai_chat.FORMAT,
 ]
 # Surface formats; the native snapshot is always there.
-_SURFACE_FORMATS: list[SurfaceFormat] = [tool_lists.SNAPSHOT_FORMAT, *tool_lists.FORMATS]
+_SURFACE_FORMATS: list[SurfaceFormat] = [
+    tool_lists.SNAPSHOT_FORMAT,
+    *tool_lists.FORMATS,
+    log_surfaces.INSPECT_SURFACE,
+    log_surfaces.OTEL_SURFACE,
+]
 # What a directory means under ``--format auto``: its ``*.jsonl`` plus Claude Code's
 # subagent transcripts (a native directory has none, so it reads as before).
 _AUTO_DIRECTORY_FILES: Final[DirectoryRule] = claude_code.with_subagents

@@ -11,7 +11,7 @@ result stays ``aborted`` and is counted as unanswered.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, Final
 
 from pytest_entropy.ingest.foreign import decode_arguments
@@ -62,13 +62,19 @@ class RunBuilder:
         model: str | None = None,
         outcome: str = "aborted",
         decoded: bool = True,
-    ) -> Iterator[bytes]:
-        """Record a call; yields the lines of traces this call closes (a model change)."""
+        stage: str | None = None,
+        answered: bool = False,
+    ) -> Generator[bytes, None, ForeignCall | None]:
+        """Record a call; yields the lines of traces this call closes (a model change) and
+        returns the call (``None``: a repeated record, dropped).
+
+        ``outcome`` and ``stage`` are for a call the log records with its own verdict;
+        ``answered`` says the log gives no later result for it."""
         diagnostics = self.writer.diagnostics
         if call_id is not None:
             if self.dedupe and call_id in self._seen:
                 diagnostics.duplicate_records += 1
-                return
+                return None
             self._seen.add(call_id)
         self.calls += 1
         if not decoded:
@@ -80,10 +86,11 @@ class RunBuilder:
         if current is None:
             current = self._current = ForeignTrace(self.task_key, model)
         current.model = model
-        call = ForeignCall(name, args, outcome, call_id=call_id)
+        call = ForeignCall(name, args, outcome, stage, call_id=call_id, answered=answered)
         current.calls.append(call)
-        if call_id is not None:
+        if call_id is not None and not answered:
             self._open.setdefault(call_id, deque()).append(call)
+        return call
 
     def recorded_call(
         self, name: Any, arguments: Any, call_id: Any, model: str | None

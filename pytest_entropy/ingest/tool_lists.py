@@ -263,6 +263,12 @@ def detect_surface_format(value: Any) -> str:
     """The surface format of a parsed file, or ``""`` when nothing matches."""
     if _gemini_declarations(value) is not None:
         return "gemini"
+    from pytest_entropy.ingest.log_surfaces import is_inspect_log, is_otel_export
+
+    if is_inspect_log(value):
+        return "inspect"
+    if is_otel_export(value):
+        return "otel-genai"
     if type(value) is dict:
         if value.get("version") == 1 and type(value.get("actions")) is list:
             return "snapshot"

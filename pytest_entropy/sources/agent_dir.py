@@ -6,6 +6,11 @@
 * Claude Code's directory (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``): transcripts under
   ``projects/<encoded project>/*.jsonl`` (each session's subagents in
   ``<session>/subagents/``). We never write there: its state is the project's ``.entropy/``;
+* Codex CLI's home (``$CODEX_HOME`` or ``~/.codex``): rollouts under
+  ``sessions/YYYY/MM/DD/rollout-*.jsonl``, each naming its project in ``session_meta.cwd``;
+* Gemini CLI's home (``~/.gemini``): chats under ``tmp/<project>/chats/session-*``, each
+  naming its project by ``projectHash`` (the SHA-256 of the project root). Neither is ever
+  written to: their state is the project's ``.entropy/``, as for Claude Code;
 * a project's own state directory, ``.entropy/`` (``compiled.json``,
   ``observation-pool.json``, ``surface.json``), with a ``.gitignore`` holding ``*`` written
   when the directory is created (as ``.pytest_cache`` does), so the pool's verbatim argument
@@ -18,6 +23,7 @@ too. Every file is scanned alone with its own model cursor; reads stream line by
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -30,12 +36,15 @@ from pytest_entropy.sources.locate import (
     SessionFile,
     _newest_first,
     _session_files_in,
+    _stamp,
 )
 
 __all__ = [
     "AGENT_KINDS",
     "CLAUDE_CODE",
+    "CODEX",
     "EXPORTED_SURFACE",
+    "GEMINI_CLI",
     "PI",
     "STATE_DIRNAME",
     "AgentLayout",
@@ -50,9 +59,11 @@ __all__ = [
     "detect_agent_kind",
     "encode_claude_project_dir",
     "encode_project_dir",
+    "gemini_project_hash",
     "machine_session_files",
     "project_session_files",
     "project_sessions_dir",
+    "session_project",
 ]
 
 # A project's state directory, under its working directory.
@@ -62,7 +73,14 @@ STATE_DIRNAME: Final = ".entropy"
 EXPORTED_SURFACE: Final = "surface.json"
 PI: Final = "pi"
 CLAUDE_CODE: Final = "claude-code"
-AGENT_KINDS: Final = (PI, CLAUDE_CODE)
+CODEX: Final = "codex"
+GEMINI_CLI: Final = "gemini-cli"
+AGENT_KINDS: Final = (PI, CLAUDE_CODE, CODEX, GEMINI_CLI)
+# Kinds whose own directory is never written to: their state is the project's .entropy/.
+_FOREIGN_KINDS: Final = frozenset({CLAUDE_CODE, CODEX, GEMINI_CLI})
+_YEAR: Final = re.compile(r"\d{4}\Z")
+# How much of a session file's head is read to find the project it belongs to.
+_HEAD_BYTES: Final = 1 << 20
 
 
 def agent_dir_from_env() -> Path:
@@ -127,13 +145,93 @@ def encode_claude_project_dir(cwd: str | os.PathLike[str]) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", os.path.abspath(os.fspath(cwd)))
 
 
+def _is_codex_home(root: Path) -> bool:
+    """Codex's ``sessions/`` holds year folders (Pi's holds encoded project names), and its
+    home a ``config.toml``."""
+    if (root / "config.toml").is_file():
+        return True
+    try:
+        with os.scandir(root / "sessions") as entries:
+            return any(entry.is_dir() and _YEAR.match(entry.name) for entry in entries)
+    except OSError:
+        return False
+
+
 def detect_agent_kind(agent_dir: str | os.PathLike[str]) -> str:
-    """``claude-code`` for a directory laid out as Claude Code's (``projects/`` and no Pi
-    ``sessions/`` or ``fabric/``), else ``pi``."""
+    """The layout of an agent directory: ``pi`` when it has ``fabric/`` or Pi's
+    ``sessions/``; ``codex`` when its ``sessions/`` holds year folders (or it has a
+    ``config.toml``); ``claude-code`` with ``projects/``; ``gemini-cli`` with ``tmp/``;
+    else ``pi``."""
     root = Path(agent_dir)
-    if (root / "sessions").is_dir() or (root / "fabric").is_dir():
+    if (root / "fabric").is_dir():
         return PI
-    return CLAUDE_CODE if (root / "projects").is_dir() else PI
+    if (root / "sessions").is_dir():
+        return CODEX if _is_codex_home(root) else PI
+    if (root / "projects").is_dir():
+        return CLAUDE_CODE
+    return GEMINI_CLI if (root / "tmp").is_dir() else PI
+
+
+def gemini_project_hash(cwd: str | os.PathLike[str]) -> str:
+    """Gemini CLI's ``projectHash`` of a project root: the SHA-256 of its absolute path."""
+    return hashlib.sha256(os.path.abspath(os.fspath(cwd)).encode("utf-8")).hexdigest()
+
+
+_CODEX_META: Final = re.compile(rb'"type"\s*:\s*"session_meta"')
+_GEMINI_HASH: Final = re.compile(rb'"projectHash"\s*:\s*"([0-9a-f]{64})"')
+
+
+def _head(path: Path) -> bytes:
+    from pytest_entropy.ingest.base import open_session
+
+    try:
+        with open_session(path) as stream:
+            data: bytes = stream.read(_HEAD_BYTES)
+    except (OSError, EOFError):
+        return b""
+    return data
+
+
+def session_project(path: Path, kind: str) -> str | None:
+    """The project a Codex rollout (its ``session_meta.cwd``) or a Gemini CLI chat (its
+    ``projectHash``) belongs to, read from the file's head; ``None`` when it names none."""
+    head = _head(path)
+    if kind == GEMINI_CLI:
+        found = _GEMINI_HASH.search(head)
+        return found.group(1).decode() if found else None
+    from pytest_entropy.ingest.foreign import head_records
+
+    for record in head_records(head, limit=4):
+        if type(record) is dict and record.get("type") == "session_meta":
+            payload = record.get("payload")
+            cwd = payload.get("cwd") if type(payload) is dict else None
+            return os.path.normpath(cwd) if type(cwd) is str and cwd else None
+    return None
+
+
+def _foreign_session_files(layout: AgentLayout) -> list[SessionFile]:
+    """Every session file of a Codex or Gemini CLI home, by its format's directory rule."""
+    from pytest_entropy.ingest.codex import codex_files
+    from pytest_entropy.ingest.gemini_cli import gemini_cli_files
+
+    rule = codex_files if layout.kind == CODEX else gemini_cli_files
+    try:
+        paths = rule(layout.sessions_root)
+    except OSError:
+        return []
+    out: list[SessionFile] = []
+    for path in paths:
+        try:
+            out.append(_stamp(path))
+        except OSError:
+            continue
+    return out
+
+
+def _project_key(layout: AgentLayout, cwd: str | os.PathLike[str]) -> str:
+    if layout.kind == GEMINI_CLI:
+        return gemini_project_hash(cwd)
+    return os.path.normpath(os.path.abspath(os.fspath(cwd)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,24 +243,34 @@ class AgentLayout:
 
     @property
     def sessions_root(self) -> Path:
-        """The directory holding one directory per project."""
-        return self.root / ("projects" if self.kind == CLAUDE_CODE else "sessions")
+        """The directory holding the sessions (Pi, Claude Code: one directory per project;
+        Codex: ``sessions/YYYY/MM/DD``; Gemini CLI: ``tmp/<project>/chats``)."""
+        if self.kind == CLAUDE_CODE:
+            return self.root / "projects"
+        if self.kind == GEMINI_CLI:
+            return self.root / "tmp"
+        return self.root / "sessions"
 
     @property
     def session_format(self) -> str:
         """How the layout's session files are read when ``--format`` is ``auto``."""
-        return CLAUDE_CODE if self.kind == CLAUDE_CODE else "fabric"
+        return "fabric" if self.kind == PI else self.kind
 
     def project_dir(self, cwd: str | os.PathLike[str]) -> Path:
-        """The session directory of the project at ``cwd``."""
+        """The session directory of the project at ``cwd`` (Codex keeps no such directory:
+        its sessions root, whose rollouts are then told apart by their ``cwd``)."""
         if self.kind == CLAUDE_CODE:
             return self.sessions_root / encode_claude_project_dir(cwd)
+        if self.kind == GEMINI_CLI:
+            return self.sessions_root / gemini_project_hash(cwd) / "chats"
+        if self.kind == CODEX:
+            return self.sessions_root
         return self.sessions_root / encode_project_dir(cwd)
 
     def state_dir(self, cwd: str | os.PathLike[str] | None = None) -> Path:
-        """Pi's ``fabric/entropy/``; for Claude Code the project's ``.entropy/`` (never
-        Claude Code's own directory)."""
-        if self.kind == CLAUDE_CODE:
+        """Pi's ``fabric/entropy/``; for Claude Code, Codex and Gemini CLI the project's
+        ``.entropy/`` (never the agent's own directory)."""
+        if self.kind in _FOREIGN_KINDS:
             return default_state_dir(cwd)
         return agent_state_dir(self.root)
 
@@ -171,8 +279,8 @@ class AgentLayout:
         return self.state_dir(cwd) / EXPORTED_SURFACE
 
     def repairs_path(self) -> Path | None:
-        """Pi's repair table (Claude Code has none)."""
-        return None if self.kind == CLAUDE_CODE else agent_repairs_path(self.root)
+        """Pi's repair table (the other agents have none)."""
+        return None if self.kind in _FOREIGN_KINDS else agent_repairs_path(self.root)
 
 
 def agent_layout(agent_dir: str | os.PathLike[str], kind: str | None = None) -> AgentLayout:
@@ -193,8 +301,19 @@ def project_session_files(
     limit: int = DEFAULT_WINDOW,
     kind: str | None = PI,
 ) -> list[SessionFile]:
-    """The current project's newest session files (spec §4.2), newest first."""
-    directory = agent_layout(agent_dir, kind).project_dir(cwd)
+    """The current project's newest session files (spec §4.2), newest first. Codex and
+    Gemini CLI sessions belong to the project their own head names (``session_meta.cwd``,
+    ``projectHash``), wherever they are stored."""
+    layout = agent_layout(agent_dir, kind)
+    if layout.kind in (CODEX, GEMINI_CLI):
+        wanted = _project_key(layout, cwd)
+        files = [
+            item
+            for item in _foreign_session_files(layout)
+            if session_project(item.path, layout.kind) == wanted
+        ]
+        return _newest_first(files)[: max(1, limit)]
+    directory = layout.project_dir(cwd)
     return _newest_first(_session_files_in(directory))[: max(1, limit)]
 
 
@@ -207,7 +326,15 @@ def machine_session_files(
     """The machine-wide window (spec §4.2): newest files across every project, with the
     current project's newest file always included. For Claude Code the files are each
     project's main transcripts (``projects/<project>/*.jsonl``)."""
-    root = agent_layout(agent_dir, kind).sessions_root
+    layout = agent_layout(agent_dir, kind)
+    if layout.kind in (CODEX, GEMINI_CLI):
+        selected = _newest_first(_foreign_session_files(layout))[: max(1, limit)]
+        if cwd is not None:
+            current = project_session_files(agent_dir, cwd, 1, layout.kind)
+            if current and all(item.path != current[0].path for item in selected):
+                selected = _newest_first([*selected[: max(1, limit) - 1], current[0]])
+        return selected
+    root = layout.sessions_root
     try:
         projects = sorted(
             (entry.name for entry in os.scandir(root) if entry.is_dir()), key=code_unit_key

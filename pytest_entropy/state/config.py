@@ -392,15 +392,18 @@ COMMAND_FLAGS: Final = {
     "sessions-dir": CommandFlag("--sessions", "a directory of session files", "DIR"),
     "agent-dir": CommandFlag(
         "--agent-dir",
-        "an agent directory: Pi's (sessions/<project>/, state in fabric/entropy/) or Claude"
-        " Code's (~/.claude: projects/<project>/*.jsonl, state in the project's .entropy/)",
+        "an agent directory: Pi's (sessions/<project>/, state in fabric/entropy/), Claude"
+        " Code's (~/.claude: projects/<project>/*.jsonl), Codex's (~/.codex: sessions/YYYY/"
+        "MM/DD/rollout-*.jsonl) or Gemini CLI's (~/.gemini: tmp/<project>/chats/); the last"
+        " three keep their state in the project's .entropy/",
         "DIR",
     ),
     "agent-kind": CommandFlag(
         "--agent-kind",
-        "the --agent-dir layout (default: detected; claude-code when it holds projects/)",
+        "the --agent-dir layout (default: detected; claude-code when it holds projects/,"
+        " codex when its sessions/ holds year folders, gemini-cli when it holds tmp/)",
         "KIND",
-        choices=("pi", "claude-code"),
+        choices=("pi", "claude-code", "codex", "gemini-cli"),
     ),
     "state-dir": CommandFlag("--state-dir", "state directory (default: .entropy/ here)", "DIR"),
     "surface": CommandFlag(

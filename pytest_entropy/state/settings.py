@@ -76,7 +76,12 @@ SETTINGS: Final = (
         default=".entropy",
     ),
     Setting("agent-dir", "path", "an agent directory (Pi's or Claude Code's)"),
-    Setting("agent-kind", "choice", "the agent directory's layout", ("pi", "claude-code")),
+    Setting(
+        "agent-kind",
+        "choice",
+        "the agent directory's layout",
+        ("pi", "claude-code", "codex", "gemini-cli"),
+    ),
     Setting("artifact", "path", "the compiled artifact the trial replays against"),
     Setting("format", "text", "the session format (auto, fabric or a foreign one)", default="auto"),
     Setting(
