@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from pytest_entropy.cli.app import main
+from pytest_entropy.report.json_schemas import schema_for
 from pytest_entropy.report.lint import MARKDOWN_ROWS_PER_RULE
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -32,7 +34,8 @@ def _catalogue() -> dict[str, Any]:
 
 def _tool(index: int) -> dict[str, Any]:
     properties: dict[str, Any] = {
-        f"arg{n}": {"type": "integer"} for n in range(12)  # twelve undescribed parameters
+        f"arg{n}": {"type": "integer"}
+        for n in range(12)  # twelve undescribed parameters
     }
     properties["body"] = {"$ref": f"#/$defs/Model{index % 10}", "description": "the body"}
     return {
@@ -57,7 +60,10 @@ def test_markdown_is_grouped_by_rule_with_capped_rows(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     surface = _surface(tmp_path)
-    findings = json.loads(_lint(capsys, "--surface", surface, "--json"))["findings"]
+    document = json.loads(_lint(capsys, "--surface", surface, "--json"))
+    errors = Draft202012Validator(schema_for("lint")).iter_errors(document)
+    assert sorted(errors, key=str) == []
+    findings = document["findings"]
     undescribed = [f for f in findings if f["rule"] == "param-undescribed"]
     # 12 per tool of its own, plus 3 for each of the 10 definitions the tools use (once
     # each, not once per tool that carries it: that would be 40 x 30 x 3 more).
