@@ -102,7 +102,12 @@ def _digest(value: Any) -> str:
     except (RecursionError, TypeError, ValueError):
         from pytest_entropy.core.canonical import canonical_json
 
-        text = canonical_json(value)  # no nesting limit
+        try:
+            text = canonical_json(value)  # no nesting limit
+        except (OverflowError, RecursionError, TypeError, ValueError):
+            # An integer past the double range, say: this copy is then a definition of its
+            # own, never merged with another tool's (nothing is lost, only repeated).
+            return f"unmerged:{id(value)}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
