@@ -185,3 +185,21 @@ def test_a_surface_without_definitions_is_unchanged() -> None:
     findings = lint_surface({"version": 1, "actions": [{"ref": "t", "inputSchema": schema}]})
     assert findings and all(f.definition is None and f.tools == () for f in findings)
     assert all("tools" not in f.to_json() for f in findings)
+
+
+def test_anchor_refs_resolve_from_one_map_of_the_tool() -> None:
+    # Several "#anchor" references in one tool: the known one resolves (the first subschema
+    # declaring it, in walk order), the unknown one is reported.
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "#here", "description": "a"},
+            "b": {"$ref": "#here", "description": "b"},
+            "c": {"$ref": "#nowhere", "description": "c"},
+        },
+        "$defs": {"one": {"$anchor": "here", "type": "string"}},
+    }
+    findings = lint_surface({"version": 1, "actions": [{"ref": "t", "inputSchema": schema}]})
+    unresolved = [f.pointer for f in findings if f.rule == "ref-unresolved"]
+    assert unresolved == ["/properties/c/$ref"]
+    assert not [f for f in findings if f.rule == "definition-unused"]
