@@ -47,6 +47,22 @@ def _run(config: pytest.Config, settings: EntropySettings) -> LintRun | str:
     return result
 
 
+_BY_TOOL_KEY: pytest.StashKey[dict[str | None, list[Any]]] = pytest.StashKey()
+
+
+def _by_tool(config: pytest.Config, run: LintRun) -> dict[str | None, list[Any]]:
+    """The findings of each tool, built once for all the items (a finding of a definition
+    several tools share belongs to each of them)."""
+    index = config.stash.get(_BY_TOOL_KEY, None)
+    if index is None:
+        index = {}
+        for finding in run.findings:
+            for ref in finding.affected:
+                index.setdefault(ref, []).append(finding)
+        config.stash[_BY_TOOL_KEY] = index
+    return index
+
+
 class LintItem(pytest.Item):
     """The lint findings of one tool (``name``), or the lint's own failure (``ref`` None)."""
 
@@ -59,8 +75,8 @@ class LintItem(pytest.Item):
         run = _run(self.config, self.settings)
         if isinstance(run, str):
             raise LintFailed(run)
-        mine = [finding for finding in run.findings if finding.ref == self.ref]
-        warnings = [f for f in mine if f.severity != "error"]
+        mine = _by_tool(self.config, run).get(self.ref, [])
+        warnings = [f for f in mine if f.severity == "warning"]
         if warnings:
             self.user_properties.append(("entropy_lint_warnings", len(warnings)))
         errors = [f for f in mine if f.severity == "error"]

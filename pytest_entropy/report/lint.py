@@ -7,7 +7,6 @@ SARIF is what GitHub code scanning reads: every result carries ``ruleId``, ``lev
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -36,21 +35,43 @@ def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
 
 def _counts(findings: Sequence[Finding], tools: int) -> str:
     errors = sum(1 for finding in findings if finding.severity == "error")
-    warnings = len(findings) - errors
-    touched = len({finding.ref for finding in findings})
+    notes = sum(1 for finding in findings if finding.severity == "info")
+    warnings = len(findings) - errors - notes
+    touched = len({ref for finding in findings for ref in finding.affected})
+    info = f", {notes} info" if notes else ""
     return (
-        f"{len(findings)} findings ({errors} errors, {warnings} warnings) in {touched} of"
+        f"{len(findings)} findings ({errors} errors, {warnings} warnings{info}) in {touched} of"
         f" {tools} tools"
     )
 
 
+# How many tool names a line of text names for a definition's finding, and how many rows
+# of detail the Markdown summary shows per rule.
+_NAMED_TOOLS: Final = 3
+MARKDOWN_ROWS_PER_RULE: Final = 10
+
+
+def _shared(finding: Finding) -> str:
+    """`` [in 24 tools: a, b, c and 21 more]`` for a finding several tools share, else ``""``."""
+    if len(finding.tools) < 2:
+        return ""
+    named = ", ".join(finding.tools[:_NAMED_TOOLS])
+    more = len(finding.tools) - _NAMED_TOOLS
+    rest = f" and {more} more" if more > 0 else ""
+    return f" [in {len(finding.tools)} tools: {named}{rest}]"
+
+
 def lint_text_lines(findings: Sequence[Finding], tools: int) -> list[str]:
-    """One line per finding (severity, rule, tool, pointer, message, fix), then a count."""
+    """One line per finding (severity, rule, tool, pointer, message, fix, and the tools that
+    share a definition's finding), then a count."""
     lines = []
     for finding in findings:
         where = f"{finding.ref}#{finding.pointer}" if finding.pointer else finding.ref
         fix = f" (fix: {finding.fix})" if finding.fix else ""
-        lines.append(f"{finding.severity:<7} {finding.rule:<28} {where}: {finding.message}{fix}")
+        lines.append(
+            f"{finding.severity:<7} {finding.rule:<28} {where}: {finding.message}{fix}"
+            + _shared(finding)
+        )
     lines.append(_counts(findings, tools) if findings else f"no findings in {tools} tools")
     return lines
 
@@ -59,30 +80,64 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def lint_markdown_lines(findings: Sequence[Finding], tools: int) -> list[str]:
-    """A Markdown summary: counts per rule, then a table of the findings."""
+def _tool_cell(finding: Finding) -> str:
+    """The tool column: the tool, and how many more share a definition's finding."""
+    cell = f"`{_cell(finding.ref)}`"
+    if len(finding.tools) > 1:
+        cell += f" and {len(finding.tools) - 1} more"
+    return cell
+
+
+def lint_markdown_lines(
+    findings: Sequence[Finding], tools: int, *, rows_per_rule: int = MARKDOWN_ROWS_PER_RULE
+) -> list[str]:
+    """A Markdown summary: counts per rule, then one section per rule with its first
+    ``rows_per_rule`` findings (the rest counted), so a large surface stays readable and
+    within a CI step summary's size."""
     verdict = "FAIL" if any(f.severity == "error" for f in findings) else "PASS"
     lines = [f"## Schema lint: {verdict}", "", _counts(findings, tools) + ".", ""]
     if not findings:
         return lines
     lines += ["| Rule | Severity | Count |", "| --- | --- | ---: |"]
-    per_rule = Counter((finding.rule, finding.severity) for finding in findings)
-    for (rule, severity), count in sorted(per_rule.items()):
-        lines.append(f"| `{rule}` | {severity} | {count} |")
-    lines += ["", "| Tool | Pointer | Rule | Message |", "| --- | --- | --- | --- |"]
+    by_rule: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
-        lines.append(
-            f"| `{_cell(finding.ref)}` | `{_cell(finding.pointer or '/')}` | `{finding.rule}` |"
-            f" {_cell(finding.message)} |"
-        )
+        by_rule.setdefault((finding.rule, finding.severity), []).append(finding)
+    ordered = sorted(by_rule.items())
+    for (rule, severity), mine in ordered:
+        lines.append(f"| `{rule}` | {severity} | {len(mine)} |")
+    for (rule, severity), mine in ordered:
+        touched = len({ref for finding in mine for ref in finding.affected})
+        lines += [
+            "",
+            f"### `{rule}` ({severity}): {len(mine)} findings in {touched} tools",
+            "",
+            "| Tool | Pointer | Message |",
+            "| --- | --- | --- |",
+        ]
+        for finding in mine[:rows_per_rule]:
+            lines.append(
+                f"| {_tool_cell(finding)} | `{_cell(finding.pointer or '/')}` |"
+                f" {_cell(finding.message)} |"
+            )
+        if len(mine) > rows_per_rule:
+            lines += [
+                "",
+                f"_... and {len(mine) - rows_per_rule} more `{rule}` findings"
+                " (`--output-format text` or `json` lists them all)._",
+            ]
     return lines
+
+
+def _level(severity: str) -> str:
+    """SARIF's ``level`` of a severity: ``info`` is a ``note`` there."""
+    return "note" if severity == "info" else severity
 
 
 def _rule_descriptors(
     findings: Sequence[Finding], profiles: Sequence[Profile]
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     catalogue: dict[str, tuple[str, str, str | None]] = {
-        rule.id: (rule.summary, rule.severity, None) for rule in RULES
+        rule.id: (rule.summary, _level(rule.severity), None) for rule in RULES
     }
     for profile in profiles:
         for provider_rule in profile.rules:
@@ -107,6 +162,16 @@ def _rule_descriptors(
     return descriptors, {rule_id: index for index, rule_id in enumerate(used)}
 
 
+def _properties(finding: Finding) -> dict[str, Any]:
+    """A result's property bag: the pointer and profile, and for a definition's finding the
+    definition and every tool that shares it."""
+    bag: dict[str, Any] = {"pointer": finding.pointer, "profile": finding.profile}
+    if finding.definition is not None:
+        bag["definition"] = finding.definition
+        bag["tools"] = list(finding.tools)
+    return bag
+
+
 def lint_sarif(
     findings: Sequence[Finding],
     *,
@@ -127,7 +192,7 @@ def lint_sarif(
             {
                 "ruleId": finding.rule,
                 "ruleIndex": index[finding.rule],
-                "level": finding.severity,
+                "level": _level(finding.severity),
                 "message": {"text": message},
                 "locations": [
                     {
@@ -145,7 +210,7 @@ def lint_sarif(
                     }
                 ],
                 "partialFingerprints": {"entropyLint/v1": fingerprint},
-                "properties": {"pointer": finding.pointer, "profile": finding.profile},
+                "properties": _properties(finding),
             }
         )
     return {

@@ -407,7 +407,8 @@ class Certification:
         errors = run.errors
         tools = len(run.surface["actions"])
         evidence = (
-            f"{len(errors)} errors, {len(run.findings) - len(errors)} warnings in {tools} tools"
+            f"{len(errors)} errors, {sum(f.severity == 'warning' for f in run.findings)} warnings"
+            f" in {tools} tools"
             f" under {profile}"
         )
         details = tuple(

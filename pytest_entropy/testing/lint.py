@@ -38,7 +38,7 @@ def assert_lint_clean(
     run = lint_source(
         surface, profiles, options=LintOptions(select=tuple(select), ignore=tuple(ignore))
     )
-    failing = list(run.findings) if warnings else run.errors
+    failing = [f for f in run.findings if f.severity != "info"] if warnings else run.errors
     if failing:
         shown = [
             f"  {f.severity} {f.rule} {f.ref}{'#' + f.pointer if f.pointer else ''}: {f.message}"

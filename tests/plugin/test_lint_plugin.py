@@ -94,3 +94,31 @@ def test_assert_lint_clean(tmp_path: Path) -> None:
         assert_lint_clean({"tools": [EMPTY]})
     with pytest.raises(AssertionError, match="tool-undescribed"):
         assert_lint_clean({"tools": [{**GOOD, "description": ""}]}, warnings=True)
+
+
+def test_an_error_in_a_shared_definition_fails_every_tool_that_uses_it(
+    pytester: pytest.Pytester,
+) -> None:
+    # The finding is reported once (at the first tool), yet each tool whose schema uses
+    # the broken definition is broken: its item fails; a tool that only carries it passes.
+    definitions = {
+        "item": {"type": "object", "properties": {}, "required": ["id"]},
+        "fine": {"type": "string"},
+    }
+
+    def tool(name: str, target: str) -> dict[str, object]:
+        properties = {"p": {"$ref": f"#/$defs/{target}", "description": "p"}}
+        schema = {"type": "object", "properties": properties, "$defs": definitions}
+        return {"name": name, "description": name, "inputSchema": schema}
+
+    surface = _tools(pytester, tool("first", "item"), tool("other", "fine"), tool("last", "item"))
+    result = run(pytester, "--entropy-lint", "mcp", "--entropy-surface", surface, "-v")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*entropy-lint::first FAILED*",
+            "*entropy-lint::other PASSED*",
+            "*entropy-lint::last FAILED*",
+            "*required-unknown /$defs/item/required/0*",
+        ]
+    )

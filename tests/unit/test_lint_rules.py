@@ -86,6 +86,10 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         _surface(_tool(_param({"$ref": "#/$defs/missing"}))),
         _surface(_tool({**_param({"$ref": "#/$defs/id"}), "$defs": {"id": {"type": "integer"}}})),
     ),
+    "definition-unused": (
+        _surface(_tool({**OBJECT, "$defs": {"id": _described({"type": "integer"})}})),
+        _surface(_tool({**_param({"$ref": "#/$defs/id"}), "$defs": {"id": {"type": "integer"}}})),
+    ),
     "name-invalid": (
         _surface(_tool(ref="search the web")),
         _surface(_tool(ref="github.search_issues/v2-beta")),

@@ -122,13 +122,32 @@ def _tool_lines(path: str, refs: list[str], prefix: str) -> dict[str, int]:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return {}
-    lines: dict[str, int] = {}
+    # One pass over the file: the first `"name"`/`"ref"` member holding each string, its line
+    # counted from the previous match (a search per tool from the top was quadratic).
+    wanted: dict[str, list[str]] = {}
     for ref in refs:
         name = ref[len(prefix) :] if prefix and ref.startswith(prefix) else ref
-        match = re.search(r'"(?:name|ref)"\s*:\s*' + re.escape(json.dumps(name)), text)
-        if match is not None:
-            lines[ref] = text.count("\n", 0, match.start()) + 1
+        wanted.setdefault(name, []).append(ref)
+    lines: dict[str, int] = {}
+    line, scanned = 1, 0
+    for match in _NAME_MEMBER.finditer(text):
+        try:
+            name = json.loads(match.group(1))
+        except ValueError:
+            continue
+        owners = wanted.pop(name, None) if type(name) is str else None
+        if owners is None:
+            continue
+        line += text.count("\n", scanned, match.start())
+        scanned = match.start()
+        for ref in owners:
+            lines[ref] = line
+        if not wanted:
+            break
     return lines
+
+
+_NAME_MEMBER = re.compile(r'"(?:name|ref)"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

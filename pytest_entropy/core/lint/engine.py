@@ -6,6 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.lint.definitions import (
+    carries_definitions,
+    merge_definition_findings,
+    referenced,
+)
 from pytest_entropy.core.lint.hygiene import hygiene_findings, size_findings, surface_findings
 from pytest_entropy.core.lint.model import RULES, Finding, LintOptions, Profile
 from pytest_entropy.core.lint.providers import profile_surface_findings, profile_tool_findings
@@ -38,7 +43,9 @@ def lint_surface(
     surface snapshot ``{version: 1, actions: [{ref, inputSchema, description?}]}``.
 
     Findings come in tool order; within a tool: names, hygiene, size, then the profiles in
-    the order given. ``options`` selects rules and sets the size thresholds.
+    the order given. ``options`` selects rules and sets the size thresholds. A finding
+    inside a root ``$defs``/``definitions`` entry is reported only where a tool references
+    the entry, once for all the tools that share it (:mod:`~.definitions`).
 
     >>> [f.rule for f in lint_surface({"version": 1, "actions": [
     ...     {"ref": "t", "description": "d", "inputSchema": {}}]})]
@@ -54,10 +61,14 @@ def lint_surface(
     for position, finding in placed:
         per_tool[position].append(finding)
     meta_cache: dict[Any, Any] = {}
+    schemas = [action.get("inputSchema") for action in actions]
+    # The root definitions each tool's body references (computed while its nodes exist).
+    used_of: list[set[tuple[str, str]]] = []
     for position, action in enumerate(actions):
         ref = refs[position]
-        schema = action.get("inputSchema")
+        schema = schemas[position]
         nodes = list(subschemas(schema))
+        used_of.append(referenced(nodes) if carries_definitions(schema) else set())
         findings = per_tool[position]
         findings.extend(
             hygiene_findings(ref, action, options=options, nodes=nodes, meta_cache=meta_cache)
@@ -65,7 +76,14 @@ def lint_surface(
         findings.extend(size_findings(ref, schema, options=options, nodes=nodes))
         for profile in profiles:
             findings.extend(profile_tool_findings(profile, ref, schema, nodes))
-    return [finding for findings in per_tool for finding in findings if options.wants(finding.rule)]
+    wanted = [
+        [finding for finding in findings if options.wants(finding.rule)] for findings in per_tool
+    ]
+    tool_wide = frozenset(
+        rule.id for profile in profiles for rule in profile.rules if rule.check == "max-depth"
+    )
+    merged = merge_definition_findings(refs, schemas, used_of, wanted, tool_wide_rules=tool_wide)
+    return [finding for findings in merged for finding in findings if options.wants(finding.rule)]
 
 
 def has_errors(findings: Sequence[Finding]) -> bool:

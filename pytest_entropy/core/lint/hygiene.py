@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from pytest_entropy.core.lint.model import ERROR, WARNING, Finding, LintOptions
-from pytest_entropy.core.lint.walk import Node, resolve_local, subschemas
+from pytest_entropy.core.lint.walk import Node, anchors_of, resolve_local, subschemas
 
 __all__ = ["hygiene_findings", "size_findings", "surface_findings"]
 
@@ -289,6 +289,7 @@ def hygiene_findings(
     if options.wants("schema-invalid"):
         out.extend(_invalid(ref, schema, nodes, {} if meta_cache is None else meta_cache))
     names_at: dict[str, set[str]] = {}
+    anchors: dict[str, Any] | None = None  # built on the first "#anchor" $ref, then shared
     for node in nodes:
         sub = node.schema
         if node.via == "properties":
@@ -305,7 +306,9 @@ def hygiene_findings(
         out.extend(_required(ref, node, names))
         target = sub.get("$ref")
         if type(target) is str:
-            found, _ = resolve_local(schema, target)
+            if anchors is None and target.startswith("#") and not target.startswith("#/"):
+                anchors = anchors_of(nodes)
+            found, _ = resolve_local(schema, target, anchors)
             if not found:
                 external = not target.startswith("#")
                 out.append(

@@ -16,6 +16,7 @@ from pytest_entropy.core.errors import EntropyInputError
 __all__ = [
     "CHECK_KINDS",
     "ERROR",
+    "INFO",
     "RULES",
     "WARNING",
     "Finding",
@@ -28,12 +29,17 @@ __all__ = [
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
+INFO: Final = "info"
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One violation: ``pointer`` is the JSON pointer inside the tool's schema (``""`` for
-    the schema itself); ``profile`` names the provider profile of a provider rule."""
+    the schema itself); ``profile`` names the provider profile of a provider rule.
+
+    A finding inside a root definition (``$defs``/``definitions``) is reported once for
+    every tool that references it: ``definition`` is then the definition (``#/$defs/Name``),
+    ``ref`` the first of ``tools``, the tools where it was found, in surface order."""
 
     rule: str
     severity: str
@@ -42,9 +48,11 @@ class Finding:
     message: str
     fix: str | None = None
     profile: str | None = None
+    definition: str | None = None
+    tools: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,
             "ref": self.ref,
@@ -53,6 +61,15 @@ class Finding:
             "fix": self.fix,
             "profile": self.profile,
         }
+        if self.definition is not None:
+            out["definition"] = self.definition
+            out["tools"] = list(self.tools)
+        return out
+
+    @property
+    def affected(self) -> tuple[str, ...]:
+        """The tools this finding is about: its ``tools``, else its ``ref``."""
+        return self.tools or (self.ref,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +98,7 @@ RULES: Final = (
     RuleInfo("surface-too-many-tools", WARNING, "size", "more tools than the threshold"),
     RuleInfo("schema-too-deep", WARNING, "size", "a schema nested deeper than the threshold"),
     RuleInfo("schema-too-large", WARNING, "size", "a schema larger than the threshold (bytes)"),
+    RuleInfo("definition-unused", INFO, "hygiene", "a $defs entry that no schema references"),
 )
 
 

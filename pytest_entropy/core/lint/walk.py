@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -11,6 +11,7 @@ __all__ = [
     "SUBSCHEMA_MAPS",
     "SUBSCHEMA_ONE",
     "Node",
+    "anchors_of",
     "escape",
     "is_object_schema",
     "resolve_local",
@@ -120,18 +121,32 @@ def _unescape(token: str) -> str:
 _MISSING: Final = object()
 
 
-def resolve_local(root: Any, ref: str) -> tuple[bool, Any]:
+def anchors_of(nodes: Iterable[Node]) -> dict[str, Any]:
+    """Each ``$anchor`` name and the first subschema (in walk order) that declares it."""
+    anchors: dict[str, Any] = {}
+    for node in nodes:
+        if type(node.schema) is dict:
+            name = node.schema.get("$anchor")
+            if type(name) is str:
+                anchors.setdefault(name, node.schema)
+    return anchors
+
+
+def resolve_local(
+    root: Any, ref: str, anchors: Mapping[str, Any] | None = None
+) -> tuple[bool, Any]:
     """``(found, target)`` of a ``$ref`` inside ``root``: ``#``, ``#/json/pointer`` or a plain
-    ``#anchor`` (``$anchor``); any other reference is external and never resolved here."""
+    ``#anchor`` (``$anchor``); any other reference is external and never resolved here.
+    ``anchors`` (:func:`anchors_of` the root's subschemas) saves a walk per anchor."""
     if not ref.startswith("#"):
         return False, None
     fragment = ref[1:]
     if fragment == "":
         return True, root
     if not fragment.startswith("/"):
-        for node in subschemas(root):
-            if type(node.schema) is dict and node.schema.get("$anchor") == fragment:
-                return True, node.schema
+        known = anchors_of(subschemas(root)) if anchors is None else anchors
+        if fragment in known:
+            return True, known[fragment]
         return False, None
     from urllib.parse import unquote
 
