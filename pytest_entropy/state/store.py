@@ -230,11 +230,15 @@ def update_path(
     path: Path,
     kind: StoreKind,
     change: Callable[[dict[str, Any] | None], dict[str, Any]],
+    *,
+    keep: Callable[[dict[str, Any] | None, dict[str, Any]], bool] | None = None,
 ) -> SaveResult:
     """Read, change and write one state file under its lock (no lost updates).
 
     ``change`` receives the current file (``None`` when there is none). Damage on disk is
-    raised (spec §1.8) and the file is left exactly as it was.
+    raised (spec §1.8) and the file is left exactly as it was. When ``keep(current, value)``
+    is true nothing is written (the file keeps its bytes and its mtime, or stays absent) and
+    the result says ``written=False``.
     """
     path = Path(path)
     ensure_state_directory(path.parent)
@@ -244,6 +248,8 @@ def update_path(
         if current.error is not None:
             raise StoreDamagedError(current.error, source=str(path))
         value = change(current.file)
+        if keep is not None and keep(current.file, value):
+            return SaveResult(value, False)
         written = write_file_atomic(path, document_text(path, kind, value))
     return SaveResult(value, written)
 
