@@ -63,9 +63,7 @@ def mention_lines(
             return found
         if not fallback:  # the kernel refused: the RE2 search, compiled once
             search = _compiled(mentions)
-            fallback.append(
-                plain_select if search is None else _searched(search, mentions, plain)
-            )
+            fallback.append(plain_select if search is None else _searched(search, mentions, plain))
         return fallback[0](batch)
 
     return select_native

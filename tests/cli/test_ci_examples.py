@@ -246,7 +246,11 @@ def _run_gitlab_jobs(project: Path, tmp: Path) -> dict[str, list[tuple[str, int]
     commands in order, stopping at the first that fails. ``git fetch`` has no remote here."""
     ran: dict[str, list[tuple[str, int]]] = {}
     for name, job in _gitlab_jobs().items():
-        env = {**_environment(tmp), **job["variables"], "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main"}
+        env = {
+            **_environment(tmp),
+            **job["variables"],
+            "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+        }
         ran[name] = []
         for command in job["script"]:
             if command.startswith("git fetch"):
