@@ -25,7 +25,6 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.surfaces import load_json_file
 from pytest_entropy.state.store import COMPILED, update_path
 
-
 # The entry lists of an artifact an import can add to.
 ENTRY_LISTS: Final = ("actions", "quarantined")
 
