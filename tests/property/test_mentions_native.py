@@ -2,7 +2,8 @@
 (the RE2 batch search) and the plain rule (``_may_mention``) on generated batches and refs:
 refs that are prefixes or suffixes of one another, empty, quote-holding and long refs,
 non-ASCII and invalid UTF-8 bytes, newline bytes in refs and lines, escapes, stray quotes,
-repeated bytes, empty and oversized lines; and the kernel refuses, whole, what is outside its exact domain."""
+repeated bytes, empty and oversized lines; and the kernel refuses, whole, what is outside its
+exact domain."""
 
 from __future__ import annotations
 
