@@ -14,12 +14,14 @@ run while the caller holds the lock of every file:
 4. the journal is removed - the commit point - and then the backups.
 
 The recovery rule: a journal on disk means its transaction never reached its commit point,
-so it is rolled back: each backup is renamed over its target (the old bytes, the old inode),
-a target that did not exist before and was already renamed in is removed, and the leftovers
-go. An error in step 3 runs the same roll-back at once; a killed writer's journal is rolled
-back by the next command that takes those locks (:func:`recover`), before it reads anything
-under them. Either way the files hold all the old bytes or all the new ones. A reader that
-takes no lock can see the files between two renames, as it always could.
+so it is rolled back: each target that still is the file the transaction renamed in (the
+staged file's device and inode, in the journal) gets its backup back (the old bytes, the
+old inode) or, when it did not exist before, is removed; a target never renamed, or
+replaced by another writer since, is left alone; and the leftovers go. An error in step 3
+runs the same roll-back at once; a killed writer's journal is rolled back by the next
+command that takes those locks (:func:`recover`), before it reads anything under them.
+Either way the files hold all the old bytes or all the new ones. A reader that takes no
+lock can see the files between two renames, as it always could.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import json
 import os
 import secrets
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -66,26 +69,57 @@ def _backup(target: Path) -> Path | None:
     return staged
 
 
-def _roll_back(moves: Sequence[tuple[Path, Path, Path | None]]) -> None:
-    """Put every target back as it was (the recovery rule), then remove the leftovers."""
-    for staged, target, backup in moves:
-        if backup is not None:
-            if os.path.lexists(backup):
-                os.replace(backup, target)
-            if os.path.lexists(backup):  # it was the target's own inode: rename did nothing
-                os.unlink(backup)
-        elif not os.path.lexists(staged) and os.path.lexists(target):
-            os.unlink(target)  # it did not exist before: the renamed-in file goes
-        if os.path.lexists(staged):
-            os.unlink(staged)
-    for directory in {target.parent for _, target, _ in moves}:
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One file of a transaction: its staged new bytes (and that file's identity, which the
+    target takes when it is renamed in), its target and the backup of its old bytes."""
+
+    staged: Path
+    target: Path
+    backup: Path | None
+    identity: tuple[int, int]  # (st_dev, st_ino) of the staged file
+
+    def to_json(self) -> list[Any]:
+        backup = None if self.backup is None else str(self.backup)
+        return [str(self.staged), str(self.target), backup, list(self.identity)]
+
+    @classmethod
+    def from_json(cls, row: Any) -> Move:
+        staged, target, backup, (device, inode) = row
+        return cls(
+            Path(staged), Path(target), None if backup is None else Path(backup), (device, inode)
+        )
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _roll_back(moves: Sequence[Move]) -> None:
+    """Put every target back as it was (the recovery rule), then remove the leftovers.
+
+    Only a target that still is the file this transaction renamed in (the staged file's
+    identity) is restored: one that was never renamed, or that another writer replaced
+    since (the reference, after a kill), is left as it is."""
+    for move in moves:
+        if _identity(move.target) == move.identity:
+            if move.backup is not None and os.path.lexists(move.backup):
+                os.replace(move.backup, move.target)  # the old bytes, inode and mtime
+            else:
+                os.unlink(move.target)  # it did not exist before
+        for leftover in (move.backup, move.staged):
+            if leftover is not None and os.path.lexists(leftover):
+                os.unlink(leftover)
+    for directory in {move.target.parent for move in moves}:
         fsync_directory(directory)
 
 
-def _journal_text(moves: Sequence[tuple[Path, Path, Path | None]]) -> bytes:
-    rows = [
-        [str(staged), str(target), None if b is None else str(b)] for staged, target, b in moves
-    ]
+def _journal_text(moves: Sequence[Move]) -> bytes:
+    rows = [move.to_json() for move in moves]
     return json.dumps({"version": 1, "moves": rows}).encode("utf-8")
 
 
@@ -93,26 +127,27 @@ def write_files(items: Sequence[tuple[Path, bytes]]) -> None:
     """Replace every ``(path, bytes)`` of ``items`` together: afterwards all hold the new
     bytes, or - after an error here, or a crash rolled back by :func:`recover` - all hold
     what they held before. The caller holds the lock of every path."""
-    moves: list[tuple[Path, Path, Path | None]] = []
+    moves: list[Move] = []
     journal: Path | None = None
     current = Path(items[0][0])  # the file being written, for the message
     try:
         for path, data in items:
             target = current = Path(path)
             staged = stage_file(target, data, suffix=_STAGED)
-            moves.append((staged, target, None))
-            moves[-1] = (staged, target, _backup(target))
-        for directory in {target.parent for _, target, _ in moves}:
+            identity = _identity(staged)
+            moves.append(Move(staged, target, None, identity or (-1, -1)))
+            moves[-1] = Move(staged, target, _backup(target), moves[-1].identity)
+        for directory in {move.target.parent for move in moves}:
             fsync_directory(directory)
-        first = current = moves[0][1]
+        first = current = moves[0].target
         journal_staged = stage_file(first, _journal_text(moves), suffix=_STAGED)
         journal = first.with_name(f"{JOURNAL_PREFIX}{secrets.token_hex(8)}{_JOURNAL_SUFFIX}")
         os.replace(journal_staged, journal)
         fsync_directory(first.parent)
-        for staged, target, _ in moves:
-            current = target
-            os.replace(staged, target)
-        for directory in {target.parent for _, target, _ in moves}:
+        for move in moves:
+            current = move.target
+            os.replace(move.staged, move.target)
+        for directory in {move.target.parent for move in moves}:
             fsync_directory(directory)
     except BaseException as error:
         _roll_back(moves)
@@ -124,18 +159,15 @@ def write_files(items: Sequence[tuple[Path, bytes]]) -> None:
         raise
     journal.unlink()  # the commit point
     fsync_directory(journal.parent)
-    for _, _, backup in moves:
-        if backup is not None:
-            backup.unlink(missing_ok=True)
+    for move in moves:
+        if move.backup is not None:
+            move.backup.unlink(missing_ok=True)
 
 
-def _moves_of(journal: Path) -> list[tuple[Path, Path, Path | None]] | None:
+def _moves_of(journal: Path) -> list[Move] | None:
     try:
         document: Any = json.loads(read_regular_bytes(journal))
-        return [
-            (Path(staged), Path(target), None if backup is None else Path(backup))
-            for staged, target, backup in document["moves"]
-        ]
+        return [Move.from_json(row) for row in document["moves"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -157,9 +189,12 @@ def recover(held: Iterable[Path]) -> None:
             moves = _moves_of(journal)
             if moves is None:  # written by a rename, so never half a journal: not ours
                 continue
-            if not {os.path.abspath(target) for _, target, _ in moves} <= targets:
+            if not {os.path.abspath(move.target) for move in moves} <= targets:
                 # Another lock guards part of it: that command's next run rolls it back.
-                referenced.update(os.path.abspath(p) for m in moves for p in m if p is not None)
+                for move in moves:
+                    referenced.update(
+                        os.path.abspath(p) for p in (move.staged, move.backup) if p is not None
+                    )
                 continue
             _roll_back(moves)
             journal.unlink(missing_ok=True)

@@ -175,6 +175,37 @@ def test_a_writer_killed_between_the_renames_is_rolled_back(states: tuple[Path, 
     assert _files(old) == before
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX")
+def test_the_roll_back_leaves_what_another_writer_wrote_since(
+    states: tuple[Path, Path],
+) -> None:
+    """After the kill, a writer that knows no journal (the reference) replaces the pool; the
+    roll-back must not put the old pool back over it."""
+    old, new = states
+    before = _files(old)
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(old), str(new)],
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    theirs = before["observation-pool.json"][0].replace(b'"version": 1', b'"version":  1')
+    replacement = old / "theirs.tmp"
+    replacement.write_bytes(theirs)
+    os.replace(replacement, old / POOL.filename)
+    reads = [snapshot(old / POOL.filename, POOL), snapshot(old / COMPILED.filename, COMPILED)]
+    commit(reads, [])
+    after = _files(old)
+    assert after["observation-pool.json"][0] == theirs
+    assert after["compiled.json"] == before["compiled.json"]
+    assert after["listing"] == before["listing"]  # no journal, staged file or backup left
+
+
 def test_a_single_write_is_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """One file changed: one atomic rename, as before, and no journal or backup left."""
     state = tmp_path / "state"
