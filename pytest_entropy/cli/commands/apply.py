@@ -43,7 +43,7 @@ def register(commands: Any) -> None:
         help="write the declared surface with a compiled artifact applied, in its own format"
         " (or JSON Patches with --patch)",
     )
-    add_surface_option(parser, required=True)
+    add_surface_option(parser, required=True, live=False)
     parser.add_argument(
         "--artifact", metavar="FILE", required=True, help="the compiled artifact to apply"
     )
