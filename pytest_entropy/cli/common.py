@@ -216,9 +216,7 @@ def state_dir_of(args: argparse.Namespace) -> Path:
     return default_state_dir(cwd)
 
 
-def surface_of(
-    args: argparse.Namespace, path: Any, *, tool_fields: bool = False
-) -> dict[str, Any]:
+def surface_of(args: argparse.Namespace, path: Any, *, tool_fields: bool = False) -> dict[str, Any]:
     """Load a surface (a file, ``mcp+stdio:``, a URL, ``module:attribute`` or a server) with
     whatever format and ``--mcp-timeout`` options the command registered; ``tool_fields``
     keeps each tool's description, title, annotations, ... (``lint``, ``export``)."""

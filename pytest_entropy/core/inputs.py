@@ -42,12 +42,16 @@ TOOL_FIELDS: Final = (
 def without_tool_fields(actions: list[Any]) -> list[Any]:
     """``actions`` with :data:`TOOL_FIELDS` removed from each (the list itself, unchanged,
     when no action has one; an action without one is kept as the same object)."""
-    if not any(type(action) is dict and not action.keys().isdisjoint(TOOL_FIELDS) for action in actions):
+
+    def carries(action: Any) -> bool:
+        return type(action) is dict and not action.keys().isdisjoint(TOOL_FIELDS)
+
+    if not any(map(carries, actions)):
         return actions
     return [
-        action
-        if type(action) is not dict or action.keys().isdisjoint(TOOL_FIELDS)
-        else {key: item for key, item in action.items() if key not in TOOL_FIELDS}
+        {key: item for key, item in action.items() if key not in TOOL_FIELDS}
+        if carries(action)
+        else action
         for action in actions
     ]
 

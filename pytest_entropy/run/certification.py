@@ -103,6 +103,8 @@ class CertificationOptions:
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
+    # Seconds a live MCP server (``surface``) has to list its tools (``None``: 30).
+    mcp_timeout: float | None = None
 
     @property
     def corpus_mode(self) -> bool:
@@ -401,7 +403,7 @@ class Certification:
         from pytest_entropy.run.lint import lint_source
 
         try:
-            run = lint_source(surface, [profile])
+            run = lint_source(surface, [profile], timeout=self.options.mcp_timeout)
         except EntropyError as error:
             return CheckOutcome(CheckResult(SURFACE_LINT, False, str(error)))
         errors = run.errors
@@ -479,7 +481,11 @@ class Certification:
         from pytest_entropy.sources.surface import load_surface
 
         surface = (
-            load_surface(options.surface, surface_format=options.surface_format)
+            load_surface(
+                options.surface,
+                surface_format=options.surface_format,
+                timeout=options.mcp_timeout,
+            )
             if options.surface is not None
             else None
         )

@@ -10,10 +10,11 @@ Everything here goes through the official ``mcp`` SDK (the optional extra
   (:func:`http_server`), listed with the SDK client, every page of ``tools/list``.
 
 A listing has a deadline (default 30 s, ``timeout=`` or ``--mcp-timeout``; a timeout names
-the step it waited for: ``initialize`` or ``tools/list``); a server that fails to start, crashes, or answers
-garbage is an :class:`~pytest_entropy.core.errors.EntropyInputError` naming the server, with
-the tail of its stderr. The SDK's stdio client closes the child's stdin, waits, then kills
-its process tree, also when the deadline cancels the listing: the child is always reaped.
+the step it waited for: ``initialize`` or ``tools/list``); a server that fails to start,
+crashes, or answers garbage is an :class:`~pytest_entropy.core.errors.EntropyInputError`
+naming the server, with the tail of its stderr. The SDK's stdio client closes the child's
+stdin, waits, then kills its process tree, also when the deadline cancels the listing: the
+child is always reaped.
 Listing works inside a running event loop too (a pytest-asyncio test, a notebook): the
 listing then runs on its own loop in a helper thread.
 """
@@ -27,7 +28,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -139,10 +140,8 @@ def working_directory_importable() -> Iterator[None]:
     try:
         yield
     finally:
-        try:
+        with suppress(ValueError):  # the block removed it itself
             sys.path.remove(entry)
-        except ValueError:  # the block removed it itself
-            pass
 
 
 def import_server(spec: str) -> Any:

@@ -315,6 +315,13 @@ OPTIONS: Final = (
         bare=True,
     ),
     Option(
+        "mcp-timeout",
+        "number",
+        "seconds a live MCP server (--entropy-surface mcp+stdio:..., a URL, module:attribute;"
+        " the fixtures and entropy_ratchet.check) has to list its tools (default 30)",
+        "SECONDS",
+    ),
+    Option(
         "accept",
         "list",
         "accept the loosenings of tool REF (at PATH only, with PATH) in the ratchet baseline,"
@@ -530,6 +537,8 @@ class EntropySettings:
     # Where ``surface`` came from: the ``entropy_surface`` ini key (meant for the fixture)
     # does not put certification into corpus mode on its own.
     surface_from_ini: bool = False
+    # Seconds a live MCP server has to list its tools (``None``: the default, 30).
+    mcp_timeout: float | None = None
 
     @property
     def gate(self) -> bool:
@@ -563,4 +572,5 @@ class EntropySettings:
             "state_dir": text(self.state_dir),
             "session_format": self.session_format,
             "surface_format": self.surface_format,
+            "mcp_timeout": self.mcp_timeout,
         }
