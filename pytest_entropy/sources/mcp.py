@@ -380,10 +380,13 @@ async def _transport(server: LiveServer, errlog: Any, stack: AsyncExitStack) -> 
     return stdio_client(parameters, errlog=errlog)
 
 
-def list_server_tools(server: Any, *, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
+def list_server_tools(
+    server: Any, *, timeout: float = DEFAULT_TIMEOUT, name: str | None = None
+) -> list[dict[str, Any]]:
     """Every tool an in-memory server object lists, through its in-process client, within
-    ``timeout`` seconds (a timeout names the step it waited for)."""
-    source = _class_path(server)
+    ``timeout`` seconds (a timeout names the step it waited for); errors name the server
+    ``name`` (its ``module:attribute``), else its class."""
+    source = name or _class_path(server)
     timeout = _check_timeout(timeout)
     fastmcp = any(kind.__module__.split(".")[0] == "fastmcp" for kind in type(server).__mro__)
     if not fastmcp:

@@ -89,7 +89,7 @@ def load_surface(
                     raise NotASurfaceError(
                         f"not an MCP server object: a {type(server).__name__}", source=spec
                     )
-                return from_tools(mcp.list_server_tools(server, timeout=deadline), spec)
+                return from_tools(mcp.list_server_tools(server, timeout=deadline, name=spec), spec)
     if isinstance(source, (str, os.PathLike)):
         return load_surface_file(
             source, surface_format=surface_format, ref_prefix=ref_prefix, tool_fields=tool_fields
