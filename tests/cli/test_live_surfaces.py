@@ -171,6 +171,14 @@ def test_every_hash_reads_only_ref_and_input_schema(
         written[name] = {path.name: path.read_bytes() for path in sorted(state.iterdir())}
     assert "compiled.json" in written["plain"]
     assert written["rich"] == written["plain"]
+    # `status` over the compiled state: the same surface digest and corpus.
+    shown = {}
+    for name, surface in (("plain", plain_path), ("rich", rich_path)):
+        argv = ["status", "--sessions", str(session), "--surface", str(surface)]
+        assert main([*argv, "--state-dir", str(tmp_path / f"state-{name}"), "--json"]) == 0
+        document = _json(capsys)
+        shown[name] = (document["surface"], document["corpus"])
+    assert shown["rich"] == shown["plain"]
 
 
 # ------------------------------------------------------------ 9: the working directory
