@@ -103,8 +103,7 @@ class CertificationOptions:
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
-    # Seconds a live MCP server (``surface``) has to list its tools (``None``: 30).
-    mcp_timeout: float | None = None
+    mcp_timeout: float | None = None  # seconds a live ``surface`` has to list (None: 30)
 
     @property
     def corpus_mode(self) -> bool:
@@ -480,15 +479,11 @@ class Certification:
         from pytest_entropy.ingest.surfaces import load_repairs
         from pytest_entropy.sources.surface import load_surface
 
-        surface = (
-            load_surface(
-                options.surface,
-                surface_format=options.surface_format,
-                timeout=options.mcp_timeout,
+        surface: dict[str, Any] | None = None
+        if options.surface is not None:
+            surface = load_surface(
+                options.surface, surface_format=options.surface_format, timeout=options.mcp_timeout
             )
-            if options.surface is not None
-            else None
-        )
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
         session_format = options.session_format or "auto"
         files: Sequence[Path | str]
