@@ -150,3 +150,25 @@ def test_the_published_time_server_exports_what_it_lists(
     spec = "mcp+stdio:" + " ".join(command)
     argv = ["diff", str(tmp_path / "time.json"), spec, "--ref-prefix", "mcp.time."]
     assert main(argv) == 0, capsys.readouterr()
+
+
+def test_lint_reads_a_streamable_http_url(
+    http_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26 item 7: lint's --surface takes a URL like every command, with the tools'
+    descriptions; and lint of the URL's export finds the same."""
+    code = main(["lint", "--surface", http_url, "--mcp-timeout", "60", "--json"])
+    out = capsys.readouterr()
+    assert code in (0, 1), out.err
+    live = json.loads(out.out)
+    assert "tool-undescribed" not in {row["rule"] for row in live["findings"]}
+    exported = tmp_path / "http.json"
+    _export(["--mcp-url", http_url], exported, capsys)
+    assert main(["lint", "--surface", str(exported), "--json"]) == code
+
+    # The same findings (the export is sorted by ref, the server lists in its own order).
+    def key(row: dict[str, Any]) -> str:
+        return json.dumps(row, sort_keys=True)
+
+    from_file = json.loads(capsys.readouterr().out)["findings"]
+    assert sorted(from_file, key=key) == sorted(live["findings"], key=key)
