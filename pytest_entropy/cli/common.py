@@ -57,7 +57,6 @@ __all__ = [
     "foreign_lines",
     "load_optional_repairs",
     "load_state_file",
-    "mcp_seconds",
     "optional_surface_of",
     "positive_int",
     "print_json",
@@ -87,13 +86,9 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_surface_option(
-    parser: argparse.ArgumentParser, *, required: bool = False, live: bool = True
-) -> None:
-    """``--surface`` and (with ``live``: the surface may be a server) ``--mcp-timeout``."""
+def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     add_command_flag(parser, "surface", required=required)
-    if live:
-        add_mcp_timeout_option(parser)
+    add_mcp_timeout_option(parser)  # the surface may be a live server
 
 
 def mcp_seconds(text: str) -> float:

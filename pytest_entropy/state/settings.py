@@ -114,17 +114,17 @@ SETTINGS: Final = (
     Setting("scheduler-timeout", "seconds", "how long to wait for the scheduler", default=10.0),
     Setting("storage-options", "table", "fsspec storage options for session URLs", secret=True),
     Setting(
-        "mcp-timeout",
-        "seconds",
-        "how long a live MCP server has to list its tools (--mcp-timeout)",
-        default=30.0,
-    ),
-    Setting(
         "mcp-header",
         "list",
         "HTTP headers for a live MCP server (Name: value)",
         secret=True,
         default=(),
+    ),
+    Setting(
+        "mcp-timeout",
+        "seconds",
+        "how long a live MCP server has to list its tools (--mcp-timeout)",
+        default=30.0,
     ),
     Setting("baseline", "path", "the ratchet baseline file", default="entropy-baseline.json"),
     Setting("max-score", "number", "fail when the sessions' entropy score exceeds it"),
