@@ -314,13 +314,7 @@ OPTIONS: Final = (
         "FORMAT",
         bare=True,
     ),
-    Option(
-        "mcp-timeout",
-        "number",
-        "seconds a live MCP server (--entropy-surface mcp+stdio:..., a URL, module:attribute;"
-        " the fixtures and entropy_ratchet.check) has to list its tools (default 30)",
-        "SECONDS",
-    ),
+    Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
     Option(
         "accept",
         "list",
@@ -537,8 +531,7 @@ class EntropySettings:
     # Where ``surface`` came from: the ``entropy_surface`` ini key (meant for the fixture)
     # does not put certification into corpus mode on its own.
     surface_from_ini: bool = False
-    # Seconds a live MCP server has to list its tools (``None``: the default, 30).
-    mcp_timeout: float | None = None
+    mcp_timeout: float | None = None  # seconds a live MCP server has to list (None: 30)
 
     @property
     def gate(self) -> bool:
