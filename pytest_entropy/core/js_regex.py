@@ -22,7 +22,9 @@ __all__ = ["js_regex_compiles"]
 
 _SYNTAX: Final = frozenset("^$\\.*+?()[]{}|")
 _BRACED: Final = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
-_NAME: Final = re.compile(r"[A-Za-z_$\u00aa-\uffff\U00010000-\U0010ffff][\w$\u00aa-\uffff\U00010000-\U0010ffff]*")
+_NAME: Final = re.compile(
+    r"[A-Za-z_$\u00aa-\uffff\U00010000-\U0010ffff][\w$\u00aa-\uffff\U00010000-\U0010ffff]*"
+)
 _CLASS_ESCAPES: Final = frozenset("dDsSwW")
 
 
@@ -103,10 +105,8 @@ class _Parser:
             found = _BRACED.match(self.s, self.i)
             if found is None:
                 raise _Invalid("incomplete quantifier")
-            low = int(found[1])
-            if found[3]:
-                if int(found[3]) < low:
-                    raise _Invalid("numbers out of order in {} quantifier")
+            if found[3] and int(found[3]) < int(found[1]):
+                raise _Invalid("numbers out of order in {} quantifier")
             self.i = found.end()
         else:
             self.i += 1
@@ -267,7 +267,11 @@ class _Parser:
         c = self.peek()
         if c != "\\":
             self.i += 1
-            if self.u and 0xD800 <= ord(c) <= 0xDBFF and 0xDC00 <= ord(self.peek() or "\0") <= 0xDFFF:
+            if (
+                self.u
+                and 0xD800 <= ord(c) <= 0xDBFF
+                and 0xDC00 <= ord(self.peek() or "\0") <= 0xDFFF
+            ):
                 high, low = ord(c), ord(self.peek())
                 self.i += 1
                 return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00), False
@@ -368,7 +372,14 @@ _JS_SPACES: Final = (
     "\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
     "\\x{205F}\\x{3000}\\x{FEFF}"
 )
-_PROPERTY_PREFIXES: Final = ("Script=", "sc=", "Script_Extensions=", "scx=", "General_Category=", "gc=")
+_PROPERTY_PREFIXES: Final = (
+    "Script=",
+    "sc=",
+    "Script_Extensions=",
+    "scx=",
+    "General_Category=",
+    "gc=",
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -456,7 +467,9 @@ def re2_spelling(source: str) -> str:
                 i += 1
         elif c == ".":
             out.append("[^\\n\\r\\x{2028}\\x{2029}]")
-        elif c == "(" and source.startswith("(?<", i) and not source.startswith(("(?<=", "(?<!"), i):
+        elif (
+            c == "(" and source.startswith("(?<", i) and not source.startswith(("(?<=", "(?<!"), i)
+        ):
             out.append("(?P<")
             i += 3
             continue

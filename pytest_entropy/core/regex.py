@@ -24,10 +24,10 @@ __all__ = [
     "UNSUPPORTED",
     "Unenforced",
     "collect_unsupported_patterns",
+    "js_pattern_search",
     "note_external_ref",
     "note_external_refs",
     "note_unsupported_patterns",
-    "js_pattern_search",
     "pattern_search",
     "watch_unenforced",
 ]

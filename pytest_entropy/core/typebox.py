@@ -38,12 +38,26 @@ caller counts it a rejection, as the reference does.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any, Final
 
 from pytest_entropy.core.js_regex import js_regex_compiles
-from pytest_entropy.core.regex import note_external_ref, js_pattern_search
+from pytest_entropy.core.regex import js_pattern_search, note_external_ref
 from pytest_entropy.core.typebox_formats import format_check
+from pytest_entropy.core.typebox_keywords import (
+    ARRAY_KEYWORDS,
+    NUMBER_KEYWORDS,
+    OBJECT_KEYWORDS,
+    OTHER_KEYWORDS,
+    STRING_KEYWORDS,
+    Check,
+    EvalContext,
+    JsThrow,
+    array_keywords,
+    object_keywords,
+    unevaluated_keywords,
+)
 from pytest_entropy.core.typebox_refs import UNDEFINED, fragment_of, resolve_ref
 from pytest_entropy.core.typebox_values import (
     JS_FUNCTION,
@@ -55,51 +69,9 @@ from pytest_entropy.core.typebox_values import (
     max_length,
     min_length,
     multiple_of,
-    property_value,
-    unique_items,
 )
 
 __all__ = ["CompiledCheck", "JsThrow", "compile_schema"]
-
-# check(value, context) -> bool; context is None when nothing in the schema reads it.
-_Check = Callable[[Any, "_Context | None"], bool]
-
-
-class JsThrow(Exception):
-    """What TypeBox throws while checking (an invalid regular expression)."""
-
-
-class _Context:
-    """TypeBox ``CheckContext``: a stack of (evaluated indices, evaluated keys) frames."""
-
-    __slots__ = ("stack",)
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[set[int], set[str]]] = [(set(), set())]
-
-    def push(self) -> bool:
-        self.stack.append((set(), set()))
-        return True
-
-    def pop(self) -> bool:
-        self.stack.pop()
-        return True
-
-    def add_index(self, index: int) -> bool:
-        self.stack[-1][0].add(index)
-        return True
-
-    def add_key(self, key: str) -> bool:
-        self.stack[-1][1].add(key)
-        return True
-
-    def merge(self, results: list[_Context]) -> bool:
-        indices, keys = self.stack[-1]
-        for other in results:
-            top = other.stack[-1]
-            indices.update(top[0])
-            keys.update(top[1])
-        return True
 
 
 def _is_schema(value: Any) -> bool:
@@ -131,11 +103,11 @@ def _has_unevaluated(node: Any) -> bool:
     return False
 
 
-def _always(value: Any, context: _Context | None) -> bool:
+def _always(value: Any, context: EvalContext | None) -> bool:
     return True
 
 
-def _never(value: Any, context: _Context | None) -> bool:
+def _never(value: Any, context: EvalContext | None) -> bool:
     return False
 
 
@@ -215,7 +187,7 @@ def compile_schema(schema: Any) -> CompiledCheck:
     if compiler.track:
 
         def tracked(value: Any) -> bool:
-            return body(value, _Context())
+            return body(value, EvalContext())
 
         return CompiledCheck(tracked, compiler.effects)
 
@@ -230,22 +202,22 @@ class _Compiler:
         self.root = root
         self.track = _has_unevaluated(root)
         self.effects = False
-        self.targets: dict[tuple[Any, ...], list[_Check]] = {}
+        self.targets: dict[tuple[Any, ...], list[Check]] = {}
         self.keep: list[Any] = []  # ref targets stay alive, so their ids stay unique
 
     # ------------------------------------------------------------------ helpers
 
-    def pushed(self, check: _Check) -> _Check:
+    def pushed(self, check: Check) -> Check:
         """TypeBox ``CheckSchemaPushStack``: a frame pushed, popped only on success."""
         if not self.track:
             return check
 
-        def run(value: Any, context: _Context | None) -> bool:
+        def run(value: Any, context: EvalContext | None) -> bool:
             return context.push() and check(value, context) and context.pop()  # type: ignore[union-attr]
 
         return run
 
-    def enter(self, node: dict[str, Any], scope: _Scope) -> _Scope:
+    def enter(self, node: Any, scope: _Scope) -> _Scope:
         ids, recursive, dynamic = scope.ids, scope.recursive, scope.dynamic
         if type(node.get("$id")) is str:
             ids = (*ids, node)
@@ -275,7 +247,7 @@ class _Compiler:
 
     # ------------------------------------------------------------------ nodes
 
-    def node(self, node: Any, scope: _Scope) -> _Check:
+    def node(self, node: Any, scope: _Scope) -> Check:
         """TypeBox ``CheckSchema`` of one node."""
         if node is True:
             return _always
@@ -284,37 +256,37 @@ class _Compiler:
         if type(node) is not dict:
             return _always  # propertyNames takes any object; an array has no keywords
         scope = self.enter(node, scope)
-        checks: list[_Check] = []
+        checks: list[Check] = []
         kinds = node.keys()
         if "type" in kinds:
             checks.extend(self.type_keyword(node["type"]))
-        if kinds & _OBJECT_KEYWORDS:
+        if kinds & OBJECT_KEYWORDS:
             checks.extend(self.guarded(dict, self.object_keywords(node, scope)))
-        if kinds & _ARRAY_KEYWORDS:
+        if kinds & ARRAY_KEYWORDS:
             checks.extend(self.guarded(list, self.array_keywords(node, scope)))
-        if kinds & _STRING_KEYWORDS:
+        if kinds & STRING_KEYWORDS:
             checks.extend(self.guarded(str, self.string_keywords(node)))
-        if kinds & _NUMBER_KEYWORDS:
+        if kinds & NUMBER_KEYWORDS:
             checks.extend(self.number_guarded(self.number_keywords(node)))
-        if kinds & _OTHER_KEYWORDS:
+        if kinds & OTHER_KEYWORDS:
             checks.extend(self.other_keywords(node, scope))
         return _all_of(checks)
 
-    def guarded(self, kind: type, checks: list[_Check]) -> list[_Check]:
+    def guarded(self, kind: type, checks: list[Check]) -> list[Check]:
         if not checks:
             return []
         body = _all_of(checks)
 
-        def run(value: Any, context: _Context | None) -> bool:
+        def run(value: Any, context: EvalContext | None) -> bool:
             return type(value) is not kind or body(value, context)
 
         return [run]
 
-    def number_guarded(self, checks: list[Callable[[float], bool]]) -> list[_Check]:
+    def number_guarded(self, checks: list[Callable[[float], bool]]) -> list[Check]:
         if not checks:
             return []
 
-        def run(value: Any, context: _Context | None) -> bool:
+        def run(value: Any, context: EvalContext | None) -> bool:
             if not is_number(value):
                 return True
             number = js_number(value)
@@ -325,7 +297,7 @@ class _Compiler:
 
         return [run]
 
-    def type_keyword(self, types: Any) -> list[_Check]:
+    def type_keyword(self, types: Any) -> list[Check]:
         if type(types) is str:
             test = _type_test(types)
             return [lambda value, context: test(value)]
@@ -336,18 +308,14 @@ class _Compiler:
 
     # ------------------------------------------------------------------ objects
 
-    def object_keywords(self, node: dict[str, Any], scope: _Scope) -> list[_Check]:
-        from pytest_entropy.core.typebox_keywords import object_keywords
-
+    def object_keywords(self, node: Any, scope: _Scope) -> list[Check]:
         return object_keywords(self, node, scope)
 
-    def array_keywords(self, node: dict[str, Any], scope: _Scope) -> list[_Check]:
-        from pytest_entropy.core.typebox_keywords import array_keywords
-
+    def array_keywords(self, node: Any, scope: _Scope) -> list[Check]:
         return array_keywords(self, node, scope)
 
-    def string_keywords(self, node: dict[str, Any]) -> list[_Check]:
-        checks: list[_Check] = []
+    def string_keywords(self, node: Any) -> list[Check]:
+        checks: list[Check] = []
         longest = node.get("maxLength")
         if is_number(longest):
             limit = js_number(longest)
@@ -367,21 +335,13 @@ class _Compiler:
             checks.append(lambda value, context: search(value))
         return checks
 
-    def number_keywords(self, node: dict[str, Any]) -> list[Callable[[float], bool]]:
+    def number_keywords(self, node: Any) -> list[Callable[[float], bool]]:
         checks: list[Callable[[float], bool]] = []
         for keyword in ("exclusiveMaximum", "exclusiveMinimum", "maximum", "minimum"):
             bound = node.get(keyword)
             if not is_number(bound):
                 continue
-            limit = js_number(bound)
-            if keyword == "exclusiveMaximum":
-                checks.append(lambda number, limit=limit: number < limit)
-            elif keyword == "exclusiveMinimum":
-                checks.append(lambda number, limit=limit: number > limit)
-            elif keyword == "maximum":
-                checks.append(lambda number, limit=limit: number <= limit)
-            else:
-                checks.append(lambda number, limit=limit: number >= limit)
+            checks.append(_bound(_COMPARISONS[keyword], js_number(bound)))
         divisor = node.get("multipleOf")
         if is_number(divisor):
             step = js_number(divisor)
@@ -390,8 +350,8 @@ class _Compiler:
 
     # ------------------------------------------------------------------ any value
 
-    def other_keywords(self, node: dict[str, Any], scope: _Scope) -> list[_Check]:
-        checks: list[_Check] = []
+    def other_keywords(self, node: Any, scope: _Scope) -> list[Check]:
+        checks: list[Check] = []
         if type(node.get("$ref")) is str:
             checks.append(self.ref(node["$ref"], scope))
         if type(node.get("$recursiveRef")) is str:
@@ -411,44 +371,42 @@ class _Compiler:
         for keyword in ("allOf", "anyOf", "oneOf"):
             if _all_schemas(node.get(keyword)):
                 checks.append(self.branches(keyword, node[keyword], scope))
-        from pytest_entropy.core.typebox_keywords import unevaluated_keywords
-
         checks.extend(unevaluated_keywords(self, node, scope))
         return checks
 
-    def conditional(self, node: dict[str, Any], scope: _Scope) -> _Check:
+    def conditional(self, node: Any, scope: _Scope) -> Check:
         test = self.node(node["if"], scope)
         then = self.node(node["then"], scope) if _is_schema(node.get("then", 0)) else _always
         otherwise = self.node(node["else"], scope) if _is_schema(node.get("else", 0)) else _always
 
-        def run(value: Any, context: _Context | None) -> bool:
+        def run(value: Any, context: EvalContext | None) -> bool:
             if test(value, context):
                 return then(value, context)
             return otherwise(value, context)
 
         return run
 
-    def negation(self, schema: Any, scope: _Scope) -> _Check:
+    def negation(self, schema: Any, scope: _Scope) -> Check:
         inner = self.node(schema, scope)
         if not self.track:
             return lambda value, context: not inner(value, None)
 
-        def run(value: Any, context: _Context | None) -> bool:
-            fresh = _Context()
+        def run(value: Any, context: EvalContext | None) -> bool:
+            fresh = EvalContext()
             return not inner(value, fresh) and context.merge([fresh])  # type: ignore[union-attr]
 
         return run
 
-    def branches(self, keyword: str, schemas: list[Any], scope: _Scope) -> _Check:
+    def branches(self, keyword: str, schemas: list[Any], scope: _Scope) -> Check:
         members = [self.node(schema, scope) for schema in schemas]
         count = len(members)
         track = self.track
 
-        def run(value: Any, context: _Context | None) -> bool:
-            passed: list[_Context] = []
+        def run(value: Any, context: EvalContext | None) -> bool:
+            passed: list[EvalContext] = []
             hits = 0
             for member in members:  # every branch runs (TypeBox reduces over all of them)
-                fresh = _Context() if track else None
+                fresh = EvalContext() if track else None
                 if member(value, fresh):
                     hits += 1
                     if fresh is not None:
@@ -465,7 +423,7 @@ class _Compiler:
 
     # ------------------------------------------------------------------ refs
 
-    def target(self, target: Any, scope: _Scope) -> _Check:
+    def target(self, target: Any, scope: _Scope) -> Check:
         """The check of a ref's target node, compiled once per scope, on first use (a
         recursive schema refers to itself)."""
         key = (id(target), scope.key)
@@ -478,12 +436,12 @@ class _Compiler:
         if cell:
             return cell[0]
 
-        def later(value: Any, context: _Context | None) -> bool:
+        def later(value: Any, context: EvalContext | None) -> bool:
             return cell[0](value, context)
 
         return later
 
-    def ref(self, ref: str, scope: _Scope) -> _Check:
+    def ref(self, ref: str, scope: _Scope) -> Check:
         if has_property_key({}, ref):
             return _never  # TypeBox looks the ref up in its (empty) context object first
         base = scope.ids[-1] if scope.ids else self.root
@@ -492,32 +450,42 @@ class _Compiler:
             if found is UNDEFINED and not ref.startswith("#"):
                 self.effects = True
 
-                def external(value: Any, context: _Context | None) -> bool:
+                def external(value: Any, context: EvalContext | None) -> bool:
                     # TypeBox fails the value; here it is the named exception of
                     # docs/decisions.md ("No $ref outside the schema is fetched"): not
                     # enforceable, accepted and counted.
-                    note_external_ref(ref)
+                    note_external_ref(ref.split("#", 1)[0])  # the document, as retrieval names it
+                    if context is not None:
+                        # What it would have evaluated is unknown: an unevaluated* keyword
+                        # looking through it accepts (the same exception).
+                        if type(value) is dict:
+                            for key in value:
+                                context.add_key(key)
+                        elif type(value) is list:
+                            for index in range(len(value)):
+                                context.add_index(index)
+                                context.add_key(str(index))
                     return True
 
                 return external
             return _never
-        holder: list[_Check] = []
+        holder: list[Check] = []
         track = self.track
         compiler = self
 
-        def run(value: Any, context: _Context | None) -> bool:
+        def run(value: Any, context: EvalContext | None) -> bool:
             if not holder:
                 holder.append(compiler.target(found, scope))
             if not track:
                 return holder[0](value, None)
-            fresh = _Context()
+            fresh = EvalContext()
             if holder[0](value, fresh):
                 return context.merge([fresh])  # type: ignore[union-attr]
             return False
 
         return run
 
-    def recursive_ref(self, ref: str, scope: _Scope) -> _Check:
+    def recursive_ref(self, ref: str, scope: _Scope) -> Check:
         base = scope.ids[-1] if scope.ids else self.root
         if type(base) is dict and base.get("$recursiveAnchor") is True and scope.recursive:
             found = resolve_ref(scope.recursive[0], ref)
@@ -525,7 +493,7 @@ class _Compiler:
             found = resolve_ref(base, ref)
         return self.same_context(found, scope)
 
-    def dynamic_ref(self, ref: str, scope: _Scope) -> _Check:
+    def dynamic_ref(self, ref: str, scope: _Scope) -> Check:
         base = scope.ids[-1] if scope.ids else self.root
         found = resolve_ref(base if ref.startswith("#") else self.root, ref)
         if (
@@ -539,13 +507,13 @@ class _Compiler:
                     break
         return self.same_context(found, scope)
 
-    def same_context(self, found: Any, scope: _Scope) -> _Check:
+    def same_context(self, found: Any, scope: _Scope) -> Check:
         if not _is_schema(found):
             return _never
-        holder: list[_Check] = []
+        holder: list[Check] = []
         compiler = self
 
-        def run(value: Any, context: _Context | None) -> bool:
+        def run(value: Any, context: EvalContext | None) -> bool:
             if not holder:
                 holder.append(compiler.target(found, scope))
             return holder[0](value, context)
@@ -553,7 +521,20 @@ class _Compiler:
         return run
 
 
-def _all_of(checks: list[_Check]) -> _Check:
+# Each bound keyword as the comparison TypeBox makes (value OP bound, on doubles).
+_COMPARISONS: Final[dict[str, Callable[[float, float], bool]]] = {
+    "exclusiveMaximum": operator.lt,
+    "exclusiveMinimum": operator.gt,
+    "maximum": operator.le,
+    "minimum": operator.ge,
+}
+
+
+def _bound(compare: Callable[[float, float], bool], limit: float) -> Callable[[float], bool]:
+    return lambda number: compare(number, limit)
+
+
+def _all_of(checks: list[Check]) -> Check:
     if not checks:
         return _always
     if len(checks) == 1:
@@ -561,65 +542,16 @@ def _all_of(checks: list[_Check]) -> _Check:
     if len(checks) == 2:
         first, second = checks
 
-        def both(value: Any, context: _Context | None) -> bool:
+        def both(value: Any, context: EvalContext | None) -> bool:
             return first(value, context) and second(value, context)
 
         return both
     sequence = tuple(checks)
 
-    def every(value: Any, context: _Context | None) -> bool:
+    def every(value: Any, context: EvalContext | None) -> bool:
         for check in sequence:  # noqa: SIM110 (a loop beats all() over a generator here)
             if not check(value, context):
                 return False
         return True
 
     return every
-
-
-_OBJECT_KEYWORDS: Final = frozenset(
-    {
-        "required",
-        "additionalProperties",
-        "dependencies",
-        "dependentRequired",
-        "dependentSchemas",
-        "patternProperties",
-        "properties",
-        "propertyNames",
-        "minProperties",
-        "maxProperties",
-    }
-)
-_ARRAY_KEYWORDS: Final = frozenset(
-    {
-        "additionalItems",
-        "contains",
-        "items",
-        "maxContains",
-        "maxItems",
-        "minContains",
-        "minItems",
-        "prefixItems",
-        "uniqueItems",
-    }
-)
-_STRING_KEYWORDS: Final = frozenset({"maxLength", "minLength", "format", "pattern"})
-_NUMBER_KEYWORDS: Final = frozenset(
-    {"exclusiveMaximum", "exclusiveMinimum", "maximum", "minimum", "multipleOf"}
-)
-_OTHER_KEYWORDS: Final = frozenset(
-    {
-        "$ref",
-        "$recursiveRef",
-        "$dynamicRef",
-        "const",
-        "enum",
-        "if",
-        "not",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
-)

@@ -7,7 +7,7 @@ them (``schema/engine/schema.mjs``); the comments name the engine module each mi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final, Protocol
 
 from pytest_entropy.core.js_regex import js_regex_compiles
 from pytest_entropy.core.regex import js_pattern_search
@@ -19,10 +19,72 @@ from pytest_entropy.core.typebox_values import (
     unique_items,
 )
 
-if TYPE_CHECKING:
-    from pytest_entropy.core.typebox import _Check, _Compiler, _Context, _Scope
+__all__ = [
+    "ARRAY_KEYWORDS",
+    "NUMBER_KEYWORDS",
+    "OBJECT_KEYWORDS",
+    "OTHER_KEYWORDS",
+    "STRING_KEYWORDS",
+    "Check",
+    "EvalContext",
+    "JsThrow",
+    "array_keywords",
+    "object_keywords",
+    "unevaluated_keywords",
+]
 
-__all__ = ["array_keywords", "object_keywords", "unevaluated_keywords"]
+
+class JsThrow(Exception):
+    """What TypeBox throws while checking (an invalid regular expression)."""
+
+
+class EvalContext:
+    """TypeBox ``CheckContext``: a stack of (evaluated indices, evaluated keys) frames."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[set[int], set[str]]] = [(set(), set())]
+
+    def push(self) -> bool:
+        self.stack.append((set(), set()))
+        return True
+
+    def pop(self) -> bool:
+        self.stack.pop()
+        return True
+
+    def add_index(self, index: int) -> bool:
+        self.stack[-1][0].add(index)
+        return True
+
+    def add_key(self, key: str) -> bool:
+        self.stack[-1][1].add(key)
+        return True
+
+    def merge(self, results: list[EvalContext]) -> bool:
+        indices, keys = self.stack[-1]
+        for other in results:
+            top = other.stack[-1]
+            indices.update(top[0])
+            keys.update(top[1])
+        return True
+
+
+# check(value, context) -> bool; context is None when nothing in the schema reads it.
+Check = Callable[[Any, "EvalContext | None"], bool]
+_Check = Check
+_Context = EvalContext
+_Scope = Any
+
+
+class _Compiler(Protocol):
+    track: bool
+    effects: bool
+
+    def node(self, node: Any, scope: Any) -> Check: ...
+
+    def pushed(self, check: Check) -> Check: ...
 
 
 def _is_schema(value: Any) -> bool:
@@ -38,8 +100,6 @@ def _strings(value: Any) -> bool:
 
 
 def _raise(message: str) -> Callable[[Any, Any], bool]:
-    from pytest_entropy.core.typebox import JsThrow
-
     def run(value: Any, context: Any) -> bool:
         raise JsThrow(message)
 
@@ -49,7 +109,7 @@ def _raise(message: str) -> Callable[[Any, Any], bool]:
 # ------------------------------------------------------------------------ objects
 
 
-def object_keywords(compiler: _Compiler, node: dict[str, Any], scope: _Scope) -> list[_Check]:
+def object_keywords(compiler: _Compiler, node: Any, scope: _Scope) -> list[_Check]:
     checks: list[_Check] = []
     track = compiler.track
     required = node.get("required")
@@ -98,15 +158,18 @@ def object_keywords(compiler: _Compiler, node: dict[str, Any], scope: _Scope) ->
     for keyword in ("minProperties", "maxProperties"):
         bound = node.get(keyword)
         if is_number(bound):
-            limit = js_number(bound)
-            if keyword == "minProperties":
-                checks.append(lambda value, context, limit=limit: len(value) >= limit)
-            else:
-                checks.append(lambda value, context, limit=limit: len(value) <= limit)
+            checks.append(_count_bound(keyword == "minProperties", js_number(bound)))
     return checks
 
 
-def _additional(compiler: _Compiler, node: dict[str, Any], scope: _Scope) -> _Check:
+def _count_bound(at_least: bool, limit: float) -> Check:
+    # minProperties.mjs / maxProperties.mjs: the count of own keys against the bound.
+    if at_least:
+        return lambda value, context: len(value) >= limit
+    return lambda value, context: len(value) <= limit
+
+
+def _additional(compiler: _Compiler, node: Any, scope: _Scope) -> _Check:
     # additionalProperties.mjs: a key is additional unless the regular expression built of
     # the patternProperties patterns and the escaped, anchored property names matches it.
     # That expression is compiled without the `u` flag, on every object it sees.
@@ -177,8 +240,6 @@ def _pattern_properties(compiler: _Compiler, patterns: dict[str, Any], scope: _S
     def check(value: Any, context: _Context | None) -> bool:
         for pattern, valid, sub in rules:
             if not valid:
-                from pytest_entropy.core.typebox import JsThrow
-
                 raise JsThrow(f"Invalid regular expression: /{pattern}/u")
             for key, item in value.items():
                 if js_pattern_search(pattern, key) is not True:
@@ -195,7 +256,7 @@ def _pattern_properties(compiler: _Compiler, patterns: dict[str, Any], scope: _S
 # ------------------------------------------------------------------------ arrays
 
 
-def array_keywords(compiler: _Compiler, node: dict[str, Any], scope: _Scope) -> list[_Check]:
+def array_keywords(compiler: _Compiler, node: Any, scope: _Scope) -> list[_Check]:
     checks: list[_Check] = []
     track = compiler.track
     items = node.get("items")
@@ -297,7 +358,7 @@ def _each_from(start: int, sub: _Check, track: bool) -> _Check:
 # ------------------------------------------------------------------------ unevaluated
 
 
-def unevaluated_keywords(compiler: _Compiler, node: dict[str, Any], scope: _Scope) -> list[_Check]:
+def unevaluated_keywords(compiler: _Compiler, node: Any, scope: _Scope) -> list[_Check]:
     checks: list[_Check] = []
     if _is_schema(node.get("unevaluatedItems", 0)):  # unevaluatedItems.mjs (arrays)
         items = compiler.node(node["unevaluatedItems"], scope)
@@ -334,3 +395,53 @@ def unevaluated_keywords(compiler: _Compiler, node: dict[str, Any], scope: _Scop
 
         checks.append(check_properties)
     return checks
+
+
+# The keywords of each group of CheckSchema.
+OBJECT_KEYWORDS: Final = frozenset(
+    {
+        "required",
+        "additionalProperties",
+        "dependencies",
+        "dependentRequired",
+        "dependentSchemas",
+        "patternProperties",
+        "properties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+    }
+)
+ARRAY_KEYWORDS: Final = frozenset(
+    {
+        "additionalItems",
+        "contains",
+        "items",
+        "maxContains",
+        "maxItems",
+        "minContains",
+        "minItems",
+        "prefixItems",
+        "uniqueItems",
+    }
+)
+STRING_KEYWORDS: Final = frozenset({"maxLength", "minLength", "format", "pattern"})
+NUMBER_KEYWORDS: Final = frozenset(
+    {"exclusiveMaximum", "exclusiveMinimum", "maximum", "minimum", "multipleOf"}
+)
+OTHER_KEYWORDS: Final = frozenset(
+    {
+        "$ref",
+        "$recursiveRef",
+        "$dynamicRef",
+        "const",
+        "enum",
+        "if",
+        "not",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)

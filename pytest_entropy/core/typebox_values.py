@@ -121,10 +121,8 @@ def multiple_of(dividend: float, divisor: float) -> bool:
         inverse = 1.0 / divisor
         if math.isfinite(inverse) and math.fmod(inverse, 1.0) == 0:
             return True
-    if math.isinf(divisor):
-        remainder = dividend  # x % Infinity is x
-    else:
-        remainder = math.fmod(dividend, divisor)
+    # x % Infinity is x
+    remainder = dividend if math.isinf(divisor) else math.fmod(dividend, divisor)
     return min(abs(remainder), abs(remainder - divisor), abs(remainder + divisor)) < 1e-10
 
 
@@ -287,7 +285,14 @@ def min_length(text: str, limit: float) -> bool:
 # left out, lone surrogates are encoded as U+FFFD; what it keeps apart: -0 and 0 (their
 # float64 bytes differ). Keys are sorted in UTF-16 code-unit order (Array.prototype.sort).
 
-_ARRAY, _BOOLEAN, _NULL, _NUMBER, _OBJECT, _STRING = b"\x00", b"\x02", b"\x06", b"\x07", b"\x08", b"\n"
+_ARRAY, _BOOLEAN, _NULL, _NUMBER, _OBJECT, _STRING = (
+    b"\x00",
+    b"\x02",
+    b"\x06",
+    b"\x07",
+    b"\x08",
+    b"\n",
+)
 
 
 def _utf16_key(text: str) -> bytes:
