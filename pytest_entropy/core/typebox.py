@@ -38,6 +38,7 @@ caller counts it a rejection, as the reference does.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any, Final
@@ -134,6 +135,42 @@ _TYPE_NAMES: Final[dict[str, Callable[[Any], bool]]] = {
 }
 
 
+def _untyped(test: Callable[[Any], bool]) -> Check:
+    return lambda value, context: test(value)
+
+
+def _typed(kind: type) -> Check:
+    def check(value: Any, context: EvalContext | None = None) -> bool:
+        return type(value) is kind
+
+    return check
+
+
+def _integer(value: Any, context: EvalContext | None = None) -> bool:
+    return is_integer(value)
+
+
+def _number(value: Any, context: EvalContext | None = None) -> bool:
+    return is_number(value)
+
+
+def _null(value: Any, context: EvalContext | None = None) -> bool:
+    return value is None
+
+
+# The common type names as checks of their own (one call per value, not two).
+_TYPE_CHECKS: Final[dict[str, Check]] = {
+    **{name: _untyped(test) for name, test in _TYPE_NAMES.items()},
+    "object": _typed(dict),
+    "array": _typed(list),
+    "boolean": _typed(bool),
+    "string": _typed(str),
+    "integer": _integer,
+    "number": _number,
+    "null": _null,
+}
+
+
 def _type_test(name: str) -> Callable[[Any], bool]:
     return _TYPE_NAMES.get(name, lambda value: True)  # an unknown name passes (CheckTypeName)
 
@@ -191,10 +228,7 @@ def compile_schema(schema: Any) -> CompiledCheck:
 
         return CompiledCheck(tracked, compiler.effects)
 
-    def plain(value: Any) -> bool:
-        return body(value, None)
-
-    return CompiledCheck(plain, compiler.effects)
+    return CompiledCheck(functools.partial(body, context=None), compiler.effects)  # type: ignore[call-arg]
 
 
 class _Compiler:
@@ -299,8 +333,7 @@ class _Compiler:
 
     def type_keyword(self, types: Any) -> list[Check]:
         if type(types) is str:
-            test = _type_test(types)
-            return [lambda value, context: test(value)]
+            return [_TYPE_CHECKS.get(types, _always)]  # an unknown name passes
         if not _strings(types):
             return []  # not a type keyword TypeBox reads
         tests = [_type_test(name) for name in types]

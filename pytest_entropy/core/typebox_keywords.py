@@ -114,8 +114,7 @@ def object_keywords(compiler: _Compiler, node: Any, scope: _Scope) -> list[_Chec
     track = compiler.track
     required = node.get("required")
     if _strings(required):  # required.mjs: every name `in` the value
-        wanted = tuple(required)
-        checks.append(lambda value, context: all(has_property_key(value, n) for n in wanted))
+        checks.append(_required(tuple(required)))
     if _is_schema(node.get("additionalProperties", 0)):
         checks.append(_additional(compiler, node, scope))
     dependencies = node.get("dependencies")
@@ -160,6 +159,17 @@ def object_keywords(compiler: _Compiler, node: Any, scope: _Scope) -> list[_Chec
         if is_number(bound):
             checks.append(_count_bound(keyword == "minProperties", js_number(bound)))
     return checks
+
+
+def _required(wanted: tuple[str, ...]) -> Check:
+    # required.mjs: every name `in` the value (inherited names included).
+    def check(value: Any, context: EvalContext | None) -> bool:
+        for name in wanted:  # noqa: SIM110 (a loop beats all() over a generator here)
+            if name not in value and not has_property_key(value, name):
+                return False
+        return True
+
+    return check
 
 
 def _count_bound(at_least: bool, limit: float) -> Check:

@@ -388,12 +388,14 @@ _checks_by_identity: dict[int, tuple[Any, CompiledCheck]] = {}
 _checks_by_digest: dict[str, CompiledCheck] = {}
 
 
-def typebox_check(schema: dict[str, Any]) -> CompiledCheck:
-    """The (cached) compiled TypeBox check of one schema."""
+def typebox_check(schema: dict[str, Any], digest: str | None = None) -> CompiledCheck:
+    """The (cached) compiled TypeBox check of one schema (``digest``: its stable JSON hash,
+    when the caller has it already)."""
     cached = _checks_by_identity.get(id(schema))
     if cached is not None and cached[0] is schema:
         return cached[1]
-    digest = stable_json_hash(schema)
+    if digest is None:
+        digest = stable_json_hash(schema)
     compiled = _checks_by_digest.get(digest)
     if compiled is None:
         compiled = compile_schema(schema)
@@ -480,7 +482,7 @@ class CallChecks:
         check: Callable[[Any], bool] = functools.partial(accepts, schema)
         if fast_paths():
             try:
-                compiled = typebox_check(schema)
+                compiled = typebox_check(schema, digest)
             except Exception:
                 compiled = None
             if compiled is not None:
