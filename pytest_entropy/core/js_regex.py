@@ -384,7 +384,15 @@ _PROPERTY_PREFIXES: Final = (
 
 @functools.lru_cache(maxsize=4096)
 def re2_spelling(source: str) -> str:
-    """``source`` (a valid JavaScript ``u``-mode pattern) in RE2's syntax."""
+    """``source`` (a valid JavaScript ``u``-mode pattern) in RE2's syntax; a pattern this
+    spelling cannot read (one valid only without ``u``) is returned as it is."""
+    try:
+        return _spelled(source)
+    except (ValueError, IndexError):
+        return source
+
+
+def _spelled(source: str) -> str:
     out: list[str] = []
     i = 0
     in_class = False
