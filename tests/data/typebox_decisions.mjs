@@ -296,6 +296,61 @@ add(false, '1')
 add({}, '1')
 add({ 'x-fabric-enum-candidate': true, type: 'string' }, '"a"')
 
+// ---------------------------------------------------------------- random mixtures
+// A seeded generator (so the file is reproducible) of schemas mixing the keywords above,
+// each checked against values drawn from the same pools.
+let seed = 27
+const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
+const pick = (list) => list[Math.floor(rand() * list.length)]
+const scalars = [null, true, false, 0, 1, -1, 2.5, 0.1, 0.3, 1e21, 9007199254740992, '', 'a', 'ab',
+  'e\u0301', '\ud83d\ude00', 'a@b.co', '2024-02-29', '1.2.3.4', 'http://h/', 'toString', 'x-y']
+const keys = ['a', 'b', 'toString', 'x-1', '0', 'length', '']
+const randomValue = (depth) => {
+  const r = rand()
+  if (depth > 2 || r < 0.55) return pick(scalars)
+  if (r < 0.75) return Array.from({ length: Math.floor(rand() * 4) }, () => randomValue(depth + 1))
+  const out = {}
+  for (let i = Math.floor(rand() * 4); i > 0; i--) out[pick(keys)] = randomValue(depth + 1)
+  return out
+}
+const leaves = [
+  () => ({ type: pick(['string', 'integer', 'number', 'boolean', 'null', 'object', 'array', 'nope']) }),
+  () => ({ type: [pick(['string', 'null']), pick(['integer', 'array'])] }),
+  () => ({ enum: Array.from({ length: 1 + Math.floor(rand() * 3) }, () => randomValue(2)) }),
+  () => ({ const: randomValue(1) }),
+  () => ({ [pick(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'])]: pick([0, 1, 2.5, -1]) }),
+  () => ({ multipleOf: pick([0.1, 0.5, 2, 3, 0.3]) }),
+  () => ({ [pick(['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'])]: pick([0, 1, 2]) }),
+  () => ({ uniqueItems: true }),
+  () => ({ format: pick(['email', 'date', 'ipv4', 'uri', 'hostname', 'uuid', 'date-time', 'nope']) }),
+  () => ({ pattern: pick(['^a', 'b$', '^[0-9]+$', '^.{2}$', '\\p{L}', '[']) }),
+  () => ({ required: [pick(keys)] }),
+  () => ({ dependentRequired: { [pick(keys)]: [pick(keys)] } }),
+  () => ({ propertyNames: { maxLength: 1 } }),
+  () => ({ contains: { type: 'string' } }),
+]
+const randomSchema = (depth) => {
+  let schema = {}
+  for (let i = 1 + Math.floor(rand() * 2); i > 0; i--) Object.assign(schema, pick(leaves)())
+  if (depth < 2) {
+    const r = rand()
+    if (r < 0.25) schema.properties = { [pick(keys)]: randomSchema(depth + 1), [pick(keys)]: randomSchema(depth + 1) }
+    else if (r < 0.35) schema.items = randomSchema(depth + 1)
+    else if (r < 0.42) schema.prefixItems = [randomSchema(depth + 1)]
+    else if (r < 0.5) schema[pick(['anyOf', 'oneOf', 'allOf'])] = [randomSchema(depth + 1), randomSchema(depth + 1)]
+    else if (r < 0.55) schema.not = randomSchema(depth + 1)
+    else if (r < 0.6) Object.assign(schema, { if: randomSchema(depth + 1), then: randomSchema(depth + 1), else: randomSchema(depth + 1) })
+    else if (r < 0.66) { schema.properties = { a: randomSchema(depth + 1) }; schema.additionalProperties = rand() < 0.5 ? false : randomSchema(depth + 1) }
+    else if (r < 0.7) { schema.patternProperties = { '^x': randomSchema(depth + 1) }; schema.additionalProperties = false }
+    else if (r < 0.74) { schema.properties = { a: {} }; schema.unevaluatedProperties = false }
+  }
+  return schema
+}
+for (let n = 0; n < 400; n++) {
+  const schema = randomSchema(0)
+  for (let v = 0; v < 4; v++) addValues(schema, randomValue(0))
+}
+
 const out = cases.map(([schema, text]) => {
   let accepts
   try {
@@ -305,4 +360,6 @@ const out = cases.map(([schema, text]) => {
   }
   return { schema, value: text, accepts }
 })
-process.stdout.write(JSON.stringify({ typebox: '1.3.8', node: process.version, cases: out }, null, 1) + '\n')
+// One case per line: the file stays readable and small.
+const lines = out.map((row) => JSON.stringify(row))
+process.stdout.write(`{"typebox": "1.3.8", "node": ${JSON.stringify(process.version)}, "cases": [\n${lines.join(',\n')}\n]}\n`)
