@@ -307,14 +307,9 @@ def _special_host(host: str) -> bool:
     if host.startswith("["):
         return host.endswith("]") and _ipv6_literal(host[1:-1])
     domain = _percent_decode(host)
-    try:
-        import idna
-
-        ascii_domain = idna.encode(domain, uts46=True, transitional=False).decode("ascii")
-    except Exception:
-        if not domain.isascii():
-            return False
-        ascii_domain = domain.lower()
+    ascii_domain = _domain_to_ascii(domain)
+    if ascii_domain is None:
+        return False
     if not ascii_domain or any(c in _FORBIDDEN_DOMAIN for c in ascii_domain):
         return False
     for label in ascii_domain.split("."):
@@ -323,6 +318,30 @@ def _special_host(host: str) -> bool:
     if _ends_in_number(ascii_domain):
         return _ipv4_host(ascii_domain)
     return True
+
+
+def _domain_to_ascii(domain: str) -> str | None:
+    # UTS 46 ToASCII as the URL standard runs it: map (not transitional, no STD3 rules),
+    # then punycode each non-ASCII label; no IDNA2008 validity test, so an emoji host passes.
+    if domain.isascii():
+        return domain.lower()
+    try:
+        import idna
+
+        mapped = idna.uts46_remap(domain, std3_rules=False, transitional=False)
+        # UTS 46 validity: no label begins with a combining mark.
+        if any(
+            label and unicodedata.category(label[0]) in ("Mn", "Mc", "Me")
+            for label in mapped.split(".")
+        ):
+            return None
+        labels = [
+            label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+            for label in mapped.split(".")
+        ]
+    except Exception:
+        return None
+    return ".".join(labels)
 
 
 def _valid_a_label(payload: str) -> bool:

@@ -351,6 +351,21 @@ for (let n = 0; n < 400; n++) {
   for (let v = 0; v < 4; v++) addValues(schema, randomValue(0))
 }
 
+// ---------------------------------------------------------------- random strings per format
+// Strings drawn from the pieces formats are made of (same seeded generator).
+const pieces = ['a', 'b', 'z', 'A', '0', '1', '9', '.', '-', '_', '~', ':', '/', '?', '#', '[', ']', '@',
+  '!', '$', '&', "'", '(', ')', '*', '+', ',', ';', '=', '%', '%41', '%zz', ' ', '\\', '\u00e9', '\u4f8b',
+  '\ud83d\ude00', '\u0301', 'x', 'n', '{', '}', '<', '>', '|', '^', '`', '"', 'T', 'Z', 't', 'z', 'P', 'Y',
+  'W', 'D', 'H', 'M', 'S', '\n', '\t', '::', 'xn--', 'http://', 'https://', 'mailto:', '1.2.3.4', '256',
+  '0x1', '[::1]', ':80', '..']
+for (const format of Object.keys(formatValues)) {
+  for (let i = 0; i < 150; i++) {
+    let text = ''
+    for (let j = Math.floor(rand() * 8); j > 0; j--) text += pick(pieces)
+    addValues({ type: 'string', format }, text)
+  }
+}
+
 const out = cases.map(([schema, text]) => {
   let accepts
   try {
