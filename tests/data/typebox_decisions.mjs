@@ -366,15 +366,60 @@ for (const format of Object.keys(formatValues)) {
   }
 }
 
-const out = cases.map(([schema, text]) => {
+// ---------------------------------------------------------------- random applicator trees
+// Refs, anchors, applicators and the unevaluated keywords mixed (same seeded generator).
+const treeKeys = ['a', 'b', 'c', 'toString']
+const treeScalars = [null, 1, 'x', true, 2.5, [], {}]
+const treeValue = (d) => {
+  const r = rand()
+  if (d > 2 || r < 0.4) return pick(treeScalars)
+  if (r < 0.6) return Array.from({ length: Math.floor(rand() * 4) }, () => treeValue(d + 1))
+  const o = {}
+  for (let i = Math.floor(rand() * 4); i > 0; i--) o[pick(treeKeys)] = treeValue(d + 1)
+  return o
+}
+const treeLeaf = () => pick([{ type: 'string' }, { type: 'integer' }, { type: 'object' }, { type: 'array' }, {},
+  { required: [pick(treeKeys)] }, { minProperties: 1 }, { const: pick(treeScalars) }, { not: { type: 'null' } },
+  true, false, { $ref: '#/$defs/d' }, { $ref: '#' }, { $ref: '#/$defs/missing' }, { $ref: '#anc' }])
+const tree = (d) => {
+  if (d > 2) return treeLeaf()
+  const s = {}
+  if (rand() < 0.2) s.properties = { [pick(treeKeys)]: tree(d + 1), [pick(treeKeys)]: tree(d + 1) }
+  if (rand() < 0.3) s[pick(['allOf', 'anyOf', 'oneOf'])] = [tree(d + 1), tree(d + 1)]
+  if (rand() < 0.2) Object.assign(s, { if: tree(d + 1), then: tree(d + 1) })
+  if (rand() < 0.15) s.else = tree(d + 1)
+  if (rand() < 0.2) s.unevaluatedProperties = pick([false, { type: 'integer' }])
+  if (rand() < 0.15) s.unevaluatedItems = pick([false, { type: 'string' }])
+  if (rand() < 0.15) s.prefixItems = [tree(d + 1)]
+  if (rand() < 0.15) s.items = tree(d + 1)
+  if (rand() < 0.1) s.contains = tree(d + 1)
+  if (rand() < 0.1) s.dependentSchemas = { [pick(treeKeys)]: tree(d + 1) }
+  if (rand() < 0.1) s.patternProperties = { '^[ab]': tree(d + 1) }
+  if (rand() < 0.1) s.additionalProperties = tree(d + 1)
+  if (rand() < 0.2) s.$ref = pick(['#/$defs/d', '#/$defs/e', '#anc'])
+  if (rand() < 0.1) s.propertyNames = { maxLength: 1 }
+  return Object.keys(s).length ? s : treeLeaf()
+}
+for (let n = 0; n < 300; n++) {
+  const root = tree(0)
+  if (typeof root !== 'object') continue
+  const anchored = tree(2)
+  root.$defs = { d: tree(2), e: { $anchor: 'anc', ...(typeof anchored === 'object' ? anchored : {}) } }
+  for (let v = 0; v < 3; v++) addValues(root, treeValue(0))
+}
+
+// Cases of one schema share a line: {"schema": ..., "values": [[JSON text, accepts], ...]}.
+const groups = new Map()
+for (const [schema, text] of cases) {
   let accepts
   try {
     accepts = Value.Check(schema, JSON.parse(text))
   } catch {
     accepts = false // the reference counts any exception as a rejection
   }
-  return { schema, value: text, accepts }
-})
-// One case per line: the file stays readable and small.
-const lines = out.map((row) => JSON.stringify(row))
-process.stdout.write(`{"typebox": "1.3.8", "node": ${JSON.stringify(process.version)}, "cases": [\n${lines.join(',\n')}\n]}\n`)
+  const key = JSON.stringify(schema)
+  if (!groups.has(key)) groups.set(key, [])
+  groups.get(key).push([text, accepts])
+}
+const lines = [...groups].map(([key, values]) => `{"schema":${key},"values":${JSON.stringify(values)}}`)
+process.stdout.write(`{"typebox": "1.3.8", "node": ${JSON.stringify(process.version)}, "schemas": [\n${lines.join(',\n')}\n]}\n`)
