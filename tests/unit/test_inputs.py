@@ -110,7 +110,7 @@ def test_rows_the_reference_counts_are_counted_and_named(
 def test_a_table_that_is_not_a_list_of_objects_is_an_input_error(
     tmp_path: Path, value: object
 ) -> None:
-    with pytest.raises(EntropyInputError, match="repair (row 0|table)"):
+    with pytest.raises(EntropyInputError, match=r"repair (row 0|table)"):
         load_repairs(write(tmp_path / "r.json", value))
 
 
