@@ -41,25 +41,35 @@ from pytest_entropy.core.schema_keywords import (
     ANY,
     CONTEXTUAL,
     DECIDED,
+    DRAFT4_READERS,
     MAX_DEPTH,
     NOTHING,
     UNIVERSAL_PATTERNS,
     Finding,
     check_lengths,
+    definition_pointer,
+    disjoint,
+    empty_interval,
     fragment_validator,
+    integer_step,
+    interval,
     is_finite_number,
     item_layout,
     join_path,
+    looser_bound,
     mapping,
     member_schema,
     merge_all_of,
     name_set,
     numeric_bound,
+    pairwise_disjoint,
+    readers_for,
     resolve_pointer,
     safe_is_valid,
     same_schema,
+    snap,
     strip_annotations,
-    type_disjoint,
+    type_names,
     type_set,
     without,
 )
@@ -76,7 +86,7 @@ Findings = list[Finding]
 
 def _surely_infinite(schema: dict[str, Any]) -> bool:
     """Whether a non-finite-looking schema certainly accepts infinitely many values (no
-    keyword that could squeeze it to a few: a pattern, a zero length, equal bounds, ...)."""
+    keyword that could squeeze it to a few: a pattern, a zero length, close bounds, ...)."""
     for word, value in schema.items():
         if word in ANNOTATION_KEYWORDS or word.startswith("x-"):
             continue
@@ -86,7 +96,32 @@ def _surely_infinite(schema: dict[str, Any]) -> bool:
             return False
         if word not in DECIDED:
             return False
-    return bool(schema.get("minimum", 0) != schema.get("maximum", 1))
+    kinds = type_set(schema)
+    if kinds is None:
+        return False
+    if kinds & {"string", "array", "object"}:
+        return True
+    if not kinds & {"integer", "real"}:
+        return False
+    real = "real" in kinds
+    for reader in DRAFT4_READERS:
+        low, high = interval(schema, reader, None if real else 1)
+        if low is not None and high is not None:
+            # Integers between two bounds, or multiples of a step, are finitely many.
+            if not real or low[0] >= high[0] or "multipleOf" in schema:
+                return False
+    return True
+
+
+def _bound_words(schema: dict[str, Any], rule: str) -> Any:
+    """What ``schema`` says on the side of the bound ``rule``: the same keyword's value, or
+    its own bound keywords (``{"exclusiveMinimum": 0}`` against a ``minimum``)."""
+    if rule in schema:
+        return schema[rule]
+    lower = rule in ("minimum", "exclusiveMinimum")
+    side = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
+    words = {word: schema[word] for word in side if word in schema}
+    return words or None
 
 
 class _Checker:
@@ -95,6 +130,7 @@ class _Checker:
     def __init__(self, outer_root: Any, inner_root: Any) -> None:
         self.outer_root = outer_root
         self.inner_root = inner_root
+        self.readers = readers_for(outer_root, inner_root)
         self.assumed: set[tuple[int, int]] = set()
 
     # -- plumbing ------------------------------------------------------------------
@@ -112,7 +148,7 @@ class _Checker:
             if schema is False:
                 return NOTHING
             if type(schema) is not dict:
-                out.append(Finding(path, "undecided", False, schema, schema))
+                out.append(Finding(path, "undecided", False, schema, schema, "not a schema"))
                 return None
             ref = schema.get("$ref")
             if ref is None:
@@ -120,13 +156,15 @@ class _Checker:
             target = resolve_pointer(root, ref)
             if target is None:
                 # Never fetched: an external or broken reference is not understood.
-                out.append(Finding(path, "undecided", False, ref, ref))
+                why = f"the $ref {ref} points outside the schema (never fetched) or nowhere"
+                out.append(Finding(path, "undecided", False, ref, ref, why))
                 return None
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
             if any(key not in ANNOTATION_KEYWORDS for key in siblings):
                 return {"allOf": [siblings, target]}
             schema = target
-        out.append(Finding(path, "undecided", False, schema, schema))
+        why = f"$ref chains longer than {MAX_DEPTH}"
+        out.append(Finding(path, "undecided", False, schema, schema, why))
         return None
 
     # -- the relation ----------------------------------------------------------------
@@ -134,7 +172,7 @@ class _Checker:
     def check(self, outer: Any, inner: Any, path: str, depth: int, out: Findings) -> None:
         """Append to ``out`` every reason ``inner`` ⊄ ``outer`` at ``path``."""
         if depth > MAX_DEPTH:
-            out.append(Finding(path, "undecided", False, outer, inner))
+            out.append(Finding(path, "undecided", False, outer, inner, f"nested over {MAX_DEPTH}"))
             return
         outer = self.resolve(outer, self.outer_root, path, out)
         inner = self.resolve(inner, self.inner_root, path, out)
@@ -161,40 +199,11 @@ class _Checker:
             return
         # Inner combinators first: every branch must fit.
         if type(inner.get("allOf")) is list:
-            merged = merge_all_of(inner)
-            if merged is not None:
-                self.check(outer, merged, path, depth, out)
-                return
-            parts = [without(inner, "allOf"), *inner["allOf"]]
-            if not any(not self.quiet(outer, part, path, depth) for part in parts):
-                out.append(Finding(path, "undecided", False, outer, inner))
+            self._inner_all_of(outer, inner, path, depth, out)
             return
         for word in ("anyOf", "oneOf"):
-            branches = inner.get(word)
-            if type(branches) is list:
-                union = outer.get("anyOf")
-                if type(union) is list and any(
-                    not self.quiet(branch, inner, path, depth) for branch in union
-                ):
-                    # The whole inner union fits one outer branch: only the rest remains.
-                    self.check(without(outer, "anyOf"), inner, path, depth, out)
-                    return
-                if self._same_union(outer, inner, word, path, depth):
-                    self.check(without(outer, word), without(inner, word), path, depth, out)
-                    return
-                rest = without(inner, word)
-                found: list[Finding] = []
-                for branch in branches:
-                    self.check(outer, {"allOf": [rest, branch]}, path, depth, found)
-                resolved = [self.resolve(b, self.inner_root, path, []) for b in branches]
-                if word == "oneOf" and not type_disjoint(resolved):
-                    # A value two branches accept is refused by a oneOf: a branch's witness
-                    # is no witness of the whole, so it only says "cannot tell".
-                    found = [
-                        Finding(f.path, "undecided", False, f.outer, f.inner) if f.decided else f
-                        for f in found
-                    ]
-                out.extend(found)
+            if type(inner.get(word)) is list:
+                self._inner_union(outer, inner, word, path, depth, out)
                 return
         # Outer conjunction: inner must fit every part.
         if type(outer.get("allOf")) is list:
@@ -204,9 +213,71 @@ class _Checker:
         for word in ("anyOf", "oneOf"):
             branches = outer.get(word)
             if type(branches) is list:
-                self._check_union(outer, inner, word, branches, path, depth, out)
+                self.check(without(outer, word), inner, path, depth, out)
+                self._fit_branches(outer, inner, word, branches, path, depth, out)
                 return
         self._check_plain(outer, inner, path, depth, out)
+
+    def _inner_all_of(
+        self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings
+    ) -> None:
+        # References followed first, so a model behind a ``$ref`` merges like an inline one;
+        # a part that is only annotations (or ``true``) adds nothing.
+        scratch: Findings = []
+        parts = [self.resolve(part, self.inner_root, path, scratch) for part in inner["allOf"]]
+        rest = without(inner, "allOf")
+        if not scratch:
+            kept = [part for part in parts if any(k not in ANNOTATION_KEYWORDS for k in part)]
+            if len(kept) == 1 and not any(k not in ANNOTATION_KEYWORDS for k in rest):
+                self.check(outer, kept[0], path, depth, out)  # keeps its identity: cycles end
+                return
+            merged = merge_all_of({**rest, "allOf": kept})
+            if merged is not None:
+                self.check(outer, merged, path, depth, out)
+                return
+        parts = [rest, *inner["allOf"]]
+        if not any(not self.quiet(outer, part, path, depth) for part in parts):
+            why = "the allOf parts do not merge into one schema and no part alone fits"
+            out.append(Finding(path, "undecided", False, outer, inner, why))
+
+    def _inner_union(
+        self, outer: Schema, inner: Schema, word: str, path: str, depth: int, out: Findings
+    ) -> None:
+        branches = inner[word]
+        union = outer.get("anyOf")
+        if type(union) is list and any(
+            not self.quiet(branch, inner, path, depth) for branch in union
+        ):
+            # The whole inner union fits one outer branch: only the rest remains.
+            self.check(without(outer, "anyOf"), inner, path, depth, out)
+            return
+        if self._same_union(outer, inner, word, path, depth):
+            self.check(without(outer, word), without(inner, word), path, depth, out)
+            return
+        rest = without(inner, word)
+        bare = not any(key not in ANNOTATION_KEYWORDS for key in rest)
+        found: list[Finding] = []
+        for branch in branches:
+            # A branch alone (when the rest is annotations) keeps its $ref and its identity.
+            self.check(outer, branch if bare else {"allOf": [rest, branch]}, path, depth, found)
+        resolved = [self.resolve(b, self.inner_root, path, []) for b in branches]
+        if word == "oneOf" and not pairwise_disjoint(resolved):
+            # A value two branches accept is refused by a oneOf: a branch's witness is no
+            # witness of the whole, so it only says "cannot tell".
+            found = [
+                Finding(
+                    f.path,
+                    "undecided",
+                    False,
+                    f.outer,
+                    f.inner,
+                    f"{f.rule} decides it in one oneOf branch, but the branches may overlap",
+                )
+                if f.decided
+                else f
+                for f in found
+            ]
+        out.extend(found)
 
     def _same_union(self, outer: Schema, inner: Schema, word: str, path: str, depth: int) -> bool:
         """Both are the same union, branch for branch equivalent (in order)."""
@@ -219,7 +290,7 @@ class _Checker:
             for a, b in zip(theirs, mine, strict=True)
         )
 
-    def _check_union(
+    def _fit_branches(
         self,
         outer: Schema,
         inner: Schema,
@@ -229,21 +300,107 @@ class _Checker:
         depth: int,
         out: Findings,
     ) -> None:
-        self.check(without(outer, word), inner, path, depth, out)
+        """``inner`` (no union itself) inside the union of ``branches``.
+
+        Branches that refuse every value ``inner`` accepts (another type, or another value
+        of a property ``inner`` requires: a discriminated union) are set aside. One branch
+        left decides exactly, with its own paths and rules: a value it refuses, every other
+        branch refuses too. None left: refused outright. Several: some branch must hold
+        ``inner`` whole (for a oneOf only if they cannot overlap); else ``inner`` is split by
+        type; else the branch behind the same ``$ref`` says where, as undecided.
+        """
         resolved = [self.resolve(branch, self.outer_root, path, []) for branch in branches]
-        if word == "oneOf" and not type_disjoint(resolved):
-            out.append(Finding(path, "undecided", False, outer.get(word), inner))
+        apart = [disjoint(branch, inner) if branch is not None else None for branch in resolved]
+        candidates = [i for i, why in enumerate(apart) if why is None]
+        if len(candidates) == 1:
+            self.check(branches[candidates[0]], inner, path, depth, out)
             return
-        if any(not self.quiet(branch, inner, path, depth) for branch in branches):
+        if not candidates:
+            self._refused_by_all(outer, inner, word, resolved, apart, path, out)
             return
-        inner_types = type_set(inner) or ALL_TYPES
+        exact = word == "anyOf" or pairwise_disjoint([resolved[i] for i in candidates])
+        if exact and any(not self.quiet(branches[i], inner, path, depth) for i in candidates):
+            return
+        kinds = type_set(inner)
+        names = type_names(kinds) if kinds is not None and "type" in inner else []
+        if len(names) > 1:
+            for name in names:
+                self._fit_branches(outer, {**inner, "type": name}, word, branches, path, depth, out)
+            return
         covered: set[str] = set()
-        for branch in resolved:
+        for i in candidates:
+            branch = resolved[i]
             covered |= (type_set(branch) if type(branch) is dict else None) or ALL_TYPES
-        if not inner_types <= covered:
+        if not (kinds or ALL_TYPES) <= covered:
             out.append(Finding(path, "type", True, outer.get(word), inner))
-        else:
-            out.append(Finding(path, "undecided", False, outer.get(word), inner))
+            return
+        if not exact:
+            why = f"{len(candidates)} oneOf branches may accept its values and may overlap"
+            out.append(Finding(path, "undecided", False, outer.get(word), inner, why))
+            return
+        self._same_ref_branch(outer, inner, word, branches, candidates, path, depth, out)
+
+    def _same_ref_branch(
+        self,
+        outer: Schema,
+        inner: Schema,
+        word: str,
+        branches: list[Any],
+        candidates: list[int],
+        path: str,
+        depth: int,
+        out: Findings,
+    ) -> None:
+        """Several branches may take ``inner``'s values and none takes them all: the branch
+        with the same ``$ref`` target as ``inner`` names the path and rule, undecided (another
+        branch may still accept the value)."""
+        pointer = definition_pointer(self.inner_root, inner)
+        same = [
+            i
+            for i in candidates
+            if pointer is not None
+            and type(branches[i]) is dict
+            and branches[i].get("$ref") == pointer
+        ]
+        many = f"{len(candidates)} {word} branches may accept its values and none alone does"
+        if len(same) != 1:
+            out.append(Finding(path, "undecided", False, outer.get(word), inner, many))
+            return
+        for found in self.quiet(branches[same[0]], inner, path, depth):
+            why = found.reason or (
+                f"{found.rule} refuses it in the branch {pointer}, another {word} branch may not"
+            )
+            out.append(Finding(found.path, "undecided", False, found.outer, found.inner, why))
+
+    def _refused_by_all(
+        self,
+        outer: Schema,
+        inner: Schema,
+        word: str,
+        resolved: list[Any],
+        apart: list[tuple[str, str] | None],
+        path: str,
+        out: Findings,
+    ) -> None:
+        """No branch accepts a value of ``inner``: by type, or by a discriminating property."""
+        named = [(i, why) for i, why in enumerate(apart) if why is not None and why[0]]
+        if not named:
+            out.append(Finding(path, "type", True, outer.get(word), inner))
+            return
+        name = named[0][1][0]
+        allowed = []
+        for i, why in named:
+            if why is not None and why[0] == name:
+                schema = mapping(resolved[i].get("properties")).get(name)
+                allowed.append(schema.get("const", schema.get("enum")) if type(schema) is dict else None)
+        rule = "const" if all(
+            type(mapping(resolved[i].get("properties")).get(name)) is dict
+            and "const" in mapping(resolved[i].get("properties"))[name]
+            for i, _ in named
+        ) else "enum"
+        mine = mapping(inner.get("properties")).get(name)
+        shown = mine.get("const", mine.get("enum")) if type(mine) is dict else mine
+        out.append(Finding(join_path(path, name), rule, True, allowed, shown))
 
     def _finite(self, schema: Schema) -> list[Any] | None:
         """The candidate values of a finite schema (enum, const, boolean/null only)."""
@@ -276,13 +433,15 @@ class _Checker:
         inner_ok = fragment_validator(self.inner_root, inner)
         outer_ok = fragment_validator(self.outer_root, outer)
         if inner_ok is None or outer_ok is None:
-            out.append(Finding(path, "undecided", False, outer, inner))
+            why = "the replay's validator cannot compile these values' schemas"
+            out.append(Finding(path, "undecided", False, outer, inner, why))
             return
         for value in values:
             accepted_inside = safe_is_valid(inner_ok, value)
             accepted_outside = safe_is_valid(outer_ok, value)
             if accepted_inside is None or accepted_outside is None:
-                out.append(Finding(path, "undecided", False, outer, inner))
+                why = f"the replay's validator fails on the value {value!r}"
+                out.append(Finding(path, "undecided", False, outer, inner, why))
                 return
             if accepted_inside and not accepted_outside:
                 # The validator's own best error names the keyword and where below ``path``.
@@ -301,15 +460,24 @@ class _Checker:
     ) -> None:
         inner_types, outer_types = type_set(inner), type_set(outer)
         if inner_types is None or outer_types is None:
-            out.append(Finding(path, "undecided", False, outer.get("type"), inner.get("type")))
+            why = "a type keyword that names no JSON type"
+            out.append(
+                Finding(path, "undecided", False, outer.get("type"), inner.get("type"), why)
+            )
             return
         if "enum" in outer or "const" in outer:
             # Inner is infinite; only a restricting keyword could still squeeze it inside.
             rule = "enum" if "enum" in outer else "const"
             decided = _surely_infinite(inner)
+            why = "" if decided else f"cannot list the values to compare with the {rule}"
             out.append(
                 Finding(
-                    path, rule if decided else "undecided", decided, outer[rule], inner.get(rule)
+                    path,
+                    rule if decided else "undecided",
+                    decided,
+                    outer[rule],
+                    inner.get(rule),
+                    why,
                 )
             )
             return
@@ -328,10 +496,12 @@ class _Checker:
             if word in DECIDED or word in ANNOTATION_KEYWORDS or word.startswith("x-"):
                 continue
             if word not in inner or not same_schema(value, inner[word]):
-                out.append(Finding(path, "undecided", False, {word: value}, inner.get(word)))
+                why = f"{word} is not a keyword containment decides, and it changed"
+                out.append(Finding(path, "undecided", False, {word: value}, inner.get(word), why))
         for word in inner:
             if word in CONTEXTUAL and word not in outer:
-                out.append(Finding(path, "undecided", False, None, {word: inner[word]}))
+                why = f"{word} depends on its neighbours"
+                out.append(Finding(path, "undecided", False, None, {word: inner[word]}, why))
 
     # -- per type ------------------------------------------------------------------
 
@@ -342,8 +512,11 @@ class _Checker:
             theirs = inner.get("pattern")
             if theirs != pattern:
                 decided = theirs is None or theirs in UNIVERSAL_PATTERNS
+                why = "" if decided else "a pattern replaced by another"
                 out.append(
-                    Finding(path, "pattern" if decided else "undecided", decided, pattern, theirs)
+                    Finding(
+                        path, "pattern" if decided else "undecided", decided, pattern, theirs, why
+                    )
                 )
         from pytest_entropy.core.validation import REFERENCE_FORMATS
 
@@ -354,22 +527,23 @@ class _Checker:
     def _numbers(
         self, outer: Schema, inner: Schema, common: frozenset[str], path: str, out: Findings
     ) -> None:
-        for plain, exclusive, lower in (
-            ("minimum", "exclusiveMinimum", True),
-            ("maximum", "exclusiveMaximum", False),
-        ):
-            theirs = numeric_bound(outer, plain, exclusive)
-            if theirs is None:
-                continue
-            ours = numeric_bound(inner, plain, exclusive)
-            looser = (
-                ours is None
-                or (ours[0] < theirs[0] if lower else ours[0] > theirs[0])
-                or (ours[0] == theirs[0] and theirs[1] and not ours[1])
-            )
-            if looser:
-                rule = exclusive if theirs[1] else plain
-                out.append(Finding(path, rule, True, outer.get(rule), inner.get(rule)))
+        # Only the inner's numbers of a type the outer allows matter here (the rest were
+        # reported as ``type``). Among integers, a bound is moved onto the integers (or the
+        # multiples of an integer ``multipleOf``) first: ``exclusiveMinimum: 0`` is then
+        # ``minimum: 1``, and ``exclusiveMinimum: 0.5`` too.
+        step = integer_step(inner, "real" not in common)
+        for lower in (True, False):
+            for reader in self.readers:
+                theirs = numeric_bound(outer, lower, reader)
+                if theirs is None:
+                    continue
+                low, high = interval(inner, reader, step)
+                if empty_interval(low, high):
+                    continue  # read this way, the inner accepts no number at all
+                if looser_bound(low if lower else high, snap(theirs[0], lower, step), lower):
+                    rule = theirs[1]
+                    out.append(Finding(path, rule, True, outer.get(rule), _bound_words(inner, rule)))
+                    break
         step = outer.get("multipleOf")
         if is_finite_number(step) and step > 0:
             mine = inner.get("multipleOf")
@@ -398,7 +572,10 @@ class _Checker:
         if not (type(longest) is int and longest <= positions):
             self._member(outer_rest, inner_rest, f"{path}[]", "items", depth, out)
         if "contains" in outer and not same_schema(outer["contains"], inner.get("contains")):
-            out.append(Finding(path, "undecided", False, outer["contains"], inner.get("contains")))
+            why = "contains changed"
+            out.append(
+                Finding(path, "undecided", False, outer["contains"], inner.get("contains"), why)
+            )
 
     def _objects(self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings) -> None:
         check_lengths(outer, inner, "minProperties", "maxProperties", path, out)
@@ -415,7 +592,8 @@ class _Checker:
             theirs = member_schema(outer, outer_props, outer_patterns, name)
             mine = member_schema(inner, inner_props, inner_patterns, name)
             if theirs is None or mine is None:
-                out.append(Finding(join_path(path, name), "undecided", False, theirs, mine))
+                why = "a patternProperties pattern the linear-time engine cannot run"
+                out.append(Finding(join_path(path, name), "undecided", False, theirs, mine, why))
                 continue
             self._member(theirs, mine, join_path(path, name), "additionalProperties", depth, out)
         if not same_patterns:
@@ -427,8 +605,9 @@ class _Checker:
                 if found and (pattern not in outer_patterns or pattern not in inner_patterns):
                     rule = "patternProperties"
                     decided = pattern not in outer_patterns and theirs is False
+                    why = "" if decided else "patternProperties changed"
                     out.append(
-                        Finding(where, rule if decided else "undecided", decided, theirs, mine)
+                        Finding(where, rule if decided else "undecided", decided, theirs, mine, why)
                     )
                 else:
                     out.extend(found)
