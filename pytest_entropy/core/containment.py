@@ -35,8 +35,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from pytest_entropy.core.containment_unions import UnionChecks
 from pytest_entropy.core.schema_keywords import (
-    ALL_TYPES,
     ANNOTATION_KEYWORDS,
     ANY,
     CONTEXTUAL,
@@ -47,8 +47,6 @@ from pytest_entropy.core.schema_keywords import (
     UNIVERSAL_PATTERNS,
     Finding,
     check_lengths,
-    definition_pointer,
-    disjoint,
     empty_interval,
     fragment_validator,
     integer_step,
@@ -62,14 +60,13 @@ from pytest_entropy.core.schema_keywords import (
     merge_all_of,
     name_set,
     numeric_bound,
-    pairwise_disjoint,
     readers_for,
+    refs_in,
     resolve_pointer,
     safe_is_valid,
     same_schema,
     snap,
     strip_annotations,
-    type_names,
     type_set,
     without,
 )
@@ -106,10 +103,11 @@ def _surely_infinite(schema: dict[str, Any]) -> bool:
     real = "real" in kinds
     for reader in DRAFT4_READERS:
         low, high = interval(schema, reader, None if real else 1)
-        if low is not None and high is not None:
-            # Integers between two bounds, or multiples of a step, are finitely many.
-            if not real or low[0] >= high[0] or "multipleOf" in schema:
-                return False
+        if low is None or high is None:
+            continue
+        # Integers between two bounds, or multiples of a step, are finitely many.
+        if not real or low[0] >= high[0] or "multipleOf" in schema:
+            return False
     return True
 
 
@@ -124,14 +122,41 @@ def _bound_words(schema: dict[str, Any], rule: str) -> Any:
     return words or None
 
 
-class _Checker:
+class _Checker(UnionChecks):
     """One containment question over two root schemas (for ``$ref``)."""
 
     def __init__(self, outer_root: Any, inner_root: Any) -> None:
         self.outer_root = outer_root
         self.inner_root = inner_root
         self.readers = readers_for(outer_root, inner_root)
+        self._equal_targets: dict[str, bool] = {}
         self.assumed: set[tuple[int, int]] = set()
+
+    def same(self, a: Any, b: Any) -> bool:
+        """``a`` and ``b`` accept the same values: the same text, and every ``$ref`` inside
+        (followed to the end) pointing at the same text under both roots. Equal text alone is
+        not enough: ``{"$ref": "#/$defs/M"}`` means two things when ``M`` changed."""
+        if not same_schema(a, b):
+            return False
+        pending, seen = list(refs_in(a)), set[str]()
+        while pending:
+            ref = pending.pop()
+            if ref in seen or not ref.startswith("#"):
+                continue  # an outside document is never fetched: the same address, the same
+            seen.add(ref)
+            equal = self._equal_targets.get(ref)
+            theirs = resolve_pointer(self.outer_root, ref)
+            if equal is None:
+                mine = resolve_pointer(self.inner_root, ref)
+                equal = theirs is not None and mine is not None and same_schema(theirs, mine)
+                self._equal_targets[ref] = equal
+            if not equal:
+                return False
+            pending.extend(refs_in(theirs))
+        return True
+
+    def flipped(self) -> _Checker:
+        return _Checker(self.inner_root, self.outer_root)
 
     # -- plumbing ------------------------------------------------------------------
 
@@ -179,7 +204,7 @@ class _Checker:
         if outer is None or inner is None:
             return
         key = (id(outer), id(inner))
-        if key in self.assumed or inner == NOTHING or same_schema(outer, inner):
+        if key in self.assumed or inner == NOTHING or self.same(outer, inner):
             return
         self.assumed.add(key)
         try:
@@ -240,168 +265,6 @@ class _Checker:
             why = "the allOf parts do not merge into one schema and no part alone fits"
             out.append(Finding(path, "undecided", False, outer, inner, why))
 
-    def _inner_union(
-        self, outer: Schema, inner: Schema, word: str, path: str, depth: int, out: Findings
-    ) -> None:
-        branches = inner[word]
-        union = outer.get("anyOf")
-        if type(union) is list and any(
-            not self.quiet(branch, inner, path, depth) for branch in union
-        ):
-            # The whole inner union fits one outer branch: only the rest remains.
-            self.check(without(outer, "anyOf"), inner, path, depth, out)
-            return
-        if self._same_union(outer, inner, word, path, depth):
-            self.check(without(outer, word), without(inner, word), path, depth, out)
-            return
-        rest = without(inner, word)
-        bare = not any(key not in ANNOTATION_KEYWORDS for key in rest)
-        found: list[Finding] = []
-        for branch in branches:
-            # A branch alone (when the rest is annotations) keeps its $ref and its identity.
-            self.check(outer, branch if bare else {"allOf": [rest, branch]}, path, depth, found)
-        resolved = [self.resolve(b, self.inner_root, path, []) for b in branches]
-        if word == "oneOf" and not pairwise_disjoint(resolved):
-            # A value two branches accept is refused by a oneOf: a branch's witness is no
-            # witness of the whole, so it only says "cannot tell".
-            found = [
-                Finding(
-                    f.path,
-                    "undecided",
-                    False,
-                    f.outer,
-                    f.inner,
-                    f"{f.rule} decides it in one oneOf branch, but the branches may overlap",
-                )
-                if f.decided
-                else f
-                for f in found
-            ]
-        out.extend(found)
-
-    def _same_union(self, outer: Schema, inner: Schema, word: str, path: str, depth: int) -> bool:
-        """Both are the same union, branch for branch equivalent (in order)."""
-        theirs, mine = outer.get(word), inner.get(word)
-        if type(theirs) is not list or type(mine) is not list or len(theirs) != len(mine):
-            return False
-        return all(
-            not self.quiet(a, b, path, depth)
-            and not _Checker(self.inner_root, self.outer_root).quiet(b, a, path, depth)
-            for a, b in zip(theirs, mine, strict=True)
-        )
-
-    def _fit_branches(
-        self,
-        outer: Schema,
-        inner: Schema,
-        word: str,
-        branches: list[Any],
-        path: str,
-        depth: int,
-        out: Findings,
-    ) -> None:
-        """``inner`` (no union itself) inside the union of ``branches``.
-
-        Branches that refuse every value ``inner`` accepts (another type, or another value
-        of a property ``inner`` requires: a discriminated union) are set aside. One branch
-        left decides exactly, with its own paths and rules: a value it refuses, every other
-        branch refuses too. None left: refused outright. Several: some branch must hold
-        ``inner`` whole (for a oneOf only if they cannot overlap); else ``inner`` is split by
-        type; else the branch behind the same ``$ref`` says where, as undecided.
-        """
-        resolved = [self.resolve(branch, self.outer_root, path, []) for branch in branches]
-        apart = [disjoint(branch, inner) if branch is not None else None for branch in resolved]
-        candidates = [i for i, why in enumerate(apart) if why is None]
-        if len(candidates) == 1:
-            self.check(branches[candidates[0]], inner, path, depth, out)
-            return
-        if not candidates:
-            self._refused_by_all(outer, inner, word, resolved, apart, path, out)
-            return
-        exact = word == "anyOf" or pairwise_disjoint([resolved[i] for i in candidates])
-        if exact and any(not self.quiet(branches[i], inner, path, depth) for i in candidates):
-            return
-        kinds = type_set(inner)
-        names = type_names(kinds) if kinds is not None and "type" in inner else []
-        if len(names) > 1:
-            for name in names:
-                self._fit_branches(outer, {**inner, "type": name}, word, branches, path, depth, out)
-            return
-        covered: set[str] = set()
-        for i in candidates:
-            branch = resolved[i]
-            covered |= (type_set(branch) if type(branch) is dict else None) or ALL_TYPES
-        if not (kinds or ALL_TYPES) <= covered:
-            out.append(Finding(path, "type", True, outer.get(word), inner))
-            return
-        if not exact:
-            why = f"{len(candidates)} oneOf branches may accept its values and may overlap"
-            out.append(Finding(path, "undecided", False, outer.get(word), inner, why))
-            return
-        self._same_ref_branch(outer, inner, word, branches, candidates, path, depth, out)
-
-    def _same_ref_branch(
-        self,
-        outer: Schema,
-        inner: Schema,
-        word: str,
-        branches: list[Any],
-        candidates: list[int],
-        path: str,
-        depth: int,
-        out: Findings,
-    ) -> None:
-        """Several branches may take ``inner``'s values and none takes them all: the branch
-        with the same ``$ref`` target as ``inner`` names the path and rule, undecided (another
-        branch may still accept the value)."""
-        pointer = definition_pointer(self.inner_root, inner)
-        same = [
-            i
-            for i in candidates
-            if pointer is not None
-            and type(branches[i]) is dict
-            and branches[i].get("$ref") == pointer
-        ]
-        many = f"{len(candidates)} {word} branches may accept its values and none alone does"
-        if len(same) != 1:
-            out.append(Finding(path, "undecided", False, outer.get(word), inner, many))
-            return
-        for found in self.quiet(branches[same[0]], inner, path, depth):
-            why = found.reason or (
-                f"{found.rule} refuses it in the branch {pointer}, another {word} branch may not"
-            )
-            out.append(Finding(found.path, "undecided", False, found.outer, found.inner, why))
-
-    def _refused_by_all(
-        self,
-        outer: Schema,
-        inner: Schema,
-        word: str,
-        resolved: list[Any],
-        apart: list[tuple[str, str] | None],
-        path: str,
-        out: Findings,
-    ) -> None:
-        """No branch accepts a value of ``inner``: by type, or by a discriminating property."""
-        named = [(i, why) for i, why in enumerate(apart) if why is not None and why[0]]
-        if not named:
-            out.append(Finding(path, "type", True, outer.get(word), inner))
-            return
-        name = named[0][1][0]
-        allowed = []
-        for i, why in named:
-            if why is not None and why[0] == name:
-                schema = mapping(resolved[i].get("properties")).get(name)
-                allowed.append(schema.get("const", schema.get("enum")) if type(schema) is dict else None)
-        rule = "const" if all(
-            type(mapping(resolved[i].get("properties")).get(name)) is dict
-            and "const" in mapping(resolved[i].get("properties"))[name]
-            for i, _ in named
-        ) else "enum"
-        mine = mapping(inner.get("properties")).get(name)
-        shown = mine.get("const", mine.get("enum")) if type(mine) is dict else mine
-        out.append(Finding(join_path(path, name), rule, True, allowed, shown))
-
     def _finite(self, schema: Schema) -> list[Any] | None:
         """The candidate values of a finite schema (enum, const, boolean/null only)."""
         if "const" in schema:
@@ -461,9 +324,7 @@ class _Checker:
         inner_types, outer_types = type_set(inner), type_set(outer)
         if inner_types is None or outer_types is None:
             why = "a type keyword that names no JSON type"
-            out.append(
-                Finding(path, "undecided", False, outer.get("type"), inner.get("type"), why)
-            )
+            out.append(Finding(path, "undecided", False, outer.get("type"), inner.get("type"), why))
             return
         if "enum" in outer or "const" in outer:
             # Inner is infinite; only a restricting keyword could still squeeze it inside.
@@ -495,7 +356,7 @@ class _Checker:
         for word, value in outer.items():
             if word in DECIDED or word in ANNOTATION_KEYWORDS or word.startswith("x-"):
                 continue
-            if word not in inner or not same_schema(value, inner[word]):
+            if word not in inner or not self.same(value, inner[word]):
                 why = f"{word} is not a keyword containment decides, and it changed"
                 out.append(Finding(path, "undecided", False, {word: value}, inner.get(word), why))
         for word in inner:
@@ -542,7 +403,9 @@ class _Checker:
                     continue  # read this way, the inner accepts no number at all
                 if looser_bound(low if lower else high, snap(theirs[0], lower, step), lower):
                     rule = theirs[1]
-                    out.append(Finding(path, rule, True, outer.get(rule), _bound_words(inner, rule)))
+                    out.append(
+                        Finding(path, rule, True, outer.get(rule), _bound_words(inner, rule))
+                    )
                     break
         step = outer.get("multipleOf")
         if is_finite_number(step) and step > 0:
@@ -571,7 +434,7 @@ class _Checker:
             self._member(theirs, mine, f"{path}[{index}]", "items", depth, out)
         if not (type(longest) is int and longest <= positions):
             self._member(outer_rest, inner_rest, f"{path}[]", "items", depth, out)
-        if "contains" in outer and not same_schema(outer["contains"], inner.get("contains")):
+        if "contains" in outer and not self.same(outer["contains"], inner.get("contains")):
             why = "contains changed"
             out.append(
                 Finding(path, "undecided", False, outer["contains"], inner.get("contains"), why)
@@ -587,7 +450,7 @@ class _Checker:
         inner_props = mapping(inner.get("properties"))
         outer_patterns = mapping(outer.get("patternProperties"))
         inner_patterns = mapping(inner.get("patternProperties"))
-        same_patterns = same_schema(outer_patterns, inner_patterns)
+        same_patterns = self.same(outer_patterns, inner_patterns)
         for name in sorted({*outer_props, *inner_props}):
             theirs = member_schema(outer, outer_props, outer_patterns, name)
             mine = member_schema(inner, inner_props, inner_patterns, name)

@@ -178,10 +178,7 @@ def numeric_bound(
     value = schema.get(plain)
     flag = schema.get(exclusive)
     if is_finite_number(value):
-        if reader == "draft4":
-            strict = bool(flag)
-        else:
-            strict = reader == "lenient" and flag is True
+        strict = bool(flag) if reader == "draft4" else reader == "lenient" and flag is True
         found.append(((Fraction(value), not strict), exclusive if strict else plain))
     if is_finite_number(flag) and reader != "draft4":
         found.append(((Fraction(flag), False), exclusive))
@@ -479,3 +476,20 @@ def definition_pointer(root: Any, schema: Any) -> str | None:
                 escaped = name.replace("~", "~0").replace("/", "~1")
                 return f"#/{group}/{escaped}"
     return None
+
+
+def refs_in(schema: Any) -> set[str]:
+    """Every ``$ref`` string anywhere inside ``schema`` (values under ``enum``/``const``
+    included: more refs only make a caller more careful)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            ref = node.get("$ref")
+            if type(ref) is str:
+                found.add(ref)
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return found
