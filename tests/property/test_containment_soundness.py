@@ -31,7 +31,7 @@ SAMPLES: list[Any] = sorted(
     },
     key=float,
 )
-SHAPES = ("plain", "optional", "model", "with-string", "tagged")
+SHAPES = ("plain", "optional", "model", "with-string", "tagged", "described-ref", "list", "deep")
 
 
 def _snap(schema: Any) -> dict[str, Any]:
@@ -81,6 +81,21 @@ def _tool(shape: str, value: dict[str, Any], other: dict[str, Any], draft4: bool
     elif shape == "model":
         defs["M"] = _model(value, draft4)
         param = {"anyOf": [{"$ref": "#/$defs/M"}, {"type": "null"}], "default": None}
+    elif shape == "described-ref":
+        # pydantic 1's spelling of a described model field: ``allOf`` around the ``$ref``.
+        defs["M"] = _model(value, draft4)
+        param = {"allOf": [{"$ref": "#/$defs/M"}], "description": "the model"}
+    elif shape == "list":
+        param = {"type": "array", "items": {"anyOf": [value, {"type": "null"}]}}
+    elif shape == "deep":
+        # An optional model inside an optional model.
+        defs["M"] = _model(value, draft4)
+        defs["N"] = {
+            "type": "object",
+            "properties": {"v": {"anyOf": [{"$ref": "#/$defs/M"}, {"type": "null"}]}},
+            "required": ["v"],
+        }
+        param = {"anyOf": [{"$ref": "#/$defs/N"}, {"type": "null"}]}
     elif shape == "with-string":
         param = {"oneOf": [value, {"type": "string"}]}
     else:
@@ -96,8 +111,12 @@ def _tool(shape: str, value: dict[str, Any], other: dict[str, Any], draft4: bool
 
 
 def _calls(shape: str) -> list[Any]:
-    if shape in ("model",):
+    if shape in ("model", "described-ref"):
         return [{"v": {"v": x}} for x in SAMPLES] + [{"v": None}]
+    if shape == "list":
+        return [{"v": [x]} for x in SAMPLES] + [{"v": [None, 1]}, {"v": ["text"]}]
+    if shape == "deep":
+        return [{"v": {"v": {"v": x}}} for x in SAMPLES] + [{"v": {"v": None}}, {"v": None}]
     if shape == "tagged":
         return [{"v": {"kind": kind, "v": x}} for kind in "ab" for x in SAMPLES]
     extra = [{"v": None}, {"v": "text"}]

@@ -260,3 +260,28 @@ def test_a_new_tag_in_a_discriminated_union_loosens_at_the_tag() -> None:
     ]
     back = _diff(after, before)
     assert not back.loosened and _rows(back.tightened) == {("pet.kind", "const")}
+
+
+def test_the_ratchet_and_the_assertion_fail_on_a_loosening_inside_an_optional_model(
+    tmp_path: Any,
+) -> None:
+    from pytest_entropy.testing.assertions import assert_no_entropy_increase
+    from pytest_entropy.testing.ratchet import check_baseline
+
+    def tools(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"tools": [{"name": "tool", "inputSchema": schema}]}
+
+    before = tools(_optional_model(("a", "b"), None))
+    after = tools(_optional_model(("a", "b", "c"), None))
+    path = tmp_path / "entropy-baseline.json"
+    assert check_baseline(path, "s", before).status == "created"
+    result = check_baseline(path, "s", after, ci=True)
+    assert not result.passed
+    assert '  loosened: tool:opt.mode: enum (["a","b"] → "c")' in result.message()
+    with pytest.raises(AssertionError, match=r"tool:opt\.mode: enum"):
+        assert_no_entropy_increase(before, after)
+    # Integer bounds respelled are no change for the ratchet either.
+    same = tmp_path / "same.json"
+    check_baseline(same, "s", tools(_field_model(int, ge=1)))
+    assert check_baseline(same, "s", tools(_field_model(int, gt=0)), ci=True).passed
+    assert_no_entropy_increase(tools(_field_model(int, ge=1)), tools(_field_model(int, gt=0)))
