@@ -4,8 +4,9 @@
 not one boolean but every reason it is not, each at a parameter path with the keyword (the
 *rule*) that decided it. A finding is *decided* when the checker knows a value ``inner``
 accepts and ``outer`` refuses; it is *undecided* when the checker cannot tell (a regular
-expression replaced by another, ``not``, ``if``/``then``, an external ``$ref``, ...). Callers
-that gate treat undecided as refused: pessimism is the safe default.
+expression replaced by another, ``not``, ``if``/``then``, an external ``$ref``, ...) and then
+says why in its ``reason``. Callers that gate treat undecided as refused: pessimism is the
+safe default.
 
 What it decides, by keyword family (the rest are compared for equality):
 
@@ -14,16 +15,21 @@ What it decides, by keyword family (the rest are compared for equality):
   is exact), ``boolean``/``null`` as finite types;
 * strings: ``minLength``/``maxLength``, ``pattern`` (kept, dropped or one of a few patterns
   that match every string) and ``format`` (only the formats the replay asserts);
-* numbers: ``minimum``/``maximum`` and both forms of ``exclusiveMinimum``/``exclusiveMaximum``,
-  ``multipleOf``;
+* numbers: each side's lower and upper bound as (value, inclusive), from ``minimum``/
+  ``maximum`` and ``exclusiveMinimum``/``exclusiveMaximum`` together, moved onto the integers
+  (or an integer ``multipleOf``'s multiples) when only integers meet, and decided under every
+  reading of the spellings (draft 4's boolean form, later drafts' number form); ``multipleOf``;
 * arrays: ``items`` (schema and tuple forms, ``prefixItems``, ``additionalItems``),
   ``minItems``/``maxItems``, ``uniqueItems``;
 * objects: ``properties``, ``required``, ``additionalProperties``, ``patternProperties``,
   ``minProperties``/``maxProperties``;
-* ``allOf`` (outer: every part; inner: merged when the merge is exact), ``anyOf`` and
-  ``oneOf`` (inner: every branch; outer: some branch, ``oneOf`` only when its branches cannot
-  overlap by type), ``$ref`` to a JSON pointer inside the same schema (cycles assumed
-  contained, which is sound for finite JSON values). An external ``$ref`` is never fetched.
+* ``allOf`` (outer: every part; inner: merged when the merge is exact, references followed),
+  ``anyOf`` and ``oneOf`` (inner: every branch; outer: the branches that can take the value,
+  told apart by type or by a discriminating ``const``/``enum`` property, see
+  :mod:`~pytest_entropy.core.containment_unions`), ``$ref`` to a JSON pointer inside the same
+  schema (cycles assumed contained, which is sound for finite JSON values; equal text counts
+  as equal only when every pointer inside it reaches equal text on both sides). An external
+  ``$ref`` is never fetched.
 
 Paths: ``""`` is the tool's arguments object, ``a.b`` a nested property, ``a[]`` every array
 element, ``a[0]`` one tuple position, ``a.*`` a property no schema names, ``a.~P`` properties
