@@ -54,6 +54,7 @@ from pytest_entropy.core.schema_keywords import (
     Finding,
     check_lengths,
     empty_interval,
+    fragment_document,
     fragment_validator,
     integer_step,
     interval,
@@ -69,7 +70,6 @@ from pytest_entropy.core.schema_keywords import (
     readers_for,
     refs_in,
     resolve_pointer,
-    safe_is_valid,
     same_schema,
     snap,
     strip_annotations,
@@ -298,31 +298,36 @@ class _Checker(UnionChecks):
     def _check_values(
         self, outer: Schema, inner: Schema, values: list[Any], path: str, out: Findings
     ) -> None:
-        """A finite inner schema: exact, value by value, with the replay's validator."""
-        inner_ok = fragment_validator(self.inner_root, inner)
-        outer_ok = fragment_validator(self.outer_root, outer)
-        if inner_ok is None or outer_ok is None:
-            why = "the replay's validator cannot compile these values' schemas"
-            out.append(Finding(path, "undecided", False, outer, inner, why))
-            return
-        for value in values:
-            accepted_inside = safe_is_valid(inner_ok, value)
-            accepted_outside = safe_is_valid(outer_ok, value)
-            if accepted_inside is None or accepted_outside is None:
-                why = f"the replay's validator fails on the value {value!r}"
-                out.append(Finding(path, "undecided", False, outer, inner, why))
-                return
-            if accepted_inside and not accepted_outside:
-                # The validator's own best error names the keyword and where below ``path``.
-                from jsonschema.exceptions import best_match
+        """A finite inner schema: exact, value by value, with the replay's own decision
+        (:func:`~pytest_entropy.core.validation.accepts`, which refuses what it cannot
+        check, as the replay does)."""
+        from pytest_entropy.core.validation import accepts
 
-                error = best_match(outer_ok.iter_errors(value))
-                rule = str(error.validator) if error is not None else "enum"
-                where = path
-                for part in error.absolute_path if error is not None else ():
-                    where = f"{where}[{part}]" if type(part) is int else join_path(where, str(part))
-                shown = error.validator_value if error is not None else None
-                out.append(Finding(where, rule, True, shown, value))
+        inside = fragment_document(self.inner_root, inner)
+        outside = fragment_document(self.outer_root, outer)
+        for value in values:
+            if accepts(inside, value) and not accepts(outside, value):
+                self._refused_value(outer, value, path, out)
+
+    def _refused_value(self, outer: Schema, value: Any, path: str, out: Findings) -> None:
+        """The finding for ``value``, which ``outer`` refuses: python-jsonschema's best error
+        names the keyword and where below ``path`` (when it sees the refusal too)."""
+        from jsonschema.exceptions import best_match
+
+        explaining = fragment_validator(self.outer_root, outer)
+        try:
+            error = best_match(explaining.iter_errors(value)) if explaining is not None else None
+        except Exception:
+            error = None
+        if error is None:
+            # Only the replay refuses it (a TypeBox decision jsonschema does not share).
+            rule = "const" if "const" in outer else "enum" if "enum" in outer else "type"
+            out.append(Finding(path, rule, True, outer.get(rule), value))
+            return
+        where = path
+        for part in error.absolute_path:
+            where = f"{where}[{part}]" if type(part) is int else join_path(where, str(part))
+        out.append(Finding(where, str(error.validator), True, error.validator_value, value))
 
     def _check_plain(
         self, outer: Schema, inner: Schema, path: str, depth: int, out: Findings

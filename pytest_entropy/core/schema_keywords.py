@@ -379,20 +379,53 @@ def member_schema(
     return {"allOf": [base, *matching]} if matching else base
 
 
+_CARRIED_ROOT: Final = "pytest-entropy-root"
+
+
+def fragment_document(root: Any, fragment: dict[str, Any]) -> dict[str, Any]:
+    """``fragment`` as a schema document of its own, for a validator that only takes whole
+    documents (:func:`~pytest_entropy.core.validation.accepts`): the root rides along under
+    ``$defs`` and every local pointer (``#``, ``#/...``) is moved to reach it there. Values
+    (``enum``, ``const``, ``default``, ``examples``) are data and stay as they are."""
+    declared = root.get("$schema") if type(root) is dict else None
+    if not any(ref == "#" or ref.startswith("#/") for ref in refs_in(fragment)):
+        # Nothing to reach in the root (the common enum or const): the fragment as it is.
+        return {**fragment, "$schema": declared} if type(declared) is str else fragment
+    moved_root = "#/$defs/" + _CARRIED_ROOT
+
+    def move(node: Any) -> Any:
+        if type(node) is list:
+            return [move(item) for item in node]
+        if type(node) is not dict:
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$ref" and type(value) is str and (value == "#" or value.startswith("#/")):
+                out[key] = moved_root + value[1:]
+            elif key in ("enum", "const", "default", "examples"):
+                out[key] = value
+            else:
+                out[key] = move(value)
+        return out
+
+    carried = move(root) if type(root) is dict else {}
+    # An embedded $id would start a resource of its own and move the pointers' base.
+    carried = {k: v for k, v in carried.items() if k not in ("$id", "$schema")}
+    document: dict[str, Any] = {"$defs": {_CARRIED_ROOT: carried}, "allOf": [move(fragment)]}
+    if type(declared) is str:
+        document["$schema"] = declared
+    return document
+
+
 def fragment_validator(root: Any, fragment: dict[str, Any]) -> Any:
-    """The replay's validator for ``fragment`` with ``root``'s references (or ``None``)."""
+    """A python-jsonschema validator for ``fragment`` with ``root``'s references (or
+    ``None``): it explains a refusal (keyword and path); :func:`fragment_document` with
+    ``accepts`` decides."""
     from pytest_entropy.core.validation import validator_for_schema
 
     try:
         base = validator_for_schema(root if type(root) is dict else {})
         return base.evolve(schema=fragment)
-    except Exception:
-        return None
-
-
-def safe_is_valid(validator: Any, value: Any) -> bool | None:
-    try:
-        return bool(validator.is_valid(value))
     except Exception:
         return None
 
