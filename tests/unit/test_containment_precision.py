@@ -285,3 +285,27 @@ def test_the_ratchet_and_the_assertion_fail_on_a_loosening_inside_an_optional_mo
     check_baseline(same, "s", tools(_field_model(int, ge=1)))
     assert check_baseline(same, "s", tools(_field_model(int, gt=0)), ci=True).passed
     assert_no_entropy_increase(tools(_field_model(int, ge=1)), tools(_field_model(int, gt=0)))
+
+
+def test_a_finite_schema_is_decided_by_the_replay_through_pointers_anywhere_in_the_root() -> None:
+    """Values are checked with ``validation.accepts`` on a document of their own; a pointer
+    into the root's ``properties`` (zod-to-json-schema's spelling) still reaches its target."""
+    shared = {"a": {"type": "string", "enum": ["x", "y"]}}
+    old = {
+        "type": "object",
+        "properties": {
+            **shared,
+            "q": {"type": "object", "properties": {"m": {"$ref": "#/properties/a"}}},
+        },
+    }
+
+    def new(*values: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {**shared, "q": {"enum": [{"m": value} for value in values]}},
+        }
+
+    assert [(c.path, c.rule, c.after) for c in _diff(old, new("x", "z")).loosened] == [
+        ("q.m", "enum", {"m": "z"})
+    ]
+    assert not _diff(old, new("x", "y")).loosened
