@@ -58,6 +58,17 @@ def test_integer_bounds_that_accept_the_same_integers_are_no_change(
     assert not diff.failed
 
 
+def test_an_optional_integer_respelled_is_no_change_either() -> None:
+    """``Optional[int] = Field(None, gt=0)``: the bound sits in an ``anyOf`` with null."""
+    before = _field_model(Optional[int], default=None, ge=1)  # type: ignore[arg-type]  # noqa: UP045
+    after = _field_model(Optional[int], default=None, gt=0)  # type: ignore[arg-type]  # noqa: UP045
+    assert "anyOf" in after["properties"]["n"]
+    for diff in (_diff(before, after), _diff(after, before)):
+        assert (diff.loosened, diff.tightened, diff.unknown) == ((), (), ())
+    wider = _diff(before, _field_model(Optional[int], default=None, ge=0))  # type: ignore[arg-type]  # noqa: UP045
+    assert _rows(wider.loosened) == {("n", "minimum")}
+
+
 def test_a_fractional_exclusive_bound_on_integers_is_the_next_integer() -> None:
     """``exclusiveMinimum: 0.5`` (pydantic refuses it on an int, a hand-written schema may
     say it) is ``minimum: 1`` among integers; ``exclusiveMaximum: 9.5`` is ``maximum: 9``."""
