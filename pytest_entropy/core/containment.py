@@ -47,7 +47,6 @@ from pytest_entropy.core.schema_keywords import (
     ANY,
     CONTEXTUAL,
     DECIDED,
-    DRAFT4_READERS,
     MAX_DEPTH,
     NOTHING,
     UNIVERSAL_PATTERNS,
@@ -87,7 +86,7 @@ Schema = dict[str, Any]
 Findings = list[Finding]
 
 
-def _surely_infinite(schema: dict[str, Any]) -> bool:
+def _surely_infinite(schema: dict[str, Any], readers: tuple[str, ...]) -> bool:
     """Whether a non-finite-looking schema certainly accepts infinitely many values (no
     keyword that could squeeze it to a few: a pattern, a zero length, close bounds, ...)."""
     for word, value in schema.items():
@@ -107,7 +106,7 @@ def _surely_infinite(schema: dict[str, Any]) -> bool:
     if not kinds & {"integer", "real"}:
         return False
     real = "real" in kinds
-    for reader in DRAFT4_READERS:
+    for reader in readers:
         low, high = interval(schema, reader, None if real else 1)
         if low is None or high is None:
             continue
@@ -284,16 +283,21 @@ class _Checker(UnionChecks):
                 for kind, value in (("boolean", True), ("boolean", False), ("null", None))
                 if kind in kinds
             ]
-        low, high = schema.get("minimum"), schema.get("maximum")
-        if (
-            kinds == frozenset({"integer"})
-            and type(low) is int
-            and type(high) is int
-            and 0 <= high - low <= _FINITE_RANGE
-            and not any(word in schema for word in ("exclusiveMinimum", "exclusiveMaximum"))
-        ):
-            return list(range(low, high + 1))
-        return None
+        if kinds != frozenset({"integer"}):
+            return None
+        # A small integer range in any spelling: the integers every reading may let through
+        # (the replay's own check then keeps the ones it accepts).
+        lows, highs = [], []
+        for reader in self.readers:
+            low, high = interval(schema, reader, 1)
+            if low is None or high is None:
+                return None
+            lows.append(low[0])
+            highs.append(high[0])
+        first, last = int(min(lows)), int(max(highs))
+        if not 0 <= last - first <= _FINITE_RANGE:
+            return None
+        return list(range(first, last + 1))
 
     def _check_values(
         self, outer: Schema, inner: Schema, values: list[Any], path: str, out: Findings
@@ -340,7 +344,7 @@ class _Checker(UnionChecks):
         if "enum" in outer or "const" in outer:
             # Inner is infinite; only a restricting keyword could still squeeze it inside.
             rule = "enum" if "enum" in outer else "const"
-            decided = _surely_infinite(inner)
+            decided = _surely_infinite(inner, self.readers)
             why = "" if decided else f"cannot list the values to compare with the {rule}"
             out.append(
                 Finding(

@@ -320,3 +320,17 @@ def test_a_finite_schema_is_decided_by_the_replay_through_pointers_anywhere_in_t
         ("q.m", "enum", {"m": "z"})
     ]
     assert not _diff(old, new("x", "y")).loosened
+
+
+def test_a_small_integer_range_in_any_spelling_is_compared_value_by_value() -> None:
+    def tool(sub: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"n": sub}}
+
+    ranged = tool({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 4})
+    listed = tool({"enum": [1, 2, 3]})
+    for old, new in ((ranged, listed), (listed, ranged)):
+        diff = _diff(old, new)
+        assert (diff.loosened, diff.tightened, diff.unknown) == ((), (), ()), diff.to_json()
+    assert [(c.path, c.rule, c.after) for c in _diff(tool({"enum": [1, 2]}), ranged).loosened] == [
+        ("n", "enum", 3)
+    ]
