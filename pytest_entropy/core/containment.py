@@ -341,6 +341,8 @@ class _Checker(UnionChecks):
             why = "a type keyword that names no JSON type"
             out.append(Finding(path, "undecided", False, outer.get("type"), inner.get("type"), why))
             return
+        if inner_types <= {"integer", "real"} and self._no_numbers(inner, inner_types):
+            return  # bounds that no number meets, under every reading: it accepts nothing
         if "enum" in outer or "const" in outer:
             # Inner is infinite; only a restricting keyword could still squeeze it inside.
             rule = "enum" if "enum" in outer else "const"
@@ -357,6 +359,8 @@ class _Checker(UnionChecks):
                 )
             )
             return
+        if "real" in inner_types - outer_types and self._only_integers(inner):
+            inner_types = inner_types - {"real"}  # ``number`` pinned to one integer value
         if not inner_types <= outer_types:
             out.append(Finding(path, "type", True, outer.get("type"), inner.get("type")))
         common = inner_types & outer_types
@@ -378,6 +382,28 @@ class _Checker(UnionChecks):
             if word in CONTEXTUAL and word not in outer:
                 why = f"{word} depends on its neighbours"
                 out.append(Finding(path, "undecided", False, None, {word: inner[word]}, why))
+
+    def _pinned(self, schema: Schema) -> Fraction | None:
+        """The one number bounds allow, the same under every reading, or ``None``."""
+        point: Fraction | None = None
+        for reader in self.readers:
+            low, high = interval(schema, reader, None)
+            if low is None or high is None or empty_interval(low, high) or low[0] != high[0]:
+                return None
+            if point is not None and point != low[0]:
+                return None
+            point = low[0]
+        return point
+
+    def _only_integers(self, schema: Schema) -> bool:
+        """Bounds that pin every number to one integer (without a ``multipleOf``, which
+        TypeBox reads with a tolerance)."""
+        point = self._pinned(schema)
+        return "multipleOf" not in schema and point is not None and point.denominator == 1
+
+    def _no_numbers(self, schema: Schema, kinds: frozenset[str]) -> bool:
+        step = integer_step(schema, "real" not in kinds)
+        return all(empty_interval(*interval(schema, reader, step)) for reader in self.readers)
 
     # -- per type ------------------------------------------------------------------
 
@@ -428,8 +454,12 @@ class _Checker(UnionChecks):
             if is_finite_number(mine) and mine > 0:
                 fits = (Fraction(mine) / Fraction(step)).denominator == 1
             else:
-                # Integers are multiples of any step that divides one.
-                fits = common <= {"integer"} and (1 / Fraction(step)).denominator == 1
+                # Integers are multiples of any step that divides one; one pinned number is
+                # a multiple or not.
+                point = self._pinned(inner)
+                fits = (common <= {"integer"} and (1 / Fraction(step)).denominator == 1) or (
+                    point is not None and (point / Fraction(step)).denominator == 1
+                )
             if not fits:
                 out.append(Finding(path, "multipleOf", True, step, mine))
 
