@@ -334,3 +334,21 @@ def test_a_small_integer_range_in_any_spelling_is_compared_value_by_value() -> N
     assert [(c.path, c.rule, c.after) for c in _diff(tool({"enum": [1, 2]}), ranged).loosened] == [
         ("n", "enum", 3)
     ]
+
+
+def test_numbers_that_meet_no_bound_or_one_integer_loosen_nothing() -> None:
+    def tool(sub: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"n": sub}}
+
+    old = tool({"type": "integer", "minimum": 2, "multipleOf": 5})
+    # A number pinned to 5 is the integer 5, a multiple of 5; bounds no number meets, nothing.
+    for new in (
+        tool({"type": "number", "minimum": 5, "maximum": 5}),
+        tool({"type": "number", "minimum": 5, "exclusiveMaximum": 5}),
+        tool({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 1}),
+    ):
+        assert not _diff(old, new).loosened, new
+    assert _rows(_diff(old, tool({"type": "number", "minimum": 5, "maximum": 6})).loosened) == {
+        ("n", "type"),
+        ("n", "multipleOf"),
+    }
