@@ -6,6 +6,10 @@ writes into ``native/tests/data/`` and compare the crate's answers with them. Re
 
     PYTEST_ENTROPY_PURE=1 PYTHONPATH=$PWD /tmp/cold/bin/python native/tests/make_vectors.py
 
+``--check`` writes nothing and fails (exit 1) when the committed files differ from what the
+specification gives today (``.ci/run`` runs it: a change to the plain Python that moves a
+vector must regenerate them, and then the crate must follow).
+
 What is compared:
 
 * ``json.json``: ``ingest/jsonparse.parse_json_bytes`` on hand-written hostile lines and
@@ -484,13 +488,22 @@ def lines_vectors(rnd: random.Random) -> dict[str, Any]:
 def main() -> None:
     if os.environ.get("PYTEST_ENTROPY_PURE") != "1":
         raise SystemExit("run with PYTEST_ENTROPY_PURE=1: the vectors come from the plain path")
+    check = sys.argv[1:] == ["--check"]
     sys.setrecursionlimit(10000)
     DATA.mkdir(parents=True, exist_ok=True)
+    stale = []
     for name, make in (("json", json_vectors), ("jsnum", jsnum_vectors), ("lines", lines_vectors)):
         data = make(random.Random(f"{SEED}-{name}"))
-        text = json.dumps(data, ensure_ascii=True, indent=0)
-        (DATA / f"{name}.json").write_text(text + "\n", encoding="ascii")
+        text = json.dumps(data, ensure_ascii=True, indent=0) + "\n"
+        path = DATA / f"{name}.json"
+        if check:
+            if not path.exists() or path.read_text(encoding="ascii") != text:
+                stale.append(str(path))
+            continue
+        path.write_text(text, encoding="ascii")
         print(f"{name}.json: {len(text):,} bytes")
+    if stale:
+        raise SystemExit(f"stale vectors (regenerate with make_vectors.py): {', '.join(stale)}")
 
 
 if __name__ == "__main__":
