@@ -32,28 +32,48 @@ const EXACT_INTEGER_CHARS: usize = 300;
 /// Objects at least this large find duplicate keys through a hash index.
 const INDEXED_OBJECT: usize = 12;
 
-/// A string as JavaScript holds it: WTF-8, i.e. UTF-8 that may also encode lone
-/// surrogates (U+D800-U+DFFF, never a high one followed by a low one).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// A string as JavaScript holds it: UTF-8 text, or WTF-8 when it holds a lone surrogate
+/// (UTF-8 that also encodes U+D800-U+DFFF, never a high one followed by a low one).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct JsString {
-    wtf8: Vec<u8>,
+    repr: Repr,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Repr {
+    Text(String),
+    Wtf8(Vec<u8>),
+}
+
+impl Default for JsString {
+    fn default() -> Self {
+        JsString {
+            repr: Repr::Text(String::new()),
+        }
+    }
 }
 
 impl JsString {
     /// The text when it holds no lone surrogate.
     pub fn as_str(&self) -> Option<&str> {
-        std::str::from_utf8(&self.wtf8).ok()
+        match &self.repr {
+            Repr::Text(text) => Some(text),
+            Repr::Wtf8(_) => None,
+        }
     }
 
     /// The WTF-8 bytes (UTF-8 when there is no lone surrogate).
     pub fn as_wtf8(&self) -> &[u8] {
-        &self.wtf8
+        match &self.repr {
+            Repr::Text(text) => text.as_bytes(),
+            Repr::Wtf8(bytes) => bytes,
+        }
     }
 
     /// Code points, lone surrogates included.
     pub fn code_points(&self) -> CodePoints<'_> {
         CodePoints {
-            bytes: &self.wtf8,
+            bytes: self.as_wtf8(),
             at: 0,
         }
     }
@@ -75,21 +95,37 @@ impl JsString {
         })
     }
 
+    fn push_str(&mut self, text: &str) {
+        match &mut self.repr {
+            Repr::Text(own) => own.push_str(text),
+            Repr::Wtf8(bytes) => bytes.extend_from_slice(text.as_bytes()),
+        }
+    }
+
     fn push_code_point(&mut self, cp: u32) {
-        // Generalised UTF-8: the same bit layout also encodes surrogates.
+        if let (Some(c), Repr::Text(own)) = (char::from_u32(cp), &mut self.repr) {
+            own.push(c);
+            return;
+        }
+        if let Repr::Text(own) = &mut self.repr {
+            self.repr = Repr::Wtf8(std::mem::take(own).into_bytes());
+        }
+        let Repr::Wtf8(bytes) = &mut self.repr else {
+            return;
+        };
+        // Generalised UTF-8: the bit layout of UTF-8, applied to surrogates too.
         if cp < 0x80 {
-            self.wtf8.push(cp as u8);
+            bytes.push(cp as u8);
         } else if cp < 0x800 {
-            self.wtf8
-                .extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
+            bytes.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
         } else if cp < 0x10000 {
-            self.wtf8.extend_from_slice(&[
+            bytes.extend_from_slice(&[
                 0xE0 | (cp >> 12) as u8,
                 0x80 | ((cp >> 6) & 0x3F) as u8,
                 0x80 | (cp & 0x3F) as u8,
             ]);
         } else {
-            self.wtf8.extend_from_slice(&[
+            bytes.extend_from_slice(&[
                 0xF0 | (cp >> 18) as u8,
                 0x80 | ((cp >> 12) & 0x3F) as u8,
                 0x80 | ((cp >> 6) & 0x3F) as u8,
@@ -102,7 +138,7 @@ impl JsString {
 impl From<&str> for JsString {
     fn from(text: &str) -> Self {
         JsString {
-            wtf8: text.as_bytes().to_vec(),
+            repr: Repr::Text(text.to_owned()),
         }
     }
 }
@@ -338,6 +374,7 @@ pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
     let trimmed = json_trimmed.trim_matches(is_js_whitespace);
     let mut parser = Parser {
         text: trimmed.as_bytes(),
+        source: trimmed,
         at: 0,
         fast: valid && trimmed.len() == json_trimmed.len(),
         big: false,
@@ -372,6 +409,7 @@ enum Frame {
 
 struct Parser<'a> {
     text: &'a [u8],
+    source: &'a str,
     at: usize,
     fast: bool,
     big: bool,
@@ -564,23 +602,24 @@ impl Parser<'_> {
         self.at += 1;
         let mut out = JsString::default();
         loop {
-            let run = self.text[self.at..]
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-            let Some(run) = run else {
-                return self.fail("unterminated string");
-            };
-            out.wtf8
-                .extend_from_slice(&self.text[self.at..self.at + run]);
-            self.at += run;
-            match self.text[self.at] {
-                b'"' => {
-                    self.at += 1;
-                    return Ok(out);
-                }
-                b'\\' => self.escape(&mut out)?,
-                _ => return self.fail("invalid control character in a string"),
+            let rest = &self.text[self.at..];
+            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            // `any` vectorises; the position is only looked for on the error path.
+            if rest[..end].iter().any(|&b| b < 0x20) {
+                self.at += rest.iter().position(|&b| b < 0x20).unwrap_or(0);
+                return self.fail("invalid control character in a string");
             }
+            if end == rest.len() {
+                return self.fail("unterminated string");
+            }
+            // Both ends sit on ASCII bytes, so the slice is on character boundaries.
+            out.push_str(&self.source[self.at..self.at + end]);
+            self.at += end;
+            if self.text[self.at] == b'"' {
+                self.at += 1;
+                return Ok(out);
+            }
+            self.escape(&mut out)?;
         }
     }
 
@@ -616,7 +655,7 @@ impl Parser<'_> {
             }
             _ => return self.fail("invalid escape"),
         };
-        out.wtf8.push(simple);
+        out.push_code_point(u32::from(simple));
         self.at += 2;
         Ok(())
     }
