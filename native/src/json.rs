@@ -796,6 +796,19 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_anywhere_in_a_long_string() {
+        for at in [0, 31, 32, 40, 63, 64, 99] {
+            let mut text = vec![b'a'; 100];
+            text[at] = 0x1F;
+            let raw = [&b"\""[..], &text, b"\""].concat();
+            let error = parse(&raw).expect_err("a raw control character");
+            assert_eq!(error.offset, at + 1);
+            text[at] = 0x20;
+            assert!(parse(&[&b"\""[..], &text, b"\""].concat()).is_ok());
+        }
+    }
+
+    #[test]
     fn javascript_trim_and_fast() {
         assert!(ok(b" \t1\r").fast);
         assert!(!ok("\u{feff}1".as_bytes()).fast);
