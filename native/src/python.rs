@@ -74,12 +74,12 @@ fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> 
                 }
             },
             Step::List(len) => {
-                let items = done.split_off(done.len() - len);
-                done.push(PyList::new(py, items)?.into_any());
+                let list = PyList::new(py, done.drain(done.len() - len..))?;
+                done.push(list.into_any());
             }
             Step::Dict(object) => {
-                let values = done.split_off(done.len() - object.len());
                 let dict = PyDict::new(py);
+                let values = done.drain(done.len() - object.len()..);
                 for ((key, _), value) in object.entries().iter().zip(values) {
                     dict.set_item(string(py, key)?, value)?;
                 }
