@@ -612,7 +612,11 @@ impl Parser<'_> {
     /// A string literal from its opening quote.
     fn string(&mut self) -> Result<JsString, ParseError> {
         self.at += 1;
-        let mut out = JsString::default();
+        // The next quote bounds the string unless it is escaped: one allocation, mostly.
+        let guess = memchr::memchr(b'"', &self.text[self.at..]).unwrap_or(0);
+        let mut out = JsString {
+            repr: Repr::Text(String::with_capacity(guess)),
+        };
         loop {
             let rest = &self.text[self.at..];
             let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
