@@ -14,6 +14,7 @@ from typing import Any, Final
 from pytest_entropy._version import __version__
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.lint import RULES, Finding, Profile
+from pytest_entropy.report.names import markdown_code, markdown_text
 
 __all__ = [
     "SARIF_SCHEMA_URI",
@@ -55,10 +56,6 @@ def lint_text_lines(findings: Sequence[Finding], tools: int) -> list[str]:
     return lines
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def lint_markdown_lines(findings: Sequence[Finding], tools: int) -> list[str]:
     """A Markdown summary: counts per rule, then a table of the findings."""
     verdict = "FAIL" if any(f.severity == "error" for f in findings) else "PASS"
@@ -68,12 +65,13 @@ def lint_markdown_lines(findings: Sequence[Finding], tools: int) -> list[str]:
     lines += ["| Rule | Severity | Count |", "| --- | --- | ---: |"]
     per_rule = Counter((finding.rule, finding.severity) for finding in findings)
     for (rule, severity), count in sorted(per_rule.items()):
-        lines.append(f"| `{rule}` | {severity} | {count} |")
+        lines.append(f"| {markdown_code(rule, table=True)} | {markdown_text(severity)} | {count} |")
     lines += ["", "| Tool | Pointer | Rule | Message |", "| --- | --- | --- | --- |"]
     for finding in findings:
         lines.append(
-            f"| `{_cell(finding.ref)}` | `{_cell(finding.pointer or '/')}` | `{finding.rule}` |"
-            f" {_cell(finding.message)} |"
+            f"| {markdown_code(finding.ref, table=True)}"
+            f" | {markdown_code(finding.pointer or '/', table=True)}"
+            f" | {markdown_code(finding.rule, table=True)} | {markdown_text(finding.message)} |"
         )
     return lines
 

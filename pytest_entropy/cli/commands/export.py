@@ -21,6 +21,7 @@ from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import live_surface_snapshot
 from pytest_entropy.core.status import surface_hash
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.sources.agent_dir import EXPORTED_SURFACE
 from pytest_entropy.state.files import ensure_state_directory
 from pytest_entropy.state.store import write_file_atomic
@@ -123,5 +124,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             },
         )
     else:
-        out.write(f"Exported {len(snapshot['actions'])} surface actions → {path}\n")
+        out.write(
+            f"Exported {len(snapshot['actions'])} surface actions → {terminal_text(str(path))}\n"
+        )
     return EXIT_OK

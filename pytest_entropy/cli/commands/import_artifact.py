@@ -23,6 +23,7 @@ from pytest_entropy.core.artifact import (
 )
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.surfaces import load_json_file
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.store import COMPILED, update_path
 
 
@@ -106,11 +107,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"refused {refused_widenings} overlays that would widen the live schema\n")
         out.write(
             f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
-            f" → {target.resolve()}\n"
+            f" → {terminal_text(str(target.resolve()))}\n"
         )
         if adopted_refs:
             out.write(
-                f"adopted quarantines (these tools are now hidden): {', '.join(adopted_refs)}\n"
+                terminal_text(
+                    f"adopted quarantines (these tools are now hidden): {', '.join(adopted_refs)}"
+                )
+                + "\n"
             )
         if refused_quarantines:
             out.write(f"refused {refused_quarantines} quarantines (--no-quarantines)\n")
