@@ -18,7 +18,7 @@ from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.surfaces import load_repairs
-from pytest_entropy.report.names import terminal_text
+from pytest_entropy.report.names import terminal_line
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
@@ -112,7 +112,7 @@ def print_lines(out: TextIO, lines: list[str], *, spec: bool = False) -> None:
     the spec's displays too, which differ only for names that hold such characters."""
     style = None if spec else getattr(out, "style_line", None)
     for line in lines:
-        line = terminal_text(line)
+        line = terminal_line(line)
         out.write((style(line) if style is not None else line) + "\n")
 
 
@@ -443,7 +443,7 @@ def check_corpus(
     )
     warning = skipped_files_warning(diagnostics)
     if warning is not None:
-        (err or sys.stderr).write(terminal_text(warning) + "\n")
+        (err or sys.stderr).write(terminal_line(warning) + "\n")
 
 
 def check_strict(args: argparse.Namespace, diagnostics: ScanDiagnostics) -> None:

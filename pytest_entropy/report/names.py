@@ -7,9 +7,12 @@ and every renderer of that output goes through it:
 * terminal text (:func:`terminal_text`): C0 and C1 controls, DEL, the line and paragraph
   separators and the bidirectional embeddings, overrides and isolates are written as visible
   escapes (``\\x1b``, ``\\n``, ``\\u202e``), and a lone surrogate as the JSON path writes it
-  (``\\ud800``). A name holding none of them prints as it always has; one that does can no
-  longer clear the screen, write the clipboard (OSC 52), move the cursor or start a line with
-  ``::`` that a GitHub Actions runner would obey.
+  (``\\ud800``); so is the ``[`` of ``##[`` (the runner's older command form, obeyed
+  anywhere in a line). A name holding none of them prints as it always has; one that does can
+  no longer clear the screen, write the clipboard (OSC 52), move the cursor or start a line
+  with ``::`` that a GitHub Actions runner would obey. :func:`terminal_line` also escapes the
+  first colon of a whole line that begins (after blanks) with ``::``: no line of ours does, so
+  such a line starts with a name.
 * Markdown (:func:`markdown_text` for prose, :func:`markdown_code` for a code span): ``<``,
   ``>`` and ``&`` become entities, ``|`` and the characters that open links, emphasis or code
   are backslash-escaped, and a code span's fence is longer than any backtick run inside it.
@@ -23,15 +26,18 @@ escapes controls and writes lone surrogates as ``\\udxxx``.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Final
 
 __all__ = [
+    "html_text",
     "markdown_code",
     "markdown_fence",
     "markdown_text",
     "repair_surrogates",
     "script_json",
+    "terminal_line",
     "terminal_text",
 ]
 
@@ -77,9 +83,28 @@ def terminal_text(text: str) -> str:
     >>> terminal_text("mcp.a\\x1b]52;c;aGk=\\x07\\n::error::x")
     'mcp.a\\\\x1b]52;c;aGk=\\\\x07\\\\n::error::x'
     """
-    if not _UNSAFE.search(text):
-        return text
-    return _UNSAFE.sub(_visible, _join_pairs(text))
+    if _UNSAFE.search(text):
+        text = _UNSAFE.sub(_visible, _join_pairs(text))
+    if "##[" in text:
+        text = text.replace("##[", "##\\x5b")
+    return text
+
+
+def terminal_line(line: str) -> str:
+    """One whole line of terminal text: :func:`terminal_text`, and a line that begins (after
+    blanks) with ``::``, a GitHub Actions workflow command, gets its first colon escaped."""
+    line = terminal_text(line)
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        cut = len(line) - len(stripped)
+        line = line[:cut] + "\\x3a" + line[cut + 1 :]
+    return line
+
+
+def html_text(text: str) -> str:
+    """``text`` as HTML character data or an attribute value: controls and lone surrogates
+    as :func:`terminal_text` writes them, then ``&<>"'`` as entities."""
+    return html.escape(terminal_text(text))
 
 
 _MARKDOWN_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
