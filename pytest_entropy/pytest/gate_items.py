@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.report.names import terminal_line, terminal_text
+from pytest_entropy.report.names import terminal_line
 
 if TYPE_CHECKING:
     from pytest_entropy.core.records import Report
