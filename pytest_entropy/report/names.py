@@ -38,6 +38,7 @@ __all__ = [
     "repair_surrogates",
     "script_json",
     "terminal_line",
+    "terminal_lines",
     "terminal_text",
 ]
 
@@ -105,6 +106,13 @@ def html_text(text: str) -> str:
     """``text`` as HTML character data or an attribute value: controls and lone surrogates
     as :func:`terminal_text` writes them, then ``&<>"'`` as entities."""
     return html.escape(terminal_text(text))
+
+
+def terminal_lines(text: str) -> str:
+    """A message of several lines, each as :func:`terminal_line` writes it (for messages
+    already joined, such as an assertion's: a name's newline stays a line break there, but
+    pytest prefixes every line of it, so none can start with ``::``)."""
+    return "\n".join(terminal_line(line) for line in text.split("\n"))
 
 
 _MARKDOWN_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}

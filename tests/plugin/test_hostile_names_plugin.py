@@ -73,3 +73,19 @@ def test_certification_items_and_their_reports(
     assert_terminal_safe(result.stdout.str())
     json.loads((pytester.path / "cert.json").read_text(encoding="utf-8"))
     _properties(pytester.path / "junit.xml")
+
+
+def test_the_tool_author_assertions_print_names_inert(tmp_path: Path) -> None:
+    """assert_lint_clean and assert_no_entropy_increase name tools in their failure text."""
+    from pytest_entropy.testing.assertions import assert_no_entropy_increase
+    from pytest_entropy.testing.lint import assert_lint_clean
+
+    corpus = hostile_corpus(tmp_path, SAMPLES[1] + SAMPLES[0])
+    with pytest.raises(AssertionError) as lint:
+        assert_lint_clean(str(corpus.surface), profile="mcp")
+    with pytest.raises(AssertionError) as rise:
+        assert_no_entropy_increase(str(corpus.surface), str(corpus.loosened))
+    for failure in (lint, rise):
+        message = str(failure.value)
+        assert "\\x1b]52;c;aGVsbG8=\\x07" in message
+        assert_terminal_safe(message)
