@@ -42,6 +42,7 @@ HOSTILE_PIECES = (
     "\udfff",
     "\u202e",
     "\u2066",
+    "\u200f",
     "\u2028",
     "<!--<script>",
     "</script>",
@@ -136,7 +137,7 @@ def hostile_corpus(root: Path, name: str) -> HostileCorpus:
 # What a terminal or a CI log acts on: C0 controls but the newline, DEL, C1 controls, the line
 # and paragraph separators, the bidi embeddings, overrides and isolates, and surrogates.
 UNSAFE_CHARACTERS = re.compile(
-    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 _SGR = re.compile("\x1b\\[[0-9;]*m")  # the colour codes a TTY run adds around whole lines
 

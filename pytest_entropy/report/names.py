@@ -5,8 +5,8 @@ terminal control, a CI workflow command, markup or a crash. Each output has one 
 and every renderer of that output goes through it:
 
 * terminal text (:func:`terminal_text`): C0 and C1 controls, DEL, the line and paragraph
-  separators and the bidirectional embeddings, overrides and isolates are written as visible
-  escapes (``\\x1b``, ``\\n``, ``\\u202e``), and a lone surrogate as the JSON path writes it
+  separators and the bidirectional marks, embeddings, overrides and isolates are written as
+  visible escapes (``\\x1b``, ``\\n``, ``\\u202e``), and a lone surrogate as the JSON path writes it
   (``\\ud800``); so is the ``[`` of ``##[`` (the runner's older command form, obeyed
   anywhere in a line). A name holding none of them prints as it always has; one that does can
   no longer clear the screen, write the clipboard (OSC 52), move the cursor or start a line
@@ -43,10 +43,11 @@ __all__ = [
 ]
 
 # Characters a terminal (or a log viewer) acts on or reorders: C0 controls, DEL, C1 controls,
-# the line and paragraph separators, the bidi embeddings and overrides (U+202A-U+202E), the
-# bidi isolates (U+2066-U+2069), and every surrogate code point (a pair is re-joined first).
+# the bidi marks (U+061C, U+200E, U+200F), the line and paragraph separators, the bidi
+# embeddings and overrides (U+202A-U+202E), the bidi isolates (U+2066-U+2069), and every
+# surrogate code point (a pair is re-joined first).
 _UNSAFE: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -39,6 +39,7 @@ def test_an_ordinary_name_prints_as_it_always_has() -> None:
         ("\x00\x7f\x85\x9b", "\\x00\\x7f\\x85\\x9b"),
         ("\u202eevil\u2066\u2069", "\\u202eevil\\u2066\\u2069"),
         ("\u2028\u2029", "\\u2028\\u2029"),
+        ("\u200e\u200f\u061c", "\\u200e\\u200f\\u061c"),
         ("##[error]x", "##\\x5berror]x"),
     ],
 )
