@@ -18,6 +18,7 @@ from pytest_entropy.report.names import (
     repair_surrogates,
     script_json,
     terminal_line,
+    terminal_lines,
     terminal_text,
 )
 
@@ -59,6 +60,7 @@ def test_a_line_that_would_be_a_workflow_command_is_defused() -> None:
     assert terminal_line("::error::x") == "\\x3a:error::x"
     assert terminal_line("   ::add-mask::s") == "   \\x3a:add-mask::s"
     assert terminal_line("score 1 · a::b") == "score 1 · a::b"
+    assert terminal_lines("head\n::error::x\x1b") == "head\n\\x3a:error::x\\x1b"
 
 
 @pytest.mark.parametrize(
