@@ -22,7 +22,7 @@ from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
 from pytest_entropy.report.encoding import degrade_stream
-from pytest_entropy.report.names import terminal_text
+from pytest_entropy.report.names import terminal_line, terminal_text
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.memos import command_memos
 
@@ -196,5 +196,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception:
         err.write(f"{PROG}: internal error\n")
-        traceback.print_exc(file=err)
+        # A bug's message may quote a name: escaped like every other line.
+        err.writelines(terminal_line(line) + "\n" for line in traceback.format_exc().splitlines())
         return EXIT_INTERNAL

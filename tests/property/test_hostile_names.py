@@ -118,6 +118,8 @@ def text_commands(corpus: HostileCorpus, root: Path) -> list[list[str]]:
         ["lint", "--surface", surface],
         ["certify", "--sessions", sessions, "--surface", surface],
         ["apply", "--surface", surface, "--artifact", artifact, "--out", str(root / "ap.json")],
+        ["watch", "--sessions", sessions, "--surface", surface, "--state-dir",
+         str(root / "watched"), "--once"],
     ]  # fmt: skip
 
 
@@ -166,6 +168,16 @@ def test_every_renderer_of_every_command_keeps_names_inert(name: str) -> None:
             code, out, _ = run(argv)
             assert_json_terminal_safe(out)
             _contains_exactly(json.loads(out), names)
+
+        # watch --json: one JSON object a line, exact values.
+        watched = str(root / "watched-json")
+        code, out, _ = run(
+            ["watch", "--sessions", sessions, "--surface", surface, "--state-dir", watched,
+             "--once", "--json"]
+        )  # fmt: skip
+        assert_json_terminal_safe(out)
+        notices = [json.loads(line) for line in out.split("\n") if line]  # not splitlines: NEL
+        assert any(corpus.flaky in str(notice.get("text")) for notice in notices), notices
 
         # SARIF: a JSON log whose logical locations name the tools exactly.
         code, out, _ = run(["lint", "--surface", surface, "--output-format", "sarif"])
