@@ -191,15 +191,17 @@ def test_every_renderer_of_every_command_keeps_names_inert(name: str) -> None:
 
         # Markdown and HTML, from every command that writes them, and report --from.
         for kind, argv in (
-            ("measure", ["measure", "--sessions", sessions, "--surface", surface]),
+            ("measure", ["measure", "--sessions", sessions, "--surface", surface, "--json"]),
             ("status", ["status", "--sessions", sessions, "--surface", surface,
-                        "--state-dir", str(root / "state-md")]),
-            ("compile", ["compile", "--sessions", sessions, "--surface", surface]),
+                        "--state-dir", str(root / "state-md"), "--json"]),
+            ("compile", ["compile", "--sessions", sessions, "--surface", surface, "--json"]),
             ("trial", ["trial", "--sessions", sessions, "--surface", surface,
-                       "--artifact", artifact]),
+                       "--artifact", artifact, "--json"]),
+            ("certify", ["certify", "--sessions", sessions, "--surface", surface, "--trial",
+                         "--artifact", artifact, "--output-format", "json"]),
         ):  # fmt: skip
             markdown, page = root / f"{kind}.md", root / f"{kind}.html"
-            code, out, _ = run([*argv, "--json", "--markdown", str(markdown), "--html", str(page)])
+            code, out, _ = run([*argv, "--markdown", str(markdown), "--html", str(page)])
             doc = json.loads(out)
             text = markdown.read_text(encoding="utf-8")
             shown = (corpus.render, corpus.flaky) if kind in ("measure", "compile") else ()
