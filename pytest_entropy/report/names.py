@@ -118,8 +118,8 @@ def terminal_lines(text: str) -> str:
 
 _MARKDOWN_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 # Characters that open markup in CommonMark / GitHub Flavored Markdown prose: code, links and
-# images, emphasis, table cells, and the backslash that would escape our escapes.
-_MARKDOWN_SPECIAL: Final = re.compile(r"[&<>\\`*\[\]|]")
+# images, emphasis and strikethrough, table cells, and the backslash that would escape ours.
+_MARKDOWN_SPECIAL: Final = re.compile(r"[&<>\\`*_~\[\]|]")
 
 
 def markdown_text(text: str) -> str:

@@ -22,7 +22,7 @@ from pytest_entropy.report.names import (
     terminal_text,
 )
 
-MARKDOWN = MarkdownIt("commonmark").enable("table")
+MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
 def test_an_ordinary_name_prints_as_it_always_has() -> None:
@@ -77,11 +77,12 @@ def test_a_code_span_shows_the_name_itself(name: str) -> None:
 
 
 def test_markdown_prose_renders_as_itself() -> None:
-    text = "<svg onload=alert(1)> & [x](https://e.invalid) ![i](y) *em* `c` a|b \\"
+    text = "<svg onload=alert(1)> & [x](https://e.invalid) ![i](y) *em* __b__ ~~s~~ `c` a|b \\"
     escaped = markdown_text(text)
     rendered = MARKDOWN.render(escaped)
     assert "<svg" not in rendered and "<a " not in rendered and "<img" not in rendered
-    assert "<em>" not in rendered and "<code>" not in rendered
+    assert "<em>" not in rendered and "<strong>" not in rendered and "<code>" not in rendered
+    assert "<s>" not in rendered and "<del>" not in rendered
     assert rendered.strip() == "<p>" + html_text(text).replace("&#x27;", "'") + "</p>"
 
 
