@@ -69,7 +69,8 @@ _NEGATIVE_ZERO: Final = re.compile(rb"-0(?![0-9.eE])")
 def may_hold_negative_zero(raw: bytes) -> bool:
     """Whether ``raw`` may hold the number literal ``-0``, which the fast decoders read as
     the integer 0 (never false for a line that holds it; true for some that do not)."""
-    return b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None
+    # The pattern's literal prefix makes the regex search faster than ``b"-0" in raw``.
+    return _NEGATIVE_ZERO.search(raw) is not None
 
 
 # The standard library's string scanner (C accelerated); not in the typeshed stubs.

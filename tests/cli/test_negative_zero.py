@@ -1,0 +1,199 @@
+"""A ``-0`` number literal in a session line is JavaScript's negative zero (issue 27).
+
+``JSON.parse`` keeps the sign of ``-0``, and TypeBox's ``uniqueItems`` tells ``-0`` and ``0``
+apart, so the reference accepts the recorded argument ``[-0, 0]`` against ``uniqueItems:
+true``. Every other output the reference makes from a negative zero equals the one it makes
+from ``0`` (``String(-0)`` and ``JSON.stringify(-0)`` are both ``"0"``,
+``Number.isInteger(-0)`` is true): the report, its hash, the proposals, the pool, the
+compiled artifact and the guard's decisions stay byte for byte those of the same lines with
+``0``. Each test runs on every implementation path.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_entropy.cli import main
+from pytest_entropy.core.records import AuditCall
+from pytest_entropy.ingest.native import SessionScanner
+from tests.native_support import paths
+
+KINDS = ["native", "python", "plain"]
+# Every spelling of a negative zero; only the first was read as the integer 0 before.
+NEGATIVE_ZEROS = ["-0", "-0.0", "-0e5", "-0E-3", "-0.000e+2"]
+Z = "@Z@"  # where a template line takes the literal
+
+
+def _line(args: str, *, sequence: str = "0", dropped: str = "0", result: str = "1") -> str:
+    counts = (
+        f'{{"droppedValues":{dropped},"truncatedValues":0,"redactedValues":0,'
+        '"droppedOperations":0}'
+    )
+    operation = (
+        f'{{"type":"call","sequence":{sequence},"ref":"t.put","args":{args},'
+        f'"outcome":"succeeded","result":{result}}}'
+    )
+    trace = (
+        '{"kind":"pi-fabric.execution","version":1,"outcome":"succeeded","phases":["put"],'
+        f'"operations":[{operation}],"counts":{counts}}}'
+    )
+    details = f'{{"trace":{trace},"audits":[{{"ref":"t.put","args":{args}}}]}}'
+    return f'{{"type":"message","message":{{"role":"toolResult","details":{details}}}}}'
+
+
+# Template lines with the literal in every place a number can stand: flat and nested
+# arguments (before ",", "]", "}" and white space), the sequence, a count, a result, beside
+# strings that hold "-0" themselves.
+TEMPLATES = [
+    _line(f'{{"n":{Z},"mode":"a"}}'),
+    _line(f'{{"n":{Z},"mode":"b"}}'),
+    _line(f'{{"n":1,"mode":"a","xs":[{Z}, 0 ,{Z} ],"o":{{"k":{Z}}}}}'),
+    _line(f'{{"n":2,"mode":"b","s":"x-0","t":"2026-01-02","o":{{"k": {Z} }}}}'),
+    _line(f'{{"n":{Z},"mode":"a"}}', sequence=Z, dropped=Z, result=f"[{Z}]"),
+    _line('{"n":1,"mode":"a","neg":-0.5,"exp":-0e0}'),
+]
+
+
+def _write_corpus(root: Path, literal: str, copies: int = 4) -> dict[str, str]:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"enum": [0, 1, 2, 3]},
+            "mode": {"type": "string", "x-fabric-enum-candidate": True},
+            "xs": {"type": "array", "uniqueItems": True},
+        },
+    }
+    surface = {"version": 1, "actions": [{"ref": "t.put", "inputSchema": schema}]}
+    root.mkdir()
+    (root / "surface.json").write_text(json.dumps(surface), encoding="utf-8")
+    (root / "sessions").mkdir()
+    text = "\n".join(TEMPLATES * copies).replace(Z, literal) + "\n"
+    (root / "sessions" / "s.jsonl").write_text(text, encoding="utf-8")
+    return {
+        "root": str(root),
+        "surface": str(root / "surface.json"),
+        "sessions": str(root / "sessions"),
+        "state": str(root / "state"),
+        "pool": str(root / "pool.json"),
+    }
+
+
+def _outputs(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """What each command prints and writes, with the corpus's own path and file digest
+    (the one thing that differs between the two spellings) written as placeholders."""
+    common = ["--sessions", files["sessions"], "--surface", files["surface"]]
+    runs = {
+        "measure": ["measure", *common, "--json"],
+        "propose": ["propose", *common, "--json"],
+        "pool": ["pool", *common, "--out", files["pool"]],
+        "compile": ["compile", *common, "--state-dir", files["state"], "--write", "--json"],
+    }
+    found: dict[str, Any] = {}
+    for name, argv in runs.items():
+        code = main(argv)
+        found[name] = (code, capsys.readouterr().out)
+    pool = json.loads(Path(files["pool"]).read_bytes())
+    digests = {entry["digest"] for entry in pool["tracked"]}
+    found["pool bytes"] = Path(files["pool"]).read_text(encoding="utf-8")
+    found["artifact"] = (Path(files["state"]) / "compiled.json").read_text(encoding="utf-8")
+    normal = json.dumps(found)
+    for digest in digests:
+        normal = normal.replace(digest, "<digest>")
+    return json.loads(normal.replace(json.dumps(files["root"])[1:-1], "<root>"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_negative_zero_lines_give_the_bytes_of_zero_lines(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with paths(kind):
+        expected = _outputs(_write_corpus(tmp_path / "zero", "0"), capsys)
+        for at, literal in enumerate(NEGATIVE_ZEROS):
+            found = _outputs(_write_corpus(tmp_path / f"negative{at}", literal), capsys)
+            assert found == expected, literal
+    measured = json.loads(expected["measure"][1])
+    # The guard kept every trace (a -0 sequence or count is a safe integer) and the corpus
+    # holds proposals and value evidence, so the comparison compares something.
+    assert measured["report"]["totals"]["traces"] == len(TEMPLATES) * 4
+    assert json.loads(expected["propose"][1])["proposals"]
+    assert "\\u0000n\\u0000number:0" in expected["pool bytes"]  # the value key of -0 and 0
+    assert expected["compile"][0] == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("literal", NEGATIVE_ZEROS)
+def test_the_scanner_reads_negative_zero(kind: str, literal: str) -> None:
+    line = _line(f'{{"n":{Z},"xs":[{Z},0],"o":{{"k":{Z}}}}}').replace(Z, literal)
+    calls: list[AuditCall] = []
+    with paths(kind):
+        scanner = SessionScanner(on_audit=calls.append)
+        scanner.feed_lines([line.encode(), line])
+        SessionScanner(on_audit=calls.append).scan_stream(io.BytesIO(line.encode() + b"\n"))
+    assert len(calls) == 3
+    for call in calls:
+        args = call.args
+        for value in (args["n"], args["xs"][0], args["o"]["k"]):
+            assert type(value) is float
+            assert value == 0
+            assert math.copysign(1.0, value) == -1.0
+        assert args["xs"][1] == 0
+        assert math.copysign(1.0, args["xs"][1]) == 1.0
+
+
+def _trial_corpus(tmp_path: Path) -> dict[str, str]:
+    # The window calls mode "a" and "b", so the compile tightens mode's enum to those; the
+    # held-out calls send xs = [-0, 0], which TypeBox's uniqueItems accepts (-0 and 0 hash
+    # apart) under the declared and the compiled schema alike.
+    schema = {
+        "type": "object",
+        "properties": {
+            "mode": {"enum": ["a", "b", "c", "d"]},
+            "xs": {"type": "array", "uniqueItems": True},
+        },
+    }
+    surface = {"version": 1, "actions": [{"ref": "t.put", "inputSchema": schema}]}
+    (tmp_path / "surface.json").write_text(json.dumps(surface), encoding="utf-8")
+    window = [_line(f'{{"mode":"{"ab"[i % 2]}","xs":[1,2]}}') for i in range(12)]
+    held = [_line('{"mode":"a","xs":[-0,0]}') for _ in range(5)]
+    for name, lines in (("window", window), ("held", held)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "s.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return {
+        "surface": str(tmp_path / "surface.json"),
+        "window": str(tmp_path / "window"),
+        "held": str(tmp_path / "held"),
+        "state": str(tmp_path / "state"),
+    }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_trial_accepts_negative_zero_beside_zero_as_unique(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _trial_corpus(tmp_path)
+    with paths(kind):
+        code = main(
+            ["compile", "--sessions", files["window"], "--surface", files["surface"],
+             "--state-dir", files["state"], "--write", "--json"]
+        )  # fmt: skip
+        compiled = json.loads(capsys.readouterr().out)
+        assert code == 0
+        assert compiled["status"] == "compiled", compiled
+        code = main(
+            ["trial", "--sessions", files["held"], "--surface", files["surface"],
+             "--state-dir", files["state"], "--json"]
+        )  # fmt: skip
+        trial = json.loads(capsys.readouterr().out)
+    artifact = json.loads((Path(files["state"]) / "compiled.json").read_text(encoding="utf-8"))
+    assert artifact["actions"][0]["inputSchema"]["properties"]["mode"] == {"enum": ["a", "b"]}
+    # Read as [0, 0] (before), both schemas refused the five calls (bothReject 5).
+    assert trial["totals"]["bothAccept"] == 5, trial
+    assert trial["totals"]["bothReject"] == 0
+    assert trial["verdict"] == "clean"
+    assert code == 0
