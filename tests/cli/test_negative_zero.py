@@ -138,6 +138,42 @@ def test_negative_zero_lines_give_the_bytes_of_zero_lines(
     assert expected["compile"][0] == 0
 
 
+SURFACE_TEMPLATE = (
+    '{"version":1,"actions":[{"ref":"t.put","inputSchema":{"type":"object","properties":{'
+    f'"n":{{"enum":[{Z},1,2,3]}},"c":{{"const":{Z}}},'
+    f'"m":{{"type":"number","minimum":{Z},"maximum":5}},'
+    f'"s":{{"type":"string","maxLength":{Z},"minLength":{Z}}},"xs":{{"type":"array","maxItems":{Z}}}'
+    "}}}]}"
+)
+SURFACE_CALLS = [_line('{"n":0,"c":0,"m":0,"s":"","xs":[]}')] * 6 + [
+    _line('{"n":1,"c":-0,"m":-0,"s":"a","xs":[1]}')
+] * 4
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_negative_zero_in_a_surface_changes_no_byte(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = []
+    for literal in ["0", "-0"]:
+        root = tmp_path / literal
+        (root / "sessions").mkdir(parents=True)
+        (root / "surface.json").write_text(SURFACE_TEMPLATE.replace(Z, literal), encoding="utf-8")
+        text = "\n".join(SURFACE_CALLS) + "\n"
+        (root / "sessions" / "s.jsonl").write_text(text, encoding="utf-8")
+        files = {
+            "root": str(root),
+            "surface": str(root / "surface.json"),
+            "sessions": str(root / "sessions"),
+            "state": str(root / "state"),
+            "pool": str(root / "pool.json"),
+        }
+        with paths(kind):
+            found.append(_outputs(files, capsys))
+    assert found[0] == found[1]
+    assert json.loads(found[0]["propose"][1])["proposals"]
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("literal", NEGATIVE_ZEROS)
 def test_the_scanner_reads_negative_zero(kind: str, literal: str) -> None:
