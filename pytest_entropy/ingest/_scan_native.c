@@ -563,7 +563,8 @@ static int trace_line_fast(Scan *scan, PyObject *scanner, PyObject *raw) {
     int status = -1, flag;
     /* a line that may hold -0 goes to the generic path, whose parse keeps it -0.0 (as the
      * Python's may_hold_negative_zero test does; a line that is not bytes goes there too) */
-    if (!PyBytes_Check(raw) || may_hold_negative_zero(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))) {
+    if (!PyBytes_Check(raw) ||
+        may_hold_negative_zero(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))) {
         return 0;
     }
     if ((decoder = get(scan, scanner, A_DECODER)) == NULL) return -1;
