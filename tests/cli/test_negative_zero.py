@@ -245,3 +245,46 @@ def test_the_trial_accepts_negative_zero_beside_zero_as_unique(
     assert trial["totals"]["bothReject"] == 0
     assert trial["verdict"] == "clean"
     assert code == 0
+
+
+FOREIGN_LINES = {
+    # OpenAI chat: the arguments are a JSON string, decoded by the reader.
+    "openai": [
+        '{"role":"assistant","model":"gpt-4o","tool_calls":[{"id":"k1","type":"function",'
+        '"function":{"name":"put","arguments":"{\\"xs\\":[-0,0],\\"n\\":-0}"}}]}',
+        '{"role":"tool","tool_call_id":"k1","content":"ok"}',
+    ],
+    # Anthropic messages: the input is an object of the line itself.
+    "anthropic": [
+        '{"type":"message","role":"assistant","model":"claude-3-5-sonnet","content":'
+        '[{"type":"tool_use","id":"u1","name":"put","input":{"xs":[-0,0],"n":-0}}]}',
+        '{"role":"user","content":[{"type":"tool_result","tool_use_id":"u1","content":"ok"}]}',
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("session_format", sorted(FOREIGN_LINES))
+def test_a_foreign_format_reads_as_its_converted_file(
+    kind: str, session_format: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A foreign reader writes native lines as a JavaScript writer would (JSON.stringify
+    # prints -0 as 0), so its calls are those of the file `convert` writes: the audit holds
+    # 0 there, on every path (docs/decisions.md).
+    from tests.formats_support import read
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(FOREIGN_LINES[session_format]) + "\n", encoding="utf-8")
+    out = tmp_path / "converted"
+    with paths(kind):
+        evidence, _ = read(path, session_format)
+        argv = ["convert", "--sessions", str(path), "--format", session_format, "--out", str(out)]
+        code = main(argv)
+        capsys.readouterr()
+        assert code == 0
+        (converted,) = out.rglob("*.jsonl")
+        again, _ = read(converted)
+    assert b"-0" not in converted.read_bytes()
+    found = [(call.ref, call.args) for call in evidence.audit_calls]
+    assert found == [(call.ref, call.args) for call in again.audit_calls]
+    assert [json.dumps(args) for _, args in found] == ['{"xs": [0, 0], "n": 0}']
