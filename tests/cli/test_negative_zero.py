@@ -211,7 +211,9 @@ def _trial_corpus(tmp_path: Path) -> dict[str, str]:
     held = [_line('{"mode":"a","xs":[-0,0]}') for _ in range(5)]
     for name, lines in (("window", window), ("held", held)):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "s.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for at, part in enumerate((lines[:3], lines[3:])):  # two files: two engine tasks
+            text = "\n".join(part) + "\n"
+            (tmp_path / name / f"s{at}.jsonl").write_text(text, encoding="utf-8")
     return {
         "surface": str(tmp_path / "surface.json"),
         "window": str(tmp_path / "window"),
@@ -220,9 +222,12 @@ def _trial_corpus(tmp_path: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("kind", "engine"),
+    [("native", "local"), ("python", "local"), ("plain", "local"), ("native", "processes")],
+)
 def test_the_trial_accepts_negative_zero_beside_zero_as_unique(
-    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    kind: str, engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = _trial_corpus(tmp_path)
     with paths(kind):
@@ -235,7 +240,7 @@ def test_the_trial_accepts_negative_zero_beside_zero_as_unique(
         assert compiled["status"] == "compiled", compiled
         code = main(
             ["trial", "--sessions", files["held"], "--surface", files["surface"],
-             "--state-dir", files["state"], "--json"]
+             "--state-dir", files["state"], "--json", "--engine", engine, "--jobs", "2"]
         )  # fmt: skip
         trial = json.loads(capsys.readouterr().out)
     artifact = json.loads((Path(files["state"]) / "compiled.json").read_text(encoding="utf-8"))
