@@ -10,6 +10,15 @@ reference would read is lost:
 * invalid UTF-8: the reference's stream decoder substitutes U+FFFD, as ``errors="replace"``;
 * JavaScript ``trim`` whitespace around the value (BOM, NBSP, U+2028 ...).
 
+One more difference needs no fallback but a second reading: the number literal ``-0``.
+JavaScript reads it as negative zero, a double that equals ``0`` but that TypeBox's
+``uniqueItems`` tells apart from it (issue 27); orjson, msgspec and Python's ``json`` read it
+as the integer 0. Every other spelling of negative zero (``-0.0``, ``-0e5``, ``-0E-3``) is
+already the float ``-0.0`` in all three. A line that holds ``-0`` followed by no digit, ``.``,
+``e`` or ``E`` (:func:`may_hold_negative_zero`, a byte test that also fires inside strings,
+which only costs a second parse) is read again by the ``json`` decoder, whose integer hook
+turns ``-0`` into ``-0.0``; every other line keeps the fast path untouched.
+
 ``NaN``/``Infinity`` literals stay errors, as in JavaScript.
 """
 
@@ -18,13 +27,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from pytest_entropy.core.jscompat import js_trim
 
-__all__ = ["JSONParseError", "parse_json_bytes", "parse_json_text"]
+__all__ = [
+    "JSONParseError",
+    "may_hold_negative_zero",
+    "parse_json_bytes",
+    "parse_json_int",
+    "parse_json_text",
+]
 
 
 class JSONParseError(ValueError):
@@ -35,29 +50,49 @@ def _reject_constant(name: str) -> Any:
     raise JSONParseError(f"{name} is not valid JSON")
 
 
-def _parse_int(text: str) -> int | float:
+def parse_json_int(text: str) -> int | float:
+    """An integer literal as the readers here keep it: ``-0`` is JavaScript's negative zero
+    (the float ``-0.0``), a literal of more than 300 digits a double, anything else exact."""
     # Python refuses int literals beyond 4300 digits; JavaScript reads them as a double.
     if len(text) > 300:
         return float(text)
+    if text == "-0":
+        return -0.0
     return int(text)
+
+
+# ``-0`` not followed by what would continue the number: the integer literal -0 (or bytes
+# inside a string that look like it). "-0.5", "-0e3" and dates such as "2026-01-02" do not match.
+_NEGATIVE_ZERO: Final = re.compile(rb"-0(?![0-9.eE])")
+
+
+def may_hold_negative_zero(raw: bytes) -> bool:
+    """Whether ``raw`` may hold the number literal ``-0``, which the fast decoders read as
+    the integer 0 (never false for a line that holds it; true for some that do not)."""
+    # The pattern's literal prefix makes the regex search faster than ``b"-0" in raw``.
+    return _NEGATIVE_ZERO.search(raw) is not None
 
 
 # The standard library's string scanner (C accelerated); not in the typeshed stubs.
 scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
     """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it.
 
     Raises :class:`JSONParseError` when the reference would not parse the line either.
+    A line orjson reads that may hold ``-0`` is read again so that it comes back as
+    ``-0.0``; it still counts as read by orjson (the text is the same valid UTF-8).
     """
     try:
-        return orjson.loads(raw), True
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass
-    return parse_json_text(raw.decode("utf-8", "replace")), False
+        return parse_json_text(raw.decode("utf-8", "replace")), False
+    if may_hold_negative_zero(raw):
+        return parse_json_text(raw.decode("utf-8")), True
+    return value, True
 
 
 def parse_json_text(text: str) -> Any:
@@ -110,7 +145,7 @@ class _DeepParser:
         token = match.group()
         if "." in token or "e" in token or "E" in token:
             return float(token)
-        return _parse_int(token)
+        return parse_json_int(token)
 
     def parse(self) -> Any:
         text = self.text
