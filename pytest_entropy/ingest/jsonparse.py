@@ -78,6 +78,22 @@ scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstrin
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
 
+# orjson keeps an integer exact only inside 64 bits (signed, or unsigned up to 2**64 - 1) and
+# reads any other as a double.
+_ORJSON_EXACT_INTEGERS: Final = range(-(2**63), 2**64)
+
+
+def _orjson_int(text: str) -> int | float:
+    """An integer literal as orjson reads it, but ``-0`` as negative zero."""
+    value = parse_json_int(text)
+    if type(value) is int and value not in _ORJSON_EXACT_INTEGERS:
+        return float(text)
+    return value
+
+
+# Re-reads a line orjson accepted, so that it gives orjson's values with -0 kept.
+_negative_zero_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_orjson_int)
+
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
     """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it.
@@ -91,7 +107,12 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
     except orjson.JSONDecodeError:
         return parse_json_text(raw.decode("utf-8", "replace")), False
     if may_hold_negative_zero(raw):
-        return parse_json_text(raw.decode("utf-8")), True
+        # The same values as orjson's (integers beyond 64 bits as doubles), -0 kept.
+        text = js_trim(raw.decode("utf-8"))
+        try:
+            return _negative_zero_decoder.decode(text), True
+        except RecursionError:  # nesting orjson took and the json module's stack does not
+            return _DeepParser(text, parse_int=_orjson_int).parse(), True
     return value, True
 
 
@@ -116,9 +137,10 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 class _DeepParser:
     """An iterative JSON parser for the rare line nested beyond Python's recursion limit."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, parse_int: Callable[[str], int | float] = parse_json_int) -> None:
         self.text = text
         self.pos = 0
+        self.parse_int = parse_int
 
     def _skip(self) -> None:
         match = _WS.match(self.text, self.pos)
@@ -145,7 +167,7 @@ class _DeepParser:
         token = match.group()
         if "." in token or "e" in token or "E" in token:
             return float(token)
-        return parse_json_int(token)
+        return self.parse_int(token)
 
     def parse(self) -> Any:
         text = self.text

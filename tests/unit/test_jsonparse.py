@@ -149,3 +149,14 @@ def test_the_fallbacks_keep_negative_zero_too() -> None:
     for _ in range(depth):
         node = node[0]
     assert _is_negative_zero(node)
+
+
+def test_a_line_read_again_for_negative_zero_keeps_orjsons_other_values() -> None:
+    # Re-reading a line for its -0 must not change anything else orjson gave: integers
+    # beyond 64 bits stay doubles (found by the Rust crate's vectors, native/tests).
+    raw = b"[-0, -11651208144021797674657421, 18446744073709551616, 18446744073709551615]"
+    value, fast = parse_json_bytes(raw)
+    assert fast
+    assert math.copysign(1.0, value[0]) == -1.0
+    assert value[1:] == orjson.loads(raw)[1:]
+    assert [type(item) for item in value[1:]] == [type(item) for item in orjson.loads(raw)[1:]]
