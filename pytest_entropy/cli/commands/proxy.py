@@ -1,0 +1,117 @@
+"""``pytest-entropy proxy``: record, enforce and compile live between any MCP client and
+server (``-- CMD ARGS...`` over stdio; see docs/proxy.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_entropy.cli.common import add_state_options, state_dir_of
+from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.state.config import add_command_flag, load_config
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "proxy",
+        help="sit between an MCP client and server: record calls, enforce the compiled surface",
+    )
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="where the session files go (default: STATE_DIR/sessions)",
+    )
+    parser.add_argument(
+        "--artifact",
+        metavar="FILE",
+        help="the compiled surface to enforce (default: STATE_DIR/compiled.json when present)",
+    )
+    parser.add_argument(
+        "--no-enforce",
+        action="store_true",
+        help="record and forward only: enforce no compiled surface",
+    )
+    parser.add_argument(
+        "--ref-prefix",
+        metavar="PREFIX",
+        help="what goes before every tool name in a ref (default: the server's name and a dot)",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="compile in the background as calls are recorded (the watch loop), and tell"
+        " clients to list again when the surface changes",
+    )
+    parser.add_argument("--grace-ms", type=int, metavar="MS", help="with --compile: wait (250)")
+    parser.add_argument("--poll", action="store_true", help="with --compile: poll, no inotify")
+    add_command_flag(parser, "redact-values")
+    add_command_flag(parser, "cwd", help="the current project (default: here)")
+    add_state_options(parser)
+    parser.add_argument(
+        "server_command", nargs="*", metavar="COMMAND", help="the MCP server command (after --)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_entropy.run.proxy import ArtifactHolder, ProxyHub
+    from pytest_entropy.run.proxy_stdio import run_stdio_proxy
+
+    if not args.server_command:
+        raise EntropyInputError("proxy needs the MCP server command after `--`")
+    cwd = args.cwd or os.getcwd()
+    state_dir = state_dir_of(args)
+    config = load_config(
+        cwd,
+        {
+            "state_dir": str(state_dir),
+            "grace_ms": args.grace_ms,
+            "redact_values": args.redact_values,
+        },
+    )
+    record = Path(args.record) if args.record else state_dir / "sessions"
+    compiled = state_dir / "compiled.json"
+    artifact_path = Path(args.artifact) if args.artifact else compiled
+    if args.compile and args.artifact and Path(args.artifact).resolve() != compiled.resolve():
+        raise EntropyInputError(
+            "--compile enforces what it compiles (STATE_DIR/compiled.json): drop --artifact"
+        )
+    if args.artifact and not Path(args.artifact).exists():
+        raise EntropyInputError("artifact not found", source=args.artifact)
+    enforce = config.compile and not args.no_enforce
+    if not config.compile:
+        where = config.sources.get("compile", "the configuration")
+        sys.stderr.write(
+            f"entropy: proxy: compile and enforcement are off (compile: false in {where});"
+            " recording only\n"
+        )
+    hub = ProxyHub(
+        record_dir=record,
+        state_dir=state_dir,
+        artifact=ArtifactHolder(artifact_path, enabled=enforce),
+        ref_prefix=args.ref_prefix,
+        redact=config.redact_values,
+        advertise_list_changed=bool(args.compile and config.compile),
+    )
+    live = None
+    if args.compile and config.compile:
+        from pytest_entropy.run.proxy_compile import LiveCompile
+
+        live = LiveCompile(
+            hub,
+            record,
+            window=config.window,
+            grace_seconds=config.grace_ms / 1000,
+            poll_seconds=config.poll_ms / 1000,
+            use_inotify=not args.poll,
+            redact_values=config.redact_values,
+        )
+    try:
+        status = run_stdio_proxy(hub, args.server_command)
+    finally:
+        if live is not None:
+            live.stop()
+    return status
