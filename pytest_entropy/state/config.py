@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final
@@ -363,6 +363,17 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
 # ------------------------------------------------------------ flags the commands share
 
 
+def positive_int(text: str) -> int:
+    """argparse's type of a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class CommandFlag:
     """A flag several ``pytest-entropy`` commands share, defined once here.
@@ -379,6 +390,7 @@ class CommandFlag:
     action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
     choices: tuple[str, ...] = ()
     switch: bool = False  # an on/off flag (``--allow-empty``), no value
+    value_type: Callable[[str], Any] | None = None  # argparse's ``type`` (positive_int)
 
 
 COMMAND_FLAGS: Final = {
@@ -462,6 +474,14 @@ COMMAND_FLAGS: Final = {
         "[tool.entropy]. Never shown in output or messages",
         "JSON",
     ),
+    "max-inflated-bytes": CommandFlag(
+        "--max-inflated-bytes",
+        "the most bytes one compressed (.gz) session file may inflate to; a file that inflates"
+        " further contributes nothing and is counted as oversized (default: max-inflated-bytes"
+        " in [tool.entropy], else 1 GiB)",
+        "BYTES",
+        value_type=positive_int,
+    ),
     "allow-empty": CommandFlag(
         "--allow-empty",
         "pass on a corpus that yields no operations (default: exit 2, naming what was read;"
@@ -492,6 +512,8 @@ def add_command_flag(
         kwargs["nargs"] = "+"
     if entry.choices:
         kwargs["choices"] = entry.choices
+    if entry.value_type is not None:
+        kwargs["type"] = entry.value_type
     if required:
         kwargs["required"] = True
     parser.add_argument(entry.flag, **kwargs)

@@ -119,6 +119,12 @@ SETTINGS: Final = (
     Setting("scheduler-timeout", "seconds", "how long to wait for the scheduler", default=10.0),
     Setting("storage-options", "table", "fsspec storage options for session URLs", secret=True),
     Setting(
+        "max-inflated-bytes",
+        "int",
+        "the most bytes one compressed session file may inflate to (more: counted oversized)",
+        default=1 << 30,
+    ),
+    Setting(
         "mcp-header",
         "list",
         "HTTP headers for a live MCP server (Name: value)",

@@ -251,4 +251,5 @@ def test_config_shows_sources_and_masks_credentials(
     assert main(["config"]) == 0
     human = capsys.readouterr().out
     assert "sk-live-123456" not in human and "s3cr3t-value" not in human
-    assert f"jobs{' ' * 14}= 2  ({tmp_path / 'pyproject.toml'} [tool.entropy])" in human
+    width = max(len(entry.key) for entry in SETTINGS)  # the names are aligned to the longest
+    assert f"{'jobs'.ljust(width)} = 2  ({tmp_path / 'pyproject.toml'} [tool.entropy])" in human
