@@ -66,6 +66,7 @@ INVALID_PARAMS: Final = -32602
 METHOD_NOT_FOUND: Final = -32601
 UPSTREAM_GONE: Final = -32000
 _SURFACE_LOCK: Final = "surface.lock"
+_META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_CLIENT: Final = "io.modelcontextprotocol/clientInfo"
 _META_SERVER: Final = "io.modelcontextprotocol/serverInfo"
 
@@ -399,7 +400,11 @@ class ProxyConnection:
                 stage, text = refusal
                 self.hub.stats.refused += 1
                 self._record(call, "failed", stage)
-                result = {"content": [{"type": "text", "text": text}], "isError": True}
+                result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+                result["isError"] = True
+                meta = params.get("_meta")
+                if type(meta) is dict and _META_VERSION in meta:
+                    result["resultType"] = "complete"  # protocol 2026-07-28 results say so
                 return _dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
             self.pending[key] = call
         return None

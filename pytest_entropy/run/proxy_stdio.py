@@ -11,10 +11,11 @@ request still waiting gets a JSON-RPC error and the proxy exits with the server'
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, Final
 
 from pytest_entropy.run.proxy import ProxyConnection, ProxyHub
@@ -22,6 +23,8 @@ from pytest_entropy.run.proxy import ProxyConnection, ProxyHub
 __all__ = ["run_stdio_proxy"]
 
 _EXIT_WAIT: Final = 5.0
+_CHUNK: Final = 1 << 16
+_CHUNK: Final = 1 << 16
 
 
 class _Sink:
@@ -49,10 +52,29 @@ class _Sink:
                 self.stream.close()
 
 
+def _lines(descriptor: int) -> Iterator[bytes]:
+    """Lines read straight from a file descriptor: no buffered reader whose lock a thread
+    still blocked in it at interpreter exit would hold (CPython aborts on that)."""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(descriptor, _CHUNK)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            if pending:
+                yield pending
+            return
+        pending += chunk
+        if b"\n" in chunk:
+            *whole, pending = pending.split(b"\n")
+            yield from whole
+
+
 def _pump_client(
     source: IO[bytes], connection: ProxyConnection, server: _Sink, client: _Sink
 ) -> None:
-    for line in iter(source.readline, b""):
+    for line in _lines(source.fileno()):
         if not line.strip():
             continue
         routed = connection.from_client(line.rstrip(b"\r\n"))
