@@ -286,6 +286,9 @@ class ProxyConnection:
         self._file: IO[bytes] | None = None
         self._closed = False
         self._lock = threading.Lock()
+        # A transport that calls flush() after each batch sets this; alone, each line is
+        # flushed as it is written.
+        self.batched = False
 
     # ------------------------------------------------------------------ naming
 
@@ -534,8 +537,7 @@ class ProxyConnection:
     # --------------------------------------------------------------- recording
 
     def _record(self, call: _Pending, outcome: str, stage: str | None) -> None:
-        path = self.hub.session_path(self.sequence)
-        if path is None:
+        if self.hub.record_dir is None:
             return
         trace = ForeignTrace(
             self.server_name or "mcp",
@@ -547,13 +549,26 @@ class ProxyConnection:
                 return
             try:
                 if self._file is None:
+                    path = self.hub.session_path(self.sequence)
+                    if path is None:
+                        return
                     path.parent.mkdir(parents=True, exist_ok=True)
                     self._file = open(path, "ab")  # noqa: SIM115 - kept open for the connection
-                for line in self._writer.lines(trace):
-                    self._file.write(line + b"\n")
-                self._file.flush()
+                self._file.write(b"".join(line + b"\n" for line in self._writer.lines(trace)))
+                if not self.batched:
+                    self._file.flush()
             except OSError as error:
-                _stderr(f"entropy: proxy: cannot record to {path}: {error}")
+                _stderr(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
+
+    def flush(self) -> None:
+        """Put what was recorded on disk (a transport calls it after each batch it read,
+        before it forwards the batch's answers)."""
+        with self._lock:
+            if self._file is not None:
+                try:
+                    self._file.flush()
+                except OSError as error:
+                    _stderr(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
 
     def notify_list_changed(self) -> None:
         with contextlib.suppress(OSError):  # the client is gone

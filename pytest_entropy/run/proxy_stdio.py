@@ -24,11 +24,10 @@ __all__ = ["run_stdio_proxy"]
 
 _EXIT_WAIT: Final = 5.0
 _CHUNK: Final = 1 << 16
-_CHUNK: Final = 1 << 16
 
 
 class _Sink:
-    """One side's byte stream, written one whole line at a time."""
+    """One side's byte stream, written whole lines at a time (one write per batch)."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         self.stream = stream
@@ -36,11 +35,17 @@ class _Sink:
         self.open = True
 
     def send(self, line: bytes) -> None:
+        self.send_all([line])
+
+    def send_all(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
         with self.lock:
             if not self.open:
                 return
             try:
-                self.stream.write(line if line.endswith(b"\n") else line + b"\n")
+                self.stream.write(data)
                 self.stream.flush()
             except (OSError, ValueError):
                 self.open = False
@@ -52,9 +57,13 @@ class _Sink:
                 self.stream.close()
 
 
-def _lines(descriptor: int) -> Iterator[bytes]:
-    """Lines read straight from a file descriptor: no buffered reader whose lock a thread
-    still blocked in it at interpreter exit would hold (CPython aborts on that)."""
+def _batches(descriptor: int) -> Iterator[list[bytes]]:
+    """The lines each read gives, straight from a file descriptor.
+
+    Reading the descriptor (no buffered reader) matters twice: a thread still blocked in a
+    buffered reader at interpreter exit holds its lock (CPython aborts on that), and the
+    lines that arrived together are handled together, each side written once per read.
+    """
     pending = b""
     while True:
         try:
@@ -62,35 +71,38 @@ def _lines(descriptor: int) -> Iterator[bytes]:
         except OSError:
             chunk = b""
         if not chunk:
-            if pending:
-                yield pending
+            if pending.strip():
+                yield [pending]
             return
         pending += chunk
         if b"\n" in chunk:
             *whole, pending = pending.split(b"\n")
-            yield from whole
+            yield [line.rstrip(b"\r") for line in whole if line.strip()]
 
 
 def _pump_client(
     source: IO[bytes], connection: ProxyConnection, server: _Sink, client: _Sink
 ) -> None:
-    for line in _lines(source.fileno()):
-        if not line.strip():
-            continue
-        routed = connection.from_client(line.rstrip(b"\r\n"))
-        for out in routed.to_client:
-            client.send(out)
-        for out in routed.to_server:
-            server.send(out)
+    for lines in _batches(source.fileno()):
+        to_server: list[bytes] = []
+        to_client: list[bytes] = []
+        for line in lines:
+            routed = connection.from_client(line)
+            to_client.extend(routed.to_client)
+            to_server.extend(routed.to_server)
+        connection.flush()  # what was recorded is on disk before anyone sees an answer
+        client.send_all(to_client)
+        server.send_all(to_server)
     server.close()  # the client is gone: the server sees end of input
 
 
 def _pump_server(source: IO[bytes], connection: ProxyConnection, client: _Sink) -> None:
-    for line in iter(source.readline, b""):
-        if not line.strip():
-            continue
-        for out in connection.from_server(line.rstrip(b"\r\n")).to_client:
-            client.send(out)
+    for lines in _batches(source.fileno()):
+        to_client: list[bytes] = []
+        for line in lines:
+            to_client.extend(connection.from_server(line).to_client)
+        connection.flush()
+        client.send_all(to_client)
 
 
 def _reap(process: subprocess.Popen[bytes]) -> int:
@@ -126,6 +138,7 @@ def run_stdio_proxy(
         raise RuntimeError("the server's pipes were not opened")
     server = _Sink(process.stdin)
     connection = hub.connect(client.send)
+    connection.batched = True  # the pumps flush the recording once per batch they read
     upstream = threading.Thread(
         target=_pump_server, args=(process.stdout, connection, client), daemon=True
     )
