@@ -320,3 +320,94 @@ def test_malformed_messages_and_concurrent_calls_pass_with_their_ids(
     assert process.stderr is not None
     assert b"malformed message from the client" in process.stderr.read()
     assert _recorded(state, capsys)["succeeded"] == 17
+
+
+# ------------------------------------------------------------------- streamable HTTP
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    import socket
+
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, "a server exited before it listened"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "nothing listened within 60 s"
+            time.sleep(0.1)
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        argv,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    STARTED.append(process)
+    return process
+
+
+def test_the_http_proxy_records_and_enforces_in_front_of_a_streamable_http_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcp import Client
+
+    state = tmp_path / "state"
+    upstream_port, proxy_port = _free_port(), _free_port()
+    upstream = _spawn([sys.executable, "-m", "tests.servers.http_server", str(upstream_port)])
+    _listening(upstream_port, upstream)
+    url = f"http://127.0.0.1:{upstream_port}/mcp"
+    argv = [*PROXY, "--state-dir", str(state), "--upstream", url, "--listen", str(proxy_port)]
+    proxy = _spawn(argv)
+    _listening(proxy_port, proxy)
+
+    async def session(mode: str) -> tuple[dict[str, Any], Any]:
+        with anyio.fail_after(60):
+            async with Client(f"http://127.0.0.1:{proxy_port}/mcp", mode=mode) as client:  # type: ignore[arg-type]
+                listed = await client.list_tools()
+                html = await client.call_tool("render", {"fmt": "html"})
+                await client.call_tool("search", {"query": "a"})
+                return {tool.name: tool.input_schema for tool in listed.tools}, html
+
+    declared, html = anyio.run(session, "legacy")
+    assert not html.is_error
+    totals = _measure(state, capsys)["totals"]
+    assert (totals["actionOperations"], totals["discoveryOperations"]) == (2, 1)
+    schema = declared["render"]
+    tight = json.loads(json.dumps(schema))
+    tight["properties"]["fmt"]["enum"] = ["pdf"]
+    surface = json.loads((state / "surface.json").read_text())
+    assert [action["ref"] for action in surface["actions"]] == ["echo.render", "echo.search"]
+    artifact = {
+        "version": 1,
+        "metricVersion": 2,
+        "actions": [
+            {
+                "ref": "echo.render",
+                "inputSchema": tight,
+                "baseSchemaDigest": schema_digest(surface["actions"][0]["inputSchema"]),
+            }
+        ],
+        "quarantined": [],
+        "applied": [],
+        "gate": {"passed": True, "beforeScore": 1, "afterScore": 0.5, "reasons": []},
+        "evidenceDigest": "0" * 64,
+    }
+    (state / "compiled.json").write_text(serialize_artifact(artifact))
+    for mode in ("legacy", "auto"):
+        shown, refused = anyio.run(session, mode)
+        assert shown["render"]["properties"]["fmt"]["enum"] == ["pdf"]
+        assert refused.is_error and "'fmt'" in refused.content[0].text

@@ -51,6 +51,16 @@ def register(commands: Any) -> None:
     add_command_flag(parser, "cwd", help="the current project (default: here)")
     add_state_options(parser)
     parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="a streamable-HTTP MCP server to proxy (with --listen) instead of a command",
+    )
+    parser.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="with --upstream: where to serve (a bare PORT binds 127.0.0.1)",
+    )
+    parser.add_argument(
         "server_command", nargs="*", metavar="COMMAND", help="the MCP server command (after --)"
     )
     parser.set_defaults(handler=run)
@@ -60,8 +70,24 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from pytest_entropy.run.proxy import ArtifactHolder, ProxyHub
     from pytest_entropy.run.proxy_stdio import run_stdio_proxy
 
-    if not args.server_command:
-        raise EntropyInputError("proxy needs the MCP server command after `--`")
+    if bool(args.server_command) == bool(args.upstream):
+        raise EntropyInputError(
+            "proxy takes the MCP server command after `--`, or --upstream URL --listen HOST:PORT"
+        )
+    listen: tuple[str, int] | None = None
+    if args.upstream:
+        from pytest_entropy.run.proxy_http import parse_listen
+
+        if not args.upstream.startswith(("http://", "https://")):
+            raise EntropyInputError(f"--upstream takes an http(s):// URL, got {args.upstream!r}")
+        if not args.listen:
+            raise EntropyInputError("--upstream needs --listen HOST:PORT")
+        try:
+            listen = parse_listen(args.listen)
+        except ValueError as error:
+            raise EntropyInputError(str(error)) from None
+    elif args.listen:
+        raise EntropyInputError("--listen goes with --upstream URL")
     cwd = args.cwd or os.getcwd()
     state_dir = state_dir_of(args)
     config = load_config(
@@ -110,7 +136,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             redact_values=config.redact_values,
         )
     try:
-        status = run_stdio_proxy(hub, args.server_command)
+        if listen is not None:
+            from pytest_entropy.run.proxy_http import run_http_proxy
+
+            status = run_http_proxy(hub, args.upstream, *listen)
+        else:
+            status = run_stdio_proxy(hub, args.server_command)
     finally:
         if live is not None:
             live.stop()
