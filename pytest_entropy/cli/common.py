@@ -18,7 +18,7 @@ from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
-from pytest_entropy.ingest.surfaces import load_repairs
+from pytest_entropy.ingest.surfaces import load_repairs_with_notes
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
@@ -47,6 +47,7 @@ __all__ = [
     "add_engine_options",
     "add_format_options",
     "add_json",
+    "add_mcp_timeout_option",
     "add_repairs_option",
     "add_session_dir_options",
     "add_sessions_option",
@@ -80,6 +81,28 @@ EMPTY_SURFACE: dict[str, Any] = {"version": 1, "actions": []}
 
 def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     add_command_flag(parser, "surface", required=required)
+    add_mcp_timeout_option(parser)  # the surface may be a live server
+
+
+def mcp_seconds(text: str) -> float:
+    """``--mcp-timeout``'s value: a positive number of seconds."""
+    try:
+        return positive_seconds(float(text), "--mcp-timeout", "command line")
+    except (ValueError, EntropyInputError):
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}") from None
+
+
+def add_mcp_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """``--mcp-timeout SECONDS``: how long a live MCP server has to list its tools."""
+    parser.add_argument(
+        "--mcp-timeout",
+        type=mcp_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds a live MCP server (mcp+stdio:, a URL, module:attribute) has to start,"
+        " answer initialize and list its tools (default 30, or mcp-timeout in the"
+        " configuration)",
+    )
 
 
 def add_repairs_option(parser: argparse.ArgumentParser) -> None:
@@ -104,7 +127,14 @@ def print_lines(out: TextIO, lines: list[str], *, spec: bool = False) -> None:
 
 
 def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
-    return load_repairs(path) if path else None
+    """The repair rows at ``path`` (``None`` without one); a row the reference counts
+    although it is not a well-formed alias is named on stderr, outside every report."""
+    if not path:
+        return None
+    rows, notes = load_repairs_with_notes(path)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return rows
 
 
 @overload
@@ -181,14 +211,18 @@ def state_dir_of(args: argparse.Namespace) -> Path:
     return default_state_dir(cwd)
 
 
-def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:
-    """Load a surface with whatever format options the command registered."""
+def surface_of(args: argparse.Namespace, path: Any, *, tool_fields: bool = False) -> dict[str, Any]:
+    """Load a surface (a file, ``mcp+stdio:``, a URL, ``module:attribute`` or a server) with
+    whatever format and ``--mcp-timeout`` options the command registered; ``tool_fields``
+    keeps each tool's description, title, annotations, ... (``lint``, ``export``)."""
     from pytest_entropy.sources.surface import load_surface as load_any_surface
 
     return load_any_surface(
         path,
         surface_format=getattr(args, "surface_format", None) or "auto",
         ref_prefix=getattr(args, "ref_prefix", None) or "",
+        tool_fields=tool_fields,
+        timeout=getattr(args, "mcp_timeout", None),
     )
 
 

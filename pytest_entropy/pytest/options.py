@@ -134,6 +134,16 @@ def _number(config: pytest.Config, entry: Option, configured: Configured) -> flo
     return number
 
 
+def _seconds(config: pytest.Config, entry: Option, configured: Configured) -> float | None:
+    """A positive number of seconds, or ``None`` when not given."""
+    import pytest
+
+    number = _number(config, entry, configured)
+    if number is not None and number <= 0:
+        raise pytest.UsageError(f"{entry.flag} needs a positive number of seconds, got {number:g}")
+    return number
+
+
 def _text(config: pytest.Config, entry: Option, configured: Configured) -> str | None:
     value, _origin = _raw(config, entry, configured)
     return None if value is None or str(value).strip() == "" else str(value).strip()
@@ -240,4 +250,5 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         session_format=session_format,
         surface_format=surface_format,
         surface_from_ini=_raw(config, option("surface"), configured)[1] == "ini",
+        mcp_timeout=_seconds(config, option("mcp-timeout"), configured),
     )

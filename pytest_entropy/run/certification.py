@@ -103,6 +103,7 @@ class CertificationOptions:
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
+    mcp_timeout: float | None = None  # seconds a live ``surface`` has to list (None: 30)
 
     @property
     def corpus_mode(self) -> bool:
@@ -401,7 +402,7 @@ class Certification:
         from pytest_entropy.run.lint import lint_source
 
         try:
-            run = lint_source(surface, [profile])
+            run = lint_source(surface, [profile], timeout=self.options.mcp_timeout)
         except EntropyError as error:
             return CheckOutcome(CheckResult(SURFACE_LINT, False, str(error)))
         errors = run.errors
@@ -479,11 +480,11 @@ class Certification:
         from pytest_entropy.ingest.surfaces import load_repairs
         from pytest_entropy.sources.surface import load_surface
 
-        surface = (
-            load_surface(options.surface, surface_format=options.surface_format)
-            if options.surface is not None
-            else None
-        )
+        surface: dict[str, Any] | None = None
+        if options.surface is not None:
+            surface = load_surface(
+                options.surface, surface_format=options.surface_format, timeout=options.mcp_timeout
+            )
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
         session_format = options.session_format or "auto"
         files: Sequence[Path | str]

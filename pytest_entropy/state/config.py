@@ -314,6 +314,7 @@ OPTIONS: Final = (
         "FORMAT",
         bare=True,
     ),
+    Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
     Option(
         "accept",
         "list",
@@ -555,6 +556,7 @@ class EntropySettings:
     # Where ``surface`` came from: the ``entropy_surface`` ini key (meant for the fixture)
     # does not put certification into corpus mode on its own.
     surface_from_ini: bool = False
+    mcp_timeout: float | None = None  # seconds a live MCP server has to list (None: 30)
 
     @property
     def gate(self) -> bool:
@@ -588,4 +590,5 @@ class EntropySettings:
             "state_dir": text(self.state_dir),
             "session_format": self.session_format,
             "surface_format": self.surface_format,
+            "mcp_timeout": self.mcp_timeout,
         }

@@ -131,6 +131,12 @@ SETTINGS: Final = (
         secret=True,
         default=(),
     ),
+    Setting(
+        "mcp-timeout",
+        "seconds",
+        "how long a live MCP server has to list its tools (--mcp-timeout)",
+        default=30.0,
+    ),
     Setting("baseline", "path", "the ratchet baseline file", default="entropy-baseline.json"),
     Setting("max-score", "number", "fail when the sessions' entropy score exceeds it"),
     Setting("lint", "text", "schema-lint profiles"),

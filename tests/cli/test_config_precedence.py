@@ -39,7 +39,10 @@ def _texts(action: argparse.Action) -> list[str]:
         return [pool[i % len(pool)] for i in range(4)] if len(pool) > 1 else pool * 4
     if action.type is int or getattr(action.type, "__name__", "") == "positive_int":
         return ["2", "3", "4", "5"]
-    if getattr(action.type, "__name__", "") in ("_seconds", "float") or action.type is float:
+    if (
+        getattr(action.type, "__name__", "") in ("_seconds", "mcp_seconds", "float")
+        or action.type is float
+    ):
         return ["2.5", "3.5", "4.5", "5.5"]
     return [f"{level}-value" for level in LEVELS]
 

@@ -17,6 +17,7 @@ from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     add_command_flag,
+    add_mcp_timeout_option,
     print_lines,
     storage_options_of,
 )
@@ -49,6 +50,7 @@ def register(commands: Any) -> None:
         " .entropy/ here)",
     )
     add_command_flag(parser, "storage-options")  # a --sessions URL's, as for every command
+    add_mcp_timeout_option(parser)  # a --surface server's, as for every command
     parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
     parser.add_argument(
         "--output-format",
@@ -89,6 +91,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         state_dir=args.state_dir,
         surface_format=surface_format_of(args),
         storage_options=storage_options_of(args, args.entropy_sessions or ()),
+        mcp_timeout=args.mcp_timeout,
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")
