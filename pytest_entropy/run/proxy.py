@@ -224,7 +224,10 @@ class ProxyHub:
     def keep_surface(self, surface: dict[str, Any]) -> None:
         """The live declared surface: kept in memory and as ``STATE_DIR/surface.json``."""
         snapshot = live_surface_snapshot(surface["actions"])
-        text = file_text(snapshot, indent_depth=EXPORT_INDENT_DEPTH)
+        # The file keeps the tool fields, as `export` writes it; the surface compiled and
+        # enforced against is the one `--surface surface.json` loads (ref and schema).
+        exported = live_surface_snapshot(surface["actions"], tool_fields=True)
+        text = file_text(exported, indent_depth=EXPORT_INDENT_DEPTH)
         with self._lock:
             self.surface = snapshot
             changed = text != self._surface_text
@@ -513,7 +516,9 @@ class ProxyConnection:
         from pytest_entropy.sources.surface import load_surface
 
         try:
-            surface = load_surface({"tools": tools}, ref_prefix=self.prefix)
+            surface = load_surface(
+                {"tools": _as_listed(tools)}, ref_prefix=self.prefix, tool_fields=True
+            )
         except EntropyInputError as error:
             _stderr(f"entropy: proxy: the server's tool list is not a surface: {error}")
             return
@@ -598,6 +603,24 @@ class ProxyConnection:
                 self._file.close()
                 self._file = None
         self.hub.disconnect(self)
+
+
+def _as_listed(tools: list[Any]) -> list[Any]:
+    """The tools as ``export --mcp`` lists them: through the SDK's ``Tool`` model, so the
+    tool fields come out in the order (and spelling) ``export`` writes. Without the SDK, or
+    for a tool its model refuses, the entries as the server sent them."""
+    try:
+        from mcp.types import Tool
+    except ImportError:
+        return tools
+    from pydantic import ValidationError
+
+    from pytest_entropy.sources.mcp import tool_dicts
+
+    try:
+        return tool_dicts([Tool.model_validate(tool) for tool in tools])
+    except ValidationError:
+        return tools
 
 
 def _redacted(value: Any, key: str) -> Any:

@@ -95,6 +95,11 @@ def test_calls_to_the_published_time_server_are_recorded_and_measured(
     (ref,) = [row for row in report["refs"] if row["ref"] == "mcp-time.get_current_time"]
     assert ref["failureStageEntropyBits"] == 1  # one invoke failure, one validate failure
     assert report["byModel"][0]["model"] == "mcp/0.1.0"  # the SDK client's clientInfo
+    # surface.json holds the bytes `export` writes for the same server and refs
+    exported = tmp_path / "exported.json"
+    argv = ["export", "--ref-prefix", "mcp-time.", "--out", str(exported), "--mcp", "--", *TIME]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert (state / "surface.json").read_bytes() == exported.read_bytes()
     # compile reads the recording with no other flag than the two paths
     argv = ["compile", "--sessions", str(state / "sessions")]
     assert main([*argv, "--surface", str(state / "surface.json")]) == 0
