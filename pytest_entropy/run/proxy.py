@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -41,13 +40,8 @@ from pytest_entropy.core.inputs import live_surface_snapshot
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
-from pytest_entropy.state.store import (
-    COMPILED,
-    StoreError,
-    load_path,
-    state_lock,
-    write_file_atomic,
-)
+from pytest_entropy.run.proxy_artifact import ArtifactHolder, proxy_notice
+from pytest_entropy.state.store import StoreError, state_lock, write_file_atomic
 
 __all__ = [
     "LIST_CHANGED",
@@ -69,14 +63,6 @@ _SURFACE_LOCK: Final = "surface.lock"
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_CLIENT: Final = "io.modelcontextprotocol/clientInfo"
 _META_SERVER: Final = "io.modelcontextprotocol/serverInfo"
-
-
-def _stderr(line: str) -> None:
-    try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass  # stderr closed: the proxy keeps forwarding
 
 
 def _key(request_id: Any) -> str | None:
@@ -109,64 +95,6 @@ class ProxyStats:
     calls: int = 0
     refused: int = 0
     listings: int = 0
-
-
-# ---------------------------------------------------------------------- the artifact
-
-
-class ArtifactHolder:
-    """The compiled artifact the proxy enforces, re-read whenever its file changes.
-
-    A missing file enforces nothing; a damaged one (or a version-2 artifact, which needs
-    metric v3) disables enforcement and says so on stderr once per distinct problem, and
-    traffic keeps flowing.
-    """
-
-    def __init__(self, path: Path | None, *, enabled: bool = True) -> None:
-        self.path = path
-        self.enabled = enabled and path is not None
-        self._stamp: tuple[int, int, int] | None = None
-        self._artifact: dict[str, Any] | None = None
-        self._said: str | None = None
-        self._lock = threading.Lock()
-
-    def current(self) -> dict[str, Any] | None:
-        """The artifact in force now (``None``: nothing to enforce)."""
-        if not self.enabled or self.path is None:
-            return None
-        try:
-            info = os.stat(self.path)
-            stamp: tuple[int, int, int] | None = (info.st_ino, info.st_size, info.st_mtime_ns)
-        except OSError:
-            stamp = None
-        with self._lock:
-            if stamp != self._stamp:
-                self._stamp = stamp
-                self._artifact = None if stamp is None else self._load(self.path)
-            return self._artifact
-
-    def _load(self, path: Path) -> dict[str, Any] | None:
-        loaded = load_path(path, COMPILED)
-        if loaded.file is not None:
-            self._said = None
-            return loaded.file
-        if loaded.error is None:
-            return None
-        problem = f"{loaded.error}; enforcement is off until it is fixed (traffic is forwarded)"
-        try:
-            version = orjson.loads(path.read_bytes()).get("version")
-        except (OSError, orjson.JSONDecodeError, AttributeError):
-            version = None
-        if version == 2:
-            problem = (
-                "a version-2 artifact (metric v3) is not enforced by this proxy yet;"
-                " enforcement is off (traffic is forwarded)"
-            )
-        message = f"entropy: proxy: {path}: {problem}"
-        if message != self._said:
-            self._said = message
-            _stderr(message)
-        return None
 
 
 # ------------------------------------------------------------------------- the hub
@@ -239,7 +167,7 @@ class ProxyHub:
             with state_lock(self.state_dir, _SURFACE_LOCK, "Timed out waiting for the surface"):
                 write_file_atomic(self.state_dir / "surface.json", text)
         except (OSError, StoreError) as error:
-            _stderr(f"entropy: proxy: cannot keep the surface in {self.state_dir}: {error}")
+            proxy_notice(f"entropy: proxy: cannot keep the surface in {self.state_dir}: {error}")
         if self.on_surface is not None:
             self.on_surface(snapshot)
 
@@ -360,7 +288,7 @@ class ProxyConnection:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             self.hub.stats.malformed += 1
-            _stderr(f"entropy: proxy: a malformed message from the {side}, passed through")
+            proxy_notice(f"entropy: proxy: a malformed message from the {side}, passed through")
             return None
 
     def _client_item(self, message: dict[str, Any]) -> bytes | None:
@@ -520,7 +448,7 @@ class ProxyConnection:
                 {"tools": _as_listed(tools)}, ref_prefix=self.prefix, tool_fields=True
             )
         except EntropyInputError as error:
-            _stderr(f"entropy: proxy: the server's tool list is not a surface: {error}")
+            proxy_notice(f"entropy: proxy: the server's tool list is not a surface: {error}")
             return
         self.hub.keep_surface(surface)
 
@@ -563,7 +491,7 @@ class ProxyConnection:
                 if not self.batched:
                     self._file.flush()
             except OSError as error:
-                _stderr(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
+                proxy_notice(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
 
     def flush(self) -> None:
         """Put what was recorded on disk (a transport calls it after each batch it read,
@@ -573,7 +501,7 @@ class ProxyConnection:
                 try:
                     self._file.flush()
                 except OSError as error:
-                    _stderr(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
+                    proxy_notice(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
 
     def notify_list_changed(self) -> None:
         with contextlib.suppress(OSError):  # the client is gone
