@@ -64,19 +64,20 @@ def _batches(descriptor: int) -> Iterator[list[bytes]]:
     buffered reader at interpreter exit holds its lock (CPython aborts on that), and the
     lines that arrived together are handled together, each side written once per read.
     """
-    pending = b""
+    pending = bytearray()  # grows in place: a huge line costs no quadratic copying
     while True:
         try:
             chunk = os.read(descriptor, _CHUNK)
         except OSError:
             chunk = b""
         if not chunk:
-            if pending.strip():
-                yield [pending]
+            if bytes(pending).strip():
+                yield [bytes(pending)]
             return
         pending += chunk
         if b"\n" in chunk:
-            *whole, pending = pending.split(b"\n")
+            *whole, rest = bytes(pending).split(b"\n")
+            pending = bytearray(rest)
             yield [line.rstrip(b"\r") for line in whole if line.strip()]
 
 

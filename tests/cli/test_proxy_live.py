@@ -416,3 +416,77 @@ def test_the_http_proxy_records_and_enforces_in_front_of_a_streamable_http_serve
         shown, refused = anyio.run(session, mode)
         assert shown["render"]["properties"]["fmt"]["enum"] == ["pdf"]
         assert refused.is_error and "'fmt'" in refused.content[0].text
+
+
+def _echo_artifact(state: Path, modes: list[str]) -> None:
+    """A compiled surface that narrows the minimal server's ``echo.mode`` to ``modes``."""
+    surface = json.loads((state / "surface.json").read_text())
+    (echo,) = [action for action in surface["actions"] if action["ref"] == "minimal.echo"]
+    tight = json.loads(json.dumps(echo["inputSchema"]))
+    tight["properties"]["mode"]["enum"] = modes
+    artifact = {
+        "version": 1,
+        "metricVersion": 2,
+        "actions": [
+            {
+                "ref": "minimal.echo",
+                "inputSchema": tight,
+                "baseSchemaDigest": schema_digest(echo["inputSchema"]),
+            }
+        ],
+        "quarantined": [],
+        "applied": [],
+        "gate": {"passed": True, "beforeScore": 1, "afterScore": 0.5, "reasons": []},
+        "evidenceDigest": "0" * 64,
+    }
+    (state / "compiled.json").write_text(serialize_artifact(artifact))
+
+
+@pytest.mark.parametrize("configured_off", [False, True])
+def test_compile_false_in_the_configuration_turns_enforcement_off(
+    tmp_path: Path, configured_off: bool
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    if configured_off:
+        (project / "pyproject.toml").write_text("[tool.entropy]\ncompile = false\n")
+    state = tmp_path / "state"
+    process = _raw_proxy(state, "--cwd", str(project))
+    _start(process)
+    _echo_artifact(state, ["fast"])
+    _send(process, _call(3, "echo", {"text": "through", "mode": "slow"}))
+    answer = _read(process)["result"]
+    assert process.stdin is not None
+    process.stdin.close()
+    assert process.wait(timeout=30) == 0
+    assert process.stderr is not None
+    err = process.stderr.read()
+    if configured_off:
+        assert answer == {"content": [{"type": "text", "text": "through"}]}
+        assert b"compile and enforcement are off" in err
+    else:
+        assert answer["isError"] is True and "'mode'" in answer["content"][0]["text"]
+
+
+def test_two_proxies_on_one_state_directory_and_a_huge_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    first, second = _raw_proxy(state), _raw_proxy(state)
+    _start(first)
+    _start(second)
+    huge = "x" * (4 << 20)  # 4 MiB in one argument
+    for number in range(5):
+        _send(first, _call(number + 10, "echo", {"text": f"a{number}"}))
+        _send(second, _call(number + 10, "echo", {"text": f"b{number}"}))
+    _send(second, _call(99, "echo", {"text": huge}))
+    assert [_read(first)["id"] for _ in range(5)] == list(range(10, 15))
+    answers = [_read(second) for _ in range(6)]
+    assert answers[-1]["result"]["content"][0]["text"] == huge
+    for process in (first, second):
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+    assert len(list((state / "sessions").glob("*.jsonl"))) == 2
+    totals = _measure(state, capsys)["totals"]
+    assert (totals["actionOperations"], totals["discoveryOperations"]) == (11, 2)
