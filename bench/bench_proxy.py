@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         for old in (state / "sessions").glob("*.jsonl"):
             old.unlink()
         connection = Connection(proxied_argv)
-        pid = _proxy_pid(connection.process.pid)
+        pid = connection.process.pid  # the proxy runs in the process started here
         throughput(connection, 2000, args.concurrent)
         before = rss_kib(pid)
         throughput(connection, args.memory_calls, args.concurrent)
@@ -178,13 +178,10 @@ def main(argv: list[str] | None = None) -> int:
             f" ({(after - before) / 1024:+.1f} MiB)"
         )
         print(
-            f"recorded: {lines:,} trace lines for {2000 + args.memory_calls + 1:,} calls and listings"
+            f"recorded: {lines:,} trace lines for"
+            f" {2000 + args.memory_calls + 1:,} calls and listings"
         )
     return 0
-
-
-def _proxy_pid(pid: int) -> int:
-    return pid  # the proxy runs in the process we started (python -m pytest_entropy)
 
 
 if __name__ == "__main__":

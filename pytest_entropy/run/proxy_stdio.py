@@ -84,7 +84,11 @@ def _batches(descriptor: int) -> Iterator[list[bytes]]:
 def _pump_client(
     source: IO[bytes], connection: ProxyConnection, server: _Sink, client: _Sink
 ) -> None:
-    for lines in _batches(source.fileno()):
+    try:
+        descriptor = source.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both: no client to read
+        descriptor = -1
+    for lines in _batches(descriptor) if descriptor >= 0 else ():
         to_server: list[bytes] = []
         to_client: list[bytes] = []
         for line in lines:

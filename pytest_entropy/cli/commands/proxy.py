@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -122,6 +123,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         redact=config.redact_values,
         advertise_list_changed=bool(args.compile and config.compile),
     )
+    enforcing = f"enforcing {artifact_path}" if enforce else "not enforcing"
+    target = args.upstream or shlex.join(args.server_command)
+    sys.stderr.write(f"entropy: proxy: {target} · recording to {record} · {enforcing}\n")
     live = None
     if args.compile and config.compile:
         from pytest_entropy.run.proxy_compile import LiveCompile
