@@ -507,11 +507,15 @@ class ProxyConnection:
         with contextlib.suppress(OSError):  # the client is gone
             self.send_to_client(LIST_CHANGED)
 
-    def upstream_gone(self, reason: str) -> list[bytes]:
-        """The upstream ended: an error for every request still waiting, calls aborted."""
+    def upstream_gone(self, reason: str, raw: bytes | None = None) -> list[bytes]:
+        """The upstream ended: an error for every request still waiting (only those of the
+        message ``raw``, when given), their calls aborted."""
         answers = []
-        for key, pending in list(self.pending.items()):
-            del self.pending[key]
+        keys = list(self.pending) if raw is None else _request_keys(raw)
+        for key in keys:
+            pending = self.pending.pop(key, None)
+            if pending is None:
+                continue
             if pending.method == "tools/call":
                 self._record(pending, "aborted", None)
             request_id: Any = key[2:] if key.startswith("s:") else _number(key[2:])
@@ -561,6 +565,21 @@ def _redacted(value: Any, key: str) -> Any:
     if type(value) is list:
         return [_redacted(item, key) for item in value]
     return redact_observed_value(key, value)
+
+
+def _request_keys(raw: bytes) -> list[str]:
+    """The request keys of one message or batch."""
+    try:
+        message = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return []
+    items = message if isinstance(message, list) else [message]
+    keys = []
+    for item in items:
+        key = _key(item.get("id")) if type(item) is dict and "method" in item else None
+        if key is not None:
+            keys.append(key)
+    return keys
 
 
 def _number(text: str) -> int | float:

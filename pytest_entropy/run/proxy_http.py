@@ -149,7 +149,7 @@ def build_app(hub: ProxyHub, upstream: str) -> Any:
             answer = await client.send(outgoing, stream=True)
         except httpx2.HTTPError as error:
             sys.stderr.write(f"entropy: proxy: the upstream {upstream} failed: {error}\n")
-            for line in connection.upstream_gone(str(error)):
+            for line in connection.upstream_gone(str(error), body):
                 extra.append(line)
             if extra:
                 return Response(_joined(extra), status_code=200, media_type="application/json")

@@ -490,3 +490,30 @@ def test_two_proxies_on_one_state_directory_and_a_huge_message(
     assert len(list((state / "sessions").glob("*.jsonl"))) == 2
     totals = _measure(state, capsys)["totals"]
     assert (totals["actionOperations"], totals["discoveryOperations"]) == (11, 2)
+
+
+def test_an_http_upstream_nobody_answers_gives_the_waiting_request_an_error(
+    tmp_path: Path,
+) -> None:
+    import httpx2
+
+    proxy_port = _free_port()
+    url = f"http://127.0.0.1:{_free_port()}/mcp"  # nothing listens there
+    argv = [*PROXY, "--state-dir", str(tmp_path / "st"), "--upstream", url, "--listen"]
+    proxy = _spawn([*argv, str(proxy_port)])
+    _listening(proxy_port, proxy)
+    answer = httpx2.post(
+        f"http://127.0.0.1:{proxy_port}/mcp",
+        json=_call(5, "echo", {"text": "a"}),
+        headers={"accept": "application/json, text/event-stream"},
+        timeout=60,
+    )
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["id"] == 5 and body["error"]["code"] == -32000
+    notification = httpx2.post(
+        f"http://127.0.0.1:{proxy_port}/mcp",
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        timeout=60,
+    )
+    assert notification.status_code == 502

@@ -346,3 +346,30 @@ def test_compile_mode_announces_list_changed_and_notifies_initialized_clients(
     }
     assert wire.hub.surface_changed() == 1
     assert wire.sent == [LIST_CHANGED]
+
+
+def test_an_http_upstream_failure_answers_only_the_requests_of_that_post(tmp_path: Path) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    wire.call(1, "book", {"room": "red"})  # in flight in another POST
+    failed = _line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "book"}})
+    wire.connection.from_client(failed)
+    answers = [orjson.loads(out) for out in wire.connection.upstream_gone("refused", failed)]
+    assert [answer["id"] for answer in answers] == [2]
+    wire.answer(1, result={"content": []})
+    assert wire.operations()[1:] == [
+        ("calendar.book", "aborted", None),
+        ("calendar.book", "succeeded", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("8765", ("127.0.0.1", 8765)), ("0.0.0.0:80", ("0.0.0.0", 80)), ("[::1]:9", ("::1", 9))],
+)
+def test_listen_binds_loopback_unless_a_host_is_given(text: str, where: tuple[str, int]) -> None:
+    from pytest_entropy.run.proxy_http import parse_listen
+
+    assert parse_listen(text) == where
+    with pytest.raises(ValueError, match="--listen"):
+        parse_listen("localhost:http")
