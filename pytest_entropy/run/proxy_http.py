@@ -16,6 +16,7 @@ proxy on the SDK's own HTTP stack (Starlette, uvicorn, httpx2).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator
@@ -55,17 +56,36 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+class _Push:
+    """A connection's way to the client outside an answer: the server's GET event stream
+    while the client holds it open (messages pushed from other threads, the compile loop's)."""
+
+    def __init__(self) -> None:
+        self.streams: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[bytes]]] = []
+
+    def send(self, line: bytes) -> None:
+        for loop, queue in list(self.streams):
+            with contextlib.suppress(RuntimeError):  # a loop that has closed
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+
+
 class _Connections:
     def __init__(self, hub: ProxyHub) -> None:
         self.hub = hub
         self.by_key: dict[str, ProxyConnection] = {}
+        self.pushes: dict[int, _Push] = {}
 
     def get(self, key: str) -> ProxyConnection:
         connection = self.by_key.get(key)
         if connection is None:
-            connection = self.hub.connect(lambda _line: None)  # no push channel kept
+            push = _Push()
+            connection = self.hub.connect(push.send)
+            self.pushes[id(connection)] = push
             self.by_key[key] = connection
         return connection
+
+    def push_of(self, connection: ProxyConnection) -> _Push:
+        return self.pushes[id(connection)]
 
     def rename(self, old: str, new: str) -> None:
         if old != new and old in self.by_key and new not in self.by_key:
@@ -74,6 +94,7 @@ class _Connections:
     def close(self, key: str) -> None:
         connection = self.by_key.pop(key, None)
         if connection is not None:
+            self.pushes.pop(id(connection), None)
             connection.close()
 
     def close_all(self) -> None:
@@ -99,6 +120,35 @@ async def _events(connection: ProxyConnection, lines: AsyncIterator[str]) -> Asy
                 yield b"data: " + (_joined(out) if out else payload) + b"\n"
                 continue
         yield line.encode("utf-8") + b"\n"
+
+
+async def _merged(events: AsyncIterator[bytes], push: _Push) -> AsyncIterator[bytes]:
+    """The server's GET stream with the proxy's own messages pushed in between its events."""
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    entry = (asyncio.get_running_loop(), queue)
+    push.streams.append(entry)
+    upstream = events.__aiter__()
+    next_event: asyncio.Future[bytes] = asyncio.ensure_future(upstream.__anext__())
+    next_push: asyncio.Future[bytes] = asyncio.ensure_future(queue.get())
+    try:
+        while True:
+            done, _ = await asyncio.wait(
+                {next_event, next_push}, return_when=asyncio.FIRST_COMPLETED
+            )
+            if next_push in done:
+                yield b"event: message\ndata: " + next_push.result() + b"\n\n"
+                next_push = asyncio.ensure_future(queue.get())
+            if next_event in done:
+                try:
+                    chunk = next_event.result()
+                except StopAsyncIteration:
+                    return
+                yield chunk
+                next_event = asyncio.ensure_future(upstream.__anext__())
+    finally:
+        push.streams.remove(entry)
+        for future in (next_event, next_push):
+            future.cancel()
 
 
 def build_app(hub: ProxyHub, upstream: str) -> Any:
@@ -164,12 +214,15 @@ def build_app(hub: ProxyHub, upstream: str) -> Any:
             return Response(status_code=answer.status_code, headers=headers)
         kind = answer.headers.get("content-type", "")
         if kind.startswith("text/event-stream"):
+            events = _events(connection, answer.aiter_lines())
+            if request.method == "GET":
+                events = _merged(events, connections.push_of(connection))
 
             async def stream() -> AsyncIterator[bytes]:
                 try:
                     for line in extra:
                         yield b"data: " + line + b"\n\n"
-                    async for chunk in _events(connection, answer.aiter_lines()):
+                    async for chunk in events:
                         yield chunk
                         connection.flush()
                 finally:

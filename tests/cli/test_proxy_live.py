@@ -517,3 +517,42 @@ def test_an_http_upstream_nobody_answers_gives_the_waiting_request_an_error(
         timeout=60,
     )
     assert notification.status_code == 502
+
+
+def test_compile_over_http_pushes_list_changed_on_the_servers_event_stream(
+    tmp_path: Path,
+) -> None:
+    from mcp import Client
+
+    state = tmp_path / "state"
+    upstream_port, proxy_port = _free_port(), _free_port()
+    upstream = _spawn([sys.executable, "-m", "tests.servers.http_modes_server", str(upstream_port)])
+    _listening(upstream_port, upstream)
+    url = f"http://127.0.0.1:{upstream_port}/mcp"
+    argv = [*PROXY, "--state-dir", str(state), "--upstream", url, "--compile", "--poll"]
+    proxy = _spawn([*argv, "--grace-ms", "50", "--listen", str(proxy_port)])
+    _listening(proxy_port, proxy)
+    notified: list[str] = []
+
+    async def handler(message: Any) -> None:
+        method = getattr(message, "method", None)
+        if isinstance(method, str):
+            notified.append(method)
+
+    async def work() -> tuple[Any, Any]:
+        with anyio.fail_after(90):
+            address = f"http://127.0.0.1:{proxy_port}/mcp"
+            async with Client(address, mode="legacy", message_handler=handler) as client:  # type: ignore[arg-type]
+                await client.list_tools()
+                for number in range(12):
+                    mode = ("fast", "slow")[number % 2]
+                    await client.call_tool("echo", {"text": "hi", "mode": mode})
+                while "notifications/tools/list_changed" not in notified:
+                    await anyio.sleep(0.05)
+                relisted = await client.list_tools()
+                return relisted, await client.call_tool("echo", {"text": "x", "mode": "safe"})
+
+    relisted, refused = anyio.run(work)
+    echo = next(tool for tool in relisted.tools if tool.name == "echo")
+    assert echo.input_schema["properties"]["mode"]["enum"] == ["fast", "slow"]
+    assert refused.is_error and "'mode'" in refused.content[0].text
