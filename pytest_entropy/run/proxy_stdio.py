@@ -159,15 +159,20 @@ def run_stdio_proxy(
             upstream.join(_EXIT_WAIT)
             break
     status = _reap(process)
-    if downstream.is_alive():
+    left_client = downstream.is_alive()
+    if left_client:
         # The server went away while the client is still there: it must not wait forever.
         reason = f"it exited with status {status}"
         for answer in connection.upstream_gone(reason):
             client.send(answer)
-        sys.stderr.write(f"entropy: proxy: the MCP server {command[0]!r} exited ({status})\n")
     connection.close()
     process.stdout.close()
     stats = hub.stats
     if stats.malformed:
         sys.stderr.write(f"entropy: proxy: {stats.malformed} malformed messages passed through\n")
-    return 0 if status == 0 else (status if 0 < status < 256 else 1)
+    if status != 0 or left_client:
+        sys.stderr.write(f"entropy: proxy: the MCP server {command[0]!r} exited ({status})\n")
+    # The project's exit statuses: 1 says the server failed, or left its client (its own
+    # status is on stderr); passing a server's 2 or 3 on would read as a usage error or a
+    # bug of ours.
+    return 1 if status != 0 or left_client else 0
