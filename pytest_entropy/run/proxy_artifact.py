@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,23 @@ import orjson
 
 from pytest_entropy.state.store import COMPILED, load_path
 
-__all__ = ["ArtifactHolder", "proxy_notice"]
+__all__ = ["ArtifactHolder", "proxy_notice", "set_notice_renderer"]
+
+
+_render: list[Callable[[str], str]] = []
+
+
+def set_notice_renderer(render: Callable[[str], str]) -> None:
+    """How the proxy's stderr lines are made safe to show (the command line gives the one
+    terminal rendering of names, ``report.names.terminal_line``: tool names, paths and
+    errors in these lines come from the server and the user)."""
+    _render[:] = [render]
 
 
 def proxy_notice(line: str) -> None:
     """One line on stderr; a closed stderr never stops the proxy."""
+    for render in _render:
+        line = render(line)
     try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()

@@ -11,13 +11,13 @@ no connection is dropped.
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.run.proxy import ProxyHub
+from pytest_entropy.run.proxy_artifact import proxy_notice
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.locate import directory_session_files
 
@@ -84,11 +84,7 @@ class LiveCompile:
 
     def notify(self, notice: Notice) -> None:
         self.notices.append(notice)
-        try:
-            sys.stderr.write(notice.text + "\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
+        proxy_notice(notice.text)
         if notice.kind == "compiled":
             self.hub.surface_changed()
 

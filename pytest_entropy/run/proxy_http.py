@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from pytest_entropy.run.proxy import ProxyConnection, ProxyHub
+from pytest_entropy.run.proxy_artifact import proxy_notice
 
 __all__ = ["parse_listen", "run_http_proxy"]
 
@@ -198,7 +198,7 @@ def build_app(hub: ProxyHub, upstream: str) -> Any:
         try:
             answer = await client.send(outgoing, stream=True)
         except httpx2.HTTPError as error:
-            sys.stderr.write(f"entropy: proxy: the upstream {upstream} failed: {error}\n")
+            proxy_notice(f"entropy: proxy: the upstream {upstream} failed: {error}")
             for line in connection.upstream_gone(str(error), body):
                 extra.append(line)
             if extra:
@@ -246,7 +246,7 @@ def run_http_proxy(hub: ProxyHub, upstream: str, host: str, port: int) -> int:
     import uvicorn
 
     app = build_app(hub, upstream)
-    sys.stderr.write(f"entropy: proxy: listening on http://{host}:{port}/mcp -> {upstream}\n")
+    proxy_notice(f"entropy: proxy: listening on http://{host}:{port}/mcp -> {upstream}")
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
     return 0

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Final
 
 from pytest_entropy.run.proxy import ProxyConnection, ProxyHub
+from pytest_entropy.run.proxy_artifact import proxy_notice
 
 __all__ = ["run_stdio_proxy"]
 
@@ -137,7 +138,7 @@ def run_stdio_proxy(
             list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
         )
     except OSError as error:
-        sys.stderr.write(f"entropy: proxy: cannot start {command[0]!r}: {error.strerror}\n")
+        proxy_notice(f"entropy: proxy: cannot start {command[0]!r}: {error.strerror}")
         return 2
     if process.stdin is None or process.stdout is None:  # pragma: no cover - PIPE gives both
         raise RuntimeError("the server's pipes were not opened")
@@ -169,9 +170,9 @@ def run_stdio_proxy(
     process.stdout.close()
     stats = hub.stats
     if stats.malformed:
-        sys.stderr.write(f"entropy: proxy: {stats.malformed} malformed messages passed through\n")
+        proxy_notice(f"entropy: proxy: {stats.malformed} malformed messages passed through")
     if status != 0 or left_client:
-        sys.stderr.write(f"entropy: proxy: the MCP server {command[0]!r} exited ({status})\n")
+        proxy_notice(f"entropy: proxy: the MCP server {command[0]!r} exited ({status})")
     # The project's exit statuses: 1 says the server failed, or left its client (its own
     # status is on stderr); passing a server's 2 or 3 on would read as a usage error or a
     # bug of ours.

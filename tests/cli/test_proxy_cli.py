@@ -45,3 +45,14 @@ def test_a_failing_server_makes_the_proxy_exit_1_naming_its_status(
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "recording to" in err and "exited (4)" in err
+
+
+def test_names_in_the_proxys_stderr_lines_are_shown_safely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = str(tmp_path / "srv\x1b]52;c;aGk=\x07\n::error::x")
+    assert main(["proxy", "--state-dir", str(tmp_path), "--", hostile]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\n::error" not in err
+    assert "\\x1b]52" in err

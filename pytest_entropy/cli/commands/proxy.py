@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -68,8 +67,12 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_entropy.report.names import terminal_line
     from pytest_entropy.run.proxy import ArtifactHolder, ProxyHub
+    from pytest_entropy.run.proxy_artifact import proxy_notice, set_notice_renderer
     from pytest_entropy.run.proxy_stdio import run_stdio_proxy
+
+    set_notice_renderer(terminal_line)
 
     if bool(args.server_command) == bool(args.upstream):
         raise EntropyInputError(
@@ -111,9 +114,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     enforce = config.compile and not args.no_enforce
     if not config.compile:
         where = config.sources.get("compile", "the configuration")
-        sys.stderr.write(
+        proxy_notice(
             f"entropy: proxy: compile and enforcement are off (compile: false in {where});"
-            " recording only\n"
+            " recording only"
         )
     hub = ProxyHub(
         record_dir=record,
@@ -125,7 +128,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     enforcing = f"enforcing {artifact_path}" if enforce else "not enforcing"
     target = args.upstream or shlex.join(args.server_command)
-    sys.stderr.write(f"entropy: proxy: {target} · recording to {record} · {enforcing}\n")
+    proxy_notice(f"entropy: proxy: {target} · recording to {record} · {enforcing}")
     live = None
     if args.compile and config.compile:
         from pytest_entropy.run.proxy_compile import LiveCompile
