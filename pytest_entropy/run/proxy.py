@@ -241,7 +241,23 @@ class ProxyConnection:
     # ---------------------------------------------------------------- messages
 
     def from_client(self, raw: bytes) -> Routed:
-        """A message the client sent: what to forward, what to answer."""
+        """A message the client sent: what to forward, what to answer. A fault of the proxy
+        itself never blocks traffic: the message is then forwarded as it came."""
+        try:
+            return self._from_client(raw)
+        except Exception as error:  # a bug of ours must not stop the conversation
+            proxy_notice(f"entropy: proxy: internal error ({error!r}); message forwarded as is")
+            return Routed(to_server=[raw])
+
+    def from_server(self, raw: bytes) -> Routed:
+        """A message the server sent: what to pass to the client (as it came, on a fault)."""
+        try:
+            return self._from_server(raw)
+        except Exception as error:  # a bug of ours must not stop the conversation
+            proxy_notice(f"entropy: proxy: internal error ({error!r}); message forwarded as is")
+            return Routed(to_client=[raw])
+
+    def _from_client(self, raw: bytes) -> Routed:
         routed = Routed()
         message = self._parse(raw, "client")
         if isinstance(message, list):
@@ -264,8 +280,7 @@ class ProxyConnection:
             routed.to_client.append(answer)
         return routed
 
-    def from_server(self, raw: bytes) -> Routed:
-        """A message the server sent: what to pass to the client."""
+    def _from_server(self, raw: bytes) -> Routed:
         routed = Routed()
         message = self._parse(raw, "server")
         if isinstance(message, list):

@@ -373,3 +373,21 @@ def test_listen_binds_loopback_unless_a_host_is_given(text: str, where: tuple[st
     assert parse_listen(text) == where
     with pytest.raises(ValueError, match="--listen"):
         parse_listen("localhost:http")
+
+
+def test_a_fault_of_the_proxy_forwards_the_message_as_it_came(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+
+    def broken(*_args: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(wire.connection, "_client_item", broken)
+    monkeypatch.setattr(wire.connection, "_server_item", broken)
+    raw = _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "book"}})
+    assert wire.connection.from_client(raw).to_server == [raw]
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    assert wire.connection.from_server(answer).to_client == [answer]
+    assert capsys.readouterr().err.count("internal error (RuntimeError('boom'))") == 2
