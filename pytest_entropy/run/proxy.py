@@ -41,6 +41,15 @@ from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
 from pytest_entropy.run.proxy_artifact import ArtifactHolder, proxy_notice
+from pytest_entropy.run.proxy_values import (
+    accepts,
+    as_listed,
+    id_number,
+    model_of,
+    redacted,
+    request_key,
+    request_keys,
+)
 from pytest_entropy.state.store import StoreError, state_lock, write_file_atomic
 
 __all__ = [
@@ -63,23 +72,6 @@ _SURFACE_LOCK: Final = "surface.lock"
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_CLIENT: Final = "io.modelcontextprotocol/clientInfo"
 _META_SERVER: Final = "io.modelcontextprotocol/serverInfo"
-
-
-def _key(request_id: Any) -> str | None:
-    """Ids are strings or numbers; ``1`` and ``"1"`` stay apart."""
-    if isinstance(request_id, str):
-        return "s:" + request_id
-    if type(request_id) in (int, float):
-        return f"n:{request_id!r}"
-    return None
-
-
-def _model_of(info: Any) -> str | None:
-    """``clientInfo`` as a model ``name/version`` (no model is known to an MCP proxy)."""
-    if type(info) is not dict or type(info.get("name")) is not str or not info["name"]:
-        return None
-    version = info.get("version")
-    return f"{info['name']}/{version if type(version) is str and version else 'unknown'}"
 
 
 def _dumps(value: Any) -> bytes:
@@ -311,12 +303,12 @@ class ProxyConnection:
         method = message.get("method")
         if type(method) is not str:
             return None  # a response to a server request (sampling, elicitation, roots)
-        key = _key(message.get("id"))
+        key = request_key(message.get("id"))
         if method == "notifications/initialized":
             self.initialized = True
         elif method == "notifications/cancelled":
             params = message.get("params")
-            cancelled = _key(params.get("requestId")) if type(params) is dict else None
+            cancelled = request_key(params.get("requestId")) if type(params) is dict else None
             pending = self.pending.pop(cancelled, None) if cancelled is not None else None
             if pending is not None and pending.method == "tools/call":
                 self._record(pending, "aborted", None)
@@ -330,7 +322,7 @@ class ProxyConnection:
             info = params.get("clientInfo") if method == "initialize" else None
             if info is None and type(meta) is dict:
                 info = meta.get(_META_CLIENT)
-            self.model = _model_of(info)
+            self.model = model_of(info)
         if method in ("initialize", "server/discover"):
             self.pending[key] = _Pending(method)
         elif method == "tools/list":
@@ -341,7 +333,7 @@ class ProxyConnection:
                 return None
             args = params.get("arguments", {})
             if self.hub.redact:
-                args = _redacted(args, "")
+                args = redacted(args, "")
             call = _Pending(method, name, self.prefix + name, args)
             self.hub.stats.calls += 1
             refusal = self._enforce(call)
@@ -379,7 +371,7 @@ class ProxyConnection:
         """Note a server message; a changed copy when the client must see another one."""
         if "method" in message:
             return None  # a server request or notification: passed through
-        key = _key(message.get("id"))
+        key = request_key(message.get("id"))
         pending = self.pending.pop(key, None) if key is not None else None
         if pending is None:
             return None
@@ -460,7 +452,7 @@ class ProxyConnection:
 
         try:
             surface = load_surface(
-                {"tools": _as_listed(tools)}, ref_prefix=self.prefix, tool_fields=True
+                {"tools": as_listed(tools)}, ref_prefix=self.prefix, tool_fields=True
             )
         except EntropyInputError as error:
             proxy_notice(f"entropy: proxy: the server's tool list is not a surface: {error}")
@@ -476,7 +468,7 @@ class ProxyConnection:
         code = error.get("code") if type(error) is dict else None
         if (self.hub.surface is not None and not known) or code == METHOD_NOT_FOUND:
             stage = "resolve"
-        elif (known and not _accepts(declared, call.args)) or code == INVALID_PARAMS:
+        elif (known and not accepts(declared, call.args)) or code == INVALID_PARAMS:
             stage = "validate"
         else:
             stage = "invoke"
@@ -526,14 +518,14 @@ class ProxyConnection:
         """The upstream ended: an error for every request still waiting (only those of the
         message ``raw``, when given), their calls aborted."""
         answers = []
-        keys = list(self.pending) if raw is None else _request_keys(raw)
+        keys = list(self.pending) if raw is None else request_keys(raw)
         for key in keys:
             pending = self.pending.pop(key, None)
             if pending is None:
                 continue
             if pending.method == "tools/call":
                 self._record(pending, "aborted", None)
-            request_id: Any = key[2:] if key.startswith("s:") else _number(key[2:])
+            request_id: Any = key[2:] if key.startswith("s:") else id_number(key[2:])
             error = {"code": UPSTREAM_GONE, "message": f"the MCP server is gone: {reason}"}
             answers.append(_dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
         return answers
@@ -550,64 +542,3 @@ class ProxyConnection:
                 self._file.close()
                 self._file = None
         self.hub.disconnect(self)
-
-
-def _as_listed(tools: list[Any]) -> list[Any]:
-    """The tools as ``export --mcp`` lists them: through the SDK's ``Tool`` model, so the
-    tool fields come out in the order (and spelling) ``export`` writes. Without the SDK, or
-    for a tool its model refuses, the entries as the server sent them."""
-    try:
-        from mcp.types import Tool
-    except ImportError:
-        return tools
-    from pydantic import ValidationError
-
-    from pytest_entropy.sources.mcp import tool_dicts
-
-    try:
-        return tool_dicts([Tool.model_validate(tool) for tool in tools])
-    except ValidationError:
-        return tools
-
-
-def _redacted(value: Any, key: str) -> Any:
-    """``--redact-values``: every long or secret-like string (or one under a secret-like
-    key) replaced by its digest before it is recorded, as the pool redacts values."""
-    from pytest_entropy.core.redact import redact_observed_value
-
-    if type(value) is dict:
-        return {name: _redacted(item, name) for name, item in value.items()}
-    if type(value) is list:
-        return [_redacted(item, key) for item in value]
-    return redact_observed_value(key, value)
-
-
-def _request_keys(raw: bytes) -> list[str]:
-    """The request keys of one message or batch."""
-    try:
-        message = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return []
-    items = message if isinstance(message, list) else [message]
-    keys = []
-    for item in items:
-        key = _key(item.get("id")) if type(item) is dict and "method" in item else None
-        if key is not None:
-            keys.append(key)
-    return keys
-
-
-def _number(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
-
-
-def _accepts(schema: Any, args: Any) -> bool:
-    from pytest_entropy.core.validation import accepts
-
-    try:
-        return accepts(schema, args)
-    except Exception:  # a schema the validator cannot evaluate classifies nothing
-        return True
