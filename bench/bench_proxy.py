@@ -7,9 +7,10 @@ Behind both connections is the suite's minimal upstream (``tests/servers/minimal
 newline-delimited JSON-RPC, every call answered at once, no SDK), so the proxy is what is
 measured. In the same run, interleaved round by round:
 
-* latency: ``--calls`` sequential ``tools/call`` round trips, direct and through the proxy
-  (recording into a temporary state directory, as it runs by default); median and p99 of
-  each, and the added median / p99;
+* latency: ``--calls`` sequential ``tools/call`` round trips, direct, through the proxy
+  (recording into a temporary state directory, as it runs by default) and through a proxy
+  that enforces a compiled overlay on every call; median and p99 of each, and the added
+  median / p99;
 * throughput: ``--throughput-calls`` calls with ``--concurrent`` requests always in flight;
   calls per second of each connection and the proxied / direct ratio;
 * memory: the proxy's resident set size after a warm-up and after ``--memory-calls`` more
@@ -118,6 +119,34 @@ def p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98]
 
 
+def write_artifact(state: Path) -> None:
+    """A compiled surface narrowing ``minimal.echo``'s ``mode`` (the calls send none, so every
+    call is validated against the overlay and accepted)."""
+    sys.path.insert(0, str(REPO))
+    from pytest_entropy.core.artifact import serialize_artifact
+    from pytest_entropy.core.canonical import schema_digest
+    from pytest_entropy.sources.surface import load_surface
+    from tests.servers.minimal_upstream import TOOLS
+
+    surface = load_surface({"tools": TOOLS}, ref_prefix="minimal.")
+    echo = next(a for a in surface["actions"] if a["ref"] == "minimal.echo")["inputSchema"]
+    tight = json.loads(json.dumps(echo))
+    tight["properties"]["mode"]["enum"] = ["fast", "slow"]
+    artifact = {
+        "version": 1,
+        "metricVersion": 2,
+        "actions": [
+            {"ref": "minimal.echo", "inputSchema": tight, "baseSchemaDigest": schema_digest(echo)}
+        ],
+        "quarantined": [],
+        "applied": [],
+        "gate": {"passed": True, "beforeScore": 1, "afterScore": 0.5, "reasons": []},
+        "evidenceDigest": "0" * 64,
+    }
+    state.mkdir(parents=True)
+    (state / "compiled.json").write_text(serialize_artifact(artifact), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000)
@@ -129,9 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as temporary:
         state = Path(temporary) / "state"
         proxied_argv = [*PROXY, "--state-dir", str(state), "--", *UPSTREAM]
-        rows: dict[str, list[float]] = {key: [] for key in ("dm", "d99", "pm", "p99", "dt", "pt")}
+        enforced = Path(temporary) / "enforced"
+        enforcing_argv = [*PROXY, "--state-dir", str(enforced), "--", *UPSTREAM]
+        write_artifact(enforced)
+        rows: dict[str, list[float]] = {
+            key: [] for key in ("dm", "d99", "pm", "p99", "dt", "pt", "em", "e99", "et")
+        }
         for _ in range(args.rounds):
-            for name, argv_ in (("d", UPSTREAM), ("p", proxied_argv)):
+            for name, argv_ in (("d", UPSTREAM), ("p", proxied_argv), ("e", enforcing_argv)):
                 connection = Connection(argv_)
                 latencies(connection, 200)  # warm-up
                 measured = latencies(connection, args.calls)
@@ -151,10 +185,17 @@ def main(argv: list[str] | None = None) -> int:
             f"  added    median {proxy_median - direct_median:.3f} ms"
             f"  p99 {proxy_p99 - direct_p99:.3f} ms"
         )
+        enforce_median, enforce_p99 = min(rows["em"]), min(rows["e99"])
+        print(
+            f"  enforcing median {enforce_median:.3f} ms  p99 {enforce_p99:.3f} ms"
+            f"  (added {enforce_median - direct_median:.3f} / {enforce_p99 - direct_p99:.3f} ms;"
+            " every call validated against a compiled overlay)"
+        )
         print(f"throughput, {args.concurrent} in flight, {args.throughput_calls} calls:")
         print(
             f"  direct {direct_rate:,.0f}/s  proxied {proxy_rate:,.0f}/s"
             f"  ratio {proxy_rate / direct_rate:.2f}"
+            f"  (enforcing {max(rows['et']):,.0f}/s, ratio {max(rows['et']) / direct_rate:.2f})"
         )
         # memory over many calls, and every call's line on disk
         for old in (state / "sessions").glob("*.jsonl"):
