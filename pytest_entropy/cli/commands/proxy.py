@@ -90,6 +90,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             listen = parse_listen(args.listen)
         except ValueError as error:
             raise EntropyInputError(str(error)) from None
+        try:  # the MCP SDK's HTTP stack
+            import httpx2  # noqa: F401
+            import starlette  # noqa: F401
+            import uvicorn  # noqa: F401
+        except ImportError:
+            from pytest_entropy.sources.mcp import MCP_EXTRA
+
+            raise EntropyInputError(
+                f"proxy --upstream needs the MCP SDK, which is not installed: {MCP_EXTRA}"
+            ) from None
     elif args.listen:
         raise EntropyInputError("--listen goes with --upstream URL")
     cwd = args.cwd or os.getcwd()
