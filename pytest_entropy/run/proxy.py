@@ -50,6 +50,7 @@ from pytest_entropy.run.proxy_values import (
     request_key,
     request_keys,
 )
+from pytest_entropy.sources.agent_dir import state_surface_path
 from pytest_entropy.state.store import StoreError, state_lock, write_file_atomic
 
 __all__ = [
@@ -157,7 +158,7 @@ class ProxyHub:
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             with state_lock(self.state_dir, _SURFACE_LOCK, "Timed out waiting for the surface"):
-                write_file_atomic(self.state_dir / "surface.json", text)
+                write_file_atomic(state_surface_path(self.state_dir), text)
         except (OSError, StoreError) as error:
             proxy_notice(f"entropy: proxy: cannot keep the surface in {self.state_dir}: {error}")
         if self.on_surface is not None:

@@ -64,6 +64,8 @@ __all__ = [
     "project_session_files",
     "project_sessions_dir",
     "session_project",
+    "state_sessions_dir",
+    "state_surface_path",
 ]
 
 # A project's state directory, under its working directory.
@@ -114,6 +116,16 @@ def agent_repairs_path(agent_dir: str | os.PathLike[str]) -> Path:
 def agent_sessions_dir(agent_dir: str | os.PathLike[str]) -> Path:
     """The root of a Pi agent directory's sessions (one directory per project)."""
     return Path(agent_dir) / "sessions"
+
+
+def state_sessions_dir(state_dir: str | os.PathLike[str]) -> Path:
+    """Where a state directory keeps the sessions the MCP proxy records."""
+    return Path(state_dir) / "sessions"
+
+
+def state_surface_path(state_dir: str | os.PathLike[str]) -> Path:
+    """A state directory's exported surface snapshot (``surface.json``)."""
+    return Path(state_dir) / EXPORTED_SURFACE
 
 
 def encode_project_dir(cwd: str | os.PathLike[str]) -> str:

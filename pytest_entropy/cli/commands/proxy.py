@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from pytest_entropy.cli.common import add_state_options, state_dir_of
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.sources.agent_dir import state_sessions_dir
 from pytest_entropy.state.config import add_command_flag, load_config
 
 
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "redact_values": args.redact_values,
         },
     )
-    record = Path(args.record) if args.record else state_dir / "sessions"
+    record = Path(args.record) if args.record else state_sessions_dir(state_dir)
     compiled = state_dir / "compiled.json"
     artifact_path = Path(args.artifact) if args.artifact else compiled
     if args.compile and args.artifact and Path(args.artifact).resolve() != compiled.resolve():
