@@ -218,7 +218,14 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     state_dir = (config.invocation_params.dir / str(state.value)) if state else None
     session_format, surface_format = _formats(config, configured)
     return EntropySettings(
-        certify=_flag(config, option("certify"), configured),
+        certify=_flag(config, option("certify"), configured)
+        or _flag(config, option("certify-only"), configured),
+        certify_only=_flag(config, option("certify-only"), configured),
+        lenient=_flag(config, option("lenient"), configured),
+        require_ratchet=_flag(config, option("require-ratchet"), configured),
+        holdout=_number(config, option("holdout"), configured),
+        max_malformed_share=_number(config, option("max-malformed-share"), configured),
+        size_factor=_number(config, option("size-factor"), configured),
         sessions=_path(config, option("sessions"), configured),
         surface=None if server is not None else _path(config, option("surface"), configured),
         surface_server=server,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
+from pytest_entropy.core.certify.scopes import ScopedResult, scoped_report
 from pytest_entropy.core.certify import (
     CHECK_IDS,
     NO_AGENT_ARTIFACT,
@@ -103,6 +104,11 @@ class CertificationOptions:
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
+    # The checks on the user's corpus (scope ``corpus``, run/corpus_checks.py).
+    lenient: bool = False
+    require_ratchet: bool = False
+    holdout: float | None = None
+    max_malformed_share: float | None = None
 
     @property
     def corpus_mode(self) -> bool:
@@ -129,6 +135,12 @@ class CertificationOptions:
             ids.append(SURFACE_LINT)
         return tuple(ids)
 
+    def planned_corpus_check_ids(self) -> tuple[str, ...]:
+        """The checks on the user's corpus this run reports (scope ``corpus``)."""
+        from pytest_entropy.run.corpus_checks import planned_corpus_checks
+
+        return planned_corpus_checks(self.sessions, self.surface)
+
 
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
@@ -144,6 +156,14 @@ class CheckOutcome:
     sections: Mapping[str, Any] = field(default_factory=dict)
     properties: tuple[tuple[str, Any], ...] = ()
     skipped: str | None = None
+    # A corpus check's (scope ``corpus``): a plain reason when it failed, and whether a
+    # failure fails the run.
+    reason: str | None = None
+    gating: bool = True
+    corpus: bool = False
+
+    def scoped(self) -> ScopedResult:
+        return ScopedResult(self.result, self.reason, self.gating)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -154,17 +174,23 @@ class CheckOutcome:
         }
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.corpus:
+            out["corpus"] = {"reason": self.reason, "gating": self.gating}
         return out
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> CheckOutcome:
         result = CheckResult.from_json(value["result"])
         details = tuple(str(line) for line in value.get("details") or ())
+        corpus = value.get("corpus")
         return cls(
             CheckResult(result.id, result.passed, result.evidence, details),
             dict(value.get("sections") or {}),
             tuple((str(name), item) for name, item in value.get("properties") or ()),
             value.get("skipped"),
+            reason=corpus.get("reason") if corpus else None,
+            gating=bool(corpus.get("gating", True)) if corpus else True,
+            corpus=corpus is not None,
         )
 
 
@@ -366,6 +392,29 @@ class Certification:
     def planned_check_ids(self) -> tuple[str, ...]:
         return self.options.planned_check_ids()
 
+    def planned_corpus_check_ids(self) -> tuple[str, ...]:
+        return self.options.planned_corpus_check_ids()
+
+    @cached_property
+    def _corpus_checks(self) -> Any:
+        from pytest_entropy.run.corpus_checks import corpus_checks_of
+
+        return corpus_checks_of(self.options)
+
+    def _run_corpus_check(self, check_id: str) -> CheckOutcome:
+        try:
+            scoped = self._corpus_checks.run(check_id)
+        except (EntropyError, OSError, ValueError) as error:
+            text = str(error) or type(error).__name__
+            scoped = ScopedResult(CheckResult(check_id, False, text), f"cannot read: {text}")
+        return CheckOutcome(
+            scoped.result,
+            properties=(("entropy_scope", "corpus"),),
+            reason=scoped.reason,
+            gating=scoped.gating,
+            corpus=True,
+        )
+
     def run(self, check_id: str) -> CheckOutcome:
         """Run (or recall) one check by id."""
         if check_id not in self._outcomes:
@@ -373,9 +422,12 @@ class Certification:
         return self._outcomes[check_id]
 
     def run_all(self) -> list[CheckOutcome]:
-        return [self.run(check_id) for check_id in self.planned_check_ids()]
+        ids = (*self.planned_check_ids(), *self.planned_corpus_check_ids())
+        return [self.run(check_id) for check_id in ids]
 
     def _run(self, check_id: str) -> CheckOutcome:
+        if check_id in self.planned_corpus_check_ids():
+            return self._run_corpus_check(check_id)
         if check_id == SURFACE_LINT:
             return self._surface_lint()
         if check_id in self._corpus.checks:
@@ -575,13 +627,30 @@ class Certification:
             self.fixture_summary(),
             outcomes if outcomes is not None else self.run_all(),
             self.planned_check_ids(),
+            self.planned_corpus_check_ids(),
         )
 
 
 def build_report(
+    fixtures: Mapping[str, Any],
+    outcomes: Sequence[CheckOutcome],
+    order: Sequence[str],
+    corpus_order: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Assemble the report from outcomes gathered anywhere, in the planned check order:
+    the spec's report, and the corpus checks' section when any ran (``scopes.py``)."""
+    rank = {check_id: position for position, check_id in enumerate(corpus_order)}
+    corpus = sorted(
+        (outcome for outcome in outcomes if outcome.corpus and outcome.skipped is None),
+        key=lambda outcome: rank.get(outcome.result.id, len(rank)),
+    )
+    spec = _spec_report(fixtures, [o for o in outcomes if not o.corpus], order)
+    return scoped_report(spec, [outcome.scoped() for outcome in corpus])
+
+
+def _spec_report(
     fixtures: Mapping[str, Any], outcomes: Sequence[CheckOutcome], order: Sequence[str]
 ) -> dict[str, Any]:
-    """Assemble the report from outcomes gathered anywhere, in the planned check order."""
     rank = {check_id: position for position, check_id in enumerate(order)}
     ran = sorted(
         (outcome for outcome in outcomes if outcome.skipped is None),

@@ -223,7 +223,17 @@ class Option:
 
 
 OPTIONS: Final = (
-    Option("certify", "flag", "run the entropy certification (spec §12) instead of your tests"),
+    Option(
+        "certify",
+        "flag",
+        "run the entropy certification (spec §12) beside your tests (--entropy-certify-only:"
+        " instead of them)",
+    ),
+    Option(
+        "certify-only",
+        "flag",
+        "run only the entropy certification, not your tests (implies --entropy-certify)",
+    ),
     Option(
         "sessions",
         "path",
@@ -291,6 +301,41 @@ OPTIONS: Final = (
         "any unreadable or unrecognised session file is an error (the gate and corpus mode"
         " fail) instead of being counted",
         cli_flag="--strict",
+    ),
+    Option(
+        "lenient",
+        "flag",
+        "certification: a damaged, unreadable or unrecognised session file does not fail"
+        " corpus-health (default: it does)",
+        cli_flag="--lenient",
+    ),
+    Option(
+        "require-ratchet",
+        "flag",
+        "certification: ratchet-holding gates (default: it is reported and never fails the run)",
+        cli_flag="--require-ratchet",
+    ),
+    Option(
+        "holdout",
+        "number",
+        "certification: the share of newest session files held-out-trial replays (default 0.25)",
+        "SHARE",
+        cli_flag="--holdout",
+    ),
+    Option(
+        "max-malformed-share",
+        "number",
+        "certification: the share of malformed lines corpus-health tolerates (default 0)",
+        "SHARE",
+        cli_flag="--max-malformed-share",
+    ),
+    Option(
+        "size-factor",
+        "number",
+        "a corpus score gate or baseline refuses a corpus whose size differs from the"
+        " baseline's by more than this factor (default 2)",
+        "X",
+        cli_flag="--size-factor",
     ),
     Option(
         "allow-empty",
@@ -497,6 +542,32 @@ def add_command_flag(
     parser.add_argument(entry.flag, **kwargs)
 
 
+def share_value(value: Any, name: str, *, holdout: bool = False) -> float:
+    """A share of a corpus: a finite number from 0 to 1 (a ``holdout`` share: above 0 and
+    below 1, so both parts of the split hold something); ValueError naming ``name``."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    low_ok = number > 0 if holdout else number >= 0
+    high_ok = number < 1 if holdout else number <= 1
+    if not (number == number and low_ok and high_ok):
+        bounds = "above 0 and below 1" if holdout else "from 0 to 1"
+        raise ValueError(f"{name} needs a share {bounds}, got {value!r}")
+    return number
+
+
+def factor_value(value: Any, name: str) -> float:
+    """A size factor: a finite number of at least 1; ValueError naming ``name``."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    if not (number == number and 1 <= number < float("inf")):
+        raise ValueError(f"{name} needs a factor of at least 1, got {value!r}")
+    return number
+
+
 def is_ci(environ: Any = None) -> bool:
     """``CI`` set to anything but empty, ``0`` or ``false`` (any case)."""
     value = (os.environ if environ is None else environ).get("CI")
@@ -508,6 +579,12 @@ class EntropySettings:
     """The resolved options of one pytest run (paths absolute)."""
 
     certify: bool = False
+    certify_only: bool = False
+    lenient: bool = False
+    require_ratchet: bool = False
+    holdout: float | None = None
+    max_malformed_share: float | None = None
+    size_factor: float | None = None
     sessions: Path | None = None
     surface: Path | None = None
     repairs: Path | None = None
@@ -563,6 +640,10 @@ class EntropySettings:
             "artifact": text(self.artifact),
             "lint": self.lint,
             "strict": self.strict,
+            "lenient": self.lenient,
+            "require_ratchet": self.require_ratchet,
+            "holdout": self.holdout,
+            "max_malformed_share": self.max_malformed_share,
             "state_dir": text(self.state_dir),
             "session_format": self.session_format,
             "surface_format": self.surface_format,

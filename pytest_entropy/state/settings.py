@@ -128,6 +128,11 @@ SETTINGS: Final = (
     Setting("baseline", "path", "the ratchet baseline file", default="entropy-baseline.json"),
     Setting("max-score", "number", "fail when the sessions' entropy score exceeds it"),
     Setting("lint", "text", "schema-lint profiles"),
+    Setting("lenient", "bool", "certification: damaged session files do not fail", default=False),
+    Setting("require-ratchet", "bool", "certification: ratchet-holding gates", default=False),
+    Setting("holdout", "number", "certification: the newest share of files held out"),
+    Setting("max-malformed-share", "number", "certification: malformed lines tolerated"),
+    Setting("size-factor", "number", "how far a corpus may differ in size from its baseline"),
     Setting("accept", "list", "accepted loosenings in the ratchet baseline", default=()),
 )
 

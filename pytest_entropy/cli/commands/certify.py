@@ -40,6 +40,10 @@ def register(commands: Any) -> None:
         "lint",
         "strict",
         "surface-format",
+        "lenient",
+        "require-ratchet",
+        "holdout",
+        "max-malformed-share",
     ):
         add_cli_option(parser, name)
     add_command_flag(
@@ -89,6 +93,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         state_dir=args.state_dir,
         surface_format=surface_format_of(args),
         storage_options=storage_options_of(args, args.entropy_sessions or ()),
+        lenient=bool(args.entropy_lenient),
+        require_ratchet=bool(args.entropy_require_ratchet),
+        holdout=share_of(args.entropy_holdout, "--holdout", upper_open=True),
+        max_malformed_share=share_of(args.entropy_max_malformed_share, "--max-malformed-share"),
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")
@@ -112,7 +120,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
         write_file_atomic(Path(args.report), text, mode=0o644)
     write_reports(args, "certify", report)
-    return EXIT_OK if report["evaluation"]["passed"] else EXIT_FAILED
+    # The exit status counts both scopes: the spec's checks and the user's corpus checks.
+    corpus = report.get("corpusChecks")
+    passed = report["evaluation"]["passed"] and (corpus is None or corpus["passed"])
+    return EXIT_OK if passed else EXIT_FAILED
+
+
+def share_of(value: Any, flag: str, *, upper_open: bool = False) -> float | None:
+    """A share between 0 and 1 (``--holdout``: above 0 and below 1), else exit 2."""
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.state.config import share_value
+
+    if value is None:
+        return None
+    try:
+        return share_value(value, flag, holdout=upper_open)
+    except ValueError as error:
+        raise EntropyInputError(str(error)) from None
 
 
 def output_format_of(args: argparse.Namespace) -> str:
