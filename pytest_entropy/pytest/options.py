@@ -134,6 +134,24 @@ def _number(config: pytest.Config, entry: Option, configured: Configured) -> flo
     return number
 
 
+def _checked(config: pytest.Config, name: str, configured: Configured) -> float | None:
+    """A share (``holdout``, ``max-malformed-share``) or the size factor, range-checked."""
+    import pytest
+
+    from pytest_entropy.state.config import factor_value, share_value
+
+    entry = option(name)
+    value = _number(config, entry, configured)
+    if value is None:
+        return None
+    try:
+        if name == "size-factor":
+            return factor_value(value, entry.flag)
+        return share_value(value, entry.flag, holdout=name == "holdout")
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
 def _text(config: pytest.Config, entry: Option, configured: Configured) -> str | None:
     value, _origin = _raw(config, entry, configured)
     return None if value is None or str(value).strip() == "" else str(value).strip()
@@ -223,9 +241,9 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         certify_only=_flag(config, option("certify-only"), configured),
         lenient=_flag(config, option("lenient"), configured),
         require_ratchet=_flag(config, option("require-ratchet"), configured),
-        holdout=_number(config, option("holdout"), configured),
-        max_malformed_share=_number(config, option("max-malformed-share"), configured),
-        size_factor=_number(config, option("size-factor"), configured),
+        holdout=_checked(config, "holdout", configured),
+        max_malformed_share=_checked(config, "max-malformed-share", configured),
+        size_factor=_checked(config, "size-factor", configured),
         sessions=_path(config, option("sessions"), configured),
         surface=None if server is not None else _path(config, option("surface"), configured),
         surface_server=server,

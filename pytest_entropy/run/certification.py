@@ -639,7 +639,10 @@ def build_report(
 ) -> dict[str, Any]:
     """Assemble the report from outcomes gathered anywhere, in the planned check order:
     the spec's report, and the corpus checks' section when any ran (``scopes.py``)."""
-    rank = {check_id: position for position, check_id in enumerate(corpus_order)}
+    from pytest_entropy.core.certify.scopes import CORPUS_CHECK_ORDER
+
+    corpus_rank = corpus_order or CORPUS_CHECK_ORDER
+    rank = {check_id: position for position, check_id in enumerate(corpus_rank)}
     corpus = sorted(
         (outcome for outcome in outcomes if outcome.corpus and outcome.skipped is None),
         key=lambda outcome: rank.get(outcome.result.id, len(rank)),
