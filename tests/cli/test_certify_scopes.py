@@ -1,0 +1,106 @@
+"""Issue 29: ``certify`` checks the user's corpus in a scope of its own."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from pytest_entropy.cli.app import main
+from pytest_entropy.report.json_schemas import schema_for
+
+DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
+SURFACE = str(DEMO / "surface.json")
+
+
+def _certify(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["certify", *args, "--output-format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _corpus_checks(report: dict) -> dict[str, dict]:
+    return {check["id"]: check for check in report["corpusChecks"]["checks"]}
+
+
+def _damaged_copy(tmp_path: Path) -> tuple[Path, Path]:
+    sessions = tmp_path / "bad"
+    shutil.copytree(DEMO / "sessions", sessions)
+    truncated = sorted(sessions.iterdir())[0]
+    data = truncated.read_bytes()
+    truncated.write_bytes(data[: len(data) * 2 // 3])
+    (sessions / "noise.jsonl").write_bytes(bytes(range(256)) * 16)
+    return sessions, truncated
+
+
+def test_a_damaged_corpus_fails_corpus_health_naming_both_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions, truncated = _damaged_copy(tmp_path)
+    code, report = _certify(capsys, "--sessions", str(sessions), "--surface", SURFACE)
+    assert code == 1
+    health = _corpus_checks(report)["corpus-health"]
+    assert health["passed"] is False and health["scope"] == "corpus"
+    assert "noise.jsonl" in health["reason"] and truncated.name in health["reason"]
+    # The spec's own verdict on the meter is untouched by the user's data.
+    assert report["evaluation"]["passed"] is True
+    # The garbage file is counted as unrecognised, not silently as a malformed line.
+    code = main(["measure", "--sessions", str(sessions), "--json"])
+    diagnostics = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert diagnostics["unrecognizedFiles"] == 1
+    assert diagnostics["unrecognizedNames"] == [str(sessions / "noise.jsonl")]
+    # --lenient: reported, not gating.
+    code, report = _certify(capsys, "--sessions", str(sessions), "--surface", SURFACE, "--lenient")
+    assert _corpus_checks(report)["corpus-health"]["gating"] is False
+    assert "corpus-health" not in report["corpusChecks"]["failed"]
+
+
+def test_a_clean_copy_passes_corpus_health(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions = tmp_path / "clean"
+    shutil.copytree(DEMO / "sessions", sessions)
+    code, report = _certify(capsys, "--sessions", str(sessions), "--surface", SURFACE)
+    assert code == 0
+    checks = _corpus_checks(report)
+    assert list(checks) == [
+        "corpus-health", "corpus-deterministic", "ratchet-holding", "compile-converges",
+        "held-out-trial",
+    ]  # fmt: skip
+    assert all(check["passed"] for check in checks.values())
+    assert "reason" not in checks["corpus-health"]
+
+
+def test_the_scoped_report_follows_its_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions, _ = _damaged_copy(tmp_path)
+    validator = Draft202012Validator(schema_for("certify"))
+    for args in (["--sessions", str(sessions), "--surface", SURFACE], ["--sessions", str(DEMO / "sessions")]):
+        _code, report = _certify(capsys, *args)
+        validator.validate(report)
+        assert {check["scope"] for check in report["checks"]} == {"implementation", "corpus"}
+        for check in report["checks"]:
+            assert ("reason" in check) == (not check["passed"])
+    # A failed check without a reason is refused by the schema.
+    broken = json.loads(json.dumps(report))
+    broken["checks"][0] = {"id": "x", "scope": "corpus", "passed": False, "evidence": "e"}
+    assert not validator.is_valid(broken)
+
+
+def test_without_sessions_there_is_no_corpus_section(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _certify(capsys)
+    assert code == 0
+    assert "corpusChecks" not in report and "checks" not in report
+
+
+def test_summary_has_one_more_line_for_the_users_checks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions, _ = _damaged_copy(tmp_path)
+    assert main(["certify", "--sessions", str(sessions)]) == 1
+    lines = capsys.readouterr().out.partition("\n\n")[0].splitlines()
+    assert lines[-2] == "  PASS"  # the spec's verdict, as the spec prints it
+    assert lines[-1].startswith("  your corpus: 2 of 3 checks passed (corpus-health: ")
