@@ -3,7 +3,8 @@
 One :class:`EntropySession` is registered per run (it stays idle unless asked for
 something). With ``--entropy-certify`` it adds one item per check,
 ``entropy-certify::<check-id>``, after the project's own tests (``--entropy-certify-only``:
-instead of them); items may run on pytest-xdist workers, which send their outcomes to the controller in ``workeroutput``; the controller (or the only process)
+instead of them); items may run on pytest-xdist workers, which send their outcomes
+to the controller in ``workeroutput``; the controller (or the only process)
 assembles the report, writes ``--entropy-json``/``--entropy-markdown``/``--entropy-html``,
 applies the sessions gate (``--entropy-max-score``, ``--entropy-baseline``) and ORs any failure into
 the exit status in ``pytest_sessionfinish``. The terminal summary never raises.
@@ -307,7 +308,9 @@ class EntropySession:
             lines.append("warning: --trial ignored: the trial needs --sessions (spec §14 #13)")
         if self.settings.certify_only and self.config.args_source == pytest.Config.ArgsSource.ARGS:
             ignored = " ".join(self.config.args)
-            lines.append(f"note: --entropy-certify-only runs only the certification; not run: {ignored}")
+            lines.append(
+                f"note: --entropy-certify-only runs only the certification; not run: {ignored}"
+            )
         report = self.state.report
         if report is not None:
             lines += _certification_lines(report, self.settings)

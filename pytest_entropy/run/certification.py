@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
-from pytest_entropy.core.certify.scopes import ScopedResult, scoped_report
 from pytest_entropy.core.certify import (
     CHECK_IDS,
     NO_AGENT_ARTIFACT,
@@ -43,6 +42,7 @@ from pytest_entropy.core.certify import (
     trial_mode_failure,
     trial_summary,
 )
+from pytest_entropy.core.certify.scopes import ScopedResult, scoped_report
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import measure, report_hash

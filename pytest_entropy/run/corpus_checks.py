@@ -30,7 +30,7 @@ from pytest_entropy.core.jscompat import code_unit_key, js_string
 from pytest_entropy.core.meter import measure, report_hash
 from pytest_entropy.sources.urls import is_url
 
-__all__ = ["DEFAULT_HOLDOUT", "CorpusChecks", "CorpusCheckSettings", "planned_corpus_checks"]
+__all__ = ["DEFAULT_HOLDOUT", "CorpusCheckSettings", "CorpusChecks", "planned_corpus_checks"]
 
 DEFAULT_HOLDOUT: Final = 0.25
 _SHOWN: Final = 5
@@ -161,7 +161,9 @@ class CorpusChecks:
             return runner()
         except (EntropyError, OSError, ValueError) as error:
             text = f"{type(error).__name__}: {error}" if not str(error) else str(error)
-            return ScopedResult(CheckResult(check_id, False, text), f"the check could not run: {text}")
+            return ScopedResult(
+                CheckResult(check_id, False, text), f"the check could not run: {text}"
+            )
 
     def _health(self) -> ScopedResult:
         read = self._full
@@ -224,7 +226,9 @@ class CorpusChecks:
         states = [(source.location, state) for source, state in self._per_file.files]
         surface = self.settings.surface
         digest = surface_hash(surface) if surface is not None else "(sessions)"
-        corpus = measure_session_corpus(list(reversed(states)), surface, digest, self.settings.repairs)
+        corpus = measure_session_corpus(
+            list(reversed(states)), surface, digest, self.settings.repairs
+        )
         verdict = ratchet_verdict(corpus)
         latest = corpus.latest
         per1k = latest.totals.invocation_rejections_per_1k if latest is not None else None
@@ -281,7 +285,9 @@ class CorpusChecks:
         if second.status == "compiled":
             reasons.append("a second compile round still adopted proposals: no fixed point")
         if after > before:
-            reasons.append(f"the compile raised the score ({js_string(before)} → {js_string(after)})")
+            reasons.append(
+                f"the compile raised the score ({js_string(before)} → {js_string(after)})"
+            )
         result = CheckResult("compile-converges", not reasons, evidence)
         return ScopedResult(result, "; ".join(reasons) or None)
 
@@ -303,7 +309,9 @@ class CorpusChecks:
         replay = self._read(newest, continuous=True).records
         if self.settings.surface is None:  # pragma: no cover - planned only with a surface
             raise EntropyError("held-out-trial needs --surface")
-        trial = run_entropy_trial(replay.traces, self.settings.surface, artifact, replay.audit_calls)
+        trial = run_entropy_trial(
+            replay.traces, self.settings.surface, artifact, replay.audit_calls
+        )
         costs = trial.totals["tighteningCost"] + trial.totals["quarantineCost"]
         evidence = (
             f"{trial.verdict}: compiled on {len(older)} older file(s), replayed the {held}"

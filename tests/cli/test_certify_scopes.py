@@ -78,7 +78,10 @@ def test_the_scoped_report_follows_its_schema(
 ) -> None:
     sessions, _ = _damaged_copy(tmp_path)
     validator = Draft202012Validator(schema_for("certify"))
-    for args in (["--sessions", str(sessions), "--surface", SURFACE], ["--sessions", str(DEMO / "sessions")]):
+    for args in (
+        ["--sessions", str(sessions), "--surface", SURFACE],
+        ["--sessions", str(DEMO / "sessions")],
+    ):
         _code, report = _certify(capsys, *args)
         validator.validate(report)
         assert {check["scope"] for check in report["checks"]} == {"implementation", "corpus"}

@@ -97,9 +97,7 @@ def test_certification_reads_foreign_corpora(pytester: pytest.Pytester) -> None:
     assert report["corpus"]["totals"]["operations"] == 2
     assert [row["ref"] for row in report["corpus"]["refs"]] == ["pi.bash"]
     # The bare spellings, where no other plugin owns them.
-    run(pytester, *argv, "--format=pi", "--surface-format=pi").assert_outcomes(
-        passed=25, xfailed=1
-    )
+    run(pytester, *argv, "--format=pi", "--surface-format=pi").assert_outcomes(passed=25, xfailed=1)
     native = run(pytester, *argv, "--entropy-format=fabric")
     # corpus-mode fails, and so does corpus-health (issue 29): read as fabric, no tool call.
     native.assert_outcomes(passed=22, failed=2, xfailed=2)

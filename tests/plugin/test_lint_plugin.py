@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_entropy.run.corpus_checks import planned_corpus_checks
-
 from pytest_entropy.core.certify import CHECK_IDS
+from pytest_entropy.run.corpus_checks import planned_corpus_checks
 
 pytest_plugins = ("pytester",)
 
