@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pytest_entropy.cli.app import main
+from pytest_entropy.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,50 @@
-"""The ``pytest-entropy`` command line (console script ``pytest_entropy.cli:main``)."""
+"""The ``pytest-entropy`` command line (console script ``pytest_entropy.cli:main``).
+
+This module stays light on purpose: :func:`main` catches a Ctrl-C (``KeyboardInterrupt``)
+before it imports the commands, their libraries and the parser, which takes the first second
+or two of every run. An interrupt then ends the run with status 130 and one line, not with a
+traceback from inside an import (issue 26, item 16).
+"""
 
 from __future__ import annotations
 
-from pytest_entropy.cli.app import build_parser, main
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["build_parser", "main"]
+if TYPE_CHECKING:
+    from pytest_entropy.cli.app import build_parser
+
+__all__ = ["EXIT_INTERRUPTED", "build_parser", "interrupted", "main"]
+
+# The shell's status for a command ended by SIGINT (128 + 2).
+EXIT_INTERRUPTED: Final = 130
+INTERRUPTED_LINE: Final = "pytest-entropy: interrupted\n"
+
+
+def interrupted() -> int:
+    """Say so in one line and return :data:`EXIT_INTERRUPTED`."""
+    try:
+        sys.stderr.write(INTERRUPTED_LINE)
+        sys.stderr.flush()
+    except (OSError, ValueError, KeyboardInterrupt):  # a closed stream or a second Ctrl-C
+        pass
+    return EXIT_INTERRUPTED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (never calls ``sys.exit``)."""
+    try:
+        from pytest_entropy.cli.app import main as run
+
+        return run(argv)
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "build_parser":  # the grammar loads every command: only when asked for
+        from pytest_entropy.cli import app
+
+        return app.build_parser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from pytest_entropy._version import __version__
+from pytest_entropy.cli import interrupted
 from pytest_entropy.cli.commands import COMMAND_MODULES
 from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.configured import prepare
@@ -109,7 +110,17 @@ def parse_arguments(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (never calls ``sys.exit``)."""
+    """Run the command line; returns the exit status (never calls ``sys.exit``).
+
+    A Ctrl-C anywhere, from building the parser to the command's last line, returns 130
+    with one line on standard error (:func:`pytest_entropy.cli.interrupted`)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         degrade_stream(stream)  # a stream that cannot encode a symbol gets ASCII, no crash
     out, err = sys.stdout, sys.stderr
@@ -144,8 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.write(f"{PROG}: error: {error}\n")
         return EXIT_FAILED
     except KeyboardInterrupt:
-        err.write(f"{PROG}: interrupted\n")
-        return 130
+        return interrupted()
     except BrokenPipeError:
         return EXIT_OK
     except Exception:

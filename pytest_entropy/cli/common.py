@@ -17,6 +17,7 @@ from pytest_entropy.core.records import RepairRow
 from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
 from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
@@ -27,6 +28,7 @@ from pytest_entropy.sources.urls import is_url
 from pytest_entropy.state.config import (
     add_command_flag,
     load_config,
+    positive_int,
     positive_seconds,
     storage_options_value,
 )
@@ -45,6 +47,7 @@ __all__ = [
     "add_engine_options",
     "add_format_options",
     "add_json",
+    "add_mcp_timeout_option",
     "add_repairs_option",
     "add_session_dir_options",
     "add_sessions_option",
@@ -56,6 +59,7 @@ __all__ = [
     "foreign_lines",
     "load_optional_repairs",
     "load_state_file",
+    "max_inflated_bytes_of",
     "optional_surface_of",
     "positive_int",
     "print_json",
@@ -75,18 +79,30 @@ EXIT_INTERNAL = 3
 EMPTY_SURFACE: dict[str, Any] = {"version": 1, "actions": []}
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def add_surface_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     add_command_flag(parser, "surface", required=required)
+    add_mcp_timeout_option(parser)  # the surface may be a live server
+
+
+def mcp_seconds(text: str) -> float:
+    """``--mcp-timeout``'s value: a positive number of seconds."""
+    try:
+        return positive_seconds(float(text), "--mcp-timeout", "command line")
+    except (ValueError, EntropyInputError):
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}") from None
+
+
+def add_mcp_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """``--mcp-timeout SECONDS``: how long a live MCP server has to list its tools."""
+    parser.add_argument(
+        "--mcp-timeout",
+        type=mcp_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds a live MCP server (mcp+stdio:, a URL, module:attribute) has to start,"
+        " answer initialize and list its tools (default 30, or mcp-timeout in the"
+        " configuration)",
+    )
 
 
 def add_repairs_option(parser: argparse.ArgumentParser) -> None:
@@ -188,14 +204,18 @@ def state_dir_of(args: argparse.Namespace) -> Path:
     return default_state_dir(cwd)
 
 
-def surface_of(args: argparse.Namespace, path: Any) -> dict[str, Any]:
-    """Load a surface with whatever format options the command registered."""
+def surface_of(args: argparse.Namespace, path: Any, *, tool_fields: bool = False) -> dict[str, Any]:
+    """Load a surface (a file, ``mcp+stdio:``, a URL, ``module:attribute`` or a server) with
+    whatever format and ``--mcp-timeout`` options the command registered; ``tool_fields``
+    keeps each tool's description, title, annotations, ... (``lint``, ``export``)."""
     from pytest_entropy.sources.surface import load_surface as load_any_surface
 
     return load_any_surface(
         path,
         surface_format=getattr(args, "surface_format", None) or "auto",
         ref_prefix=getattr(args, "ref_prefix", None) or "",
+        tool_fields=tool_fields,
+        timeout=getattr(args, "mcp_timeout", None),
     )
 
 
@@ -213,7 +233,21 @@ def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) ->
         ref_prefix=getattr(args, "ref_prefix", None) or "",
         redact=bool(getattr(args, "redact", False)),
         storage_options=_storage_options_of(args),
+        max_inflated_bytes=max_inflated_bytes_of(args),
     )
+
+
+def max_inflated_bytes_of(args: argparse.Namespace) -> int:
+    """``--max-inflated-bytes`` (or ``max-inflated-bytes`` configured): a positive integer;
+    1 GiB when neither gives one."""
+    value = getattr(args, "max_inflated_bytes", None)
+    if value is None:
+        return DEFAULT_MAX_INFLATED_BYTES
+    if type(value) is not int or value < 1:  # a configured value the table did not check
+        raise EntropyInputError(
+            f"max-inflated-bytes must be a positive number of bytes, not {str(value)[:40]!r}"
+        )
+    return value
 
 
 def _storage_options_of(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -358,6 +392,7 @@ def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True
             " strict in [tool.entropy] or entropy.yml, else counted and reported",
         )
         add_command_flag(parser, "storage-options")
+        add_command_flag(parser, "max-inflated-bytes")
     parser.add_argument(
         "--surface-format",
         default="auto",

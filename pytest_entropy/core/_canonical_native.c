@@ -345,7 +345,8 @@ write_double(Buffer *b, double x)
     return buffer_put(b, text, out - text);
 }
 
-/* An exact int: its decimal digits within +-2**53, else its float's text. */
+/* An exact int: its decimal digits within +-2**53, else its float's text (null beyond the
+ * double range). */
 static int
 write_int(Buffer *b, PyObject *value)
 {
@@ -363,8 +364,10 @@ write_int(Buffer *b, PyObject *value)
     d = PyLong_AsDouble(value);
     if (d == -1.0 && PyErr_Occurred()) {
         if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            /* Beyond the double range: JavaScript reads it as +-Infinity, which JSON writes
+             * as null (canonical._number_text). */
             PyErr_Clear();
-            return WRITE_FOREIGN; /* float(value) raises in the Python: let it */
+            return buffer_put(b, "null", 4) < 0 ? WRITE_ERROR : WRITE_DONE;
         }
         return WRITE_ERROR;
     }

@@ -27,7 +27,12 @@ import orjson
 
 from pytest_entropy.core.ascii_collation import ascii_collation_key
 from pytest_entropy.core.fastpath import fast_paths, kernel
-from pytest_entropy.core.jscompat import is_array_index_key, js_own_keys, js_string
+from pytest_entropy.core.jscompat import (
+    is_array_index_key,
+    is_finite_number,
+    js_own_keys,
+    js_string,
+)
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",
@@ -169,6 +174,8 @@ def _plain_json_string(s: str) -> str:
 def _number_text(value: Any) -> str:
     if type(value) is float and not math.isfinite(value):
         return "null"
+    if type(value) is int and not is_finite_number(value):
+        return "null"  # JSON.stringify(Infinity): an int beyond the double range
     return js_string(value)
 
 

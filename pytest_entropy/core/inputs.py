@@ -7,7 +7,7 @@ the meter and the hashes use.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
@@ -15,21 +15,57 @@ from pytest_entropy.core.records import RepairRow
 
 __all__ = [
     "SURFACE_SHAPE_ERROR",
+    "TOOL_FIELDS",
     "entropy_repair_rows",
     "live_surface_snapshot",
     "repair_rows_from_value",
     "surface_from_value",
+    "without_tool_fields",
 ]
 
 SURFACE_SHAPE_ERROR = "surface snapshot must be { version: 1, actions: [...] }"
 
+# What an MCP tool carries besides its name and input schema. ``export`` writes them on each
+# action (lint reads the descriptions); no hash ever reads them, so every loader drops them
+# unless its caller asks (a named exception, docs/decisions.md).
+TOOL_FIELDS: Final = (
+    "title",
+    "description",
+    "annotations",
+    "outputSchema",
+    "icons",
+    "execution",
+    "_meta",
+)
 
-def surface_from_value(value: Any, *, source: str | None = None) -> dict[str, Any]:
+
+def without_tool_fields(actions: list[Any]) -> list[Any]:
+    """``actions`` with :data:`TOOL_FIELDS` removed from each (the list itself, unchanged,
+    when no action has one; an action without one is kept as the same object)."""
+
+    def carries(action: Any) -> bool:
+        return type(action) is dict and not action.keys().isdisjoint(TOOL_FIELDS)
+
+    if not any(map(carries, actions)):
+        return actions
+    return [
+        {key: item for key, item in action.items() if key not in TOOL_FIELDS}
+        if carries(action)
+        else action
+        for action in actions
+    ]
+
+
+def surface_from_value(
+    value: Any, *, source: str | None = None, tool_fields: bool = False
+) -> dict[str, Any]:
     """A surface snapshot as the certification loader accepts it (spec §1.6).
 
     Keeps, in file order and without re-sorting, the entries that are objects with a
     string ``ref``; the surface hash covers exactly the result. An entry without an
-    ``inputSchema`` is refused (spec §14 #16).
+    ``inputSchema`` is refused (spec §14 #16). The MCP tool fields (:data:`TOOL_FIELDS`,
+    which our ``export`` writes) are dropped from each entry unless ``tool_fields`` asks
+    for them, so they never reach a hash.
     """
     if (
         type(value) is not dict
@@ -47,12 +83,21 @@ def surface_from_value(value: Any, *, source: str | None = None) -> dict[str, An
                 f"action {position} ({entry['ref']}) has no inputSchema", source=source
             )
         actions.append(entry)
-    return {"version": 1, "actions": actions}
+    return {"version": 1, "actions": actions if tool_fields else without_tool_fields(actions)}
 
 
-def live_surface_snapshot(actions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """``{version: 1, actions: [{ref, inputSchema}]}`` sorted by ref in code-unit order."""
-    rows = [{"ref": action["ref"], "inputSchema": action.get("inputSchema")} for action in actions]
+def live_surface_snapshot(
+    actions: Iterable[Mapping[str, Any]], *, tool_fields: bool = False
+) -> dict[str, Any]:
+    """``{version: 1, actions: [{ref, inputSchema}]}`` sorted by ref in code-unit order;
+    with ``tool_fields`` each action also keeps the :data:`TOOL_FIELDS` it has, after those
+    two keys (what ``export`` writes)."""
+    rows = []
+    for action in actions:
+        row = {"ref": action["ref"], "inputSchema": action.get("inputSchema")}
+        if tool_fields:
+            row.update((key, action[key]) for key in TOOL_FIELDS if key in action)
+        rows.append(row)
     rows.sort(key=lambda row: code_unit_key(row["ref"]))
     return {"version": 1, "actions": rows}
 

@@ -18,8 +18,10 @@ __all__ = [
     "code_unit_key",
     "compare_code_units",
     "is_array_index_key",
+    "is_finite_number",
     "is_safe_integer",
     "is_safe_integer_at_least",
+    "js_number",
     "js_own_keys",
     "js_round",
     "js_string",
@@ -36,6 +38,9 @@ __all__ = [
 
 MAX_SAFE_INTEGER = 2**53 - 1
 _TWO_53 = 2**53
+# The smallest integer a double cannot hold: half-way between the largest double and 2**1024
+# rounds (to even) up to Infinity, in JavaScript's number parsing as in Python's float().
+_INT_OVERFLOW = 2**1024 - 2**970
 _ARRAY_INDEX_MAX = 2**32 - 2
 
 
@@ -110,6 +115,27 @@ def _float_text(x: float) -> str:
     return f"{head}e{sign}{abs(exp)}"
 
 
+def js_number(value: int | float) -> float:
+    """The double JavaScript holds for a JSON number: an integer is rounded to the nearest
+    double, and one beyond the double range (``1`` and 400 zeros) is read as ±Infinity."""
+    if type(value) is float:
+        return value
+    if -_INT_OVERFLOW < value < _INT_OVERFLOW:
+        return float(value)
+    return math.inf if value > 0 else -math.inf
+
+
+def is_finite_number(value: Any) -> bool:
+    """A number JavaScript reads as finite (an int within the double range, a finite float);
+    false for booleans and every other type."""
+    t = type(value)
+    if t is int:
+        return bool(-_INT_OVERFLOW < value < _INT_OVERFLOW)
+    if t is float:
+        return math.isfinite(value)
+    return False
+
+
 def js_string(value: Any) -> str:
     """JavaScript ``String(value)`` for JSON primitives (numbers, booleans, strings, null)."""
     if value is None:
@@ -121,8 +147,9 @@ def js_string(value: Any) -> str:
     if isinstance(value, int):
         if -_TWO_53 <= value <= _TWO_53:
             return str(value)
-        # JavaScript has only doubles: an integer beyond 2**53 arrives rounded.
-        return js_string(float(value))
+        # JavaScript has only doubles: an integer beyond 2**53 arrives rounded, one beyond
+        # the double range as ±Infinity (issue 26, item 2: float() raised OverflowError).
+        return js_string(js_number(value))
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
@@ -136,6 +163,8 @@ def js_string(value: Any) -> str:
 
 def json_number_text(value: int | float) -> str:
     """``JSON.stringify`` of a number: like ``String`` but non-finite values become ``null``."""
+    if type(value) is int and not -_INT_OVERFLOW < value < _INT_OVERFLOW:
+        return "null"
     if isinstance(value, float) and not math.isfinite(value):
         return "null"
     return js_string(value)

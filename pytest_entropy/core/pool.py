@@ -24,11 +24,17 @@ from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.jscompat import (
     MAX_SAFE_INTEGER,
     code_unit_key,
+    is_finite_number,
     is_safe_integer_at_least,
     js_trim,
     value_key,
 )
-from pytest_entropy.core.pool_window import Tally, identities_digest, window_tally
+from pytest_entropy.core.pool_window import (
+    Tally,
+    identities_digest,
+    unwritable_number,
+    window_tally,
+)
 from pytest_entropy.core.records import ValueObservation, observation_fields
 
 __all__ = [
@@ -89,7 +95,7 @@ def loadable_observation(observation: ValueObservation | Mapping[str, Any]) -> b
     for text in (ref, key):
         if not text or _NUL in text or js_trim(text) != text:
             return False
-    return not (type(value) is float and not math.isfinite(value))
+    return not unwritable_number(value)
 
 
 # ---------------------------------------------------------------------- parsing
@@ -104,9 +110,9 @@ def _text(value: Any) -> str | None:
 
 def _primitive(value: Any) -> bool:
     t = type(value)
-    if t is float:
-        return math.isfinite(value)
-    return t is str or t is int or t is bool
+    if t is float or t is int:
+        return is_finite_number(value)
+    return t is str or t is bool
 
 
 def _safe_counts(counts: dict[Any, Any]) -> bool:

@@ -15,14 +15,13 @@ it is built and allowed, else :class:`WindowTally`, its Python twin; the plain c
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any, Protocol
 
 import orjson
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fastpath import kernel
-from pytest_entropy.core.jscompat import code_unit_key, js_trim, value_key
+from pytest_entropy.core.jscompat import code_unit_key, is_finite_number, js_trim, value_key
 from pytest_entropy.core.records import ValueObservation
 
 __all__ = [
@@ -31,9 +30,18 @@ __all__ = [
     "identities_digest",
     "oversized_text",
     "sorted_code_units",
+    "unwritable_number",
     "window_item",
     "window_tally",
 ]
+
+
+def unwritable_number(value: Any) -> bool:
+    """A number JSON cannot write: a non-finite float, or an int beyond the double range
+    (JavaScript reads ``1`` and 400 zeros as Infinity; issue 26, item 2)."""
+    t = type(value)
+    return (t is float or t is int) and not is_finite_number(value)
+
 
 _NUL = "\u0000"
 # Beyond this bound the kernel refuses the limit (its length arithmetic is 64-bit).
@@ -65,7 +73,7 @@ def window_item(
     if drop_unloadable:
         if not all(text and _NUL not in text and js_trim(text) == text for text in (ref, key)):
             return None, False
-        if type(value) is float and not math.isfinite(value):
+        if unwritable_number(value):
             return None, False
     if type(value) is str:
         identity = ref + _NUL + key + _NUL + "string:" + value
@@ -111,7 +119,7 @@ class WindowTally:
                 texts = self._loadable[(ref, key)] = all(
                     text and _NUL not in text and js_trim(text) == text for text in (ref, key)
                 )
-            if not texts or (type(value) is float and not math.isfinite(value)):
+            if not texts or unwritable_number(value):
                 self.dropped += 1
                 return
         if type(value) is str:

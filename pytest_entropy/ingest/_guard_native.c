@@ -48,8 +48,26 @@ static PyTypeObject *TRACE_TYPE, *OPERATION_TYPE, *COUNTS_TYPE;
 static Py_ssize_t O_version, O_counts, O_operations, O_sequence, O_result, O_args;
 static Py_ssize_t O_failureStage, O_ref, O_outcome, O_count_fields[4];
 
-#define IS_SCALAR(t, v) \
-    ((t) == &PyUnicode_Type || (t) == &PyLong_Type || (t) == &PyBool_Type || (v) == Py_None)
+/* An exact int JavaScript reads as a finite double: within the double range (PyLong_AsDouble
+ * raises OverflowError exactly where float() does, at 2**1024 - 2**970 and beyond, the
+ * integers JavaScript reads as Infinity). argtree.INT_OVERFLOW in the Python. */
+static inline int long_is_finite(PyObject *value) {
+    int overflow = 0;
+    double d;
+    (void)PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (!overflow) return 1;
+    d = PyLong_AsDouble(value);
+    if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear(); /* only OverflowError can come from an exact int */
+        return 0;
+    }
+    return 1;
+}
+
+/* A scalar of a JSON value tree: a string, a boolean, null or a finite int. */
+#define IS_SCALAR(t, v)                                                              \
+    ((t) == &PyUnicode_Type || (t) == &PyBool_Type || (v) == Py_None ||              \
+     ((t) == &PyLong_Type && long_is_finite(v)))
 
 /* ---------------------------------------------------------------- argument trees */
 
@@ -424,7 +442,11 @@ static int fast_tag(Text *t, PyObject *value, int depth, int *flat) {
     if (value == Py_None) return text_put(t, "null", 4);
     if (type == &PyUnicode_Type) return text_put(t, "str", 3);
     if (type == &PyBool_Type) return text_put(t, "bool", 4);
-    if (type == &PyLong_Type) return text_put(t, "num", 3);
+    if (type == &PyLong_Type) {
+        /* An int beyond the double range is not flat: the tree check refuses it. */
+        if (!long_is_finite(value)) *flat = 0;
+        return text_put(t, "num", 3);
+    }
     *flat = 0;
     if (type == &PyFloat_Type) return text_put(t, "num", 3);
     if (type == &PyList_Type) return text_put(t, "arr", 3);

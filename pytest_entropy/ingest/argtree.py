@@ -11,6 +11,7 @@ from pytest_entropy.core.fingerprint import shape_signature
 from pytest_entropy.core.jscompat import MAX_SAFE_INTEGER
 
 __all__ = [
+    "INT_OVERFLOW",
     "MAX_ARGS_DEPTH",
     "MAX_FLOAT_GROWTH",
     "SignedOperation",
@@ -21,6 +22,8 @@ __all__ = [
 ]
 
 MAX_ARGS_DEPTH: Final = 14
+# Integers at or beyond this magnitude are ±Infinity to JavaScript (core.jscompat.js_number).
+INT_OVERFLOW: Final = 2**1024 - 2**970
 
 # One guarded operation with its shape signature: (ref, args, outcome, failure stage, signature).
 SignedOperation = tuple[str, dict[str, Any], str, str | None, str]
@@ -47,8 +50,14 @@ def _tree_floats(container: Any, depth: int) -> int:
     values = container.values() if type(container) is dict else container
     for value in values:
         t = type(value)
-        if t is str or t is int or t is bool or value is None:
+        if t is str or t is bool or value is None:
             continue
+        if t is int:
+            # JavaScript reads an integer beyond the double range as Infinity (the fast
+            # decoders keep it exact): not a finite number (issue 26, item 2).
+            if -INT_OVERFLOW < value < INT_OVERFLOW:
+                continue
+            return -1
         if t is float:
             if value - value != 0.0:  # NaN or an infinity
                 return -1
@@ -73,7 +82,9 @@ def value_floats(value: Any) -> int:
         return _tree_floats(value, 0)
     if t is float:
         return 1 if value - value == 0.0 else -1
-    return 0 if (t is str or t is int or t is bool or value is None) else -1
+    if t is int:
+        return 0 if -INT_OVERFLOW < value < INT_OVERFLOW else -1
+    return 0 if (t is str or t is bool or value is None) else -1
 
 
 def count_float(value: Any) -> int:
@@ -95,6 +106,10 @@ def signed_args(args: dict[str, Any]) -> tuple[str, int] | None:
     if not args:
         return "()", 0
     types = tuple(map(type, args.values()))
+    if int in types:
+        for value in args.values():
+            if type(value) is int and not -INT_OVERFLOW < value < INT_OVERFLOW:
+                return None
     key = (tuple(args), types)
     signature = _signature_cache.get(key)
     if signature is not None:

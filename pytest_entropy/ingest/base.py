@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES, bounded_inflation
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.gz")
 NATIVE_FORMAT = "fabric"
@@ -33,6 +34,7 @@ class ReadOptions:
     ``storage_options`` are the fsspec storage options every URL is opened with (endpoint,
     keys, ...), on the client and on every worker; they may hold credentials, so they are
     left out of the ``repr`` (and so of every log line and task description that shows it).
+    ``max_inflated_bytes`` caps what one compressed file may inflate to (``ingest.inflation``).
     """
 
     session_format: str = "auto"
@@ -40,6 +42,7 @@ class ReadOptions:
     ref_prefix: str = ""
     redact: bool = False
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
 
 
 # A foreign reader turns one file into native session lines (model_change lines and
@@ -134,4 +137,4 @@ def open_session(path: Path) -> IO[bytes]:
         return raw
     stream = gzip.GzipFile(filename=str(path), mode="rb", fileobj=raw)
     stream.myfileobj = raw  # type: ignore[assignment]  # closed with the stream, as gzip.open does
-    return cast(IO[bytes], stream)
+    return bounded_inflation(cast(IO[bytes], stream))  # at most --max-inflated-bytes

@@ -22,6 +22,8 @@ class ScanDiagnostics:
 
     files: int = 0
     unreadable_files: int = 0
+    # Of the unreadable files, those a compressed stream inflated beyond --max-inflated-bytes.
+    oversized_files: int = 0
     lines: int = 0
     empty_lines: int = 0
     ignored_lines: int = 0
@@ -80,6 +82,12 @@ class ScanDiagnostics:
         _add_name(self.unreadable_names, name)
         self.note(name, f"unreadable: {problem}")
 
+    def oversized_file(self, name: str, problem: str) -> None:
+        """Count one compressed file that inflated beyond the cap: oversized, and so
+        unreadable (it contributes nothing), naming it."""
+        self.oversized_files += 1
+        self.unreadable(name, problem)
+
     def unrecognized(self, name: str, problem: str) -> None:
         """Count one file no session reader recognised, naming it."""
         self.unrecognized_files += 1
@@ -135,6 +143,7 @@ class ScanDiagnostics:
         return {
             "files": self.files,
             "unreadableFiles": self.unreadable_files,
+            "oversizedFiles": self.oversized_files,
             "lines": self.lines,
             "emptyLines": self.empty_lines,
             "ignoredLines": self.ignored_lines,

@@ -8,8 +8,11 @@ on the benchmark corpus, ten refs over 106,000 trace lines, that is most of the 
 of the literal byte strings, matched in Latin-1 mode so that a byte is a character and a
 match is exactly a substring occurrence (RE2 runs it as one automaton; Python's ``re``
 tries the alternatives one by one and is slower than the loop). The batch is joined by
-newlines, which no ref and no line holds, so a match never spans two lines, and the search
-resumes after the line it found: the Python work is per mentioning line, not per line.
+newlines and the search resumes after the line it found: the Python work is per mentioning
+line, not per line. A ref or a line may hold a newline byte itself (a trace line never does,
+but the selection is exact for any bytes), so a match that runs past the end of the line it
+starts in proves nothing: that one line is decided by the plain rule and the search resumes
+after it (issue 26, item 21: ``"\n"`` matched across ``['"', '"']``).
 ``tests/property`` compares it with the plain rule on generated lines.
 
 The native kernel ``ingest._mentions_native`` (``_mentions_native.c``) takes over the whole
@@ -49,7 +52,7 @@ def mention_lines(
     native = kernel(MENTIONS_KERNEL)
     if native is None:
         search = _compiled(mentions)
-        return plain_select if search is None else _searched(search)
+        return plain_select if search is None else _searched(search, mentions, plain)
     native_select = native.select
     ordered = tuple(mentions)
     fallback: list[Callable[[list[bytes]], set[int]]] = []
@@ -60,13 +63,17 @@ def mention_lines(
             return found
         if not fallback:  # the kernel refused: the RE2 search, compiled once
             search = _compiled(mentions)
-            fallback.append(plain_select if search is None else _searched(search))
+            fallback.append(plain_select if search is None else _searched(search, mentions, plain))
         return fallback[0](batch)
 
     return select_native
 
 
-def _searched(search: Callable[..., Any]) -> Callable[[list[bytes]], set[int]]:
+def _searched(
+    search: Callable[..., Any],
+    mentions: tuple[bytes, ...],
+    plain: Callable[[bytes, tuple[bytes, ...]], bool],
+) -> Callable[[list[bytes]], set[int]]:
     """The batch selection with one RE2 ``search`` of the quoted refs (or a backslash)."""
 
     def select(batch: list[bytes]) -> set[int]:
@@ -78,7 +85,9 @@ def _searched(search: Callable[..., Any]) -> Callable[[list[bytes]], set[int]]:
         ends = list(itertools.accumulate(len(raw) + 1 for raw in batch))
         while match is not None:
             index = bisect.bisect_right(ends, match.start())
-            found.add(index)
+            # ends[index] - 1 is the offset of the newline that closes line ``index``.
+            if match.end() < ends[index] or plain(batch[index], mentions):
+                found.add(index)
             if index + 1 >= len(ends):
                 break
             match = search(blob, ends[index])

@@ -11,7 +11,11 @@ import os
 from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.inputs import repair_rows_from_value, surface_from_value
+from pytest_entropy.core.inputs import (
+    repair_rows_from_value,
+    surface_from_value,
+    without_tool_fields,
+)
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import open_without_waiting
@@ -118,14 +122,18 @@ def load_surface(
     surface_format: str = "auto",
     ref_prefix: str = "",
     descriptions: bool = False,
+    tool_fields: bool = False,
 ) -> dict[str, Any]:
     """A surface snapshot ``{version: 1, actions: [{ref, inputSchema}]}`` from a file.
 
     ``surface_format`` names the file's format, or ``auto`` to detect it from the content;
     ``ref_prefix`` goes before every ref (empty: the format's default, ``pi.`` for Pi tool
     lists). A directory means its tool files in code-unit order of their names.
-    ``descriptions`` keeps a foreign tool's ``description`` on its action (for ``lint``;
-    a snapshot's actions are kept as written either way).
+    ``tool_fields`` (``descriptions`` is its older name) keeps what a tool carries besides
+    its schema (``description``, and an MCP tool's ``title``, ``annotations``,
+    ``outputSchema``, ...: :data:`~pytest_entropy.core.inputs.TOOL_FIELDS`) on its action,
+    for ``lint`` and ``export``; without it those fields are dropped, also from a snapshot's
+    actions, so no hash reads them.
     """
     source = os.fspath(path)
     if surface_format == "snapshot":
@@ -138,7 +146,7 @@ def load_surface(
         source=source,
         surface_format=surface_format,
         ref_prefix=ref_prefix,
-        descriptions=descriptions,
+        tool_fields=tool_fields or descriptions,
     )
 
 
@@ -165,12 +173,14 @@ def surface_from_parsed(
     surface_format: str = "auto",
     ref_prefix: str = "",
     descriptions: bool = False,
+    tool_fields: bool = False,
 ) -> dict[str, Any]:
     """A surface snapshot from a parsed value in any surface format (see :func:`load_surface`);
     ``source`` names it in errors."""
+    keep = tool_fields or descriptions
     chosen = surface_format
     if chosen == "snapshot":
-        surface = surface_from_value(value, source=source)
+        surface = surface_from_value(value, source=source, tool_fields=keep)
     else:
         from pytest_entropy.ingest.registry import surface_format as registered
         from pytest_entropy.ingest.registry import surface_formats
@@ -186,8 +196,8 @@ def surface_from_parsed(
                 f"unknown surface format {surface_format!r} (known: {known})", source=source
             )
         surface = found.reader(value, source)
-        if not descriptions:
-            surface = _without_descriptions(surface)
+        if not keep:
+            surface = _without_tool_fields(surface)
         ref_prefix = ref_prefix or found.ref_prefix
     if ref_prefix:
         surface = {
@@ -199,12 +209,10 @@ def surface_from_parsed(
     return surface
 
 
-def _without_descriptions(surface: dict[str, Any]) -> dict[str, Any]:
+def _without_tool_fields(surface: dict[str, Any]) -> dict[str, Any]:
     actions = surface["actions"]
-    if not any("description" in action for action in actions):
-        return surface
-    stripped = [{k: v for k, v in action.items() if k != "description"} for action in actions]
-    return {**surface, "actions": stripped}
+    stripped = without_tool_fields(actions)
+    return surface if stripped is actions else {**surface, "actions": stripped}
 
 
 def load_repairs(path: str | os.PathLike[str]) -> list[RepairRow]:

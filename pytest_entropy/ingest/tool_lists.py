@@ -29,14 +29,15 @@ from __future__ import annotations
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.inputs import surface_from_value
+from pytest_entropy.core.inputs import TOOL_FIELDS, surface_from_value
 from pytest_entropy.ingest.base import SurfaceFormat
 from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
 
 __all__ = ["FORMATS", "NO_PARAMETERS", "SNAPSHOT_FORMAT", "detect_surface_format"]
 
-# (name, schema, description or None); the description is kept only for ``lint``
-# (``load_surface(..., descriptions=True)``), so the surface hash never sees it.
+# (name, schema, description or None, or a dict of MCP tool fields); what the third item
+# holds is kept only for ``lint`` and ``export`` (``load_surface(..., tool_fields=True)``),
+# so the surface hash never sees it.
 Tools = list[tuple[str, Any, Any]]
 
 NO_PARAMETERS: Final = {"type": "object", "properties": {}}
@@ -46,7 +47,9 @@ def _snapshot(tools: Tools) -> dict[str, Any]:
     actions = []
     for name, schema, description in tools:
         action = {"ref": name, "inputSchema": schema}
-        if type(description) is str:
+        if type(description) is dict:
+            action.update(description)
+        elif type(description) is str:
             action["description"] = description
         actions.append(action)
     return {"version": 1, "actions": actions}
@@ -92,7 +95,8 @@ def read_mcp(value: Any, source: str) -> dict[str, Any]:
         if type(tool["inputSchema"]) is not dict:
             kind = "null" if tool["inputSchema"] is None else type(tool["inputSchema"]).__name__
             raise _fail(source, f"tool {position} ({name}): inputSchema is not an object ({kind})")
-        tools.append((name, tool["inputSchema"], tool.get("description")))
+        fields = {key: tool[key] for key in TOOL_FIELDS if key in tool}
+        tools.append((name, tool["inputSchema"], fields))
     return _snapshot(tools)
 
 
@@ -292,8 +296,9 @@ def detect_surface_format(value: Any) -> str:
 
 
 def read_snapshot(value: Any, source: str) -> dict[str, Any]:
-    """The native snapshot ``{version: 1, actions: [...]}``, validated."""
-    return surface_from_value(value, source=source)
+    """The native snapshot ``{version: 1, actions: [...]}``, validated (the MCP tool fields
+    kept: the loader drops them unless asked)."""
+    return surface_from_value(value, source=source, tool_fields=True)
 
 
 # The surface formats this module reads, the native snapshot first; the registry lists them.

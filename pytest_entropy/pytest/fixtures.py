@@ -35,18 +35,17 @@ def _settings(config: pytest.Config) -> EntropySettings:
     return settings
 
 
-def _load_surface(
-    path: Path | None, server: str | None = None, surface_format: str = "auto"
-) -> dict[str, Any] | None:
-    if server is not None:
-        from pytest_entropy.sources.surface import load_surface as load_any_surface
-
-        return load_any_surface(server)
-    if path is None:
+def _load_surface(settings: EntropySettings) -> dict[str, Any] | None:
+    """The configured surface through the one loader every command uses (a file of any
+    format or a server, within ``--entropy-mcp-timeout``)."""
+    source: str | Path | None = settings.surface_server or settings.surface
+    if source is None:
         return None
-    from pytest_entropy.ingest.surfaces import load_surface
+    from pytest_entropy.sources.surface import load_surface
 
-    return load_surface(path, surface_format=surface_format)
+    return load_surface(
+        source, surface_format=settings.surface_format, timeout=settings.mcp_timeout
+    )
 
 
 @pytest.fixture
@@ -69,7 +68,7 @@ def entropy_surface(request: pytest.FixtureRequest) -> dict[str, Any]:
             " entropy_surface in the ini file)",
             pytrace=False,
         )
-    surface = _load_surface(settings.surface, settings.surface_server, settings.surface_format)
+    surface = _load_surface(settings)
     assert surface is not None
     return surface
 
@@ -123,7 +122,7 @@ def entropy_meter(request: pytest.FixtureRequest) -> EntropyMeter:
         return load_repairs(settings.repairs)
 
     def surface() -> dict[str, Any] | None:
-        return _load_surface(settings.surface, settings.surface_server, settings.surface_format)
+        return _load_surface(settings)
 
     # Session files are read as `measure` reads them under --entropy-format (default auto).
     return EntropyMeter(settings.sessions, surface, repairs, session_format=settings.session_format)
@@ -141,7 +140,9 @@ def entropy_ratchet(request: pytest.FixtureRequest) -> EntropyRatchet:
     A rise of more than 1e-6 fails, and so does a new tool unless ``allow_new_tools=True``;
     a fall passes and says the baseline can be lowered. A missing entry is created, except
     in CI (``CI`` set and not ``0``/``false``), where it fails. ``--entropy-update``
-    rewrites the entry; ``--entropy-accept REF[:PATH]=REASON`` accepts a loosening. Example::
+    rewrites the entry; ``--entropy-accept REF[:PATH]=REASON`` accepts a loosening. A server
+    has ``check(..., timeout=SECONDS)`` (default ``--entropy-mcp-timeout``, else 30) to list
+    its tools. Example::
 
         def test_surface_ratchet(entropy_ratchet):
             entropy_ratchet.check(my_server.surface_snapshot())
@@ -156,6 +157,7 @@ def entropy_ratchet(request: pytest.FixtureRequest) -> EntropyRatchet:
         ci=is_ci(),
         notes=request.node.user_properties,
         accept=settings.accept,
+        timeout=settings.mcp_timeout,
     )
 
 

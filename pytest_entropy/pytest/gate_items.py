@@ -84,7 +84,9 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
         str(settings.surface) if settings.surface is not None else None
     )
     surface = (
-        load_surface(named_surface, surface_format=settings.surface_format)
+        load_surface(
+            named_surface, surface_format=settings.surface_format, timeout=settings.mcp_timeout
+        )
         if named_surface is not None
         else None
     )

@@ -138,7 +138,7 @@ def _checked(config: pytest.Config, name: str, configured: Configured) -> float 
     """A share (``holdout``, ``max-malformed-share``) or the size factor, range-checked."""
     import pytest
 
-    from pytest_entropy.state.config import factor_value, share_value
+    from pytest_entropy.state.settings import factor_value, share_value
 
     entry = option(name)
     value = _number(config, entry, configured)
@@ -150,6 +150,16 @@ def _checked(config: pytest.Config, name: str, configured: Configured) -> float 
         return share_value(value, entry.flag, holdout=name == "holdout")
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def _seconds(config: pytest.Config, entry: Option, configured: Configured) -> float | None:
+    """A positive number of seconds, or ``None`` when not given."""
+    import pytest
+
+    number = _number(config, entry, configured)
+    if number is not None and number <= 0:
+        raise pytest.UsageError(f"{entry.flag} needs a positive number of seconds, got {number:g}")
+    return number
 
 
 def _text(config: pytest.Config, entry: Option, configured: Configured) -> str | None:
@@ -265,4 +275,5 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         session_format=session_format,
         surface_format=surface_format,
         surface_from_ini=_raw(config, option("surface"), configured)[1] == "ini",
+        mcp_timeout=_seconds(config, option("mcp-timeout"), configured),
     )

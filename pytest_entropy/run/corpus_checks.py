@@ -329,18 +329,12 @@ class CorpusChecks:
         return ScopedResult(CheckResult("held-out-trial", passed, evidence), reason)
 
 
-def corpus_checks_of(options: Any) -> CorpusChecks:
-    """The corpus checks of a run's ``CertificationOptions`` (its surface and repairs loaded)."""
+def corpus_checks_of(options: Any, surface: dict[str, Any] | None) -> CorpusChecks:
+    """The corpus checks of a run's ``CertificationOptions`` and its loaded ``surface``."""
     from pytest_entropy.ingest.surfaces import load_repairs
-    from pytest_entropy.sources.surface import load_surface
 
     if options.sessions is None:  # pragma: no cover - planned only with sessions
         raise EntropyError("--surface requires --sessions")
-    surface = (
-        load_surface(options.surface, surface_format=options.surface_format)
-        if options.surface is not None
-        else None
-    )
     repairs = load_repairs(options.repairs) if options.repairs is not None else None
     return CorpusChecks(
         CorpusCheckSettings(

@@ -39,34 +39,30 @@ class LintRun:
 
 
 def lint_source(
-    surface: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any],
+    surface: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | Any,
     profiles: Sequence[str] = (),
     *,
     options: LintOptions | None = None,
     surface_format: str = "auto",
     ref_prefix: str = "",
+    timeout: float | None = None,
 ) -> LintRun:
-    """Lint a surface file (any format the CLI reads) or a parsed surface object with the
-    named profiles (``openai-strict``, ... or profile files; comma-separated names too)."""
-    from pytest_entropy.ingest.surfaces import load_surface
+    """Lint a surface (anything :func:`pytest_entropy.load_surface` reads: a file of any
+    format, a parsed surface object, ``mcp+stdio:``, a URL, ``module:attribute``, a server)
+    with the named profiles (``openai-strict``, ... or profile files; comma-separated names
+    too); ``timeout`` is a live server's, in seconds."""
+    from pytest_entropy.sources.surface import load_surface
 
     chosen = load_profiles(list(profiles))
     options = options or LintOptions()
     check_rule_patterns(options, chosen)
-    if isinstance(surface, str | os.PathLike):
-        loaded = load_surface(
-            surface, surface_format=surface_format, ref_prefix=ref_prefix, descriptions=True
-        )
-    else:
-        from pytest_entropy.ingest.surfaces import surface_from_parsed
-
-        loaded = surface_from_parsed(
-            surface,
-            source="<surface object>",
-            surface_format=surface_format,
-            ref_prefix=ref_prefix,
-            descriptions=True,
-        )
+    loaded = load_surface(
+        surface,
+        surface_format=surface_format,
+        ref_prefix=ref_prefix,
+        tool_fields=True,
+        timeout=timeout,
+    )
     return LintRun(loaded, tuple(chosen), tuple(lint_surface(loaded, chosen, options)))
 
 

@@ -9,10 +9,12 @@ Everything here goes through the official ``mcp`` SDK (the optional extra
 * a live server is a stdio command (:func:`stdio_server`) or a streamable-HTTP URL
   (:func:`http_server`), listed with the SDK client, every page of ``tools/list``.
 
-A listing has a deadline (default 30 s); a server that fails to start, crashes, or answers
-garbage is an :class:`~pytest_entropy.core.errors.EntropyInputError` naming the server, with
-the tail of its stderr. The SDK's stdio client closes the child's stdin, waits, then kills
-its process tree, also when the deadline cancels the listing: the child is always reaped.
+A listing has a deadline (default 30 s, ``timeout=`` or ``--mcp-timeout``; a timeout names
+the step it waited for: ``initialize`` or ``tools/list``); a server that fails to start,
+crashes, or answers garbage is an :class:`~pytest_entropy.core.errors.EntropyInputError`
+naming the server, with the tail of its stderr. The SDK's stdio client closes the child's
+stdin, waits, then kills its process tree, also when the deadline cancels the listing: the
+child is always reaped.
 Listing works inside a running event loop too (a pytest-asyncio test, a notebook): the
 listing then runs on its own loop in a helper thread.
 """
@@ -22,10 +24,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 import tempfile
 import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -124,15 +127,38 @@ def parse_server_spec(text: str, *, timeout: float = DEFAULT_TIMEOUT) -> LiveSer
     return None
 
 
+@contextmanager
+def working_directory_importable() -> Iterator[None]:
+    """The working directory first on ``sys.path`` while the block runs (as ``python -m``
+    and pytest's rootdir put it), so ``module:attribute`` names a module of the project
+    without ``PYTHONPATH=.``; the entry is removed again afterwards."""
+    entry = os.getcwd()
+    if entry in sys.path or "" in sys.path:
+        yield
+        return
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with suppress(ValueError):  # the block removed it itself
+            sys.path.remove(entry)
+
+
 def import_server(spec: str) -> Any:
-    """The object ``module:attribute`` names (dots in the attribute walk into it)."""
+    """The object ``module:attribute`` names (dots in the attribute walk into it); the module
+    is found on ``sys.path`` or in the working directory."""
     from importlib import import_module
 
     module_name, _, attribute = spec.partition(":")
     try:
-        value: Any = import_module(module_name)
+        with working_directory_importable():
+            value: Any = import_module(module_name)
     except ImportError as error:
-        raise EntropyInputError(f"cannot import {module_name!r}: {error}", source=spec) from None
+        raise EntropyInputError(
+            f"cannot import {module_name!r} (looked in the working directory and on sys.path):"
+            f" {error}",
+            source=spec,
+        ) from None
     for part in attribute.split("."):
         if not hasattr(value, part):
             raise EntropyInputError(f"{module_name!r} has no attribute {attribute!r}", source=spec)
@@ -153,15 +179,27 @@ def is_tool_object(value: Any) -> bool:
 
 
 def _tool_dict(tool: Any) -> dict[str, Any]:
+    """One tool as its ``tools/list`` entry: name, schema and the tool fields it carries."""
+    from pytest_entropy.core.inputs import TOOL_FIELDS
+
     schema = _field(tool, "input_schema", "inputSchema")
-    entry = {"name": tool.name, "inputSchema": schema}
-    if isinstance(getattr(tool, "description", None), str):
+    entry: dict[str, Any] = {"name": tool.name, "inputSchema": schema}
+    dump = getattr(tool, "model_dump", None)
+    if callable(dump):  # a pydantic model: its fields under their wire names (_meta, ...)
+        try:
+            wire = dump(mode="json", by_alias=True, exclude_none=True)
+        except (TypeError, ValueError):  # a field that does not serialise: keep the rest
+            wire = {}
+        if isinstance(wire, dict):
+            entry.update((key, wire[key]) for key in TOOL_FIELDS if key in wire)
+    if "description" not in entry and isinstance(getattr(tool, "description", None), str):
         entry["description"] = tool.description
     return entry
 
 
 def tool_dicts(tools: Sequence[Any]) -> list[dict[str, Any]]:
-    """SDK ``Tool`` objects as ``tools/list`` entries ``{name, inputSchema}``."""
+    """SDK ``Tool`` objects as ``tools/list`` entries ``{name, inputSchema, ...}`` (with the
+    description, title, annotations, output schema and the other fields each carries)."""
     return [_tool_dict(tool) for tool in tools]
 
 
@@ -224,10 +262,19 @@ def _innermost(error: BaseException) -> BaseException:
     return error
 
 
-async def _all_pages(client: Any) -> list[Any]:
+class _Step:
+    """What a listing is waiting for, so a timeout can say it."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+async def _all_pages(client: Any, step: _Step | None = None) -> list[Any]:
     tools: list[Any] = []
     cursor: str | None = None
-    for _ in range(_PAGE_LIMIT):
+    for page_number in range(1, _PAGE_LIMIT + 1):
+        if step is not None:
+            step.what = "tools/list" if page_number == 1 else f"tools/list (page {page_number})"
         page = await client.list_tools(cursor=cursor)
         tools.extend(page.tools)
         cursor = _field(page, "next_cursor", "nextCursor")
@@ -242,21 +289,47 @@ def _failure(source: str, problem: str, stderr: str = "") -> EntropyInputError:
     return EntropyInputError(f"{problem}{shown}", source=source)
 
 
+def _timeout_problem(timeout: float, step: _Step) -> str:
+    return (
+        f"the MCP server did not list its tools within {timeout:g} s: no answer to"
+        f" {step.what} after waiting {timeout:g} s (raise the limit with --mcp-timeout"
+        " SECONDS, mcp-timeout in the configuration, or timeout= in Python)"
+    )
+
+
+def _check_timeout(timeout: float) -> float:
+    if type(timeout) not in (int, float) or not 0 < timeout < float("inf"):
+        raise EntropyInputError(f"an MCP timeout is a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
 def list_live_tools(server: LiveServer) -> list[dict[str, Any]]:
-    """Every tool a live server lists (all pages), as ``{name, inputSchema}`` entries."""
+    """Every tool a live server lists (all pages), as ``{name, inputSchema, ...}`` entries.
+
+    The whole listing (start, ``initialize``, every ``tools/list`` page) has
+    ``server.timeout`` seconds; a timeout names the step it waited for.
+    """
     _require_mcp(f"the live MCP server {server.describe()}")
     source = server.describe()
+    timeout = _check_timeout(server.timeout)
+    step = _Step(
+        "initialize (the connection to the server)"
+        if server.url
+        else "initialize (the server starting up)"
+    )
+    deadlines: list[Any] = []  # the deadline's cancel scope: was it our deadline that hit?
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
 
         async def listing() -> list[Any]:
             import anyio
             from mcp import Client
 
-            with anyio.fail_after(server.timeout):
+            with anyio.fail_after(timeout) as scope:
+                deadlines.append(scope)
                 async with AsyncExitStack() as stack:
                     transport = await _transport(server, errlog, stack)
                     client = await stack.enter_async_context(Client(transport))
-                    return await _all_pages(client)
+                    return await _all_pages(client, step)
 
         try:
             tools = _run(listing)
@@ -268,12 +341,23 @@ def list_live_tools(server: LiveServer) -> list[dict[str, Any]]:
                 raise inner from None
             errlog.seek(0)
             stderr = errlog.read()
-            if isinstance(inner, TimeoutError):
-                problem = f"the MCP server did not list its tools within {server.timeout:g} s"
+            if _deadline_hit(inner, deadlines):
+                problem = _timeout_problem(timeout, step)
             else:
-                problem = f"cannot list the MCP server's tools ({type(inner).__name__}: {inner})"
+                problem = f"cannot list the MCP server's tools ({_error_text(inner)})"
             raise _failure(source, problem, stderr) from None
     return tool_dicts(tools)
+
+
+def _deadline_hit(error: BaseException, deadlines: list[Any]) -> bool:
+    """Whether ``error`` is the listing's own deadline (not a server's ``TimeoutError``)."""
+    return isinstance(error, TimeoutError) and any(scope.cancel_called for scope in deadlines)
+
+
+def _error_text(error: BaseException) -> str:
+    """``Kind: message``, or the kind alone for an exception without a message."""
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 async def _transport(server: LiveServer, errlog: Any, stack: AsyncExitStack) -> Any:
@@ -296,26 +380,35 @@ async def _transport(server: LiveServer, errlog: Any, stack: AsyncExitStack) -> 
     return stdio_client(parameters, errlog=errlog)
 
 
-def list_server_tools(server: Any, *, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
-    """Every tool an in-memory server object lists, through its in-process client."""
-    source = _class_path(server)
+def list_server_tools(
+    server: Any, *, timeout: float = DEFAULT_TIMEOUT, name: str | None = None
+) -> list[dict[str, Any]]:
+    """Every tool an in-memory server object lists, through its in-process client, within
+    ``timeout`` seconds (a timeout names the step it waited for); errors name the server
+    ``name`` (its ``module:attribute``), else its class."""
+    source = name or _class_path(server)
+    timeout = _check_timeout(timeout)
     fastmcp = any(kind.__module__.split(".")[0] == "fastmcp" for kind in type(server).__mro__)
     if not fastmcp:
         _require_mcp(f"the MCP server object {source}")
+    step = _Step("initialize (the in-process connection)")
+    deadlines: list[Any] = []
 
     async def listing() -> list[Any]:
         import anyio
 
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(timeout) as scope:
+            deadlines.append(scope)
             if fastmcp:
                 from importlib import import_module
 
                 async with import_module("fastmcp").Client(server) as client:
+                    step.what = "tools/list"
                     return list(await client.list_tools())
             from mcp import Client
 
             async with Client(server) as client:
-                return await _all_pages(client)
+                return await _all_pages(client, step)
 
     try:
         tools = _run(listing)
@@ -323,7 +416,7 @@ def list_server_tools(server: Any, *, timeout: float = DEFAULT_TIMEOUT) -> list[
         raise
     except Exception as error:
         inner = _innermost(error)
-        raise _failure(
-            source, f"cannot list the server's tools ({type(inner).__name__}: {inner})"
-        ) from None
+        if _deadline_hit(inner, deadlines):
+            raise _failure(source, _timeout_problem(timeout, step)) from None
+        raise _failure(source, f"cannot list the server's tools ({_error_text(inner)})") from None
     return tool_dicts(tools)

@@ -21,6 +21,11 @@ from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.inflation import (
+    DEFAULT_MAX_INFLATED_BYTES,
+    InflatedSizeError,
+    inflation_limit,
+)
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url, redact_storage_secrets
@@ -56,8 +61,13 @@ def _scan(
 ) -> bool:
     """Count one file and ``read`` it into ``scanner``; False when it could not be read."""
     scanner.diagnostics.files += 1
+    limit = options.max_inflated_bytes if options is not None else DEFAULT_MAX_INFLATED_BYTES
     try:
-        read(scanner)
+        with inflation_limit(limit):  # every compressed stream the read opens
+            read(scanner)
+    except InflatedSizeError as error:
+        scanner.diagnostics.oversized_file(scanner.name, str(error))
+        return False
     except (OSError, EOFError) as error:
         return _unreadable(scanner.diagnostics, scanner.name, error, options)
     return True
@@ -133,7 +143,7 @@ def scan_source(
 def _scan_source(scanner: SessionScanner, options: ReadOptions) -> bool:
     name, diagnostics = scanner.name, scanner.diagnostics
     if not is_url(name):
-        return _scan(scanner, _read_path(Path(name), options))
+        return _scan(scanner, _read_path(Path(name), options), options)
     if options.session_format == NATIVE_FORMAT:
         return _scan(scanner, _read_url(name, options), options)
     # Scanned as a local copy, into diagnostics of its own: what foreign readers report
@@ -141,7 +151,7 @@ def _scan_source(scanner: SessionScanner, options: ReadOptions) -> bool:
     own = scanner.diagnostics = ScanDiagnostics()
     try:
         with _local_copy(name, options.storage_options) as copy:
-            readable = _scan(scanner, _read_path(copy, options))
+            readable = _scan(scanner, _read_path(copy, options), options)
     except (OSError, EOFError) as error:  # the copy itself failed
         diagnostics.files += 1
         return _unreadable(diagnostics, name, error, options)

@@ -28,7 +28,12 @@ class NotASurfaceError(EntropyInputError, TypeError):
 
 
 def load_surface(
-    source: Any, *, surface_format: str = "auto", ref_prefix: str = ""
+    source: Any,
+    *,
+    surface_format: str = "auto",
+    ref_prefix: str = "",
+    tool_fields: bool = False,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """A surface snapshot from a path, a parsed value, SDK tools, a server or a live server.
 
@@ -36,15 +41,24 @@ def load_surface(
     ``Tool`` objects or a ``ListToolsResult``; an MCP server object (listed in memory); a
     :class:`~pytest_entropy.sources.mcp.LiveServer` (``stdio_server(...)``,
     ``http_server(...)``); or a string ``mcp+stdio:COMMAND ARGS``, ``http(s)://URL`` or
-    ``module:attribute`` naming a server. ``surface_format`` names the format of a file or
-    parsed value (``auto``: detect); ``ref_prefix`` goes before every ref.
+    ``module:attribute`` naming a server (the module found on ``sys.path`` or in the working
+    directory). ``surface_format`` names the format of a file or parsed value (``auto``:
+    detect); ``ref_prefix`` goes before every ref. ``tool_fields`` keeps what each tool
+    carries besides its schema (``description``, ``title``, ``annotations``,
+    ``outputSchema``, ...) on its action, as ``lint`` and ``export`` read them; no hash reads
+    them, and without it they are dropped. ``timeout`` is the seconds a server has to list
+    its tools (default 30; a ``LiveServer``'s own when not given).
 
     >>> load_surface({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
     {'version': 1, 'actions': [{'ref': 'echo', 'inputSchema': {'type': 'object'}}]}
     """
+    from dataclasses import replace
+
     from pytest_entropy.ingest.surfaces import load_surface as load_surface_file
     from pytest_entropy.ingest.surfaces import surface_from_parsed
     from pytest_entropy.sources import mcp
+
+    deadline = mcp.DEFAULT_TIMEOUT if timeout is None else timeout
 
     def from_tools(tools: list[dict[str, Any]], where: str) -> dict[str, Any]:
         # A server's tool names are its call targets: listing one twice is a broken server.
@@ -57,26 +71,36 @@ def load_surface(
                 )
             seen.add(tool["name"])
         return surface_from_parsed(
-            {"tools": tools}, source=where, surface_format="mcp", ref_prefix=ref_prefix
+            {"tools": tools},
+            source=where,
+            surface_format="mcp",
+            ref_prefix=ref_prefix,
+            tool_fields=tool_fields,
         )
 
     if isinstance(source, str):
-        spec = mcp.parse_server_spec(source)
+        spec = mcp.parse_server_spec(source, timeout=deadline)
         if isinstance(spec, mcp.LiveServer):
             return from_tools(mcp.list_live_tools(spec), spec.describe())
         if isinstance(spec, str):
-            server = mcp.import_server(spec)
-            if not mcp.is_server_object(server):
-                raise NotASurfaceError(
-                    f"not an MCP server object: a {type(server).__name__}", source=spec
-                )
-            return from_tools(mcp.list_server_tools(server), spec)
+            with mcp.working_directory_importable():
+                server = mcp.import_server(spec)
+                if not mcp.is_server_object(server):
+                    raise NotASurfaceError(
+                        f"not an MCP server object: a {type(server).__name__}", source=spec
+                    )
+                return from_tools(mcp.list_server_tools(server, timeout=deadline, name=spec), spec)
     if isinstance(source, (str, os.PathLike)):
-        return load_surface_file(source, surface_format=surface_format, ref_prefix=ref_prefix)
+        return load_surface_file(
+            source, surface_format=surface_format, ref_prefix=ref_prefix, tool_fields=tool_fields
+        )
     if isinstance(source, mcp.LiveServer):
+        if timeout is not None:
+            source = replace(source, timeout=timeout)
         return from_tools(mcp.list_live_tools(source), source.describe())
     if mcp.is_server_object(source):
-        return from_tools(mcp.list_server_tools(source), type(source).__name__)
+        listed = mcp.list_server_tools(source, timeout=deadline)
+        return from_tools(listed, type(source).__name__)
     tools = getattr(source, "tools", None)
     if not isinstance(source, (dict, list)) and isinstance(tools, list):
         source = tools  # an SDK ListToolsResult
@@ -84,7 +108,11 @@ def load_surface(
         return from_tools(mcp.tool_dicts(list(source)), "<SDK tools>")
     if isinstance(source, (dict, list)):
         return surface_from_parsed(
-            source, source=_OBJECT_SOURCE, surface_format=surface_format, ref_prefix=ref_prefix
+            source,
+            source=_OBJECT_SOURCE,
+            surface_format=surface_format,
+            ref_prefix=ref_prefix,
+            tool_fields=tool_fields,
         )
     raise NotASurfaceError(
         f"not a surface: a {type(source).__name__} (expected a path, a parsed tool list or"

@@ -26,6 +26,7 @@ from typing import IO, Any, cast
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.ingest.base import is_session_name
+from pytest_entropy.ingest.inflation import bounded_inflation
 
 EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
 
@@ -193,10 +194,12 @@ def _open(
 
 
 def open_url(url: str, storage_options: StorageOptions = None) -> IO[bytes]:
-    """Open a URL for binary streaming reads; ``.gz`` names decompress transparently."""
+    """Open a URL for binary streaming reads; ``.gz`` names decompress transparently, at
+    most to the inflation cap in force (``ingest.inflation``)."""
     fs, path = _filesystem(url, storage_options)
-    compression = "gzip" if path.endswith(".gz") else None
-    return _open(fs, path, url, storage_options, compression)
+    if not path.endswith(".gz"):
+        return _open(fs, path, url, storage_options, None)
+    return bounded_inflation(_open(fs, path, url, storage_options, "gzip"))
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final
@@ -223,17 +223,8 @@ class Option:
 
 
 OPTIONS: Final = (
-    Option(
-        "certify",
-        "flag",
-        "run the entropy certification (spec §12) beside your tests (--entropy-certify-only:"
-        " instead of them)",
-    ),
-    Option(
-        "certify-only",
-        "flag",
-        "run only the entropy certification, not your tests (implies --entropy-certify)",
-    ),
+    Option("certify", "flag", "run the entropy certification (spec §12) beside your tests"),
+    Option("certify-only", "flag", "run only the entropy certification, not your tests"),
     Option(
         "sessions",
         "path",
@@ -302,41 +293,12 @@ OPTIONS: Final = (
         " fail) instead of being counted",
         cli_flag="--strict",
     ),
-    Option(
-        "lenient",
-        "flag",
-        "certification: a damaged, unreadable or unrecognised session file does not fail"
-        " corpus-health (default: it does)",
-        cli_flag="--lenient",
-    ),
-    Option(
-        "require-ratchet",
-        "flag",
-        "certification: ratchet-holding gates (default: it is reported and never fails the run)",
-        cli_flag="--require-ratchet",
-    ),
-    Option(
-        "holdout",
-        "number",
-        "certification: the share of newest session files held-out-trial replays (default 0.25)",
-        "SHARE",
-        cli_flag="--holdout",
-    ),
-    Option(
-        "max-malformed-share",
-        "number",
-        "certification: the share of malformed lines corpus-health tolerates (default 0)",
-        "SHARE",
-        cli_flag="--max-malformed-share",
-    ),
-    Option(
-        "size-factor",
-        "number",
-        "a corpus score gate or baseline refuses a corpus whose size differs from the"
-        " baseline's by more than this factor (default 2)",
-        "X",
-        cli_flag="--size-factor",
-    ),
+    # Certification's checks on the user's corpus (run/corpus_checks.py, docs/certification.md).
+    Option("lenient", "flag", "certify: damaged or unrecognised session files do not gate"),
+    Option("require-ratchet", "flag", "certify: ratchet-holding gates (default: reported)"),
+    Option("holdout", "number", "certify: newest share of files held out (0.25)", "SHARE"),
+    Option("max-malformed-share", "number", "certify: malformed lines tolerated (0)", "SHARE"),
+    Option("size-factor", "number", "refuse a corpus score baseline N times off in size", "X"),
     Option(
         "allow-empty",
         "flag",
@@ -359,6 +321,7 @@ OPTIONS: Final = (
         "FORMAT",
         bare=True,
     ),
+    Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
     Option(
         "accept",
         "list",
@@ -408,6 +371,17 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
 # ------------------------------------------------------------ flags the commands share
 
 
+def positive_int(text: str) -> int:
+    """argparse's type of a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class CommandFlag:
     """A flag several ``pytest-entropy`` commands share, defined once here.
@@ -424,6 +398,7 @@ class CommandFlag:
     action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
     choices: tuple[str, ...] = ()
     switch: bool = False  # an on/off flag (``--allow-empty``), no value
+    value_type: Callable[[str], Any] | None = None  # argparse's ``type`` (positive_int)
 
 
 COMMAND_FLAGS: Final = {
@@ -507,6 +482,14 @@ COMMAND_FLAGS: Final = {
         "[tool.entropy]. Never shown in output or messages",
         "JSON",
     ),
+    "max-inflated-bytes": CommandFlag(
+        "--max-inflated-bytes",
+        "the most bytes one compressed (.gz) session file may inflate to; a file that inflates"
+        " further contributes nothing and is counted as oversized (default: max-inflated-bytes"
+        " in [tool.entropy], else 1 GiB)",
+        "BYTES",
+        value_type=positive_int,
+    ),
     "allow-empty": CommandFlag(
         "--allow-empty",
         "pass on a corpus that yields no operations (default: exit 2, naming what was read;"
@@ -537,35 +520,11 @@ def add_command_flag(
         kwargs["nargs"] = "+"
     if entry.choices:
         kwargs["choices"] = entry.choices
+    if entry.value_type is not None:
+        kwargs["type"] = entry.value_type
     if required:
         kwargs["required"] = True
     parser.add_argument(entry.flag, **kwargs)
-
-
-def share_value(value: Any, name: str, *, holdout: bool = False) -> float:
-    """A share of a corpus: a finite number from 0 to 1 (a ``holdout`` share: above 0 and
-    below 1, so both parts of the split hold something); ValueError naming ``name``."""
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        number = float("nan")
-    low_ok = number > 0 if holdout else number >= 0
-    high_ok = number < 1 if holdout else number <= 1
-    if not (number == number and low_ok and high_ok):
-        bounds = "above 0 and below 1" if holdout else "from 0 to 1"
-        raise ValueError(f"{name} needs a share {bounds}, got {value!r}")
-    return number
-
-
-def factor_value(value: Any, name: str) -> float:
-    """A size factor: a finite number of at least 1; ValueError naming ``name``."""
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        number = float("nan")
-    if not (number == number and 1 <= number < float("inf")):
-        raise ValueError(f"{name} needs a factor of at least 1, got {value!r}")
-    return number
 
 
 def is_ci(environ: Any = None) -> bool:
@@ -610,6 +569,7 @@ class EntropySettings:
     # Where ``surface`` came from: the ``entropy_surface`` ini key (meant for the fixture)
     # does not put certification into corpus mode on its own.
     surface_from_ini: bool = False
+    mcp_timeout: float | None = None  # seconds a live MCP server has to list (None: 30)
 
     @property
     def gate(self) -> bool:
@@ -647,4 +607,5 @@ class EntropySettings:
             "state_dir": text(self.state_dir),
             "session_format": self.session_format,
             "surface_format": self.surface_format,
+            "mcp_timeout": self.mcp_timeout,
         }

@@ -25,9 +25,12 @@ __all__ = [
     "describe_os_error",
     "ensure_directory",
     "ensure_state_directory",
+    "existing_differs",
     "file_type_name",
+    "fsync_directory",
     "os_error_reason",
     "read_regular_bytes",
+    "stage_file",
     "write_file_atomic",
 ]
 
@@ -165,7 +168,7 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-def _existing_differs(path: Path, data: bytes) -> bool:
+def existing_differs(path: Path, data: bytes) -> bool:
     """Whether ``path`` must be written: refuses anything at it but a regular file."""
     try:
         info = os.lstat(path)
@@ -185,19 +188,14 @@ def _existing_differs(path: Path, data: bytes) -> bool:
         return True  # unreadable but regular: replacing it is what the caller asked for
 
 
-def write_file_atomic(path: Path, text: str, *, mode: int = 0o600) -> bool:
-    """Write ``text`` to ``path`` atomically; returns False when the bytes were identical.
+def stage_file(path: Path, data: bytes, *, suffix: str = ".tmp", mode: int = 0o600) -> Path:
+    """A new file beside ``path`` holding ``data``, fsynced (``.<name>.<random><suffix>``).
 
-    Refuses anything at ``path`` that is not a regular file (a symlink is not followed, a
-    directory, FIFO or device is not replaced). The temporary file is created exclusively
-    beside the target, fsynced, renamed over it, and the directory fsynced.
+    Created exclusively, never through a symbolic link; removed again when writing fails.
     """
     path = Path(path)
-    data = text.encode("utf-8")
-    if not _existing_differs(path, data):
-        return False
     ensure_directory(path.parent)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}{suffix}")
     try:
         descriptor = os.open(
             temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode
@@ -213,6 +211,33 @@ def write_file_atomic(path: Path, text: str, *, mode: int = 0o600) -> bool:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise describe_os_error(error, path, "write") from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return temporary
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make the renames in ``directory`` durable."""
+    _fsync_directory(directory)
+
+
+def write_file_atomic(path: Path, text: str, *, mode: int = 0o600) -> bool:
+    """Write ``text`` to ``path`` atomically; returns False when the bytes were identical.
+
+    Refuses anything at ``path`` that is not a regular file (a symlink is not followed, a
+    directory, FIFO or device is not replaced). The temporary file is created exclusively
+    beside the target, fsynced, renamed over it, and the directory fsynced.
+    """
+    path = Path(path)
+    data = text.encode("utf-8")
+    if not existing_differs(path, data):
+        return False
+    temporary = stage_file(path, data, mode=mode)
+    try:
         os.replace(temporary, path)
         _fsync_directory(path.parent)
     except OSError as error:

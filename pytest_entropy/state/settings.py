@@ -34,10 +34,12 @@ __all__ = [
     "check_value",
     "configured_settings",
     "environment_settings",
+    "factor_value",
     "file_settings",
     "find_config_files",
     "mask",
     "setting",
+    "share_value",
 ]
 
 ENV_PREFIX: Final = "PYTEST_ENTROPY_"
@@ -119,11 +121,23 @@ SETTINGS: Final = (
     Setting("scheduler-timeout", "seconds", "how long to wait for the scheduler", default=10.0),
     Setting("storage-options", "table", "fsspec storage options for session URLs", secret=True),
     Setting(
+        "max-inflated-bytes",
+        "int",
+        "the most bytes one compressed session file may inflate to (more: counted oversized)",
+        default=1 << 30,
+    ),
+    Setting(
         "mcp-header",
         "list",
         "HTTP headers for a live MCP server (Name: value)",
         secret=True,
         default=(),
+    ),
+    Setting(
+        "mcp-timeout",
+        "seconds",
+        "how long a live MCP server has to list its tools (--mcp-timeout)",
+        default=30.0,
     ),
     Setting("baseline", "path", "the ratchet baseline file", default="entropy-baseline.json"),
     Setting("max-score", "number", "fail when the sessions' entropy score exceeds it"),
@@ -386,3 +400,29 @@ def mask(entry: Setting, value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [f"{str(item).partition(':')[0].strip()}: ***" for item in value]
     return "***"
+
+
+def share_value(value: Any, name: str, *, holdout: bool = False) -> float:
+    """A share of a corpus: a finite number from 0 to 1 (a ``holdout`` share: above 0 and
+    below 1, so both parts of the split hold something); ValueError naming ``name``."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    low_ok = number > 0 if holdout else number >= 0
+    high_ok = number < 1 if holdout else number <= 1
+    if not (number == number and low_ok and high_ok):
+        bounds = "above 0 and below 1" if holdout else "from 0 to 1"
+        raise ValueError(f"{name} needs a share {bounds}, got {value!r}")
+    return number
+
+
+def factor_value(value: Any, name: str) -> float:
+    """A size factor: a finite number of at least 1; ValueError naming ``name``."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    if not (number == number and 1 <= number < float("inf")):
+        raise ValueError(f"{name} needs a factor of at least 1, got {value!r}")
+    return number

@@ -11,7 +11,9 @@ A command that computes for a long time from state files (``compile --write``, a
 tick) takes a :class:`Snapshot` of each, computes without holding a lock, then
 :func:`commit`\\ s: under the locks it writes only if every snapshotted file still holds the
 bytes it read, and otherwise reports a conflict so the caller computes again from the new
-state (:func:`update_many` is that loop).
+state (:func:`update_many` is that loop). A commit of several files is all or nothing
+(:mod:`pytest_entropy.state.transaction`): a crash or an error between two of its renames
+leaves every file as it was.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ from pytest_entropy.state.files import (
     StoreError,
     ensure_directory,
     ensure_state_directory,
+    existing_differs,
     os_error_reason,
     read_regular_bytes,
     write_file_atomic,
 )
 from pytest_entropy.state.lock import StoreLockTimeout, state_lock
+from pytest_entropy.state.transaction import recover, write_files
 
 __all__ = [
     "COMPILED",
@@ -230,20 +234,27 @@ def update_path(
     path: Path,
     kind: StoreKind,
     change: Callable[[dict[str, Any] | None], dict[str, Any]],
+    *,
+    keep: Callable[[dict[str, Any] | None, dict[str, Any]], bool] | None = None,
 ) -> SaveResult:
     """Read, change and write one state file under its lock (no lost updates).
 
     ``change`` receives the current file (``None`` when there is none). Damage on disk is
-    raised (spec §1.8) and the file is left exactly as it was.
+    raised (spec §1.8) and the file is left exactly as it was. When ``keep(current, value)``
+    is true nothing is written (the file keeps its bytes and its mtime, or stays absent) and
+    the result says ``written=False``.
     """
     path = Path(path)
     ensure_state_directory(path.parent)
     with state_lock(path.parent, lock_name(path), kind.timeout_message):
         _sweep_temporaries(path)
+        recover([path])  # a killed multi-file commit is rolled back before anything is read
         current = load_path(path, kind)
         if current.error is not None:
             raise StoreDamagedError(current.error, source=str(path))
         value = change(current.file)
+        if keep is not None and keep(current.file, value):
+            return SaveResult(value, False)
         written = write_file_atomic(path, document_text(path, kind, value))
     return SaveResult(value, written)
 
@@ -304,7 +315,8 @@ def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveR
     """
     kinds = {os.path.abspath(item.path): item.kind for item in snapshots}
     kinds.update((os.path.abspath(item.path), item.kind) for item in writes)
-    texts = [document_text(item.path, item.kind, item.value) for item in writes]
+    # Everything is validated and encoded before the first byte is written.
+    texts = [document_text(item.path, item.kind, item.value).encode("utf-8") for item in writes]
     with ExitStack() as locks:
         for target in sorted(
             kinds, key=lambda name: (os.path.dirname(name), lock_name(Path(name)))
@@ -314,6 +326,7 @@ def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveR
             locks.enter_context(
                 state_lock(path.parent, lock_name(path), kinds[target].timeout_message)
             )
+        recover([Path(target) for target in kinds])  # before the snapshots are compared
         for held in snapshots:
             raw, current = _load_raw(held.path, held.kind)
             if current.error is not None:
@@ -326,11 +339,19 @@ def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveR
                 current = load_path(item.path, item.kind)
                 if current.error is not None:
                     raise StoreDamagedError(current.error, source=str(item.path))
-        results = []
-        for item, text in zip(writes, texts, strict=True):
+        for item in writes:
             _sweep_temporaries(item.path)
-            results.append(SaveResult(item.value, write_file_atomic(item.path, text)))
-    return results
+        changed = [
+            index
+            for index, (item, data) in enumerate(zip(writes, texts, strict=True))
+            if existing_differs(item.path, data)  # refuses a symlink or directory, first
+        ]
+        if len(changed) > 1:  # all or nothing across the files (state/transaction.py)
+            write_files([(writes[index].path, texts[index]) for index in changed])
+        else:
+            for index in changed:
+                write_file_atomic(writes[index].path, texts[index].decode("utf-8"))
+    return [SaveResult(item.value, index in changed) for index, item in enumerate(writes)]
 
 
 def update_many(

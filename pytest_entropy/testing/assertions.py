@@ -495,8 +495,10 @@ class EntropyRatchet:
         ci: bool = False,
         notes: list[tuple[str, object]] | None = None,
         accept: Sequence[str] = (),
+        timeout: float | None = None,
     ) -> None:
         self.path = Path(path)
+        self.timeout = timeout
         self.default_name = default_name
         self.update = update
         self.ci = ci
@@ -505,13 +507,19 @@ class EntropyRatchet:
         self.accept = tuple(accept)
 
     def check(
-        self, surface_or_report: Any, *, name: str | None = None, allow_new_tools: bool = False
+        self,
+        surface_or_report: Any,
+        *,
+        name: str | None = None,
+        allow_new_tools: bool = False,
+        timeout: float | None = None,
     ) -> RatchetResult:
         """Fail if a surface loosened against the baseline entry's schemas, or any tracked
         number rose above it (``name``: the test id).
 
-        Takes a report or any surface :func:`pytest_entropy.load_surface` reads. Creates a
-        missing entry locally, fails in CI; ``--entropy-update`` rewrites it;
+        Takes a report or any surface :func:`pytest_entropy.load_surface` reads; a server
+        has ``timeout`` seconds to list its tools (default: ``--entropy-mcp-timeout``, else
+        30). Creates a missing entry locally, fails in CI; ``--entropy-update`` rewrites it;
         ``--entropy-accept REF[:PATH]=REASON`` accepts a deliberate loosening.
         """
         __tracebackhide__ = True
@@ -523,6 +531,7 @@ class EntropyRatchet:
             ci=self.ci,
             allow_new_tools=allow_new_tools,
             accept=self.accept,
+            timeout=self.timeout if timeout is None else timeout,
         )
         self.results.append(result)
         if self._notes is not None and result.status in ("created", "updated", "lowered"):

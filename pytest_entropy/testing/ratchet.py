@@ -133,12 +133,13 @@ def _checked_schemas(entry: dict[str, Any]) -> dict[str, Any] | None:
     return dict(schemas)
 
 
-def tracked_values(value: Any) -> Tracked:
+def tracked_values(value: Any, *, timeout: float | None = None) -> Tracked:
     """The tracked numbers of a surface snapshot or an entropy report.
 
     Accepts a :class:`~pytest_entropy.core.records.Report`, a report's JSON object, or any
     surface :func:`pytest_entropy.load_surface` reads (a snapshot, an MCP ``tools/list``
-    result, a tool array, a path, SDK tools or an MCP server).
+    result, a tool array, a path, SDK tools or an MCP server, listed within ``timeout``
+    seconds: default 30).
     """
     if isinstance(value, Mapping) and "metricVersion" in value:
         value = Report.from_json(value)
@@ -148,7 +149,7 @@ def tracked_values(value: Any) -> Tracked:
         else:
             from pytest_entropy.sources.surface import load_surface
 
-            surface = load_surface(value)
+            surface = load_surface(value, timeout=timeout)
         freedom = surface_freedom_report(surface)
         refs: dict[str, float | None] = {row["ref"]: row["freedom"] for row in freedom["actions"]}
         schemas: dict[str, Any] = {}
@@ -426,6 +427,7 @@ def check_baseline(
     allow_new_tools: bool = False,
     update_hint: str = "--entropy-update",
     accept: Sequence[str] = (),
+    timeout: float | None = None,
 ) -> RatchetResult:
     """Compare ``value`` (a surface or a report) with the entry ``name`` in ``path``.
 
@@ -433,10 +435,11 @@ def check_baseline(
     in the schemas now); otherwise a missing entry is created unless ``ci``. A surface fails
     on any loosening against the entry's schemas (the tool, the parameter path and the rule
     are named) unless accepted, and on any tracked number that rose; ``accept``
-    (``REF[:PATH][=REASON]``) accepts the matching loosenings in the file.
+    (``REF[:PATH][=REASON]``) accepts the matching loosenings in the file. ``timeout`` is
+    the seconds a live server has to list its tools (default 30).
     """
     path = Path(path)
-    current = tracked_values(value)
+    current = tracked_values(value, timeout=timeout)
 
     def result(status: str, passed: bool, **extra: Any) -> RatchetResult:
         return RatchetResult(name, path, status, passed, update_hint=update_hint, **extra)

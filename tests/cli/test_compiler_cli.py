@@ -238,13 +238,24 @@ def test_export_import_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert imported["adoptedOverlays"] == 1
     assert imported["adoptedQuarantines"] == 1
     assert imported["droppedOverlays"] == 0
+    compiled = ours / "compiled.json"
+    before = (compiled.read_bytes(), compiled.stat().st_mtime_ns)
     again = run_json(
         capsys, "import", exported["path"], "--surface", SURFACE, "--state-dir", str(ours)
     )
-    # A repeat import adopts nothing (its evidence digest records the new source, as the
-    # reference's merge does, so the file is rewritten with the same entries).
+    # A repeat import adopts nothing and writes nothing (issue 26, item 17): the reference
+    # would save a new evidence digest naming the source again.
     assert again["adoptedOverlays"] == 0
     assert again["adoptedQuarantines"] == 0
+    assert again["written"] is False
+    assert (compiled.read_bytes(), compiled.stat().st_mtime_ns) == before
+    assert again["artifact"] == json.loads(before[0])
+    code, out, _ = run(
+        capsys, "import", exported["path"], "--surface", SURFACE, "--state-dir", str(ours)
+    )
+    assert code == 0
+    assert f"adopted nothing: {compiled.resolve()} left as it was" in out
+    assert (compiled.read_bytes(), compiled.stat().st_mtime_ns) == before
     assert again["artifact"]["actions"] == imported["artifact"]["actions"]
     assert again["artifact"]["quarantined"] == imported["artifact"]["quarantined"]
     surface = run_json(capsys, "export", "--surface", SURFACE, "--state-dir", str(ours))
@@ -284,6 +295,9 @@ def test_import_against_a_changed_surface_drops_everything(
     )
     assert (result["droppedOverlays"], result["droppedQuarantines"]) == (1, 1)
     assert (result["tightened"], result["quarantined"]) == (0, 0)
+    # nothing adopted: no artifact is created either
+    assert result["written"] is False
+    assert not (tmp_path / "ours" / "compiled.json").exists()
 
 
 @pytest.mark.parametrize("content", ['{"version": 2}', "[]", "{ nope"])

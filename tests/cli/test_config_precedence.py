@@ -39,7 +39,10 @@ def _texts(action: argparse.Action) -> list[str]:
         return [pool[i % len(pool)] for i in range(4)] if len(pool) > 1 else pool * 4
     if action.type is int or getattr(action.type, "__name__", "") == "positive_int":
         return ["2", "3", "4", "5"]
-    if getattr(action.type, "__name__", "") in ("_seconds", "float") or action.type is float:
+    if (
+        getattr(action.type, "__name__", "") in ("_seconds", "mcp_seconds", "float")
+        or action.type is float
+    ):
         return ["2.5", "3.5", "4.5", "5.5"]
     return [f"{level}-value" for level in LEVELS]
 
@@ -251,4 +254,5 @@ def test_config_shows_sources_and_masks_credentials(
     assert main(["config"]) == 0
     human = capsys.readouterr().out
     assert "sk-live-123456" not in human and "s3cr3t-value" not in human
-    assert f"jobs{' ' * 14}= 2  ({tmp_path / 'pyproject.toml'} [tool.entropy])" in human
+    width = max(len(entry.key) for entry in SETTINGS)  # the names are aligned to the longest
+    assert f"{'jobs'.ljust(width)} = 2  ({tmp_path / 'pyproject.toml'} [tool.entropy])" in human

@@ -38,6 +38,12 @@ def _by_ref(surface: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(surface["actions"], key=lambda action: action["ref"])
 
 
+def _reference_fields(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The exported actions as the reference writes them (``ref`` and ``inputSchema``): our
+    export also keeps each tool's description, title, ... (docs/decisions.md)."""
+    return [{"ref": action["ref"], "inputSchema": action["inputSchema"]} for action in actions]
+
+
 def test_a_standalone_fastmcp_server_in_memory_over_stdio_and_exported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -54,7 +60,8 @@ def test_a_standalone_fastmcp_server_in_memory_over_stdio_and_exported(
     assert live == memory
     argv = ["--mcp-env", f"PYTHONPATH={REPO}", "--mcp-timeout", "60", "--mcp", "--", *command]
     exported = _export(argv, tmp_path / "fastmcp.json", capsys)
-    assert exported["actions"] == _by_ref(memory)
+    assert _reference_fields(exported["actions"]) == _by_ref(memory)
+    assert exported["actions"] == _by_ref(load_surface(server, tool_fields=True))
     assert (
         main(["diff", str(tmp_path / "fastmcp.json"), "tests.servers.fastmcp_server:server"]) == 0
     )
@@ -108,7 +115,8 @@ def test_a_streamable_http_server_lists_what_memory_lists(
     assert load_surface(http_server(http_url, timeout=60)) == memory
     assert load_surface(http_url) == memory  # a URL string is a live server too
     exported = _export(["--mcp-url", http_url], tmp_path / "http.json", capsys)
-    assert exported["actions"] == _by_ref(memory)
+    assert _reference_fields(exported["actions"]) == _by_ref(memory)
+    assert exported["actions"] == _by_ref(load_surface(server, tool_fields=True))
     # Wherever a surface is taken: freedom of the live URL equals freedom of the file.
     assert main(["freedom", "--surface", http_url, "--json"]) == 0
     live_freedom = json.loads(capsys.readouterr().out)
@@ -135,9 +143,32 @@ def test_the_published_time_server_exports_what_it_lists(
         assert action["inputSchema"]["type"] == "object"
     argv = ["--ref-prefix", "mcp.time.", "--mcp-timeout", "60", "--mcp", "--", *command]
     exported = _export(argv, tmp_path / "time.json", capsys)
-    assert exported["actions"] == _by_ref(live)
+    assert _reference_fields(exported["actions"]) == _by_ref(live)
+    assert all(action["description"] for action in exported["actions"])
     # The captured file measures like any surface, and diffs as identical against the server.
     assert main(["freedom", "--surface", str(tmp_path / "time.json")]) == 0
     spec = "mcp+stdio:" + " ".join(command)
     argv = ["diff", str(tmp_path / "time.json"), spec, "--ref-prefix", "mcp.time."]
     assert main(argv) == 0, capsys.readouterr()
+
+
+def test_lint_reads_a_streamable_http_url(
+    http_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26 item 7: lint's --surface takes a URL like every command, with the tools'
+    descriptions; and lint of the URL's export finds the same."""
+    code = main(["lint", "--surface", http_url, "--mcp-timeout", "60", "--json"])
+    out = capsys.readouterr()
+    assert code in (0, 1), out.err
+    live = json.loads(out.out)
+    assert "tool-undescribed" not in {row["rule"] for row in live["findings"]}
+    exported = tmp_path / "http.json"
+    _export(["--mcp-url", http_url], exported, capsys)
+    assert main(["lint", "--surface", str(exported), "--json"]) == code
+
+    # The same findings (the export is sorted by ref, the server lists in its own order).
+    def key(row: dict[str, Any]) -> str:
+        return json.dumps(row, sort_keys=True)
+
+    from_file = json.loads(capsys.readouterr().out)["findings"]
+    assert sorted(from_file, key=key) == sorted(live["findings"], key=key)

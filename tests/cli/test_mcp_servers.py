@@ -71,7 +71,12 @@ def test_stdio_capture_matches_memory_and_the_exported_file(
     exported = json.loads(out.read_text(encoding="utf-8"))
     assert exported["version"] == 1
     assert [a["ref"] for a in exported["actions"]] == ["render", "search"]  # sorted by ref
-    assert sorted(memory["actions"], key=lambda a: a["ref"]) == exported["actions"]
+    # Our export also keeps each tool's description, title, ... (docs/decisions.md); its
+    # ref and inputSchema are the reference's export.
+    described = load_surface(_server(), tool_fields=True)
+    assert sorted(described["actions"], key=lambda a: a["ref"]) == exported["actions"]
+    reference = [{"ref": a["ref"], "inputSchema": a["inputSchema"]} for a in exported["actions"]]
+    assert sorted(memory["actions"], key=lambda a: a["ref"]) == reference
     # The exported file and the server diff as identical.
     code = main(["diff", str(out), "tests.servers.echo_server:server"])
     assert code == 0, capsys.readouterr()

@@ -51,3 +51,40 @@ def test_entropy_surface_names_a_server(pytester: pytest.Pytester) -> None:
         """
     )
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_the_ratchet_and_the_surface_fixture_take_the_mcp_timeout(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makepyfile(
+        test_slow="""
+        from tests.servers.slow_server import server
+
+
+        def test_configured(entropy_ratchet):
+            entropy_ratchet.check(server)
+
+
+        def test_given(entropy_ratchet):
+            entropy_ratchet.check(server, timeout=0.25)
+        """
+    )
+    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--entropy-mcp-timeout", "0.5")
+    run.assert_outcomes(failed=2)
+    run.stdout.fnmatch_lines(
+        [
+            "*tests.servers.slow_server*tools/list after waiting 0.5 s*",
+            "*tests.servers.slow_server*tools/list after waiting 0.25 s*",
+        ],
+        consecutive=False,
+    )
+    assert "TimeoutError: \n" not in run.stdout.str()
+    # The ini twin feeds entropy_surface too.
+    pytester.makeini(
+        "[pytest]\nentropy_surface = tests.servers.slow_server:server\nentropy_mcp_timeout = 0.5\n"
+    )
+    pytester.makepyfile(test_slow="def test_surface(entropy_surface):\n    pass\n")
+    surface = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    surface.assert_outcomes(errors=1)
+    surface.stdout.fnmatch_lines(["*tools/list after waiting 0.5 s*"])

@@ -1,13 +1,14 @@
 """The replay's line-selection kernel (``ingest/_mentions_native.c``) equals its Python twin
 (the RE2 batch search) and the plain rule (``_may_mention``) on generated batches and refs:
 refs that are prefixes or suffixes of one another, empty, quote-holding and long refs,
-non-ASCII and invalid UTF-8 bytes, escapes, stray quotes, repeated bytes, empty and oversized
-lines; and the kernel refuses, whole, what is outside its exact domain."""
+non-ASCII and invalid UTF-8 bytes, newline bytes in refs and lines, escapes, stray quotes,
+repeated bytes, empty and oversized lines; and the kernel refuses, whole, what is outside its
+exact domain."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.ingest.lines import OVERSIZED
@@ -23,10 +24,10 @@ def _kernel() -> None:
     native_kernel("ingest._mentions_native")
 
 
-_ALPHABET = b'ab"\\.:,{}[] \xc3\xa9\xff\x00'
+_ALPHABET = b'ab"\\.:,{}[] \n\xc3\xa9\xff\x00'
 _piece = st.binary(max_size=8).map(lambda raw: bytes(_ALPHABET[b % len(_ALPHABET)] for b in raw))
 _names = st.one_of(
-    st.sampled_from(["a", "ab", "b", "ba", "aba", "", 'a"b', "\\", "é", "\U0001f600", "a.b"]),
+    st.sampled_from(["a", "ab", "b", "ba", "aba", "", 'a"b', "\\", "\n", "é", "\U0001f600", "a.b"]),
     st.sampled_from(["aaaa", "abab", "x" * 300, "ab" * 140 + "c"]),
     st.text(max_size=6),
     st.binary(max_size=5).map(lambda raw: raw.decode("latin-1")),
@@ -62,10 +63,18 @@ def _selected(kind: str, mentions: tuple[bytes, ...], batch: list[bytes]) -> set
 
 
 @settings(max_examples=250, deadline=None)
-@given(st.data())
-def test_the_three_paths_select_what_the_plain_rule_selects(data: st.DataObject) -> None:
-    mentions = data.draw(refs)
-    batch = data.draw(batches(mentions))
+@given(st.data(), st.none())
+@example(None, ((b'"\n"',), [b'"', b'"']))  # issue 26 item 21: a match across two lines
+@example(None, ((b'"\n"', b'"a"'), [b'"', b'"a"', b'x"\n"', b'"\n', b'"']))
+def test_the_three_paths_select_what_the_plain_rule_selects(
+    data: st.DataObject | None, case: tuple[tuple[bytes, ...], list[bytes]] | None
+) -> None:
+    if case is None:
+        assert data is not None
+        mentions = data.draw(refs)
+        batch = data.draw(batches(mentions))
+    else:
+        mentions, batch = case
     expected = {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
     for kind in PATHS:
         assert _selected(kind, mentions, batch) == expected, kind
@@ -131,6 +140,23 @@ class Bytes(bytes):
 def test_the_kernel_refuses_what_is_outside_its_domain(batch: object, needles: object) -> None:
     kernel = native_kernel("ingest._mentions_native")
     assert kernel.select(batch, needles) is NotImplemented
+
+
+@pytest.mark.parametrize(
+    ("mentions", "batch", "selected"),
+    [
+        ((b'"\n"',), [b'"', b'"'], set()),  # the ref spans the boundary of two lines
+        ((b'"a\n"',), [b'x"a', b'"', b'"a\n"'], {2}),  # spans lines 0-1, is inside line 2
+        ((b'"\n"', b'"b"'), [b'"', b'"b"'], {1}),  # a shorter ref right after the boundary
+        ((b'"\n"', b'"z"'), [b'"', b'"', b'"z"'], {2}),
+    ],
+)
+def test_a_match_never_spans_two_lines(
+    mentions: tuple[bytes, ...], batch: list[bytes], selected: set[int]
+) -> None:
+    expected = {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
+    for kind in PATHS:
+        assert _selected(kind, mentions, batch) == expected == selected, kind
 
 
 def test_a_refused_batch_is_answered_by_the_python_twin() -> None:

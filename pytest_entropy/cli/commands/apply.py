@@ -19,8 +19,8 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_command_flag,
     add_format_options,
-    add_surface_option,
     load_state_file,
 )
 from pytest_entropy.core.apply import plan_apply
@@ -43,7 +43,7 @@ def register(commands: Any) -> None:
         help="write the declared surface with a compiled artifact applied, in its own format"
         " (or JSON Patches with --patch)",
     )
-    add_surface_option(parser, required=True)
+    add_command_flag(parser, "surface", required=True)  # a file: apply rewrites it
     parser.add_argument(
         "--artifact", metavar="FILE", required=True, help="the compiled artifact to apply"
     )

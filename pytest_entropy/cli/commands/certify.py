@@ -17,6 +17,7 @@ from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     add_command_flag,
+    add_mcp_timeout_option,
     print_lines,
     storage_options_of,
 )
@@ -53,6 +54,7 @@ def register(commands: Any) -> None:
         " .entropy/ here)",
     )
     add_command_flag(parser, "storage-options")  # a --sessions URL's, as for every command
+    add_mcp_timeout_option(parser)  # a --surface server's, as for every command
     parser.add_argument("--report", metavar="PATH", help="also write the JSON report to PATH")
     parser.add_argument(
         "--output-format",
@@ -97,6 +99,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         require_ratchet=bool(args.entropy_require_ratchet),
         holdout=share_of(args.entropy_holdout, "--holdout", upper_open=True),
         max_malformed_share=share_of(args.entropy_max_malformed_share, "--max-malformed-share"),
+        mcp_timeout=args.mcp_timeout,
     )
     if options.trial_ignored:
         sys.stderr.write("warning: --trial needs --sessions; no trial ran (spec §14 #13)\n")
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def share_of(value: Any, flag: str, *, upper_open: bool = False) -> float | None:
     """A share between 0 and 1 (``--holdout``: above 0 and below 1), else exit 2."""
     from pytest_entropy.core.errors import EntropyInputError
-    from pytest_entropy.state.config import share_value
+    from pytest_entropy.state.settings import share_value
 
     if value is None:
         return None

@@ -33,6 +33,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND
+from pytest_entropy.ingest.inflation import InflatedSizeError, inflation_limit
 from pytest_entropy.ingest.lines import OVERSIZED, iter_line_batches
 from pytest_entropy.ingest.registry import directory_files, resolve_format, session_reader
 
@@ -116,7 +117,7 @@ def _convert_one(
     partial = target.with_name(target.name + ".partial")
     opened = False
     try:
-        with open(partial, "wb") as stream:
+        with open(partial, "wb") as stream, inflation_limit(options.max_inflated_bytes):
             opened = True
             for line in lines:
                 stream.write(line)
@@ -132,7 +133,10 @@ def _convert_one(
             ) from None
         # As when measuring: a file that fails while being read contributes nothing.
         partial.unlink(missing_ok=True)
-        diagnostics.unreadable(str(path), str(error))
+        if isinstance(error, InflatedSizeError):
+            diagnostics.oversized_file(str(path), str(error))
+        else:
+            diagnostics.unreadable(str(path), str(error))
         return {"source": str(path), "output": None, "format": session_format}
     os.replace(partial, target)
     return {

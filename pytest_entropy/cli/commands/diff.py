@@ -22,8 +22,10 @@ from pytest_entropy.cli.common import (
     EXIT_OK,
     add_format_options,
     add_json,
+    add_mcp_timeout_option,
     print_json,
     print_lines,
+    surface_of,
 )
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
@@ -47,6 +49,7 @@ def register(commands: Any) -> None:
         help="a ratchet baseline whose accepted loosenings do not fail the diff",
     )
     add_format_options(parser, sessions=False)
+    add_mcp_timeout_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -102,15 +105,12 @@ def _committed(spec: str, directory: Path) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_entropy.sources.surface import load_surface
     from pytest_entropy.testing.ratchet import accepted_loosenings
 
     accepted = accepted_loosenings(args.baseline) if args.baseline else []
-    prefix = args.ref_prefix or ""
     with tempfile.TemporaryDirectory(prefix="entropy-diff-") as scratch:
-        before_source = _committed(args.before, Path(scratch))
-        before = load_surface(before_source, surface_format=args.surface_format, ref_prefix=prefix)
-    after = load_surface(args.after, surface_format=args.surface_format, ref_prefix=prefix)
+        before = surface_of(args, _committed(args.before, Path(scratch)))
+    after = surface_of(args, args.after)
     diff = diff_snapshots(before, after, accepted=accepted)
     if args.json:
         print_json(out, diff.to_json())

@@ -1,5 +1,12 @@
 """``pytest-entropy export``: write the surface snapshot, sorted by ref, of a file or a live
-MCP server (``--mcp -- COMMAND ARGS`` over stdio, ``--mcp-url URL`` over streamable HTTP)."""
+MCP server (``--mcp -- COMMAND ARGS`` over stdio, ``--mcp-url URL`` over streamable HTTP).
+
+Each action keeps what its tool carries besides the schema (description, title, annotations,
+output schema, ...), so ``lint`` reads the export as it reads the server; every hash reads
+only ``ref`` and ``inputSchema`` (the ``--json`` digest is the reference's export's).
+Everything after ``--`` is the server command: ``--out``, ``--state-dir`` and ``--agent-dir``
+go before it (after it without their own value before it, they are refused as ambiguous).
+"""
 
 from __future__ import annotations
 
@@ -19,9 +26,10 @@ from pytest_entropy.cli.common import (
 )
 from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.inputs import live_surface_snapshot
+from pytest_entropy.core.inputs import live_surface_snapshot, without_tool_fields
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.sources.agent_dir import EXPORTED_SURFACE
+from pytest_entropy.sources.mcp import DEFAULT_TIMEOUT
 from pytest_entropy.state.files import ensure_state_directory
 from pytest_entropy.state.store import write_file_atomic
 
@@ -38,13 +46,6 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--mcp-url", metavar="URL", help="list a streamable-HTTP MCP server")
     parser.add_argument(
-        "--mcp-timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds the server has to list its tools (default 30)",
-    )
-    parser.add_argument(
         "--mcp-env",
         action="append",
         default=[],
@@ -59,7 +60,11 @@ def register(commands: Any) -> None:
         help="HTTP header for --mcp-url (repeatable)",
     )
     parser.add_argument(
-        "server_command", nargs="*", metavar="COMMAND", help="with --mcp: the server command"
+        "server_command",
+        nargs="*",
+        metavar="COMMAND",
+        help="with --mcp: the server command, after `--` (every word after it is the"
+        " server's: give --out before `--`)",
     )
     parser.add_argument("--out", metavar="FILE", help="where (default: STATE_DIR/surface.json)")
     add_format_options(parser, sessions=False)
@@ -89,21 +94,43 @@ def _source(args: argparse.Namespace) -> Any:
         )
     if args.server_command and not args.mcp:
         raise EntropyInputError(f"unexpected arguments {' '.join(args.server_command)!r} (--mcp?)")
-    if args.mcp_timeout <= 0:
-        raise EntropyInputError("--mcp-timeout must be positive")
+    timeout = args.mcp_timeout if args.mcp_timeout is not None else DEFAULT_TIMEOUT
     if args.mcp:
         if not args.server_command:
             raise EntropyInputError("--mcp needs the server command after `--`")
+        _check_destination(args)
         env = _pairs(args.mcp_env, "=", "--mcp-env")
-        return stdio_server(args.server_command, env=env, timeout=args.mcp_timeout)
+        return stdio_server(args.server_command, env=env, timeout=timeout)
     if args.mcp_url:
         headers = _pairs(args.mcp_header, ":", "--mcp-header")
-        return http_server(args.mcp_url, headers=headers, timeout=args.mcp_timeout)
+        return http_server(args.mcp_url, headers=headers, timeout=timeout)
     return args.surface
 
 
+# Export's flags that say where it writes: after `--` they are the server's words, and
+# without a value of their own before `--` the command would write where nobody asked.
+_DESTINATION_FLAGS = (("--out", "out"), ("--state-dir", "state_dir"), ("--agent-dir", "agent_dir"))
+
+
+def _check_destination(args: argparse.Namespace) -> None:
+    """Refuse ``export --mcp -- CMD --out F`` (``--out`` given only after ``--``): the words
+    after ``--`` go to the server, so the file would silently land at the default path."""
+    for flag, dest in _DESTINATION_FLAGS:
+        if getattr(args, dest, None):
+            continue
+        for word in args.server_command[1:]:
+            if word == flag or word.startswith(flag + "="):
+                raise EntropyInputError(
+                    f"{flag} after `--` is a word of the server command (everything after `--`"
+                    f" is passed to the server), so export would write to the default path;"
+                    f" give {flag} before `--` (export {flag} FILE --mcp -- COMMAND ...); to"
+                    f" pass {flag} to the server too, also give export's own {flag} before `--`"
+                )
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    snapshot = live_surface_snapshot(surface_of(args, _source(args))["actions"])
+    surface = surface_of(args, _source(args), tool_fields=True)
+    snapshot = live_surface_snapshot(surface["actions"], tool_fields=True)
     if args.out:
         target = Path(args.out)
     else:
@@ -118,7 +145,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             {
                 "path": str(path),
                 "actions": len(snapshot["actions"]),
-                "digest": surface_hash(snapshot),
+                # Over ref and inputSchema only: the digest of the reference's export.
+                "digest": surface_hash(
+                    {"version": 1, "actions": without_tool_fields(snapshot["actions"])}
+                ),
                 "written": written,
             },
         )

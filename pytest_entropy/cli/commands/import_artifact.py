@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from pytest_entropy.cli.common import (
     EXIT_OK,
@@ -24,6 +24,9 @@ from pytest_entropy.core.artifact import (
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.surfaces import load_json_file
 from pytest_entropy.state.store import COMPILED, update_path
+
+# The entry lists of an artifact an import can add to.
+ENTRY_LISTS: Final = ("actions", "quarantined")
 
 
 def register(commands: Any) -> None:
@@ -62,6 +65,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     def merge(local: dict[str, Any] | None) -> dict[str, Any]:
         merged = merge_compiled_surfaces(local, incoming, live)
         outcome.update(merged)
+        outcome["local"] = local
         outcome["localOverlays"] = len((local or {}).get("actions") or ())
         outcome["localQuarantines"] = len((local or {}).get("quarantined") or ())
         local_refs = {entry["ref"] for entry in (local or {}).get("quarantined") or ()}
@@ -72,8 +76,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         ]
         return dict(merged["file"])
 
-    saved = update_path(Path(target), COMPILED, merge)  # damage raises, naming the file
-    artifact = saved.file
+    def adopts_nothing(local: dict[str, Any] | None, merged: dict[str, Any]) -> bool:
+        # The merge only ever appends entries, so equal counts mean nothing was adopted.
+        # The reference would still save (a new evidenceDigest naming the source, perhaps a
+        # longer ledger); an import that changes no entry in force writes nothing instead
+        # (docs/decisions.md), so the file keeps its bytes and mtime, or stays absent.
+        before = local or {}
+        return all(len(merged[key]) == len(before.get(key) or ()) for key in ENTRY_LISTS)
+
+    # damage raises, naming the file
+    saved = update_path(Path(target), COMPILED, merge, keep=adopts_nothing)
+    # What is in force: the merged file, or the local one when the import kept it.
+    artifact = saved.file if saved.written or outcome["local"] is None else outcome["local"]
     adopted_refs: list[str] = outcome["adoptedQuarantineRefs"]
     tightened, quarantined = len(artifact["actions"]), len(artifact["quarantined"])
     dropped = outcome["droppedOverlays"] + outcome["droppedQuarantines"] + refused_widenings
@@ -104,10 +118,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
         if refused_widenings:
             out.write(f"refused {refused_widenings} overlays that would widen the live schema\n")
-        out.write(
-            f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
-            f" → {target.resolve()}\n"
-        )
+        if adopted_overlays or adopted_quarantines:
+            out.write(
+                f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
+                f" → {target.resolve()}\n"
+            )
+        else:
+            out.write(f"adopted nothing: {target.resolve()} left as it was\n")
         if adopted_refs:
             out.write(
                 f"adopted quarantines (these tools are now hidden): {', '.join(adopted_refs)}\n"

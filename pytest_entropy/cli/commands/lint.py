@@ -20,10 +20,12 @@ from pytest_entropy.cli.common import (
     EXIT_OK,
     add_command_flag,
     add_format_options,
+    add_mcp_timeout_option,
     add_sessions_option,
     positive_int,
     print_json,
     print_lines,
+    surface_of,
 )
 from pytest_entropy.core.errors import EntropyInputError
 
@@ -39,8 +41,10 @@ def register(commands: Any) -> None:
         "surface",
         required=True,
         help="tool surface: a snapshot or a tool list (MCP, OpenAI, Anthropic, ...); a"
-        " directory means its tool files",
+        " directory means its tool files; or a live MCP server: mcp+stdio:COMMAND ARGS,"
+        " http(s)://URL, module:attribute",
     )
+    add_mcp_timeout_option(parser)
     add_format_options(parser)
     parser.add_argument(
         "--profile",
@@ -104,7 +108,12 @@ def register(commands: Any) -> None:
 
 def _artifact_uri(path: str) -> str:
     """The surface file as code scanning wants it: relative to the working directory (the
-    repository root in CI) when inside it, else an absolute file URI."""
+    repository root in CI) when inside it, else an absolute file URI; a live server (not a
+    local file) is named by its spelling, percent-encoded where a URI needs it."""
+    if not os.path.exists(path):
+        from urllib.parse import quote
+
+        return quote(path, safe=":/?#[]@!$&'()*+,;=%.-_~")
     relative = os.path.relpath(os.path.abspath(path))
     if relative.startswith(".."):
         return Path(path).resolve().as_uri()
@@ -116,7 +125,7 @@ def _tool_lines(path: str, refs: list[str], prefix: str) -> dict[str, int]:
     tools stay at line 1)."""
     import json
 
-    if os.path.isdir(path):
+    if not os.path.isfile(path):  # a directory or a live server
         return {}
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -152,7 +161,6 @@ _NAME_MEMBER = re.compile(r'"(?:name|ref)"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from pytest_entropy.core.lint import LintOptions, check_rule_patterns, has_errors, lint_surface
-    from pytest_entropy.ingest.surfaces import load_surface
     from pytest_entropy.report.lint import (
         findings_json,
         lint_markdown_lines,
@@ -170,12 +178,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         ignore=tuple(args.ignore),
     )
     check_rule_patterns(options, profiles)
-    surface = load_surface(
-        args.surface,
-        surface_format=args.surface_format or "auto",
-        ref_prefix=args.ref_prefix or "",
-        descriptions=True,
-    )
+    # The one surface loader of every command (files, mcp+stdio:, URLs, module:attribute),
+    # with the tools' descriptions and other fields, which the rules read.
+    surface = surface_of(args, args.surface, tool_fields=True)
     if args.fix:
         from pytest_entropy.cli.commands.lint_fix import run_fix
 
