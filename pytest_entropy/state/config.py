@@ -293,7 +293,6 @@ OPTIONS: Final = (
         " fail) instead of being counted",
         cli_flag="--strict",
     ),
-    # Certification's checks on the user's corpus (run/corpus_checks.py, docs/certification.md).
     Option("lenient", "flag", "certify: damaged or unrecognised session files do not gate"),
     Option("require-ratchet", "flag", "certify: ratchet-holding gates (default: reported)"),
     Option("holdout", "number", "certify: newest share of files held out (0.25)", "SHARE"),
@@ -364,6 +363,10 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
     flag = entry.cli_flag or entry.bare_flag
     if entry.kind == "flag":
         parser.add_argument(flag, dest=entry.dest, action="store_true", help=entry.help)
+    elif entry.kind == "number":
+        parser.add_argument(
+            flag, dest=entry.dest, metavar=entry.metavar, help=entry.help, type=float
+        )
     else:
         parser.add_argument(flag, dest=entry.dest, metavar=entry.metavar, help=entry.help)
 
