@@ -107,3 +107,20 @@ def test_summary_has_one_more_line_for_the_users_checks(
     lines = capsys.readouterr().out.partition("\n\n")[0].splitlines()
     assert lines[-2] == "  PASS"  # the spec's verdict, as the spec prints it
     assert lines[-1].startswith("  your corpus: 2 of 3 checks passed (corpus-health: ")
+
+
+def test_markdown_and_html_group_the_users_checks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("pygal")
+    sessions, _ = _damaged_copy(tmp_path)
+    code = main(["certify", "--sessions", str(sessions), "--output-format", "markdown"])
+    markdown = capsys.readouterr().out
+    assert code == 1
+    spec, _, own = markdown.partition("### Your corpus (scope `corpus`): FAIL")
+    assert "| `corpus-health` |" not in spec and "| `corpus-health` | ✗ **fail** |" in own
+    html_path = tmp_path / "r.html"
+    code = main(["certify", "--sessions", str(sessions), "--html", str(html_path)])
+    capsys.readouterr()
+    html = html_path.read_text(encoding="utf-8")
+    assert 'id="corpus-checks"' in html and "Your corpus (scope corpus)" in html

@@ -93,3 +93,13 @@ def test_share_options_are_checked(pytester: pytest.Pytester) -> None:
     assert "--entropy-holdout needs a share above 0 and below 1" in (
         result.stderr.str() + result.stdout.str()
     )
+
+
+def test_junit_names_the_scope(pytester: pytest.Pytester) -> None:
+    sessions, surface = _project(pytester)
+    argv = [f"--entropy-sessions={sessions}", f"--entropy-surface={surface}"]
+    _run(pytester, "--entropy-certify-only", *argv, "--junitxml=out.xml")
+    xml = (pytester.path / "out.xml").read_text(encoding="utf-8")
+    assert '<property name="entropy_certification" value="True"' in xml
+    assert '<property name="entropy_corpus_certification" value="True"' in xml
+    assert xml.count('<property name="entropy_scope" value="corpus"') == 5
