@@ -211,6 +211,32 @@ def _ref(schema: dict[str, Any]) -> Edit | None:
     return through_ref(sub), through_ref({**sub, "maxLength": 64}), name, "maxLength"
 
 
+def _in_optional_model(
+    edit: Callable[[dict[str, Any]], Edit | None],
+) -> Callable[[dict[str, Any]], Edit | None]:
+    """The same edit on the tool's schema moved into a model behind ``Optional[...]``, as
+    pydantic writes it: ``opt: {anyOf: [{$ref: #/$defs/M}, {type: null}]}``. The text around
+    the ``$ref`` is the same on both sides; only the definition changed."""
+
+    def wrap(schema: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {"opt": {"anyOf": [{"$ref": "#/$defs/M"}, {"type": "null"}]}},
+            "$defs": {"M": schema},
+        }
+
+    def nested(schema: dict[str, Any]) -> Edit | None:
+        if "$defs" in schema or "definitions" in schema:
+            return None  # its own references would point past the new root
+        made = edit(schema)
+        if made is None:
+            return None
+        looser, tighter, path, rule = made
+        return wrap(looser), wrap(tighter), f"opt.{path}", rule
+
+    return nested
+
+
 LOOSENING_KINDS: dict[str, Callable[[dict[str, Any]], Edit | None]] = {
     "type widened": _widen_type,
     "type dropped": _untype,
@@ -237,6 +263,11 @@ LOOSENING_KINDS: dict[str, Callable[[dict[str, Any]], Edit | None]] = {
     "oneOf branch widened": _one_of,
     "allOf part dropped": _all_of,
     "$ref target loosened": _ref,
+    "enum value added in an Optional model": _in_optional_model(_enum_value),
+    "required dropped in an Optional model": _in_optional_model(_required),
+    "maxLength dropped in an Optional model": _in_optional_model(
+        _keyword_edit("string", "maxLength", maxLength=256)
+    ),
 }
 
 
@@ -265,10 +296,27 @@ def _enum_reordered(schema: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _integer_bound_respelled(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """``minimum: k`` on an integer written ``exclusiveMinimum: k - 1`` (pydantic's ``gt``)."""
+    for name in sorted(_props(schema)):
+        sub = _props(schema)[name]
+        if (
+            isinstance(sub, dict)
+            and sub.get("type") == "integer"
+            and type(sub.get("minimum")) is int
+            and "exclusiveMinimum" not in sub
+        ):
+            respelled = {k: v for k, v in sub.items() if k != "minimum"}
+            respelled["exclusiveMinimum"] = sub["minimum"] - 1
+            return _with(schema, name, lambda _sub, new=respelled: new)
+    return None
+
+
 NEUTRAL_KINDS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
     "description and title reworded": _described,
     "properties and required reordered": _reordered,
     "enum values reordered": _enum_reordered,
+    "integer minimum respelled as exclusiveMinimum": _integer_bound_respelled,
 }
 
 

@@ -8,28 +8,15 @@ traceback from inside an import (issue 26, item 16).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
+
+from pytest_entropy.cli.interrupt import EXIT_INTERRUPTED, interrupted
 
 if TYPE_CHECKING:
     from pytest_entropy.cli.app import build_parser
 
 __all__ = ["EXIT_INTERRUPTED", "build_parser", "interrupted", "main"]
-
-# The shell's status for a command ended by SIGINT (128 + 2).
-EXIT_INTERRUPTED: Final = 130
-INTERRUPTED_LINE: Final = "pytest-entropy: interrupted\n"
-
-
-def interrupted() -> int:
-    """Say so in one line and return :data:`EXIT_INTERRUPTED`."""
-    try:
-        sys.stderr.write(INTERRUPTED_LINE)
-        sys.stderr.flush()
-    except (OSError, ValueError, KeyboardInterrupt):  # a closed stream or a second Ctrl-C
-        pass
-    return EXIT_INTERRUPTED
 
 
 def main(argv: Sequence[str] | None = None) -> int:

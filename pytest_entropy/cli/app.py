@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from pytest_entropy._version import __version__
-from pytest_entropy.cli import interrupted
 from pytest_entropy.cli.commands import COMMAND_MODULES
 from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.configured import prepare
+from pytest_entropy.cli.interrupt import interrupted
 from pytest_entropy.cli.terminal import StyledStream, colour_wanted
 from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``).
 
     A Ctrl-C anywhere, from building the parser to the command's last line, returns 130
-    with one line on standard error (:func:`pytest_entropy.cli.interrupted`)."""
+    with one line on standard error (:func:`pytest_entropy.cli.interrupt.interrupted`)."""
     try:
         return _main(argv)
     except KeyboardInterrupt:

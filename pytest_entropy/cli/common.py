@@ -18,7 +18,7 @@ from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
-from pytest_entropy.ingest.surfaces import load_repairs
+from pytest_entropy.ingest.surfaces import load_repairs_with_notes
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
@@ -127,7 +127,14 @@ def print_lines(out: TextIO, lines: list[str], *, spec: bool = False) -> None:
 
 
 def load_optional_repairs(path: str | None) -> list[RepairRow] | None:
-    return load_repairs(path) if path else None
+    """The repair rows at ``path`` (``None`` without one); a row the reference counts
+    although it is not a well-formed alias is named on stderr, outside every report."""
+    if not path:
+        return None
+    rows, notes = load_repairs_with_notes(path)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return rows
 
 
 @overload

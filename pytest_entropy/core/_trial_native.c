@@ -4,7 +4,7 @@
  * declared ref, the declared check and (unless the ref is quarantined or its compiled
  * schema equals the declared one) the compiled check decide its trial class, which is
  * counted into the tally's per-ref dicts. The checks stay Python callables (the compiled
- * closures of core/schema_check.py, or accepts itself); this module does the per-call
+ * TypeBox closures of core/typebox.py, or accepts itself); this module does the per-call
  * dispatch, the verdict memo of the pure compiled checks (keyed by orjson's bytes of the
  * arguments, never for bytes holding "null"), and the counting.
  *

@@ -9,7 +9,9 @@ executes a call::
 
 Every call re-proves the artifact's base digest against the live declared schema, so a tool
 whose schema changed underneath a compile falls back to its declared schema and is never
-mis-enforced. Quarantined and unknown refs are rejected at ``resolve``. A ``$ref`` outside
+mis-enforced. Quarantined and unknown refs are rejected at ``resolve``. The decision is
+TypeBox 1.3.8's (the reference's, :mod:`~pytest_entropy.core.typebox`); the rejection's path
+and message come from python-jsonschema where it finds an error too. A ``$ref`` outside
 the schema is never fetched: what it guards is not enforced, and the verdict names it in
 ``external_refs``.
 """
@@ -21,7 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_entropy.core.artifact import effective_schema_for, is_quarantined_ref
-from pytest_entropy.core.validation import collect_external_refs, validator_for_schema
+from pytest_entropy.core.validation import (
+    collect_external_refs,
+    typebox_check,
+    validator_for_schema,
+)
 
 __all__ = ["CallVerdict", "validate_call"]
 
@@ -75,16 +81,26 @@ def validate_call(
         return CallVerdict(False, "validate", "", "the action has no object schema")
     with collect_external_refs() as met:
         try:
-            errors = sorted(
-                validator_for_schema(schema).iter_errors(args),
-                key=lambda error: (len(error.absolute_path), _pointer(error.absolute_path)),
-            )
-        except Exception as error:  # a schema the validator cannot evaluate rejects the call
+            accepted = bool(typebox_check(schema).check(args))
+        except Exception as error:  # TypeBox throws (an invalid pattern): a rejection
             message = f"schema could not be evaluated: {error}"
             return CallVerdict(False, "validate", "", message)
     external = tuple(sorted(met))
-    if not errors:
+    if accepted:
         return CallVerdict(True, external_refs=external)
+    # The decision is TypeBox's; python-jsonschema only names where and why, when it agrees.
+    try:
+        errors = sorted(
+            validator_for_schema(schema).iter_errors(args),
+            key=lambda error: (len(error.absolute_path), _pointer(error.absolute_path)),
+        )
+    except Exception:
+        errors = []
+    if not errors:
+        return CallVerdict(False, "validate", "", _TYPEBOX_ONLY, external)
     first = errors[0]
     path = _pointer(first.absolute_path)
     return CallVerdict(False, "validate", path, first.message, external)
+
+
+_TYPEBOX_ONLY = "the arguments do not pass the schema as TypeBox 1.3.8 checks it"

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.jscompat import code_unit_key, js_string
 from pytest_entropy.core.records import RepairRow
 
 __all__ = [
@@ -18,7 +18,9 @@ __all__ = [
     "TOOL_FIELDS",
     "entropy_repair_rows",
     "live_surface_snapshot",
+    "normalise_repair_rows",
     "repair_rows_from_value",
+    "repair_table_rows",
     "surface_from_value",
     "without_tool_fields",
 ]
@@ -102,50 +104,94 @@ def live_surface_snapshot(
     return {"version": 1, "actions": rows}
 
 
-def _text_field(row: Mapping[str, Any], name: str, position: int, source: str | None) -> str:
+def _js_text(row: Mapping[str, Any], name: str) -> str:
+    """``String(row[name])`` as a template literal spells it (``undefined`` when absent)."""
+    if name not in row:
+        return "undefined"
+    value = row[name]
+    if type(value) is str:
+        return value
+    try:
+        return js_string(value)
+    except TypeError:
+        return "[object Object]" if isinstance(value, Mapping) else ",".join(map(str, value))
+
+
+def _plain_text(row: Mapping[str, Any], name: str) -> str:
     value = row.get(name)
-    if type(value) is not str or not value:
-        raise EntropyInputError(
-            f"repair row {position}: {name!r} must be a non-empty string", source=source
-        )
-    return value
+    return value if type(value) is str else ""
+
+
+def _row_oddities(row: Mapping[str, Any]) -> list[str]:
+    kind = row.get("kind")
+    odd = []
+    if kind not in ("keyAlias", "actionAlias"):
+        odd.append(f"kind {kind!r} is neither keyAlias nor actionAlias")
+    names = ("from", "to", "provider" if kind == "actionAlias" else "ref")
+    for name in names:
+        value = row.get(name)
+        if name not in row:
+            odd.append(f"no {name!r}")
+        elif type(value) is not str or not value:
+            odd.append(f"{name!r} is not a non-empty string")
+    return odd
+
+
+def normalise_repair_rows(
+    rows: Iterable[Mapping[str, Any]], *, source: str | None = None
+) -> tuple[list[RepairRow], list[str]]:
+    """Meter rows of a repair table (spec §1.7) and a note naming each row the reference
+    counts although it is not a well-formed alias: a row without ``from``/``to``, with an
+    empty one, or of an unknown kind is still a lexicon row (an ``actionAlias`` row counts
+    for ``provider + "." + to``, any other for its ``ref``, spelled as JavaScript's template
+    literal spells a missing value: ``undefined``). A row that is not an object is an input
+    error."""
+    out: list[RepairRow] = []
+    notes: list[str] = []
+    for position, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise EntropyInputError(f"repair row {position} is not an object", source=source)
+        kind = row.get("kind")
+        if kind == "actionAlias":
+            ref = _js_text(row, "provider") + "." + _js_text(row, "to")
+        else:
+            ref = _js_text(row, "ref")
+        kind_text = kind if type(kind) is str else _js_text(row, "kind")
+        out.append(RepairRow(kind_text, ref, _plain_text(row, "from"), _plain_text(row, "to")))
+        odd = _row_oddities(row)
+        if odd:
+            where = f"{source}: " if source else ""
+            notes.append(
+                f"{where}repair row {position}: {'; '.join(odd)}: counted as a lexicon row"
+                f" of {ref!r}, as the reference counts it"
+            )
+    return out, notes
 
 
 def entropy_repair_rows(
     rows: Iterable[Mapping[str, Any]], *, source: str | None = None
 ) -> list[RepairRow]:
-    """Normalise repair-table rows to meter rows, order and duplicates kept (spec §1.7)."""
-    out: list[RepairRow] = []
-    for position, row in enumerate(rows):
-        if not isinstance(row, Mapping):
-            raise EntropyInputError(f"repair row {position} is not an object", source=source)
-        kind = row.get("kind")
-        source_name = _text_field(row, "from", position, source)
-        target = _text_field(row, "to", position, source)
-        if kind == "keyAlias":
-            ref = _text_field(row, "ref", position, source)
-        elif kind == "actionAlias":
-            ref = _text_field(row, "provider", position, source) + "." + target
-        else:
-            raise EntropyInputError(
-                f"repair row {position}: kind must be keyAlias or actionAlias", source=source
-            )
-        out.append(RepairRow(kind, ref, source_name, target))
-    return out
+    """Normalise repair-table rows to meter rows, order and duplicates kept (spec §1.7);
+    :func:`normalise_repair_rows` also says which rows are not well-formed aliases."""
+    return normalise_repair_rows(rows, source=source)[0]
 
 
-def repair_rows_from_value(value: Any, *, source: str | None = None) -> list[RepairRow]:
-    """Rows from a stored repair table (``{"repairs": [...]}``) or a bare array of rows."""
+def repair_table_rows(value: Any, *, source: str | None = None) -> list[Any]:
+    """The rows of a stored repair table (``{"repairs": [...]}``) or a bare array of rows."""
     if type(value) is dict:
         rows = value.get("repairs")
         if type(rows) is not list:
             raise EntropyInputError(
                 "repair table must be { repairs: [...] } or an array of rows", source=source
             )
-    elif type(value) is list:
-        rows = value
-    else:
-        raise EntropyInputError(
-            "repair table must be { repairs: [...] } or an array of rows", source=source
-        )
-    return entropy_repair_rows(rows, source=source)
+        return rows
+    if type(value) is list:
+        return value
+    raise EntropyInputError(
+        "repair table must be { repairs: [...] } or an array of rows", source=source
+    )
+
+
+def repair_rows_from_value(value: Any, *, source: str | None = None) -> list[RepairRow]:
+    """Rows from a stored repair table (``{"repairs": [...]}``) or a bare array of rows."""
+    return entropy_repair_rows(repair_table_rows(value, source=source), source=source)

@@ -24,6 +24,7 @@ __all__ = [
     "UNSUPPORTED",
     "Unenforced",
     "collect_unsupported_patterns",
+    "js_pattern_search",
     "note_external_ref",
     "note_external_refs",
     "note_unsupported_patterns",
@@ -133,6 +134,21 @@ def pattern_search(pattern: str, text: str) -> bool | None:
         found = _watching.get()
         if found is not None:
             found.patterns.add(pattern)  # recorded at every use: a report covers what it met
+        return None
+    return compiled.search(text) is not None
+
+
+def js_pattern_search(pattern: str, text: str) -> bool | None:
+    """Whether the JavaScript ``u``-mode ``pattern`` matches anywhere in ``text``, run on RE2
+    in its RE2 spelling (:func:`~pytest_entropy.core.js_regex.re2_spelling`); ``None`` (and
+    ``pattern`` recorded) if RE2 cannot run it."""
+    from pytest_entropy.core.js_regex import re2_spelling
+
+    compiled = _compile(re2_spelling(pattern))
+    if compiled is UNSUPPORTED:
+        found = _watching.get()
+        if found is not None:
+            found.patterns.add(pattern)
         return None
     return compiled.search(text) is not None
 

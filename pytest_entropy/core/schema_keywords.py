@@ -5,6 +5,7 @@ Pure functions over parsed schemas; :mod:`pytest_entropy.core.containment` uses 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final, TypeGuard
@@ -32,6 +33,8 @@ ANNOTATION_KEYWORDS: Final = frozenset(
         "contentSchema",
         "markdownDescription",
         "enumDescriptions",
+        # OpenAPI's hint for a oneOf; validators decide by the branches alone.
+        "discriminator",
     }
 )
 DECIDED: Final = frozenset(
@@ -87,13 +90,15 @@ NOTHING: Final[dict[str, Any]] = {"not": {}}
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One reason ``inner`` ⊄ ``outer``: at ``path``, by ``rule``, with both fragments."""
+    """One reason ``inner`` ⊄ ``outer``: at ``path``, by ``rule``, with both fragments; an
+    undecided one says why in ``reason``."""
 
     path: str
     rule: str
     decided: bool
     outer: Any
     inner: Any
+    reason: str = ""
 
 
 def strip_annotations(schema: Any) -> Any:
@@ -139,21 +144,102 @@ def type_set(schema: dict[str, Any]) -> frozenset[str] | None:
     return frozenset(out)
 
 
+# How a validator reads the bound keywords. Drafts disagree on the spelling, and so do the
+# validators a tool may run behind its schema, so containment holds only if it holds for every
+# reader (each reading *both* schemas the same way):
+# * ``modern`` (draft 6 and later, TypeBox): ``exclusiveMinimum`` is a number of its own; a
+#   boolean there is not a bound and is ignored;
+# * ``lenient`` (OpenAPI 3.0 and other draft-4 style producers without ``$schema``): both
+#   spellings, ``exclusiveMinimum: true`` making ``minimum`` strict;
+# * ``draft4`` (a root that declares draft 3 or 4): only ``minimum``, made strict by a truthy
+#   ``exclusiveMinimum`` (a number there is no bound of its own).
+READERS: Final = ("lenient", "modern")
+DRAFT4_READERS: Final = ("lenient", "modern", "draft4")
+
+Bound = tuple[Fraction, bool]  # (value, inclusive)
+
+
+def readers_for(*roots: Any) -> tuple[str, ...]:
+    """The bound readers that apply to schemas under these roots."""
+    for root in roots:
+        declared = root.get("$schema") if type(root) is dict else None
+        if type(declared) is str and ("draft-04" in declared or "draft-03" in declared):
+            return DRAFT4_READERS
+    return READERS
+
+
 def numeric_bound(
-    schema: dict[str, Any], plain: str, exclusive: str
-) -> tuple[Fraction, bool] | None:
-    """The tightest bound (value, exclusive?) of ``minimum``-style keywords, any draft."""
-    found: list[tuple[Fraction, bool]] = []
+    schema: dict[str, Any], lower: bool, reader: str = "lenient"
+) -> tuple[Bound, str] | None:
+    """The tightest lower (or upper) bound ``schema`` puts on numbers under ``reader``:
+    ``((value, inclusive), keyword that set it)``, or ``None`` for no bound."""
+    plain, exclusive = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
+    found: list[tuple[Bound, str]] = []
     value = schema.get(plain)
     flag = schema.get(exclusive)
     if is_finite_number(value):
-        found.append((Fraction(value), flag is True))
-    if is_finite_number(flag):
-        found.append((Fraction(flag), True))
+        strict = bool(flag) if reader == "draft4" else reader == "lenient" and flag is True
+        found.append(((Fraction(value), not strict), exclusive if strict else plain))
+    if is_finite_number(flag) and reader != "draft4":
+        found.append(((Fraction(flag), False), exclusive))
     if not found:
         return None
-    lower = plain == "minimum"
-    return (max if lower else min)(found, key=lambda item: (item[0], item[1] == lower))
+    # Lower: the larger value, exclusive first on a tie; upper: the smaller, exclusive first.
+    if lower:
+        return max(found, key=lambda item: (item[0][0], not item[0][1]))
+    return min(found, key=lambda item: (item[0][0], item[0][1]))
+
+
+def integer_step(schema: dict[str, Any], integral: bool) -> int | None:
+    """The grid the numbers of ``schema`` lie on, when every validator agrees exactly: every
+    integer (``integral``), or the multiples of an integer ``multipleOf`` among integers
+    (TypeBox forgives 1e-10 on a float, so a float value stays off the grid)."""
+    if not integral:
+        return None
+    step = schema.get("multipleOf")
+    if type(step) is int and 0 < step <= 2**53:
+        return step
+    return 1
+
+
+def snap(bound: Bound, lower: bool, step: int | None) -> Bound:
+    """``bound`` moved onto the grid of multiples of ``step`` (inclusive there)."""
+    if step is None:
+        return bound
+    value, inclusive = bound
+    quotient = value / step
+    if lower:
+        k = math.ceil(quotient) if inclusive else math.floor(quotient) + 1
+    else:
+        k = math.floor(quotient) if inclusive else math.ceil(quotient) - 1
+    return (Fraction(k * step), True)
+
+
+def interval(
+    schema: dict[str, Any], reader: str, step: int | None
+) -> tuple[Bound | None, Bound | None]:
+    """``schema``'s (lower, upper) bounds under ``reader``, snapped onto ``step``."""
+    low = numeric_bound(schema, True, reader)
+    high = numeric_bound(schema, False, reader)
+    return (
+        snap(low[0], True, step) if low is not None else None,
+        snap(high[0], False, step) if high is not None else None,
+    )
+
+
+def empty_interval(low: Bound | None, high: Bound | None) -> bool:
+    if low is None or high is None:
+        return False
+    return low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1]))
+
+
+def looser_bound(ours: Bound | None, theirs: Bound, lower: bool) -> bool:
+    """Whether the bound ``ours`` lets through a number ``theirs`` refuses."""
+    if ours is None:
+        return True
+    if ours[0] != theirs[0]:
+        return ours[0] < theirs[0] if lower else ours[0] > theirs[0]
+    return ours[1] and not theirs[1]
 
 
 def is_finite_number(value: Any) -> TypeGuard[int | float]:
@@ -293,8 +379,48 @@ def member_schema(
     return {"allOf": [base, *matching]} if matching else base
 
 
+_CARRIED_ROOT: Final = "pytest-entropy-root"
+
+
+def fragment_document(root: Any, fragment: dict[str, Any]) -> dict[str, Any]:
+    """``fragment`` as a schema document of its own, for a validator that only takes whole
+    documents (:func:`~pytest_entropy.core.validation.accepts`): the root rides along under
+    ``$defs`` and every local pointer (``#``, ``#/...``) is moved to reach it there. Values
+    (``enum``, ``const``, ``default``, ``examples``) are data and stay as they are."""
+    declared = root.get("$schema") if type(root) is dict else None
+    if not any(ref == "#" or ref.startswith("#/") for ref in refs_in(fragment)):
+        # Nothing to reach in the root (the common enum or const): the fragment as it is.
+        return {**fragment, "$schema": declared} if type(declared) is str else fragment
+    moved_root = "#/$defs/" + _CARRIED_ROOT
+
+    def move(node: Any) -> Any:
+        if type(node) is list:
+            return [move(item) for item in node]
+        if type(node) is not dict:
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$ref" and type(value) is str and (value == "#" or value.startswith("#/")):
+                out[key] = moved_root + value[1:]
+            elif key in ("enum", "const", "default", "examples"):
+                out[key] = value
+            else:
+                out[key] = move(value)
+        return out
+
+    carried = move(root) if type(root) is dict else {}
+    # An embedded $id would start a resource of its own and move the pointers' base.
+    carried = {k: v for k, v in carried.items() if k not in ("$id", "$schema")}
+    document: dict[str, Any] = {"$defs": {_CARRIED_ROOT: carried}, "allOf": [move(fragment)]}
+    if type(declared) is str:
+        document["$schema"] = declared
+    return document
+
+
 def fragment_validator(root: Any, fragment: dict[str, Any]) -> Any:
-    """The replay's validator for ``fragment`` with ``root``'s references (or ``None``)."""
+    """A python-jsonschema validator for ``fragment`` with ``root``'s references (or
+    ``None``): it explains a refusal (keyword and path); :func:`fragment_document` with
+    ``accepts`` decides."""
     from pytest_entropy.core.validation import validator_for_schema
 
     try:
@@ -304,8 +430,99 @@ def fragment_validator(root: Any, fragment: dict[str, Any]) -> Any:
         return None
 
 
-def safe_is_valid(validator: Any, value: Any) -> bool | None:
-    try:
-        return bool(validator.is_valid(value))
-    except Exception:
+def _scalar_key(value: Any) -> tuple[Any, ...] | None:
+    """A key equal for values JSON Schema's ``const`` calls equal (``1`` and ``1.0``, never
+    ``true`` and ``1``); ``None`` for a value this module does not compare."""
+    if value is None:
+        return ("null",)
+    if type(value) is bool:
+        return ("boolean", value)
+    if type(value) is str:
+        return ("string", value)
+    if is_finite_number(value):
+        return ("number", Fraction(value))
+    return None
+
+
+def finite_keys(schema: Any) -> tuple[frozenset[tuple[Any, ...]], str] | None:
+    """The values a ``const``/``enum`` schema allows, as keys, and the keyword."""
+    if type(schema) is not dict:
         return None
+    if "const" in schema:
+        values, word = [schema["const"]], "const"
+    elif type(schema.get("enum")) is list:
+        values, word = schema["enum"], "enum"
+    else:
+        return None
+    keys = [_scalar_key(value) for value in values]
+    if any(key is None for key in keys):
+        return None
+    return frozenset(key for key in keys if key is not None), word
+
+
+def _discriminated(required: dict[str, Any], other: dict[str, Any]) -> tuple[str, str] | None:
+    """A property ``required`` demands with values ``other`` never allows there:
+    ``(name, keyword)``, so no object both accept exists."""
+    mine, theirs = mapping(required.get("properties")), mapping(other.get("properties"))
+    for name in sorted(name_set(required.get("required")) & set(mine) & set(theirs)):
+        ours, its = finite_keys(mine[name]), finite_keys(theirs[name])
+        if ours is not None and its is not None and not ours[0] & its[0]:
+            return name, its[1]
+    return None
+
+
+def disjoint(a: Any, b: Any) -> tuple[str, str] | None:
+    """Why no value passes both ``a`` and ``b`` (two resolved schemas), or ``None`` if they
+    may overlap: ``("", "type")`` when their types do not meet, ``(name, keyword)`` when
+    both are objects told apart by the ``const``/``enum`` of a property one of them requires
+    (a discriminated union)."""
+    if type(a) is not dict or type(b) is not dict:
+        return None
+    kinds_a, kinds_b = type_set(a), type_set(b)
+    if kinds_a is None or kinds_b is None:
+        return None
+    common = kinds_a & kinds_b
+    if not common:
+        return "", "type"
+    if common != {"object"}:
+        return None
+    return _discriminated(a, b) or _discriminated(b, a)
+
+
+def pairwise_disjoint(branches: list[Any]) -> bool:
+    """No two branches accept the same value (by type or by a discriminating property)."""
+    return all(
+        disjoint(branches[i], branches[j]) is not None
+        for i in range(len(branches))
+        for j in range(i + 1, len(branches))
+    )
+
+
+def definition_pointer(root: Any, schema: Any) -> str | None:
+    """The ``#/$defs/NAME`` (or ``#/definitions/NAME``) pointer of ``schema`` in ``root``,
+    found by identity (a resolved ``$ref`` target is the definition object itself)."""
+    if type(root) is not dict:
+        return None
+    for group in ("$defs", "definitions"):
+        for name, definition in mapping(root.get(group)).items():
+            if definition is schema:
+                escaped = name.replace("~", "~0").replace("/", "~1")
+                return f"#/{group}/{escaped}"
+    return None
+
+
+def refs_in(schema: Any) -> set[str]:
+    """Every ``$ref`` string anywhere inside ``schema`` (values under ``enum``/``const``
+    included: more refs only make a caller more careful)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            ref = node.get("$ref")
+            if type(ref) is str:
+                found.add(ref)
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return found

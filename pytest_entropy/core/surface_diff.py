@@ -42,36 +42,43 @@ FREEDOM_TOLERANCE = 1e-6
 
 @dataclass(frozen=True, slots=True)
 class SchemaChange:
-    """One classified change: the tool, the parameter path, the deciding rule, fragments."""
+    """One classified change: the tool, the parameter path, the deciding rule, fragments;
+    an undecided one also says why (``reason``)."""
 
     ref: str
     path: str
     rule: str
     before: Any = None
     after: Any = None
+    reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "ref": self.ref,
             "path": self.path,
             "rule": self.rule,
             "before": self.before,
             "after": self.after,
         }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
 
     def where(self) -> str:
         """``ref`` or ``ref:path``: how ``--entropy-accept`` names it."""
         return f"{self.ref}:{self.path}" if self.path else self.ref
 
     def text(self) -> str:
-        """One line: ``ref:path: rule (before → after)``."""
+        """One line: ``ref:path: rule (before → after)``, or ``ref:path: undecided: reason
+        (before → after)``."""
         before = canonical_json(self.before)
         after = canonical_json(self.after)
         if len(before) > 60:
             before = before[:57] + "..."
         if len(after) > 60:
             after = after[:57] + "..."
-        return f"{self.where()}: {self.rule} ({before} → {after})"
+        rule = f"{self.rule}: {self.reason}" if self.reason else self.rule
+        return f"{self.where()}: {rule} ({before} → {after})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +184,9 @@ def _sorted(changes: Iterable[SchemaChange]) -> tuple[SchemaChange, ...]:
 
 
 def _loosening(ref: str, finding: Finding) -> SchemaChange:
-    return SchemaChange(ref, finding.path, finding.rule, finding.outer, finding.inner)
+    return SchemaChange(
+        ref, finding.path, finding.rule, finding.outer, finding.inner, finding.reason
+    )
 
 
 def diff_snapshots(

@@ -1,22 +1,27 @@
-"""``accepts(schema, args)``: does a recorded call validate against a JSON Schema (spec §2.9)?
+"""``accepts(schema, args)``: does a recorded call pass its tool's schema (spec §2.9)?
 
-The reference checks calls with its host registry's validator. Here it is ``jsonschema``
-with the semantics the spec pins:
+The reference judges every recorded call with TypeBox 1.3.8's ``Value.Check`` (its host
+registry pins ``typebox`` 1.3.8), so this module does too: :mod:`~pytest_entropy.core.typebox`
+compiles a schema into closures with exactly TypeBox's decisions (string lengths in its
+grapheme count, ``multipleOf`` with its tolerance, ``enum``/``const``/``uniqueItems`` on
+JavaScript values, its format registry, its ``$ref`` resolution). Replay in the compile
+gate, the trial, ``watch``, certification and :func:`~pytest_entropy.core.enforce.validate_call`
+all decide through :func:`accepts` or :class:`CallChecks`; docs/decisions.md lists every
+place the decision differs from JSON Schema as python-jsonschema reads it.
 
-* JSON Schema 2020-12 unless the schema's ``$schema`` names another draft;
-* ``integer`` accepts integral floats (``2.0``); numbers never accept booleans; ``enum`` and
-  ``const`` compare JSON values (``1 == 1.0``, ``true`` is not ``1``);
-* unknown keywords (``x-fabric-enum-candidate``) are ignored;
-* ``format`` asserts exactly the reference's default registry (below); other names pass;
-* any exception while validating counts as a rejection;
-* a ``$ref`` is resolved only inside the schema (its own pointers, anchors and embedded
-  ``$id`` resources, and the bundled meta-schemas): a ref to anything else (``https://``,
-  ``file://``, a relative file name) is never fetched or read. It is not enforceable, so the
-  value it guards is accepted and the ref counted (:func:`external_refs`), as an unsupported
-  pattern is (docs/decisions.md, "No $ref outside the schema is fetched").
+* any exception while checking (TypeBox throws on a pattern JavaScript cannot compile)
+  counts as a rejection;
+* a ``$ref`` is resolved only inside the schema, the way TypeBox searches it; a ref that
+  names nothing there and is not a bare fragment (``https://``, ``file://``, ``other.json``)
+  is never fetched. It is not enforceable, so the value it guards is accepted and the ref
+  counted (:func:`collect_external_refs`), as an unsupported pattern is (docs/decisions.md,
+  "No $ref outside the schema is fetched");
+* a pattern RE2 cannot run is accepted and counted (core.regex).
 
-Validators are built once per schema and reused: by object identity first (replay checks
-many calls against one schema object), then by the schema's digest.
+Checks are built once per schema and reused: by object identity first (replay checks many
+calls against one schema object), then by the schema's digest. :func:`validator_for_schema`
+still builds python-jsonschema validators, for what reads their error paths and messages
+(a refusal's explanation in ``validate_call``); it decides nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pytest_entropy.core.regex import (
     pattern_search,
     watch_unenforced,
 )
+from pytest_entropy.core.typebox import CompiledCheck, compile_schema
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
@@ -49,6 +55,7 @@ __all__ = [
     "accepts",
     "collect_external_refs",
     "note_external_refs",
+    "typebox_check",
     "validator_for_schema",
 ]
 
@@ -377,16 +384,44 @@ def validator_for_schema(schema: dict[str, Any]) -> Validator:
     return validator
 
 
+_checks_by_identity: dict[int, tuple[Any, CompiledCheck]] = {}
+_checks_by_digest: dict[str, CompiledCheck] = {}
+
+
+def typebox_check(schema: dict[str, Any], digest: str | None = None) -> CompiledCheck:
+    """The (cached) compiled TypeBox check of one schema (``digest``: its stable JSON hash,
+    when the caller has it already)."""
+    cached = _checks_by_identity.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    if digest is None:
+        digest = stable_json_hash(schema)
+    compiled = _checks_by_digest.get(digest)
+    if compiled is None:
+        compiled = compile_schema(schema)
+        if len(_checks_by_digest) >= _CACHE_LIMIT:
+            _checks_by_digest.clear()
+        _checks_by_digest[digest] = compiled
+    if len(_checks_by_identity) >= _CACHE_LIMIT:
+        _checks_by_identity.clear()
+    # Keep the schema object alive beside its id so the id cannot be reused by another.
+    _checks_by_identity[id(schema)] = (schema, compiled)
+    return compiled
+
+
 def accepts(schema: Any, args: Any) -> bool:
-    """True iff ``schema`` is a JSON object and ``args`` validates against it.
+    """True iff ``schema`` is a JSON object and TypeBox 1.3.8's ``Value.Check`` accepts
+    ``args`` against it.
 
     >>> accepts({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 2.0})
+    True
+    >>> accepts({"type": "string", "maxLength": 1}, "e\u0301")  # one grapheme
     True
     """
     if type(schema) is not dict:
         return False
     try:
-        return bool(validator_for_schema(schema).is_valid(args))
+        return bool(typebox_check(schema).check(args))
     except Exception:
         return False
 
@@ -394,9 +429,9 @@ def accepts(schema: Any, args: Any) -> bool:
 class CallChecks:
     """``accepts(schema, ·)`` as one callable per schema, for the many calls of one replay.
 
-    A schema inside the compiled subset (:mod:`~pytest_entropy.core.schema_check`) is checked
-    by a closure with jsonschema's verdict; any other, or every schema under
-    ``PYTEST_ENTROPY_PURE=1``, by :func:`accepts` itself. Equal schemas (by object, then by
+    Every schema is checked by its compiled TypeBox closure (:func:`typebox_check`), called
+    directly; under ``PYTEST_ENTROPY_PURE=1`` through :func:`accepts` itself (the same
+    closure behind the plain entry point). Equal schemas (by object, then by
     digest) share one check, so a caller may compare checks by identity. One instance lives
     for one command (a replay's plan holds it); it pickles empty, so each worker builds its
     own.
@@ -446,15 +481,13 @@ class CallChecks:
             return found
         check: Callable[[Any], bool] = functools.partial(accepts, schema)
         if fast_paths():
-            from pytest_entropy.core.schema_check import compile_check_with_effects
-
             try:
-                compiled = compile_check_with_effects(schema, validator_for_schema(schema))
+                compiled = typebox_check(schema, digest)
             except Exception:
                 compiled = None
             if compiled is not None:
-                function, effects = compiled
-                if self.decoded and not effects:
+                function = compiled.check
+                if self.decoded and not compiled.effects:
                     prefix = len(self._by_digest).to_bytes(4, "big")
                     check = _remembered(function, prefix, self._memo)
                     self._parts[check] = (CHECK_PURE, function)

@@ -15,7 +15,7 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import SurfaceFormat
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
 from pytest_entropy.ingest.otel_genai import iter_spans, span_attributes
-from pytest_entropy.ingest.tool_lists import read_openai
+from pytest_entropy.ingest.tool_lists import is_inspect_log, is_otel_export, read_openai
 
 __all__ = [
     "INSPECT_SURFACE",
@@ -25,19 +25,6 @@ __all__ = [
     "read_inspect_tools",
     "read_otel_tools",
 ]
-
-
-def is_inspect_log(value: Any) -> bool:
-    """A parsed Inspect ``.json`` eval log."""
-    return type(value) is dict and type(value.get("eval")) is dict and "samples" in value
-
-
-def is_otel_export(value: Any) -> bool:
-    """A parsed OTLP/JSON trace export, or a JSON Lines file of them."""
-    items = value if type(value) is list else [value]
-    return bool(items) and all(
-        type(item) is dict and type(item.get("resourceSpans")) is list for item in items
-    )
 
 
 def _one_per_name(tools: Iterator[Any]) -> list[Any]:

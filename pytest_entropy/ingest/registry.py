@@ -302,7 +302,7 @@ def claiming_format(path: Path) -> str | None:
 
 def _is_surface_file(path: Path) -> bool:
     """Whether a whole-file JSON document is a tool list or a repair table."""
-    from pytest_entropy.core.inputs import repair_rows_from_value
+    from pytest_entropy.core.inputs import normalise_repair_rows
     from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
 
     try:
@@ -318,10 +318,13 @@ def _is_surface_file(path: Path) -> bool:
     if type(value) is dict and type(value.get("repairs")) is list:
         return True
     if type(value) is list and value:
+        # A bare array is a repair table only when every row is a well-formed alias: the
+        # loader counts odd rows too (as the reference does), a detector must not.
         try:
-            return bool(repair_rows_from_value(value))
+            rows, notes = normalise_repair_rows(value)
         except EntropyInputError:
             return False
+        return bool(rows) and not notes
     return False
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import (
-    repair_rows_from_value,
+    normalise_repair_rows,
+    repair_table_rows,
     surface_from_value,
     without_tool_fields,
 )
@@ -24,6 +25,7 @@ from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
 __all__ = [
     "load_json_file",
     "load_repairs",
+    "load_repairs_with_notes",
     "load_surface",
     "load_surface_document",
     "surface_from_parsed",
@@ -217,5 +219,12 @@ def _without_tool_fields(surface: dict[str, Any]) -> dict[str, Any]:
 
 def load_repairs(path: str | os.PathLike[str]) -> list[RepairRow]:
     """Normalised repair rows from a stored repair table or a bare array of rows."""
+    return load_repairs_with_notes(path)[0]
+
+
+def load_repairs_with_notes(path: str | os.PathLike[str]) -> tuple[list[RepairRow], list[str]]:
+    """:func:`load_repairs` and a note for each row counted although it is not a
+    well-formed alias (:func:`~pytest_entropy.core.inputs.normalise_repair_rows`)."""
     source = os.fspath(path)
-    return repair_rows_from_value(load_json_file(source, "repair table"), source=source)
+    rows = repair_table_rows(load_json_file(source, "repair table"), source=source)
+    return normalise_repair_rows(rows, source=source)

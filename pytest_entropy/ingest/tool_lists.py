@@ -263,12 +263,23 @@ def _element_format(entry: Any) -> str | None:
     return None
 
 
+def is_inspect_log(value: Any) -> bool:
+    """A parsed Inspect ``.json`` eval log."""
+    return type(value) is dict and type(value.get("eval")) is dict and "samples" in value
+
+
+def is_otel_export(value: Any) -> bool:
+    """A parsed OTLP/JSON trace export, or a JSON Lines file of them."""
+    items = value if type(value) is list else [value]
+    return bool(items) and all(
+        type(item) is dict and type(item.get("resourceSpans")) is list for item in items
+    )
+
+
 def detect_surface_format(value: Any) -> str:
     """The surface format of a parsed file, or ``""`` when nothing matches."""
     if _gemini_declarations(value) is not None:
         return "gemini"
-    from pytest_entropy.ingest.log_surfaces import is_inspect_log, is_otel_export
-
     if is_inspect_log(value):
         return "inspect"
     if is_otel_export(value):

@@ -27,8 +27,12 @@ INPUT_MEMOS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
         ("collation_sort_key", "_ordered_key_set", "_key_entries", "_KEY_ORDERS"),
     ),
     ("pytest_entropy.core.fingerprint", ("_distance",)),
+    ("pytest_entropy.core.js_regex", ("js_regex_compiles", "re2_spelling", "_property_exists")),
     ("pytest_entropy.core.regex", ("_compiled",)),
-    ("pytest_entropy.core.validation", ("_by_identity", "_by_digest")),
+    (
+        "pytest_entropy.core.validation",
+        ("_by_identity", "_by_digest", "_checks_by_identity", "_checks_by_digest"),
+    ),
     ("pytest_entropy.ingest.argtree", ("_signature_cache",)),
 )
 

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import SURFACE_SHAPE_ERROR, surface_from_value
-from pytest_entropy.ingest.surfaces import load_repairs, load_surface
+from pytest_entropy.ingest.surfaces import load_repairs, load_repairs_with_notes, load_surface
 
 
 def write(path: Path, value: object) -> Path:
@@ -80,15 +80,42 @@ def test_repairs_stored_table_and_bare_array(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "row",
+    ("row", "ref"),
     [
-        {"kind": "rename", "ref": "a", "from": "x", "to": "y"},
-        {"kind": "keyAlias", "from": "x", "to": "y"},
-        {"kind": "actionAlias", "from": "x", "to": "y"},
-        {"kind": "keyAlias", "ref": "a", "from": 1, "to": "y"},
-        "row",
+        ({"kind": "rename", "ref": "a", "from": "x", "to": "y"}, "a"),
+        ({"kind": "keyAlias", "from": "x", "to": "y"}, "undefined"),
+        ({"kind": "actionAlias", "from": "x", "to": "y"}, "undefined.y"),
+        ({"kind": "keyAlias", "ref": "a", "from": 1, "to": "y"}, "a"),
+        ({"kind": "keyAlias", "ref": "a.b"}, "a.b"),
+        ({"kind": "keyAlias", "ref": "a.b", "from": "", "to": "y"}, "a.b"),
+        ({}, "undefined"),
     ],
 )
-def test_invalid_repair_rows_are_input_errors(tmp_path: Path, row: object) -> None:
-    with pytest.raises(EntropyInputError, match="repair row 0"):
-        load_repairs(write(tmp_path / "r.json", [row]))
+def test_rows_the_reference_counts_are_counted_and_named(
+    tmp_path: Path, row: dict[str, object], ref: str
+) -> None:
+    # Issue 27: the reference counts these rows as lexicon rows; each gets a note.
+    path = write(
+        tmp_path / "r.json", [row, {"kind": "keyAlias", "ref": "k", "from": "a", "to": "b"}]
+    )
+    rows, notes = load_repairs_with_notes(path)
+    assert [r.ref for r in rows] == [ref, "k"]
+    assert len(notes) == 1
+    assert notes[0].startswith(f"{path}: repair row 0: ")
+    assert repr(ref) in notes[0]
+    assert load_repairs(path) == rows
+
+
+@pytest.mark.parametrize("value", [["row"], [None], [[]], {"repairs": {}}, 5, "x"])
+def test_a_table_that_is_not_a_list_of_objects_is_an_input_error(
+    tmp_path: Path, value: object
+) -> None:
+    with pytest.raises(EntropyInputError, match=r"repair (row 0|table)"):
+        load_repairs(write(tmp_path / "r.json", value))
+
+
+def test_a_repair_file_that_is_not_json_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text("{ nope", encoding="utf-8")
+    with pytest.raises(EntropyInputError):
+        load_repairs(path)

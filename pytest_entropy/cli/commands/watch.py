@@ -20,6 +20,7 @@ from pytest_entropy.cli.common import (
     add_json,
     add_session_dir_options,
     allow_empty_of,
+    load_optional_repairs,
     read_options_of,
     surface_of,
 )
@@ -27,7 +28,6 @@ from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.steering import Steering
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.surfaces import load_repairs
 from pytest_entropy.run.empty import EmptyCorpusError, empty_corpus_message
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         window=window,
         surface=surface,
         state_dir=state_dir,
-        repairs=load_repairs(repairs_path) if repairs_path else None,
+        repairs=load_optional_repairs(repairs_path),
         options=read_options_of(args, surface),
         strict=config.strict,
         steering=_steering(args, config.partial),

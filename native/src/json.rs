@@ -1,0 +1,831 @@
+//! JSON with JavaScript's `JSON.parse(line.trim())` semantics, exactly as the plain Python
+//! specification decides (`pytest_entropy/ingest/jsonparse.py`, `core/jscompat.py`).
+//!
+//! The Python reader is orjson on the raw bytes, with a fallback (`errors="replace"` decode,
+//! JavaScript trim, the standard library's decoder, an iterative parser past its recursion
+//! limit) for what orjson refuses. Together they accept exactly what `JSON.parse` accepts,
+//! and this parser mirrors the pair, including which of them would have read the line
+//! ([`Parsed::fast`], counted by the scanner as `fallback_parsed_lines`):
+//!
+//! * invalid UTF-8 becomes U+FFFD (maximal subparts, as Python's decoder); not fast;
+//! * JavaScript trim whitespace (BOM, NBSP, U+2028, ...) around the value is removed; only
+//!   `" \t\n\r"` there keeps the line fast;
+//! * a lone surrogate escape is kept (strings are WTF-8, see [`JsString`]); not fast;
+//! * a number beyond the double range is ±Infinity (`1e400`); not fast;
+//! * nesting has no limit (the parser keeps its own stack); deeper than 1024: not fast;
+//! * `NaN` / `Infinity` literals are refused;
+//! * the last of duplicate keys wins and keeps the first one's position (a Python dict);
+//!   [`Object::js_order`] gives JavaScript's own-key order (array-index keys first);
+//! * an integer token stays an integer when orjson keeps one (within i64 or u64). Beyond
+//!   that a fast line gives a double (orjson) while a fallback line keeps the exact integer
+//!   up to 300 characters (Python's `int`; past 300 the fallback reads a double too).
+//!   The difference is invisible in JavaScript (both print the same text, see `jsnum`);
+//!   it is mirrored, not explained: it is what the specification does.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// orjson's nesting limit: 1024 containers deep parse, 1025 do not.
+const FAST_DEPTH: usize = 1024;
+/// `_parse_int` in jsonparse.py: a longer integer token is read as a double.
+const EXACT_INTEGER_CHARS: usize = 300;
+/// Objects at least this large find duplicate keys through a hash index.
+const INDEXED_OBJECT: usize = 12;
+
+/// A string as JavaScript holds it: UTF-8 text, or WTF-8 when it holds a lone surrogate
+/// (UTF-8 that also encodes U+D800-U+DFFF, never a high one followed by a low one).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct JsString {
+    repr: Repr,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Repr {
+    Text(String),
+    Wtf8(Vec<u8>),
+}
+
+impl Default for JsString {
+    fn default() -> Self {
+        JsString {
+            repr: Repr::Text(String::new()),
+        }
+    }
+}
+
+impl JsString {
+    /// The text when it holds no lone surrogate.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.repr {
+            Repr::Text(text) => Some(text),
+            Repr::Wtf8(_) => None,
+        }
+    }
+
+    /// The WTF-8 bytes (UTF-8 when there is no lone surrogate).
+    pub fn as_wtf8(&self) -> &[u8] {
+        match &self.repr {
+            Repr::Text(text) => text.as_bytes(),
+            Repr::Wtf8(bytes) => bytes,
+        }
+    }
+
+    /// Code points, lone surrogates included.
+    pub fn code_points(&self) -> CodePoints<'_> {
+        CodePoints {
+            bytes: self.as_wtf8(),
+            at: 0,
+        }
+    }
+
+    /// UTF-16 code units (what JavaScript's `<` and `length` see).
+    pub fn code_units(&self) -> impl Iterator<Item = u16> + '_ {
+        self.code_points().flat_map(|cp| {
+            if cp > 0xFFFF {
+                let v = cp - 0x10000;
+                [
+                    Some(0xD800 + (v >> 10) as u16),
+                    Some(0xDC00 + (v & 0x3FF) as u16),
+                ]
+            } else {
+                [Some(cp as u16), None]
+            }
+            .into_iter()
+            .flatten()
+        })
+    }
+
+    fn push_str(&mut self, text: &str) {
+        match &mut self.repr {
+            Repr::Text(own) => own.push_str(text),
+            Repr::Wtf8(bytes) => bytes.extend_from_slice(text.as_bytes()),
+        }
+    }
+
+    fn push_code_point(&mut self, cp: u32) {
+        if let (Some(c), Repr::Text(own)) = (char::from_u32(cp), &mut self.repr) {
+            own.push(c);
+            return;
+        }
+        if let Repr::Text(own) = &mut self.repr {
+            self.repr = Repr::Wtf8(std::mem::take(own).into_bytes());
+        }
+        let Repr::Wtf8(bytes) = &mut self.repr else {
+            return;
+        };
+        // Generalised UTF-8: the bit layout of UTF-8, applied to surrogates too.
+        if cp < 0x80 {
+            bytes.push(cp as u8);
+        } else if cp < 0x800 {
+            bytes.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
+        } else if cp < 0x10000 {
+            bytes.extend_from_slice(&[
+                0xE0 | (cp >> 12) as u8,
+                0x80 | ((cp >> 6) & 0x3F) as u8,
+                0x80 | (cp & 0x3F) as u8,
+            ]);
+        } else {
+            bytes.extend_from_slice(&[
+                0xF0 | (cp >> 18) as u8,
+                0x80 | ((cp >> 12) & 0x3F) as u8,
+                0x80 | ((cp >> 6) & 0x3F) as u8,
+                0x80 | (cp & 0x3F) as u8,
+            ]);
+        }
+    }
+}
+
+impl From<&str> for JsString {
+    fn from(text: &str) -> Self {
+        JsString {
+            repr: Repr::Text(text.to_owned()),
+        }
+    }
+}
+
+/// The code points of a [`JsString`].
+pub struct CodePoints<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Iterator for CodePoints<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let bytes = self.bytes;
+        let first = *bytes.get(self.at)? as u32;
+        let (len, init) = match first {
+            0x00..=0x7F => (1, first),
+            0xC0..=0xDF => (2, first & 0x1F),
+            0xE0..=0xEF => (3, first & 0x0F),
+            _ => (4, first & 0x07),
+        };
+        let end = (self.at + len).min(bytes.len());
+        let cp = bytes[self.at + 1..end]
+            .iter()
+            .fold(init, |cp, &b| (cp << 6) | (b as u32 & 0x3F));
+        self.at = end;
+        Some(cp)
+    }
+}
+
+/// A JSON number as the specification holds it: JavaScript sees only the double
+/// ([`Number::to_f64`]); the integer forms are Python's `int`s.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Number {
+    Int(i64),
+    UInt(u64),
+    /// An integer beyond u64/i64 from a fallback line, as its decimal text.
+    Big(Box<str>),
+    Float(f64),
+}
+
+impl Number {
+    /// The value JavaScript holds (correctly rounded, ties to even).
+    pub fn to_f64(&self) -> f64 {
+        match self {
+            Number::Int(v) => *v as f64,
+            Number::UInt(v) => *v as f64,
+            Number::Big(text) => text.parse().unwrap_or(f64::NAN),
+            Number::Float(v) => *v,
+        }
+    }
+}
+
+/// A parsed JSON value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(JsString),
+    Array(Vec<Value>),
+    Object(Object),
+}
+
+impl Drop for Value {
+    /// Drops nested containers with a loop: a value nested 10**5 deep must not overflow
+    /// the stack on its way out, as it does not on its way in.
+    fn drop(&mut self) {
+        fn is_nest(v: &Value) -> bool {
+            matches!(v, Value::Array(a) if !a.is_empty())
+                || matches!(v, Value::Object(o) if !o.is_empty())
+        }
+        let mut stack = match self {
+            Value::Array(items) if items.iter().any(is_nest) => std::mem::take(items),
+            Value::Object(object) if object.entries.iter().any(|(_, v)| is_nest(v)) => {
+                object.entries.drain(..).map(|(_, v)| v).collect()
+            }
+            _ => return,
+        };
+        while let Some(mut value) = stack.pop() {
+            match &mut value {
+                Value::Array(items) => stack.append(items),
+                Value::Object(object) => stack.extend(object.entries.drain(..).map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// An object's members in insertion order (a Python dict's order): a repeated key keeps
+/// its first position and takes the last value.
+#[derive(Clone, Debug, Default)]
+pub struct Object {
+    entries: Vec<(JsString, Value)>,
+    index: Option<HashMap<JsString, usize>>,
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Object {
+    /// Sets `key`, replacing the value of an existing key in place.
+    pub fn insert(&mut self, key: JsString, value: Value) {
+        if let Some(at) = self.position(&key) {
+            self.entries[at].1 = value;
+            return;
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), self.entries.len());
+        }
+        self.entries.push((key, value));
+    }
+
+    fn position(&mut self, key: &JsString) -> Option<usize> {
+        if self.index.is_none() && self.entries.len() >= INDEXED_OBJECT {
+            let index = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(at, (k, _))| (k.clone(), at))
+                .collect();
+            self.index = Some(index);
+        }
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| k == key),
+        }
+    }
+
+    /// Members in insertion order.
+    pub fn entries(&self) -> &[(JsString, Value)] {
+        &self.entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Member positions in JavaScript's own-key order (`js_own_keys`): array-index keys
+    /// ascending, then the others in insertion order.
+    pub fn js_order(&self) -> Vec<usize> {
+        let mut indexed: Vec<(u32, usize)> = Vec::new();
+        let mut others = Vec::with_capacity(self.entries.len());
+        for (at, (key, _)) in self.entries.iter().enumerate() {
+            match array_index(key.as_wtf8()) {
+                Some(n) => indexed.push((n, at)),
+                None => others.push(at),
+            }
+        }
+        if indexed.is_empty() {
+            return others;
+        }
+        indexed.sort_unstable();
+        indexed
+            .into_iter()
+            .map(|(_, at)| at)
+            .chain(others)
+            .collect()
+    }
+}
+
+/// `is_array_index_key`: `"0"` or digits without a leading zero, at most 2**32 - 2.
+pub fn array_index(key: &[u8]) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key[0] == b'0' && key.len() > 1) {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &b in key {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u64::from(b - b'0');
+    }
+    (n <= 0xFFFF_FFFE).then_some(n as u32)
+}
+
+/// A parsed line: the value, and whether orjson (the fast path) would have read it.
+#[derive(Debug, PartialEq)]
+pub struct Parsed {
+    pub value: Value,
+    pub fast: bool,
+}
+
+/// Why `JSON.parse` refuses the text; `offset` counts bytes of the trimmed, decoded text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub offset: usize,
+    pub message: &'static str,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at offset {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// JavaScript's `String.prototype.trim` set (`JS_WHITESPACE` in jscompat.py).
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
+fn is_json_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// `parse_json_bytes`: one line's bytes to a value.
+pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
+    let (text, valid) = match std::str::from_utf8(raw) {
+        Ok(text) => (Cow::Borrowed(text), true),
+        Err(_) => (String::from_utf8_lossy(raw), false),
+    };
+    let json_trimmed = text.trim_matches(is_json_whitespace);
+    let trimmed = json_trimmed.trim_matches(is_js_whitespace);
+    let mut parser = Parser {
+        text: trimmed.as_bytes(),
+        source: trimmed,
+        at: 0,
+        fast: valid && trimmed.len() == json_trimmed.len(),
+        big: false,
+    };
+    let mut value = parser.value()?;
+    if parser.fast && parser.big {
+        to_doubles(&mut value);
+    }
+    Ok(Parsed {
+        value,
+        fast: parser.fast,
+    })
+}
+
+/// orjson reads an integer beyond i64/u64 as a double.
+fn to_doubles(value: &mut Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(number @ Number::Big(_)) => *number = Number::Float(number.to_f64()),
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(object) => stack.extend(object.entries.iter_mut().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// Whether any byte is a control character (below 0x20), 32 bytes at a time: the fold over
+/// a fixed-size chunk has no early exit, so the compiler turns it into vector compares.
+fn has_control(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(32);
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |seen, &b| seen | (b < 0x20)) {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| b < 0x20)
+}
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(Object, JsString),
+}
+
+struct Parser<'a> {
+    text: &'a [u8],
+    source: &'a str,
+    at: usize,
+    fast: bool,
+    big: bool,
+}
+
+impl Parser<'_> {
+    fn fail<T>(&self, message: &'static str) -> Result<T, ParseError> {
+        Err(ParseError {
+            offset: self.at,
+            message,
+        })
+    }
+
+    fn skip(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    /// The whole text as one value, with an explicit stack instead of recursion.
+    fn value(&mut self) -> Result<Value, ParseError> {
+        let mut stack: Vec<Frame> = Vec::new();
+        loop {
+            self.skip();
+            let mut value = match self.peek() {
+                Some(b'{') => {
+                    self.at += 1;
+                    self.skip();
+                    if self.peek() == Some(b'}') {
+                        self.at += 1;
+                        self.note_depth(stack.len() + 1);
+                        Value::Object(Object::default())
+                    } else {
+                        let key = self.key()?;
+                        stack.push(Frame::Object(Object::default(), key));
+                        self.note_depth(stack.len());
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.at += 1;
+                    self.skip();
+                    if self.peek() == Some(b']') {
+                        self.at += 1;
+                        self.note_depth(stack.len() + 1);
+                        Value::Array(Vec::new())
+                    } else {
+                        stack.push(Frame::Array(Vec::new()));
+                        self.note_depth(stack.len());
+                        continue;
+                    }
+                }
+                Some(b'"') => Value::String(self.string()?),
+                Some(_) => self.scalar()?,
+                None => return self.fail("unexpected end of text"),
+            };
+            // Attach the value, closing every container that ends here.
+            loop {
+                let Some(frame) = stack.last_mut() else {
+                    self.skip();
+                    if self.at != self.text.len() {
+                        return self.fail("extra data after the JSON value");
+                    }
+                    return Ok(value);
+                };
+                self.skip();
+                let next = self.peek();
+                match frame {
+                    Frame::Array(items) => {
+                        items.push(value);
+                        if next == Some(b',') {
+                            self.at += 1;
+                            break;
+                        }
+                        if next != Some(b']') {
+                            return self.fail("expected ',' or ']'");
+                        }
+                    }
+                    Frame::Object(object, key) => {
+                        object.insert(std::mem::take(key), value);
+                        if next == Some(b',') {
+                            self.at += 1;
+                            *key = self.key()?;
+                            break;
+                        }
+                        if next != Some(b'}') {
+                            return self.fail("expected ',' or '}'");
+                        }
+                    }
+                }
+                self.at += 1;
+                value = match stack.pop() {
+                    Some(Frame::Array(items)) => Value::Array(items),
+                    Some(Frame::Object(object, _)) => Value::Object(object),
+                    None => unreachable!("the stack was not empty"),
+                };
+            }
+        }
+    }
+
+    fn note_depth(&mut self, depth: usize) {
+        if depth > FAST_DEPTH {
+            self.fast = false;
+        }
+    }
+
+    /// A member's key and its `:`.
+    fn key(&mut self) -> Result<JsString, ParseError> {
+        self.skip();
+        if self.peek() != Some(b'"') {
+            return self.fail("expected a string key");
+        }
+        let key = self.string()?;
+        self.skip();
+        if self.peek() != Some(b':') {
+            return self.fail("expected ':'");
+        }
+        self.at += 1;
+        Ok(key)
+    }
+
+    fn scalar(&mut self) -> Result<Value, ParseError> {
+        for (literal, value) in [
+            (&b"true"[..], Value::Bool(true)),
+            (b"false", Value::Bool(false)),
+            (b"null", Value::Null),
+        ] {
+            if self.text[self.at..].starts_with(literal) {
+                self.at += literal.len();
+                return Ok(value);
+            }
+        }
+        self.number().map(Value::Number)
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`
+    fn number(&mut self) -> Result<Number, ParseError> {
+        let start = self.at;
+        let text = self.text;
+        let digits = |mut at: usize| {
+            while text.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            at
+        };
+        let mut at = start + usize::from(text.get(start) == Some(&b'-'));
+        match text.get(at) {
+            Some(b'0') => at += 1,
+            Some(b'1'..=b'9') => at = digits(at),
+            _ => return self.fail("expected a JSON value"),
+        }
+        let mut integral = true;
+        if text.get(at) == Some(&b'.') && text.get(at + 1).is_some_and(u8::is_ascii_digit) {
+            at = digits(at + 1);
+            integral = false;
+        }
+        if let Some(b'e' | b'E') = text.get(at) {
+            let sign = usize::from(matches!(text.get(at + 1), Some(b'+' | b'-')));
+            if text.get(at + 1 + sign).is_some_and(u8::is_ascii_digit) {
+                at = digits(at + 1 + sign);
+                integral = false;
+            }
+        }
+        self.at = at;
+        // The token is ASCII by construction.
+        let token = std::str::from_utf8(&text[start..at]).unwrap_or("");
+        if integral && token.len() <= EXACT_INTEGER_CHARS {
+            if let Ok(v) = token.parse::<i64>() {
+                return Ok(Number::Int(v));
+            }
+            if let Ok(v) = token.parse::<u64>() {
+                return Ok(Number::UInt(v));
+            }
+            self.big = true;
+            return Ok(Number::Big(token.into()));
+        }
+        let value: f64 = token.parse().unwrap_or(f64::NAN);
+        if value.is_infinite() {
+            self.fast = false;
+        }
+        Ok(Number::Float(value))
+    }
+
+    /// A string literal from its opening quote.
+    fn string(&mut self) -> Result<JsString, ParseError> {
+        self.at += 1;
+        // The next quote bounds the string unless it is escaped: one allocation, mostly.
+        let guess = memchr::memchr(b'"', &self.text[self.at..]).unwrap_or(0);
+        let mut out = JsString {
+            repr: Repr::Text(String::with_capacity(guess)),
+        };
+        loop {
+            let rest = &self.text[self.at..];
+            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            if has_control(&rest[..end]) {
+                self.at += rest.iter().position(|&b| b < 0x20).unwrap_or(0);
+                return self.fail("invalid control character in a string");
+            }
+            if end == rest.len() {
+                return self.fail("unterminated string");
+            }
+            // Both ends sit on ASCII bytes, so the slice is on character boundaries.
+            out.push_str(&self.source[self.at..self.at + end]);
+            self.at += end;
+            if self.text[self.at] == b'"' {
+                self.at += 1;
+                return Ok(out);
+            }
+            self.escape(&mut out)?;
+        }
+    }
+
+    fn escape(&mut self, out: &mut JsString) -> Result<(), ParseError> {
+        let Some(&kind) = self.text.get(self.at + 1) else {
+            return self.fail("unterminated string");
+        };
+        let simple = match kind {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0C,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let unit = self.hex4(self.at + 2)?;
+                self.at += 6;
+                let mut cp = u32::from(unit);
+                if (0xD800..0xDC00).contains(&cp) && self.text[self.at..].starts_with(b"\\u") {
+                    let low = u32::from(self.hex4(self.at + 2)?);
+                    if (0xDC00..0xE000).contains(&low) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                        self.at += 6;
+                    }
+                }
+                if (0xD800..0xE000).contains(&cp) {
+                    self.fast = false; // orjson refuses lone surrogates
+                }
+                out.push_code_point(cp);
+                return Ok(());
+            }
+            _ => return self.fail("invalid escape"),
+        };
+        out.push_code_point(u32::from(simple));
+        self.at += 2;
+        Ok(())
+    }
+
+    fn hex4(&self, at: usize) -> Result<u16, ParseError> {
+        let digits = self.text.get(at..at + 4).unwrap_or(b"");
+        let text = std::str::from_utf8(digits).unwrap_or("");
+        if text.len() != 4 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(ParseError {
+                offset: at,
+                message: "invalid \\uXXXX escape",
+            });
+        }
+        u16::from_str_radix(text, 16).map_err(|_| ParseError {
+            offset: at,
+            message: "invalid \\uXXXX escape",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(raw: &[u8]) -> Parsed {
+        parse(raw).unwrap_or_else(|e| panic!("{e}: {raw:?}"))
+    }
+
+    #[test]
+    fn duplicates_keep_their_first_position() {
+        let parsed = ok(br#"{"a":1,"b":2,"a":3}"#);
+        let Value::Object(object) = &parsed.value else {
+            panic!("not an object")
+        };
+        let keys: Vec<_> = object.entries().iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, [Some("a"), Some("b")]);
+        assert_eq!(object.entries()[0].1, Value::Number(Number::Int(3)));
+    }
+
+    #[test]
+    fn duplicates_in_a_large_object() {
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text += &format!("\"k{}\":{i},", i % 20);
+        }
+        text += "\"k0\":true}";
+        let parsed = ok(text.as_bytes());
+        let Value::Object(object) = &parsed.value else {
+            panic!("not an object")
+        };
+        assert_eq!(object.len(), 20);
+        assert_eq!(object.entries()[0].1, Value::Bool(true));
+        assert_eq!(object.entries()[19].1, Value::Number(Number::Int(39)));
+    }
+
+    #[test]
+    fn array_index_keys_come_first_in_js_order() {
+        let parsed = ok(br#"{"b":0,"10":0,"01":0,"2":0,"-1":0,"4294967295":0,"4294967294":0}"#);
+        let Value::Object(object) = &parsed.value else {
+            panic!("not an object")
+        };
+        let order: Vec<_> = object
+            .js_order()
+            .into_iter()
+            .map(|at| object.entries()[at].0.as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            order,
+            ["2", "10", "4294967294", "b", "01", "-1", "4294967295"]
+        );
+    }
+
+    #[test]
+    fn numbers_as_the_specification() {
+        let number = |raw: &[u8]| {
+            let parsed = ok(raw);
+            match &parsed.value {
+                Value::Number(n) => (n.clone(), parsed.fast),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(number(b"-0"), (Number::Int(0), true));
+        assert_eq!(number(b"-0.0").0.to_f64().to_bits(), (-0.0f64).to_bits());
+        assert_eq!(number(b"1e400"), (Number::Float(f64::INFINITY), false));
+        assert_eq!(
+            number(b"18446744073709551615"),
+            (Number::UInt(u64::MAX), true)
+        );
+        assert_eq!(
+            number(b"18446744073709551616"),
+            (Number::Float(18446744073709551616.0), true)
+        );
+        assert_eq!(
+            number("\u{feff}18446744073709551616".as_bytes()),
+            (Number::Big("18446744073709551616".into()), false)
+        );
+        assert_eq!(number(b"5e-324"), (Number::Float(5e-324), true));
+        assert!(parse(b"NaN").is_err() && parse(b"-Infinity").is_err());
+        for bad in [
+            &b"01"[..],
+            b"1.",
+            b".5",
+            b"1e",
+            b"-",
+            b"+1",
+            b"[1,]",
+            b"{\"a\":1,}",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn strings_keep_lone_surrogates() {
+        let string = |raw: &[u8]| match &ok(raw).value {
+            Value::String(s) => s.clone(),
+            other => panic!("{other:?}"),
+        };
+        let lone = string(br#""\ud800x""#);
+        assert_eq!(lone.code_units().collect::<Vec<_>>(), [0xD800, 0x78]);
+        assert!(lone.as_str().is_none());
+        let pair = string(br#""\ud83d\ude00""#);
+        assert_eq!(pair.as_str(), Some("\u{1F600}"));
+        assert_eq!(string(b"\"\xff\"").as_str(), Some("\u{FFFD}"));
+        assert!(!ok(b"\"\xff\"").fast);
+        assert!(parse(b"\"a\x01\"").is_err());
+    }
+
+    #[test]
+    fn control_characters_anywhere_in_a_long_string() {
+        for at in [0, 31, 32, 40, 63, 64, 99] {
+            let mut text = vec![b'a'; 100];
+            text[at] = 0x1F;
+            let raw = [&b"\""[..], &text, b"\""].concat();
+            let error = parse(&raw).expect_err("a raw control character");
+            assert_eq!(error.offset, at + 1);
+            text[at] = 0x20;
+            assert!(parse(&[&b"\""[..], &text, b"\""].concat()).is_ok());
+        }
+    }
+
+    #[test]
+    fn javascript_trim_and_fast() {
+        assert!(ok(b" \t1\r").fast);
+        assert!(!ok("\u{feff}1".as_bytes()).fast);
+        assert!(!ok("1\u{2028}".as_bytes()).fast);
+        assert!(!ok(b"\x0c1").fast);
+        assert!(parse("1\u{85}".as_bytes()).is_err());
+    }
+
+    #[test]
+    fn no_depth_limit() {
+        for depth in [1024, 1025, 200_000] {
+            let text = "[".repeat(depth) + &"]".repeat(depth);
+            assert_eq!(ok(text.as_bytes()).fast, depth <= 1024);
+        }
+    }
+}

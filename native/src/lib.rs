@@ -1,0 +1,14 @@
+//! The native core of pytest-entropy (issue 28): one crate, one module per job, safe Rust.
+//! The plain Python in `pytest_entropy/core` and `pytest_entropy/ingest` is the
+//! specification; `tests/vectors.rs` compares this crate with it on recorded vectors.
+
+// No unsafe code of our own; only what PyO3's macros expand to, behind `python`.
+#![cfg_attr(not(feature = "python"), forbid(unsafe_code))]
+
+pub mod jsnum;
+pub mod json;
+pub mod lines;
+pub mod stringify;
+
+#[cfg(feature = "python")]
+mod python;
