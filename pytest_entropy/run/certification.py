@@ -99,6 +99,7 @@ class CertificationOptions:
     require_ratchet: bool = False
     holdout: float | None = None
     max_malformed_share: float | None = None
+    baseline: str | None = None  # the ratchet baseline surface-contained compares with
     mcp_timeout: float | None = None  # seconds a live ``surface`` has to list (None: 30)
 
     @property
@@ -130,7 +131,7 @@ class CertificationOptions:
         """The checks on the user's corpus (scope ``corpus``): ``run/corpus_checks.py``."""
         from pytest_entropy.run.corpus_checks import planned_corpus_checks as planned
 
-        return planned(self.sessions, self.surface)
+        return planned(self.sessions, self.surface, self.baseline)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,19 +51,83 @@ class CorpusCheckSettings:
     require_ratchet: bool = False
     holdout: float = DEFAULT_HOLDOUT
     max_malformed_share: float = 0.0
+    baseline: str | None = None
 
 
-def planned_corpus_checks(sessions: str | None, surface: str | None) -> tuple[str, ...]:
-    """The corpus checks a run with these inputs reports, in order."""
+def planned_corpus_checks(
+    sessions: str | None, surface: str | None, baseline: str | None = None
+) -> tuple[str, ...]:
+    """The corpus checks a run with these inputs reports, in order (``surface-contained``
+    only when the ratchet baseline file exists)."""
     if sessions is None or not (is_url(sessions) or Path(sessions).exists()):
         # No corpus (corpus-mode fails naming the path): nothing to check, nothing passes.
         return ()
     with_surface = ("compile-converges", "held-out-trial")
-    return tuple(
+    planned = [
         check_id
         for check_id in CORPUS_CHECK_ORDER
-        if surface is not None or check_id not in with_surface
+        if check_id != SURFACE_CONTAINED and (surface is not None or check_id not in with_surface)
+    ]
+    if surface is not None and baseline is not None and _tracks_a_surface(baseline):
+        planned.append(SURFACE_CONTAINED)
+    return tuple(planned)
+
+
+def _tracks_a_surface(path: str) -> bool:
+    """Whether the baseline file exists and may hold a surface entry (a damaged file does:
+    the check then says what is wrong with it; a file of corpus entries only does not)."""
+    if not Path(path).is_file():
+        return False
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+        entries = value["entries"].values()
+        return any(isinstance(entry, dict) and entry.get("kind") == "surface" for entry in entries)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        return True
+
+
+SURFACE_CONTAINED: Final = "surface-contained"
+_BASELINE_KIND: Final = "pytest-entropy.baseline"
+
+
+def baseline_surface(path: str) -> tuple[dict[str, Any], list[Any], str]:
+    """``(snapshot, accepted loosenings, entry name)`` of the ratchet baseline's surface
+    entry (``surface``, else the file's only surface entry); ValueError saying why not.
+    Read here, never written: certification does not move a baseline."""
+    from pytest_entropy.core.surface_diff import accepted_from_value
+
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"the ratchet baseline {path} is unreadable ({error})") from None
+    entries = value.get("entries") if isinstance(value, dict) else None
+    if (
+        not isinstance(value, dict)
+        or value.get("kind") != _BASELINE_KIND
+        or not isinstance(entries, dict)
+    ):
+        raise ValueError(f"{path} is not a {_BASELINE_KIND} file")
+    surfaces = {
+        name: entry
+        for name, entry in entries.items()
+        if isinstance(entry, dict) and entry.get("kind") == "surface"
+    }
+    name = (
+        "surface"
+        if "surface" in surfaces
+        else (next(iter(surfaces)) if len(surfaces) == 1 else None)
     )
+    if name is None:
+        raise ValueError(f"{path} holds {len(surfaces)} surface entries and none named 'surface'")
+    schemas = surfaces[name].get("schemas")
+    if not isinstance(schemas, dict):
+        raise ValueError(f"the entry {name!r} of {path} holds no schemas to compare with")
+    snapshot = {
+        "version": 1,
+        "actions": [{"ref": ref, "inputSchema": schema} for ref, schema in schemas.items()],
+    }
+    accepted = accepted_from_value(surfaces[name].get("accepted"), source=path)
+    return snapshot, list(accepted), name
 
 
 def _shown(names: Sequence[str], total: int | None = None) -> str:
@@ -154,6 +218,7 @@ class CorpusChecks:
             "ratchet-holding": self._ratchet,
             "compile-converges": self._converges,
             "held-out-trial": self._held_out,
+            SURFACE_CONTAINED: self._contained,
         }.get(check_id)
         if runner is None:
             raise EntropyError(f"unknown corpus check {check_id!r}")
@@ -328,6 +393,26 @@ class CorpusChecks:
         reason = None if passed else f"{costs} held-out successful calls the compile would reject"
         return ScopedResult(CheckResult("held-out-trial", passed, evidence), reason)
 
+    def _contained(self) -> ScopedResult:
+        from pytest_entropy.core.surface_diff import diff_snapshots
+
+        path, surface = self.settings.baseline, self.settings.surface
+        if path is None or surface is None:  # pragma: no cover - planned only with both
+            raise EntropyError("surface-contained needs --surface and a ratchet baseline")
+        before, accepted, name = baseline_surface(path)
+        diff = diff_snapshots(before, surface, accepted=accepted)
+        evidence = (
+            f"against {name!r} in {path}: {len(diff.loosened)} loosened · {len(diff.tightened)}"
+            f" tightened · {len(diff.added)} added · {len(diff.removed)} removed ·"
+            f" {len(diff.unknown)} undecided · {len(diff.accepted)} accepted"
+        )
+        details = tuple(change.text() for change in diff.loosened[:_SHOWN])
+        result = CheckResult(SURFACE_CONTAINED, not diff.loosened, evidence, details)
+        if not diff.loosened:
+            return ScopedResult(result)
+        shown = "; ".join(details) + (" ..." if len(diff.loosened) > _SHOWN else "")
+        return ScopedResult(result, f"the surface accepts calls the baseline refused: {shown}")
+
 
 def corpus_checks_of(options: Any, surface: dict[str, Any] | None) -> CorpusChecks:
     """The corpus checks of a run's ``CertificationOptions`` and its loaded ``surface``."""
@@ -349,5 +434,6 @@ def corpus_checks_of(options: Any, surface: dict[str, Any] | None) -> CorpusChec
             require_ratchet=options.require_ratchet,
             holdout=DEFAULT_HOLDOUT if options.holdout is None else options.holdout,
             max_malformed_share=options.max_malformed_share or 0.0,
+            baseline=options.baseline,
         )
     )

@@ -607,6 +607,7 @@ class EntropySettings:
             "require_ratchet": self.require_ratchet,
             "holdout": self.holdout,
             "max_malformed_share": self.max_malformed_share,
+            "baseline": str(self.baseline),
             "state_dir": text(self.state_dir),
             "session_format": self.session_format,
             "surface_format": self.surface_format,

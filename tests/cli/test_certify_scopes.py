@@ -124,3 +124,57 @@ def test_markdown_and_html_group_the_users_checks(
     capsys.readouterr()
     html = html_path.read_text(encoding="utf-8")
     assert 'id="corpus-checks"' in html and "Your corpus (scope corpus)" in html
+
+
+def test_surface_contained_compares_with_the_ratchet_baseline(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "entropy-baseline.json"
+    assert main(["freedom", "--surface", SURFACE, "--baseline", str(baseline)]) == 0
+    capsys.readouterr()
+    sessions = str(DEMO / "sessions")
+    argv = ["--sessions", sessions, "--baseline", str(baseline)]
+    code, report = _certify(capsys, *argv, "--surface", SURFACE)
+    assert code == 0
+    assert _corpus_checks(report)["surface-contained"]["passed"] is True
+    # Loosen one tool: an enum dropped from a parameter.
+    surface = json.loads(Path(SURFACE).read_text(encoding="utf-8"))
+    loosened = False
+    for action in surface["actions"]:
+        for schema in (action["inputSchema"].get("properties") or {}).values():
+            if isinstance(schema, dict) and "enum" in schema and not loosened:
+                schema.pop("enum")
+                loosened = True
+    assert loosened
+    looser = tmp_path / "looser.json"
+    looser.write_text(json.dumps(surface), encoding="utf-8")
+    code, report = _certify(capsys, *argv, "--surface", str(looser))
+    assert code == 1
+    contained = _corpus_checks(report)["surface-contained"]
+    assert contained["passed"] is False
+    assert contained["reason"].startswith("the surface accepts calls the baseline refused: ")
+    # No baseline file: the check is not planned (nothing to compare with, nothing passes).
+    code, report = _certify(
+        capsys, "--sessions", sessions, "--surface", SURFACE, "--baseline", str(tmp_path / "no")
+    )
+    assert "surface-contained" not in _corpus_checks(report)
+
+
+def test_a_baseline_of_corpus_entries_only_plans_no_surface_check(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "entropy-baseline.json"
+    sessions = str(DEMO / "sessions")
+    assert main(["measure", "--sessions", sessions, "--baseline", str(baseline)]) == 0
+    capsys.readouterr()
+    code, report = _certify(
+        capsys, "--sessions", sessions, "--surface", SURFACE, "--baseline", str(baseline)
+    )
+    assert code == 0
+    assert "surface-contained" not in _corpus_checks(report)
+    baseline.write_text("{not json", encoding="utf-8")
+    code, report = _certify(
+        capsys, "--sessions", sessions, "--surface", SURFACE, "--baseline", str(baseline)
+    )
+    assert code == 1
+    assert "unreadable" in _corpus_checks(report)["surface-contained"]["reason"]

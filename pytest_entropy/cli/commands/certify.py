@@ -22,7 +22,7 @@ from pytest_entropy.cli.common import (
     storage_options_of,
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
-from pytest_entropy.state.config import add_cli_option
+from pytest_entropy.state.config import BASELINE_FILENAME, add_cli_option
 
 FAILED_TO_EXECUTE = "Entropy certification failed to execute"
 OUTPUT_FORMATS = ("text", "markdown", "json")
@@ -45,6 +45,7 @@ def register(commands: Any) -> None:
         "require-ratchet",
         "holdout",
         "max-malformed-share",
+        "baseline",
     ):
         add_cli_option(parser, name)
     add_command_flag(
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         state_dir=args.state_dir,
         surface_format=surface_format_of(args),
         storage_options=storage_options_of(args, args.entropy_sessions or ()),
+        baseline=args.entropy_baseline or BASELINE_FILENAME,
         lenient=bool(args.entropy_lenient),
         require_ratchet=bool(args.entropy_require_ratchet),
         holdout=share_of(args.entropy_holdout, "--holdout", upper_open=True),

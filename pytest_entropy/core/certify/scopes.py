@@ -44,6 +44,7 @@ CORPUS_CHECK_ORDER: Final = (
     "ratchet-holding",
     "compile-converges",
     "held-out-trial",
+    "surface-contained",
 )
 # Checks of the spec's list that concern the user's data, not the meter.
 _SPEC_CORPUS_IDS: Final = frozenset({"corpus-mode", "trial-mode", "trial-costs", "surface-lint"})
