@@ -493,8 +493,8 @@ def _holds_json_objects(location: str) -> bool:
     """Whether a local file that yielded no record holds at least one JSON object line
     among its first MiB (a session file of headers only is a session file; random bytes
     are not). URLs and compressed files are given the benefit of the doubt."""
-    if is_url(location) or not location.endswith(".jsonl"):
-        return True
+    if is_url(location) or not location.endswith(".jsonl") or not os.path.isfile(location):
+        return True  # never open a FIFO or a device here: it may never answer
     import json
 
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -59,7 +60,7 @@ def planned_corpus_checks(
 ) -> tuple[str, ...]:
     """The corpus checks a run with these inputs reports, in order (``surface-contained``
     only when the ratchet baseline file exists)."""
-    if sessions is None or not (is_url(sessions) or Path(sessions).exists()):
+    if sessions is None or not (is_url(sessions) or Path(sessions).is_dir()):
         # No corpus (corpus-mode fails naming the path): nothing to check, nothing passes.
         return ()
     with_surface = ("compile-converges", "held-out-trial")
@@ -138,8 +139,8 @@ def _shown(names: Sequence[str], total: int | None = None) -> str:
 
 def _first_timestamp(location: str) -> str:
     """The ``timestamp`` of a file's first record ("" when it has none or is remote)."""
-    if is_url(location):
-        return ""
+    if is_url(location) or not os.path.isfile(location):
+        return ""  # never open a FIFO or a device: it may never answer
     try:
         with open(location, "rb") as handle:
             for raw in handle:
