@@ -23,6 +23,7 @@ from pytest_entropy.core.canonical import icu_version
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
 from pytest_entropy.report.encoding import degrade_stream
+from pytest_entropy.report.names import terminal_line, terminal_text
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.memos import command_memos
 
@@ -49,6 +50,46 @@ def version_text() -> str:
 
 class _UsageError(Exception):
     pass
+
+
+# An option whose spelling holds one of these carries a credential (storage options, MCP
+# headers and environment, tokens); so may any word that is a JSON object.
+_SECRET_OPTIONS = ("storage", "secret", "header", "env", "token", "password", "passwd", "auth",
+                   "key", "credential")  # fmt: skip
+REDACTED = "<redacted>"
+
+
+def _secret_values(words: Sequence[str]) -> list[str]:
+    values = []
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        if word.startswith("{"):
+            values.append(word)
+        if not word.startswith("-"):
+            continue
+        name, equals, attached = word.partition("=")
+        spelled = name.lstrip("-").replace("_", "-").lower()
+        if not any(part in spelled for part in _SECRET_OPTIONS):
+            continue
+        if equals:
+            values.append(attached)
+        elif index + 1 < len(words) and words[index + 1] != "--":
+            values.append(words[index + 1])
+    return values
+
+
+def redact_arguments(message: str, words: Sequence[str]) -> str:
+    """``message`` with the value of every credential-like option in ``words`` (whatever its
+    spelling: ``--storage-options``, a typo such as ``--storage_options``, ``--mcp-header``)
+    and every JSON object argument replaced by ``<redacted>``: argparse and our own
+    checks quote a bad value in their error, and a usage error must not print a secret."""
+    for value in sorted(set(_secret_values(words)), key=len, reverse=True):
+        if len(value) >= 3:
+            message = message.replace(value, REDACTED)
+        elif value:
+            message = message.replace(repr(value), repr(REDACTED))
+    return message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -126,13 +167,18 @@ def _main(argv: Sequence[str] | None) -> int:
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+
+    def shown(error: BaseException) -> str:
+        # Names, paths and values reach messages raw: escaped for a terminal, secrets out.
+        return terminal_text(redact_arguments(str(error), words))
+
     try:
         args = parse_arguments(words, parser)
     except _UsageError as error:
-        err.write(f"{error}\n")
+        err.write(f"{shown(error)}\n")
         return EXIT_USAGE
     except EntropyInputError as error:
-        err.write(f"{PROG}: error: {error}\n")
+        err.write(f"{PROG}: error: {shown(error)}\n")
         return EXIT_USAGE
     except SystemExit as exit_request:  # --help
         return int(exit_request.code or 0)
@@ -149,10 +195,10 @@ def _main(argv: Sequence[str] | None) -> int:
         with relaxed_collector(), command_memos():
             return handler(args, out)
     except EntropyInputError as error:
-        err.write(f"{PROG}: error: {error}\n")
+        err.write(f"{PROG}: error: {shown(error)}\n")
         return EXIT_USAGE
     except EntropyError as error:
-        err.write(f"{PROG}: error: {error}\n")
+        err.write(f"{PROG}: error: {shown(error)}\n")
         return EXIT_FAILED
     except KeyboardInterrupt:
         return interrupted()
@@ -160,5 +206,6 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_OK
     except Exception:
         err.write(f"{PROG}: internal error\n")
-        traceback.print_exc(file=err)
+        # A bug's message may quote a name: escaped like every other line.
+        err.writelines(terminal_line(line) + "\n" for line in traceback.format_exc().splitlines())
         return EXIT_INTERNAL

@@ -19,6 +19,7 @@ from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
 from pytest_entropy.ingest.surfaces import load_repairs_with_notes
+from pytest_entropy.report.names import terminal_line
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
@@ -120,9 +121,14 @@ def print_json(out: TextIO, value: Any) -> None:
 
 def print_lines(out: TextIO, lines: list[str], *, spec: bool = False) -> None:
     """Write ``lines``; on a terminal they are styled (cli.terminal) unless ``spec`` says
-    they are one of the spec's own displays, whose text is exact."""
+    they are one of the spec's own displays, whose text is exact.
+
+    A line holds no control character of ours, so every one in it (a newline included) came
+    from a name or a path and is written as a visible escape (``report.names.terminal_text``);
+    the spec's displays too, which differ only for names that hold such characters."""
     style = None if spec else getattr(out, "style_line", None)
     for line in lines:
+        line = terminal_line(line)
         out.write((style(line) if style is not None else line) + "\n")
 
 
@@ -479,7 +485,7 @@ def check_corpus(
     )
     warning = skipped_files_warning(diagnostics)
     if warning is not None:
-        (err or sys.stderr).write(warning + "\n")
+        (err or sys.stderr).write(terminal_line(warning) + "\n")
 
 
 def check_strict(args: argparse.Namespace, diagnostics: ScanDiagnostics) -> None:

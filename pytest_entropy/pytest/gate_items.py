@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_entropy.report.names import terminal_line
+
 if TYPE_CHECKING:
     from pytest_entropy.core.records import Report
     from pytest_entropy.state.config import EntropySettings
@@ -219,14 +221,15 @@ class GateItem(pytest.Item):
         self.settings = settings
 
     def _lines(self, lines: list[str]) -> None:
-        self.user_properties.extend((GATE_LINE, line) for line in lines)
+        # Display lines (the summary prints them): a name's controls are escaped.
+        self.user_properties.extend((GATE_LINE, terminal_line(line)) for line in lines)
 
     def runtest(self) -> None:
         measured = measure_gate(self.config, self.settings)
         self._lines(measured.lines)
         report = measured.report
         if report is None or measured.error is not None:
-            raise GateFailed(measured.error or "the sessions could not be measured")
+            raise GateFailed(terminal_line(measured.error or "the sessions could not be measured"))
         self.user_properties.append(("entropy_sessions_score", report.score))
         if self.name == MAX_SCORE:
             from pytest_entropy.core.jscompat import js_string
@@ -239,13 +242,13 @@ class GateItem(pytest.Item):
             line = f"  score {js_string(report.score)} is {verdict} the maximum {limit:g}"
             self._lines([line])
             if not within:
-                raise GateFailed(f"{measured.lines[-1]}\n{line}")
+                raise GateFailed(f"{terminal_line(measured.lines[-1])}\n{terminal_line(line)}")
             return
         result = _ratchet(self.settings, report)
         lines = [f"  {line}" for line in result.lines()]
         self._lines(lines)
         if not result.passed:
-            raise GateFailed("\n".join([measured.lines[-1], *lines]))
+            raise GateFailed("\n".join(map(terminal_line, [measured.lines[-1], *lines])))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GateFailed):

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_entropy.report.names import terminal_line, terminal_text
+
 if TYPE_CHECKING:
     from pytest_entropy.run.lint import LintRun
     from pytest_entropy.state.config import EntropySettings
@@ -74,7 +76,7 @@ class LintItem(pytest.Item):
     def runtest(self) -> None:
         run = _run(self.config, self.settings)
         if isinstance(run, str):
-            raise LintFailed(run)
+            raise LintFailed(terminal_line(run))
         mine = _by_tool(self.config, run).get(self.ref, [])
         warnings = [f for f in mine if f.severity == "warning"]
         if warnings:
@@ -87,7 +89,7 @@ class LintItem(pytest.Item):
                 + (f" (fix: {f.fix})" if f.fix else "")
                 for f in errors
             ]
-            raise LintFailed("\n".join(lines))
+            raise LintFailed("\n".join(map(terminal_line, lines)))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, LintFailed):
@@ -111,7 +113,9 @@ class LintCollector(pytest.Collector):
             return [LintItem.from_parent(self, name="(lint)", ref=None, settings=self.settings)]
         refs = list(dict.fromkeys(action["ref"] for action in run.surface["actions"]))
         return [
-            LintItem.from_parent(self, name=ref, ref=ref, settings=self.settings) for ref in refs
+            # The node id is printed (-v, the short summary): a name's controls are escaped.
+            LintItem.from_parent(self, name=terminal_text(ref), ref=ref, settings=self.settings)
+            for ref in refs
         ]
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from pytest_entropy.pytest.gate_items import GATE_LINE
+from pytest_entropy.report.names import terminal_line
 from pytest_entropy.state.config import EntropySettings
 
 if TYPE_CHECKING:
@@ -58,7 +59,11 @@ class CheckFailed(Exception):
         if described is not None:
             lines[0] += f" ({described.vector}: {described.asserts})"
         lines += [f"  {line}" for line in (result.details or (result.evidence,))]
-        return "\n".join(lines)
+        if self.outcome.corpus:
+            lines[0] = f"corpus check {result.id} failed (your corpus, not the meter)"
+            if self.outcome.reason:
+                lines.append(f"  reason: {self.outcome.reason}")
+        return "\n".join(map(terminal_line, lines))
 
 
 class CheckItem(pytest.Item):
@@ -300,7 +305,8 @@ class EntropySession:
             encoding = getattr(getattr(terminalreporter, "_tw", None), "_file", None)
             encoding = getattr(encoding, "encoding", None) or "utf-8"
             for line in lines:
-                terminalreporter.write_line(_encodable(line, encoding))
+                # Names reach these lines raw: controls and lone surrogates escaped.
+                terminalreporter.write_line(_encodable(terminal_line(line), encoding))
 
     def summary_lines(self) -> list[str]:
         lines: list[str] = []

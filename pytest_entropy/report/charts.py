@@ -16,6 +16,7 @@ from typing import Any, Final
 from pytest_entropy.core.errors import EntropyError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.report.document import RatchetSeries, ScoreTerm
+from pytest_entropy.report.names import terminal_text
 
 __all__ = [
     "bar_chart",
@@ -131,7 +132,7 @@ def ratchet_chart(series: RatchetSeries, verdict: str) -> str:
     chart = _chart(
         "Line",
         "ratchet",
-        title=f"ratchet: {verdict} · slope {js_string(series.slope)}/session",
+        title=f"ratchet: {terminal_text(verdict)} · slope {js_string(series.slope)}/session",
         x_title="session (oldest → newest)",
         y_title="entropy score (lower is better)",
         show_dots=dots,
@@ -152,7 +153,7 @@ def ratchet_chart(series: RatchetSeries, verdict: str) -> str:
             " #chart-ratchet .serie-1 .line.reactive { fill-opacity: .9 }",
         ),
     )
-    chart.x_labels = list(series.labels)
+    chart.x_labels = [terminal_text(label) for label in series.labels]
     chart.x_labels_major_every = max(1, count // _MAX_X_LABELS)
     # The score is drawn filled and the static share filled over it, so the band between
     # the two is the behavioral share: the stack, with each point's exact value kept.
@@ -209,6 +210,6 @@ def bar_chart(
         show_legend=False,
     )
     shown = list(reversed(rows)) if horizontal else list(rows)
-    chart.x_labels = [label(name) for name, _ in shown]
+    chart.x_labels = [terminal_text(label(name)) for name, _ in shown]
     chart.add(series, [value for _, value in shown])
     return _render(chart)

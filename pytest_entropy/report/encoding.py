@@ -50,10 +50,15 @@ def ascii_fallback(text: str) -> str:
     return "".join(char if ord(char) < 128 else _STAND_INS.get(char, "?") for char in text)
 
 
+def _stand_in(char: str) -> str:
+    # A lone surrogate (no encoding can write one) as the JSON path writes it: \ud800.
+    return f"\\u{ord(char):04x}" if "\ud800" <= char <= "\udfff" else ascii_fallback(char)
+
+
 def _handler(error: UnicodeError) -> tuple[str, int]:
     if not isinstance(error, UnicodeEncodeError):
         raise error
-    return ascii_fallback(error.object[error.start : error.end]), error.end
+    return "".join(map(_stand_in, error.object[error.start : error.end])), error.end
 
 
 codecs.register_error(ERRORS, _handler)
@@ -63,7 +68,8 @@ def degrade_stream(stream: Any) -> None:
     """Let ``stream`` (a text stream) write what it cannot encode as ASCII stand-ins.
 
     A stream that encodes all of Unicode (UTF-8, -16, -32), one that already has a
-    non-strict error handler, or one that cannot be reconfigured is left alone.
+    non-strict error handler, or one that cannot be reconfigured is left alone (names reach
+    a stream through ``report.names``, which writes lone surrogates as ``\\udxxx``).
     """
     encoding = getattr(stream, "encoding", None)
     reconfigure = getattr(stream, "reconfigure", None)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any, Final
 
 from pytest_entropy._version import __version__
 from pytest_entropy.report.document import document_kind
+from pytest_entropy.report.names import html_text as escape
+from pytest_entropy.report.names import repair_surrogates, script_json
 from pytest_entropy.report.sections import page_of
 
 __all__ = ["render_html"]
@@ -91,9 +92,10 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 
 
 def _embedded_json(document: Mapping[str, Any]) -> str:
-    # "</" cannot appear inside a script element; JSON allows "\\/" for "/".
+    # Inside a script element "</script>" would end it and "<!--" switch the parser to the
+    # escaped states: <, > and & are written \u003c, \u003e, \u0026 (report.names).
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
-    return text.replace("</", "<\\/")
+    return script_json(text)
 
 
 def render_html(
@@ -109,25 +111,29 @@ def render_html(
     """
     kind = kind or document_kind(document)
     page = page_of(kind, document, surface=surface, inputs=inputs)
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape(page.title)}</title>",
-            f"<style>{_STYLE}</style></head>",
-            f'<body data-kind="{escape(kind)}">',
-            f"<header><h1>{escape(page.title)}</h1>"
-            f'<div class="sub">pytest-entropy {escape(__version__)}</div></header>',
-            "<main>",
-            '<div class="cards">' + "".join(page.cards) + "</div>",
-            *page.sections,
-            "</main>",
-            "<footer>rendered by pytest-entropy; everything on this page is inline</footer>",
-            f'<script type="application/json" id="entropy-data">{_embedded_json(document)}'
-            "</script>",
-            f"<script>{_SCRIPT}</script>",
-            "</body></html>",
-            "",
-        ]
+    # Every name went through report.names; a lone surrogate in anything else (a chart's
+    # markup) is written as the JSON path writes it, so the page always encodes as UTF-8.
+    return repair_surrogates(
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en"><head><meta charset="utf-8">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                f"<title>{escape(page.title)}</title>",
+                f"<style>{_STYLE}</style></head>",
+                f'<body data-kind="{escape(kind)}">',
+                f"<header><h1>{escape(page.title)}</h1>"
+                f'<div class="sub">pytest-entropy {escape(__version__)}</div></header>',
+                "<main>",
+                '<div class="cards">' + "".join(page.cards) + "</div>",
+                *page.sections,
+                "</main>",
+                "<footer>rendered by pytest-entropy; everything on this page is inline</footer>",
+                f'<script type="application/json" id="entropy-data">{_embedded_json(document)}'
+                "</script>",
+                f"<script>{_SCRIPT}</script>",
+                "</body></html>",
+                "",
+            ]
+        )
     )

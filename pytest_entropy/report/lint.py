@@ -13,6 +13,7 @@ from typing import Any, Final
 from pytest_entropy._version import __version__
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.lint import RULES, Finding, Profile
+from pytest_entropy.report.names import markdown_code, markdown_text
 
 __all__ = [
     "SARIF_SCHEMA_URI",
@@ -76,13 +77,9 @@ def lint_text_lines(findings: Sequence[Finding], tools: int) -> list[str]:
     return lines
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _tool_cell(finding: Finding) -> str:
     """The tool column: the tool, and how many more share a definition's finding."""
-    cell = f"`{_cell(finding.ref)}`"
+    cell = markdown_code(finding.ref, table=True)
     if len(finding.tools) > 1:
         cell += f" and {len(finding.tools) - 1} more"
     return cell
@@ -104,25 +101,28 @@ def lint_markdown_lines(
         by_rule.setdefault((finding.rule, finding.severity), []).append(finding)
     ordered = sorted(by_rule.items())
     for (rule, severity), mine in ordered:
-        lines.append(f"| `{rule}` | {severity} | {len(mine)} |")
+        lines.append(
+            f"| {markdown_code(rule, table=True)} | {markdown_text(severity)} | {len(mine)} |"
+        )
     for (rule, severity), mine in ordered:
         touched = len({ref for finding in mine for ref in finding.affected})
         lines += [
             "",
-            f"### `{rule}` ({severity}): {len(mine)} findings in {touched} tools",
+            f"### {markdown_code(rule)} ({markdown_text(severity)}):"
+            f" {len(mine)} findings in {touched} tools",
             "",
             "| Tool | Pointer | Message |",
             "| --- | --- | --- |",
         ]
         for finding in mine[:rows_per_rule]:
             lines.append(
-                f"| {_tool_cell(finding)} | `{_cell(finding.pointer or '/')}` |"
-                f" {_cell(finding.message)} |"
+                f"| {_tool_cell(finding)} | {markdown_code(finding.pointer or '/', table=True)} |"
+                f" {markdown_text(finding.message)} |"
             )
         if len(mine) > rows_per_rule:
             lines += [
                 "",
-                f"_... and {len(mine) - rows_per_rule} more `{rule}` findings"
+                f"_... and {len(mine) - rows_per_rule} more {markdown_code(rule)} findings"
                 " (`--output-format text` or `json` lists them all)._",
             ]
     return lines

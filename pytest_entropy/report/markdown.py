@@ -1,7 +1,10 @@
 """The report as Markdown, for CI job summaries (``$GITHUB_STEP_SUMMARY``).
 
 The same content as the HTML page, from the same document (:mod:`report.document`); the
-charts become tables, and the ratchet line a text sparkline. The certification's summary
+charts become tables, and the ratchet line a text sparkline. Every name, path and value from
+the document goes through :mod:`report.names`: a name is a code span whose fence outlasts any
+backtick run in it, other text is escaped prose (no HTML, link or emphasis can start in it),
+and a fenced block's fence is longer than any backtick run inside. The certification's summary
 (``core.certify.markdown_lines``, which ``--entropy-markdown`` has always written) is kept
 verbatim at the top of a certify report; what this module adds comes after it.
 """
@@ -15,14 +18,15 @@ from pytest_entropy.core.proposals import AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.report.document import (
     diagnostic_counts,
     document_kind,
-    human_number,
     parameter_freedom,
     proposal_evidence,
     ratchet_series,
     score_terms,
 )
+from pytest_entropy.report.document import human_number as _human_number
+from pytest_entropy.report.names import markdown_code, markdown_fence, markdown_text
 
-__all__ = ["render_markdown", "sparkline"]
+__all__ = ["certify_corpus_lines", "render_markdown", "sparkline"]
 
 _BARS: Final = "▁▂▃▄▅▆▇█"
 # A job summary is read, not searched: past this many rows a table says how many it left out.
@@ -45,11 +49,32 @@ def sparkline(values: Sequence[float]) -> str:
     return "".join(_BARS[round((value - low) / span * top)] for value in values)
 
 
+class _Code(str):
+    """A cell shown as a code span: a tool's name."""
+
+    __slots__ = ()
+
+
+class _Markup(str):
+    """A cell that is our own Markdown (``**score**``), written as it is."""
+
+    __slots__ = ()
+
+
+def human_number(value: Any) -> str:
+    """:func:`report.document.human_number`, as Markdown prose (a document read back by
+    ``report --from`` may hold a string where a number belongs)."""
+    return markdown_text(_human_number(value))
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return "—" if value is None else ("yes" if value else "no")
-    text = human_number(value) if isinstance(value, int | float) else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+    if isinstance(value, _Code):
+        return markdown_code(value, table=True)
+    if isinstance(value, _Markup):
+        return str(value)
+    return human_number(value) if isinstance(value, int | float) else markdown_text(str(value))
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -75,7 +100,8 @@ def _decomposition(columns: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str
         for i, term in enumerate(split[0][1])
     ]
     rows.append(
-        ["**score**", columns[0][1].get("score"), None] + [r.get("score") for _, r in columns]
+        [_Markup("**score**"), columns[0][1].get("score"), None]
+        + [r.get("score") for _, r in columns]
     )
     headers = ["term", "value", "weight"] + [f"share ({name})" for name, _ in split]
     return ["### Score decomposition", "", *_table(headers, rows)]
@@ -84,7 +110,7 @@ def _decomposition(columns: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str
 def _tools(report: Mapping[str, Any], title: str = "Tools, worst first") -> list[str]:
     rows = [
         [
-            f"`{r['ref']}`",
+            _Code(r["ref"]),
             r["score"],
             r["calls"],
             r["failed"],
@@ -103,14 +129,14 @@ def _diagnostics(diagnostics: Mapping[str, Any] | None) -> list[str]:
     lines = ["### Diagnostics", "", *_table(("counter", "count"), diagnostic_counts(diagnostics))]
     samples = list((diagnostics or {}).get("samples") or [])
     if samples:
-        lines += ["```", *(str(sample) for sample in samples), "```", ""]
+        lines += [*markdown_fence([str(sample) for sample in samples]), ""]
     return lines
 
 
 def _parameters(surface: Mapping[str, Any] | None) -> list[str]:
     if surface is None:
         return []
-    rows = [[f"`{r.ref}`", r.parameter, r.freedom, r.rule] for r in parameter_freedom(surface)]
+    rows = [[_Code(r.ref), r.parameter, r.freedom, r.rule] for r in parameter_freedom(surface)]
     return [
         "### Surface freedom per parameter",
         "",
@@ -119,7 +145,7 @@ def _parameters(surface: Mapping[str, Any] | None) -> list[str]:
 
 
 def _inputs(inputs: Sequence[str]) -> list[str]:
-    return [f"Inputs: {', '.join(f'`{name}`' for name in inputs)}.", ""] if inputs else []
+    return [f"Inputs: {', '.join(markdown_code(name) for name in inputs)}.", ""] if inputs else []
 
 
 def _measure(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[str]:
@@ -128,14 +154,15 @@ def _measure(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> lis
         f"## Entropy report: score {human_number(report['score'])}",
         "",
         f"static {human_number(report['staticScore'])} + behavioral"
-        f" {human_number(report['behavioralScore'])} · {report['totals']['operations']}"
-        f" operations · lower is better",
+        f" {human_number(report['behavioralScore'])} ·"
+        f" {human_number(report['totals']['operations'])} operations · lower is better",
         "",
         *_decomposition([("report", report)]),
         *_tools(report),
         *_parameters(surface),
         *_diagnostics(doc.get("diagnostics")),
-        f"Report hash `{doc.get('reportHash')}` · metric v{report.get('metricVersion')}.",
+        f"Report hash {markdown_code(str(doc.get('reportHash')))} · metric"
+        f" v{markdown_text(str(report.get('metricVersion')))}.",
         "",
         *_inputs(inputs),
     ]
@@ -175,14 +202,12 @@ def _status(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list
     ]
     latest = corpus.get("latest")
     lines = [
-        f"## Entropy status: {doc['verdict']}",
+        f"## Entropy status: {markdown_text(str(doc['verdict']))}",
         "",
-        f"Ratchet `{sparkline(series.scores)}` over {len(series.scores)} sessions (oldest →"
-        f" newest) · slope {human_number(series.slope)}/session.",
+        f"Ratchet {markdown_code(sparkline(series.scores))} over {len(series.scores)} sessions"
+        f" (oldest → newest) · slope {human_number(series.slope)}/session.",
         "",
-        "```",
-        *(str(line) for line in doc.get("lines") or []),
-        "```",
+        *markdown_fence([str(line) for line in doc.get("lines") or []]),
         "",
         "### Sessions, oldest first",
         "",
@@ -198,11 +223,12 @@ def _status(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list
     lines += [
         "### Surface freedom",
         "",
-        *_table(("tool", "freedom"), [[f"`{r['ref']}`", r["freedom"]] for r in freedom]),
+        *_table(("tool", "freedom"), [[_Code(r["ref"]), r["freedom"]] for r in freedom]),
     ]
     lines += _parameters(surface)
     lines += _diagnostics(doc.get("diagnostics"))
-    lines += [f"Surface digest `{(doc.get('surface') or {}).get('digest')}`.", ""]
+    digest = str((doc.get("surface") or {}).get("digest"))
+    lines += [f"Surface digest {markdown_code(digest)}.", ""]
     return lines + _inputs(inputs)
 
 
@@ -212,7 +238,7 @@ def _compile(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> lis
     proposals = [
         [
             p.get("kind"),
-            f"`{p.get('ref')}`",
+            _Code(p.get("ref")),
             "automatic" if p.get("kind") in AUTO_APPLY_PROPOSAL_KINDS else "review",
             proposal_evidence(p),
         ]
@@ -220,14 +246,14 @@ def _compile(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> lis
     ]
     after_text = f" → {human_number(after['score'])}" if after is not None else ""
     lines = [
-        f"## Entropy compile: {doc['status']}",
+        f"## Entropy compile: {markdown_text(str(doc['status']))}",
         "",
         f"score {human_number(before['score'])}{after_text} · gate"
         f" {'passed' if gate.get('passed') else 'not passed'}"
         + (f" · delta {human_number(gate['delta'])}" if "delta" in gate else ""),
         "",
     ]
-    lines += [f"- gate: {reason}" for reason in gate.get("reasons") or []]
+    lines += [f"- gate: {markdown_text(str(reason))}" for reason in gate.get("reasons") or []]
     columns = [("before", before)] + ([("after", after)] if after is not None else [])
     lines += _decomposition(columns)
     lines += ["### Proposals", "", *_table(("kind", "tool", "applied", "evidence"), proposals)]
@@ -240,7 +266,7 @@ def _trial_lines(trial: Mapping[str, Any]) -> list[str]:
     totals = trial.get("totals") or {}
     classes = [[key, totals.get(key, 0)] for key in totals]
     divergences = [
-        [f"`{r.get('ref')}`", r.get("trialClass"), r.get("count")]
+        [_Code(r.get("ref")), r.get("trialClass"), r.get("count")]
         for r in trial.get("divergences") or []
     ]
     return [
@@ -255,7 +281,7 @@ def _trial_lines(trial: Mapping[str, Any]) -> list[str]:
 
 def _trial(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[str]:
     return [
-        f"## Entropy trial: {doc['verdict']}",
+        f"## Entropy trial: {markdown_text(str(doc['verdict']))}",
         "",
         f"score {human_number(doc['declaredScore'])} → {human_number(doc['effectiveScore'])}"
         f" (delta {human_number(doc['delta'])})",
@@ -266,10 +292,42 @@ def _trial(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[
     ]
 
 
+def certify_corpus_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The user's corpus checks (scope ``corpus``) after the spec's certification summary,
+    or nothing when none ran; names and paths in them escaped as Markdown."""
+    from pytest_entropy.core.certify.scopes import corpus_summary
+
+    summary = corpus_summary(doc)
+    if summary is None:
+        return []
+    passed, total, ok = summary
+    rows = []
+    for check in doc["corpusChecks"]["checks"]:
+        if check["passed"]:
+            mark = "✓ pass"
+        else:
+            mark = "✗ **fail**" if check.get("gating", True) else "✗ fail (not gating)"
+        rows.append(
+            f"| {markdown_code(str(check['id']), table=True)} | {mark}"
+            f" | {markdown_text(str(check['evidence']))}"
+            f" | {markdown_text(str(check.get('reason', '')))} |"
+        )
+    return [
+        "",
+        f"### Your corpus (scope `corpus`): {'PASS' if ok else 'FAIL'}",
+        "",
+        f"{passed} of {total} checks passed.",
+        "",
+        "| Check | Result | Evidence | Reason |",
+        "| --- | --- | --- | --- |",
+        *rows,
+    ]
+
+
 def _certify(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[str]:
     from pytest_entropy.core.certify import markdown_lines
 
-    lines = [*markdown_lines(doc), ""]
+    lines = [*markdown_lines(doc), *certify_corpus_lines(doc), ""]
     corpus = doc.get("corpus")
     if corpus is not None:
         lines += _decomposition([("corpus", corpus)])

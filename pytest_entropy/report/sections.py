@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from html import escape
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
@@ -19,6 +18,7 @@ from pytest_entropy.report.document import (
     ratchet_series,
     score_terms,
 )
+from pytest_entropy.report.names import html_text as escape
 from pytest_entropy.report.text import TRIAL_CLASSES
 from pytest_entropy.report.widgets import Page, card, cell, meta_list, section, table
 
@@ -112,7 +112,7 @@ def _diagnostics(diagnostics: Mapping[str, Any] | None) -> str:
     samples = list((diagnostics or {}).get("samples") or [])
     parts = [table("diagnostics-table", ("counter", "count"), counts, sortable=False)]
     if samples:
-        parts.append("<pre>" + escape("\n".join(str(s) for s in samples)) + "</pre>")
+        parts.append("<pre>" + "\n".join(escape(str(s)) for s in samples) + "</pre>")
     return section(
         "diagnostics",
         "Diagnostics",
@@ -216,7 +216,7 @@ def _status(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Page
             _chart(ratchet_chart(series, verdict))
             if series.scores
             else '<p class="empty">no session in the window had operations</p>',
-            "<pre>" + escape("\n".join(str(line) for line in doc.get("lines") or [])) + "</pre>",
+            "<pre>" + "\n".join(escape(str(line)) for line in doc.get("lines") or []) + "</pre>",
             note="the ratchet holds when the latest session had no invocation rejections and"
             " the least-squares slope is at most 0",
         ),

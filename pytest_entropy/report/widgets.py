@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.report.document import human_number
+from pytest_entropy.report.names import html_text as escape
 
 __all__ = ["Cell", "Page", "card", "cell", "meta_list", "section", "table"]
 

@@ -32,6 +32,7 @@ from pytest_entropy.core.surface_diff import (
     accepted_from_value,
     diff_snapshots,
 )
+from pytest_entropy.report.names import terminal_lines
 from pytest_entropy.testing.ratchet import RatchetResult, check_baseline
 
 __all__ = [
@@ -315,7 +316,7 @@ def assert_no_entropy_increase(
         session_format=session_format,
     )
     if comparison.failed:
-        raise AssertionError(comparison.message())
+        raise AssertionError(terminal_lines(comparison.message()))
     return comparison
 
 
@@ -348,7 +349,7 @@ def assert_ratchet(
         accept=accept,
     )
     if not result.passed:
-        raise AssertionError(result.message())
+        raise AssertionError(terminal_lines(result.message()))
     return result
 
 
@@ -537,5 +538,5 @@ class EntropyRatchet:
         if self._notes is not None and result.status in ("created", "updated", "lowered"):
             self._notes.append(("entropy_ratchet", result.lines()[0]))
         if not result.passed:
-            raise AssertionError(result.message())
+            raise AssertionError(terminal_lines(result.message()))
         return result

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_entropy.core.lint import LintOptions
+from pytest_entropy.report.names import terminal_line
 from pytest_entropy.run.lint import LintRun, lint_source
 
 __all__ = ["assert_lint_clean"]
@@ -50,5 +51,5 @@ def assert_lint_clean(
         header = f"schema lint: {len(failing)} findings in {tools} tools"
         if profiles:
             header += f" (profile {', '.join(profiles)})"
-        raise AssertionError("\n".join([header, *shown]))
+        raise AssertionError("\n".join(map(terminal_line, [header, *shown])))
     return run

@@ -34,6 +34,7 @@ from pytest_entropy.core.surface_diff import (
     accepted_from_value,
     diff_snapshots,
 )
+from pytest_entropy.report.names import terminal_line
 
 __all__ = [
     "BASELINE_KIND",
@@ -598,7 +599,7 @@ def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = N
     )
     stream = sys.stderr if getattr(args, "json", False) else out
     for line in result.lines():
-        stream.write(line + "\n")
+        stream.write(terminal_line(line) + "\n")
     return 0 if result.passed else 1
 
 

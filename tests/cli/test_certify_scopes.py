@@ -178,3 +178,19 @@ def test_a_baseline_of_corpus_entries_only_plans_no_surface_check(
     )
     assert code == 1
     assert "unreadable" in _corpus_checks(report)["surface-contained"]["reason"]
+
+
+def test_hostile_file_names_in_reasons_are_escaped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions = tmp_path / "s"
+    shutil.copytree(DEMO / "sessions", sessions)
+    (sessions / "x\x1b]52;c;QUFB\x07<b>|`.jsonl").write_bytes(bytes(range(256)) * 4)
+    assert main(["certify", "--sessions", str(sessions)]) == 1
+    text = capsys.readouterr().out.partition("\n\n")[0]
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b]52;c;QUFB\\x07<b>" in text.splitlines()[-1]
+    assert main(["certify", "--sessions", str(sessions), "--output-format", "markdown"]) == 1
+    markdown = capsys.readouterr().out
+    own = markdown.partition("### Your corpus")[2]
+    assert "<b>" not in own and "&lt;b&gt;" in own and "\x1b" not in own

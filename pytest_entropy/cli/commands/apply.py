@@ -34,6 +34,7 @@ from pytest_entropy.ingest.surface_writers import (
     tool_slots,
 )
 from pytest_entropy.ingest.surfaces import load_surface, load_surface_document
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.store import COMPILED, write_file_atomic
 
 
@@ -72,7 +73,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     artifact = _artifact(args.artifact)
     plan = plan_apply(surface, artifact)
     for entry in plan.stale:
-        sys.stderr.write(f"stale: {entry.ref} ({entry.kind}): {entry.reason}; not applied\n")
+        sys.stderr.write(
+            terminal_text(f"stale: {entry.ref} ({entry.kind}): {entry.reason}; not applied") + "\n"
+        )
     document, chosen = load_surface_document(source, surface_format=surface_format)
     slots = None if os.path.isdir(source) else tool_slots(document, chosen)
     if args.patch:
@@ -97,9 +100,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         text = file_text(apply_compiled_surface(surface, artifact))
     if args.out:
         write_file_atomic(Path(args.out), text)
+        target = terminal_text(str(Path(args.out).resolve()))
         sys.stderr.write(
             f"apply: {len(plan.overlays)} tools overlaid · {len(plan.removed)} removed ·"
-            f" {len(plan.stale)} stale entries skipped → {Path(args.out).resolve()}\n"
+            f" {len(plan.stale)} stale entries skipped → {target}\n"
         )
     else:
         out.write(text)

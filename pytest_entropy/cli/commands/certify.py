@@ -22,6 +22,7 @@ from pytest_entropy.cli.common import (
     storage_options_of,
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.config import BASELINE_FILENAME, add_cli_option
 
 FAILED_TO_EXECUTE = "Entropy certification failed to execute"
@@ -108,12 +109,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         report = Certification(options).report()
     except Exception as error:  # §12.1: a run that raises is a failure with this line
-        sys.stderr.write(f"{FAILED_TO_EXECUTE}: {error}\n")
+        sys.stderr.write(f"{FAILED_TO_EXECUTE}: {terminal_text(str(error))}\n")
         return EXIT_FAILED
     text = file_text(report)
     output_format = output_format_of(args)
     if output_format == "markdown":
+        from pytest_entropy.report.markdown import certify_corpus_lines
+
         print_lines(out, markdown_lines(report), spec=True)
+        print_lines(out, certify_corpus_lines(report))
     elif output_format == "json":
         out.write(text)
     else:

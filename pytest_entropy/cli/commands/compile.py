@@ -44,6 +44,7 @@ from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
 from pytest_entropy.core.regex import Unenforced, watch_unenforced
 from pytest_entropy.core.steering import unmatched_tokens
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
@@ -219,7 +220,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         result["externalRefs"] = sorted(met.refs)  # likewise: refs never fetched, so not enforced
     warnings = unmatched_tokens(steering, outcome.proposals)
     for warning in warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        sys.stderr.write(f"warning: {terminal_text(warning)}\n")
     if warnings:
         result["warnings"] = warnings  # added only when there are some
     if args.json:

@@ -28,6 +28,7 @@ from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import live_surface_snapshot, without_tool_fields
 from pytest_entropy.core.status import surface_hash
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.sources.agent_dir import EXPORTED_SURFACE
 from pytest_entropy.sources.mcp import DEFAULT_TIMEOUT
 from pytest_entropy.state.files import ensure_state_directory
@@ -153,5 +154,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             },
         )
     else:
-        out.write(f"Exported {len(snapshot['actions'])} surface actions → {path}\n")
+        out.write(
+            f"Exported {len(snapshot['actions'])} surface actions → {terminal_text(str(path))}\n"
+        )
     return EXIT_OK

@@ -17,6 +17,7 @@ from pytest_entropy.cli.common import (
 )
 from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.files import ensure_state_directory
 from pytest_entropy.state.store import COMPILED, load_path, write_file_atomic
 
@@ -69,6 +70,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(
             f"Exported compiled surface ({tightened} tightened · {quarantined} quarantined)"
-            f" → {path}\n"
+            f" → {terminal_text(str(path))}\n"
         )
     return EXIT_OK

@@ -18,6 +18,7 @@ from pytest_entropy.cli.steering import add_explain_option, explain_of
 from pytest_entropy.core.explain import explain_freedom
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.jscompat import js_string
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.report.text import freedom_lines
 from pytest_entropy.testing.ratchet import (
     SURFACE_ENTRY,
@@ -49,9 +50,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print_lines(out, freedom_lines(report))
         for row in explanations or ():
-            out.write(
+            explained = (
                 f"explain: {row['ref']}.{row['parameter']} {js_string(row['freedom'])}"
-                f" ({row['rule']}): {row['advice']}\n"
+                f" ({row['rule']}): {row['advice']}"
             )
+            out.write(terminal_text(explained) + "\n")
     # --baseline FILE: the freedom ratchet (entry "surface"): exit 1 on a loosening or a rise.
     return baseline_exit_status(args, surface, out, entry=SURFACE_ENTRY) or EXIT_OK

@@ -23,6 +23,7 @@ from pytest_entropy.core.artifact import (
 )
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.surfaces import load_json_file
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.store import COMPILED, update_path
 
 # The entry lists of an artifact an import can add to.
@@ -121,13 +122,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if adopted_overlays or adopted_quarantines:
             out.write(
                 f"adopted {adopted_overlays} overlays and {adopted_quarantines} quarantines"
-                f" → {target.resolve()}\n"
+                f" → {terminal_text(str(target.resolve()))}\n"
             )
         else:
-            out.write(f"adopted nothing: {target.resolve()} left as it was\n")
+            out.write(f"adopted nothing: {terminal_text(str(target.resolve()))} left as it was\n")
         if adopted_refs:
             out.write(
-                f"adopted quarantines (these tools are now hidden): {', '.join(adopted_refs)}\n"
+                terminal_text(
+                    f"adopted quarantines (these tools are now hidden): {', '.join(adopted_refs)}"
+                )
+                + "\n"
             )
         if refused_quarantines:
             out.write(f"refused {refused_quarantines} quarantines (--no-quarantines)\n")

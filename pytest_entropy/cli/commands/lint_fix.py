@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
 )
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.lint import LintOptions, Profile, has_errors, lint_surface
+from pytest_entropy.report.names import terminal_text
 
 
 def run_fix(
@@ -81,7 +82,7 @@ def run_fix(
         print_lines(out, [f"  {line}" for line in diff_lines(contained)])
         out.write(
             f"Fixed {len(tools)} of {len(surface['actions'])} tools for {profile.id}"
-            f" → {target.resolve()}\n"
+            f" → {terminal_text(str(target.resolve()))}\n"
         )
         if remaining:
             out.write("still breaking the profile (not fixable by rewriting):\n")
@@ -91,7 +92,9 @@ def run_fix(
                 out.write(
                     f"FAIL: the fixed surface refuses {broken} of {replay.checked} recorded"
                     " successful calls the original accepted (new keys filled with null): "
-                    + ", ".join(f"{ref} {n}" for ref, n in sorted(replay.broken.items()))
+                    + terminal_text(
+                        ", ".join(f"{ref} {n}" for ref, n in sorted(replay.broken.items()))
+                    )
                     + "\n"
                 )
             else:

@@ -25,6 +25,7 @@ from pytest_entropy.cli.common import (
 from pytest_entropy.cli.steering import add_redact_option, redact_values_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
+from pytest_entropy.report.names import terminal_text
 from pytest_entropy.run.compile import pool_sources
 from pytest_entropy.state.store import (
     POOL,
@@ -94,6 +95,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             f"pool: {merged.merged_sessions} sessions merged · {merged.skipped_sessions} unchanged"
             f" · {len(merged.file['entries'])} parameters · {len(merged.file['tracked'])} tracked"
             f" sessions · {merged.dropped_observations} unloadable observations dropped"
-            f"{oversized_note(merged)} → {Path(args.out).resolve()}\n"
+            f"{oversized_note(merged)} → {terminal_text(str(Path(args.out).resolve()))}\n"
         )
     return EXIT_OK

@@ -28,6 +28,7 @@ from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.steering import Steering
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.report.names import repair_surrogates, terminal_text
 from pytest_entropy.run.empty import EmptyCorpusError, empty_corpus_message
 from pytest_entropy.run.watch import CompileLoop, Notice, Watcher
 from pytest_entropy.sources.agent_dir import (
@@ -61,7 +62,10 @@ def register(commands: Any) -> None:
 
 
 def _emit(out: TextIO, notice: Notice, as_json: bool) -> None:
-    out.write((json.dumps(notice.to_json(), ensure_ascii=False) if as_json else notice.text) + "\n")
+    # JSON keeps exact values (a lone surrogate as \\udxxx, as the JSON path writes it); a
+    # notice's text is terminal text.
+    shown = json.dumps(notice.to_json(), ensure_ascii=False) if as_json else notice.text
+    out.write((repair_surrogates(shown) if as_json else terminal_text(shown)) + "\n")
     out.flush()
 
 
@@ -94,7 +98,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     if not config.compile:
         where = config.sources.get("compile", "the configuration")
-        out.write(f"entropy: the compile loop is disabled (compile: false in {where})\n")
+        out.write(
+            terminal_text(f"entropy: the compile loop is disabled (compile: false in {where})")
+            + "\n"
+        )
         return EXIT_OK
     if config.agent_dir and not args.sessions:
         agent = Path(config.agent_dir)
@@ -181,8 +188,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     previous = {sig: signal.signal(sig, shutdown) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         sys.stderr.write(
-            f"entropy: watching {', '.join(map(str, watch_paths))} · state in {state_dir}"
-            " · Ctrl-C to stop\n"
+            terminal_text(
+                f"entropy: watching {', '.join(map(str, watch_paths))} · state in {state_dir}"
+                " · Ctrl-C to stop"
+            )
+            + "\n"
         )
         watcher.run()
     finally:

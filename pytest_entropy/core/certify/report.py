@@ -12,7 +12,7 @@ from pytest_entropy.core.certify.fixtures import (
     CERTIFICATION_VERSION,
     CheckResult,
 )
-from pytest_entropy.core.certify.scopes import corpus_line, corpus_markdown_lines, spec_part
+from pytest_entropy.core.certify.scopes import corpus_line, spec_part
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION, Report
@@ -179,5 +179,4 @@ def markdown_lines(report: Mapping[str, Any]) -> list[str]:
     # The hash is the spec's report's: a corpus section (scopes.py) follows, hashed apart.
     report_digest = stable_json_hash(spec_part(report))
     lines += ["", f"Report hash `{report_digest}`."]
-    lines += corpus_markdown_lines(report, _cell)
     return lines

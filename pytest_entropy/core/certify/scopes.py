@@ -26,8 +26,8 @@ __all__ = [
     "IMPLEMENTATION_SCOPE",
     "ScopedResult",
     "corpus_line",
-    "corpus_markdown_lines",
     "corpus_passed",
+    "corpus_summary",
     "scope_of",
     "scoped_report",
     "spec_part",
@@ -129,6 +129,15 @@ def _failures(section: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def corpus_summary(report: Mapping[str, Any]) -> tuple[int, int, bool] | None:
+    """``(passed, checks, section passed)`` of the corpus section, or ``None``."""
+    section = report.get(CORPUS_SECTION)
+    if not section:
+        return None
+    checks = section.get("checks") or []
+    return sum(bool(check["passed"]) for check in checks), len(checks), bool(section["passed"])
+
+
 def corpus_line(report: Mapping[str, Any]) -> str | None:
     """``your corpus: 5 of 6 checks passed (held-out-trial: ...)``, or ``None``."""
     section = report.get(CORPUS_SECTION)
@@ -141,32 +150,3 @@ def corpus_line(report: Mapping[str, Any]) -> str | None:
     if failures:
         line += f" ({'; '.join(failures)})"
     return line
-
-
-def corpus_markdown_lines(report: Mapping[str, Any], cell: Any) -> list[str]:
-    """The corpus section as Markdown (``cell`` escapes a table cell)."""
-    section = report.get(CORPUS_SECTION)
-    if not section:
-        return []
-    checks = section.get("checks") or []
-    passed = sum(bool(check["passed"]) for check in checks)
-    verdict = "PASS" if section.get("passed") else "FAIL"
-    lines = [
-        "",
-        f"### Your corpus (scope `corpus`): {verdict}",
-        "",
-        f"{passed} of {len(checks)} checks passed.",
-        "",
-        "| Check | Result | Evidence | Reason |",
-        "| --- | --- | --- | --- |",
-    ]
-    for check in checks:
-        if check["passed"]:
-            mark = "✓ pass"
-        else:
-            mark = "✗ **fail**" if check.get("gating", True) else "✗ fail (not gating)"
-        lines.append(
-            f"| `{check['id']}` | {mark} | {cell(str(check['evidence']))}"
-            f" | {cell(str(check.get('reason', '')))} |"
-        )
-    return lines

@@ -427,7 +427,7 @@ def size_findings(
         from pytest_entropy.core.canonical import js_stringify
 
         text = js_stringify(schema)  # slower, but no nesting limit
-    size = len(text.encode("utf-8"))
+    size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate counts 3 bytes
     if size > options.max_schema_bytes:
         out.append(
             _finding(
