@@ -137,6 +137,16 @@ def _shown(names: Sequence[str], total: int | None = None) -> str:
     return text + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
 
 
+def _other_entries(directory: str) -> list[str]:
+    """What a local directory holds besides session files (it had none), by name."""
+    if is_url(directory):
+        return []
+    try:
+        return sorted((entry.name for entry in os.scandir(directory)), key=code_unit_key)
+    except OSError:
+        return []
+
+
 def _first_timestamp(location: str) -> str:
     """The ``timestamp`` of a file's first record ("" when it has none or is remote)."""
     if is_url(location) or not os.path.isfile(location):
@@ -245,6 +255,9 @@ class CorpusChecks:
         reasons = []
         if d.unreadable_files:
             reasons.append(f"unreadable: {_shown(d.unreadable_names, d.unreadable_files)}")
+        passed_over = self._passed_over()
+        if passed_over:
+            reasons.append(f"not a readable session file: {_shown(passed_over)}")
         if d.unrecognized_files:
             reasons.append(
                 f"of no known session format: {_shown(d.unrecognized_names, d.unrecognized_files)}"
@@ -256,7 +269,9 @@ class CorpusChecks:
                 f" {_shown(d.damaged_names)}"
             )
         if not d.files:
-            reasons.append(f"no session file found in {self.settings.sessions}")
+            others = _other_entries(self.settings.sessions)
+            passed_over = f" (passed over: {_shown(others)})" if others else ""
+            reasons.append(f"no session file found in {self.settings.sessions}{passed_over}")
         elif not operations:
             reasons.append("the files hold no tool call at all")
         passed = not reasons
@@ -268,7 +283,38 @@ class CorpusChecks:
             reason += " (--entropy-lenient: reported, not gating)"
         return ScopedResult(result, reason, gating=not self.settings.lenient)
 
+    def _passed_over(self) -> list[str]:
+        """Entries of a local sessions directory named like session files that the listing
+        could not take: a directory, a broken link, a FIFO or a device (``name (why)``)."""
+        directory = self.settings.sessions
+        if is_url(directory) or not os.path.isdir(directory):
+            return []
+        listed = {os.path.abspath(name) for name in self.listing[0]}
+        listed |= {os.path.abspath(name) for name, _ in self.listing[1]}
+        found = []
+        for name in _other_entries(directory):
+            path = os.path.join(directory, name)
+            if not name.endswith((".jsonl", ".jsonl.gz")) or os.path.abspath(path) in listed:
+                continue
+            if os.path.islink(path) and not os.path.exists(path):
+                why = "a broken link"
+            elif os.path.isdir(path):
+                why = "a directory"
+            elif not os.path.isfile(path):
+                why = "not a regular file"
+            else:
+                continue
+            found.append(f"{path} ({why})")
+        return found
+
     def _deterministic(self) -> ScopedResult:
+        if not self._full.records.traces:
+            # Nothing passes on nothing: two empty reads agree, and that proves nothing.
+            return ScopedResult(
+                CheckResult("corpus-deterministic", False, "no tool call to measure"),
+                "nothing to compare: the corpus holds no tool call (see corpus-health)",
+                gating=False,
+            )
         first = report_hash(self._report(self._full.records))
         again = self._read(self.listing[0], continuous=True)
         second = report_hash(self._report(again.records))

@@ -595,7 +595,7 @@ def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = N
         update=bool(args.entropy_update),
         ci=is_ci(),
         update_hint="--update-baseline",
-        size_factor=_size_factor(getattr(args, "entropy_size_factor", None)),
+        size_factor=size_factor_of(args),
     )
     stream = sys.stderr if getattr(args, "json", False) else out
     for line in result.lines():
@@ -603,11 +603,12 @@ def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = N
     return 0 if result.passed else 1
 
 
-def _size_factor(value: Any) -> float | None:
+def size_factor_of(args: Any) -> float | None:
     """``--size-factor`` checked (at least 1), else exit 2."""
     from pytest_entropy.core.errors import EntropyInputError
     from pytest_entropy.state.settings import factor_value
 
+    value = getattr(args, "entropy_size_factor", None)
     if value is None:
         return None
     try:
