@@ -194,3 +194,28 @@ def test_hostile_file_names_in_reasons_are_escaped(
     markdown = capsys.readouterr().out
     own = markdown.partition("### Your corpus")[2]
     assert "<b>" not in own and "&lt;b&gt;" in own and "\x1b" not in own
+
+
+def test_nothing_passes_on_nothing_and_odd_entries_are_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import os
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.bin").write_bytes(b"\x00\x01")
+    code, report = _certify(capsys, "--sessions", str(empty))
+    assert code == 1
+    checks = _corpus_checks(report)
+    assert not any(check["passed"] for check in checks.values())
+    assert "passed over: notes.bin" in checks["corpus-health"]["reason"]
+    odd = tmp_path / "odd"
+    shutil.copytree(DEMO / "sessions", odd)
+    (odd / "d.jsonl").mkdir()
+    (odd / "l.jsonl").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(odd / "f.jsonl")  # never opened: a FIFO without a writer would hang a read
+    code, report = _certify(capsys, "--sessions", str(odd))
+    assert code == 1
+    reason = _corpus_checks(report)["corpus-health"]["reason"]
+    for name, why in (("d", "a directory"), ("f", "not a regular file"), ("l", "a broken link")):
+        assert f"{odd / name}.jsonl ({why})" in reason
