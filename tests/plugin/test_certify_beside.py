@@ -103,3 +103,21 @@ def test_junit_names_the_scope(pytester: pytest.Pytester) -> None:
     assert '<property name="entropy_certification" value="True"' in xml
     assert '<property name="entropy_corpus_certification" value="True"' in xml
     assert xml.count('<property name="entropy_scope" value="corpus"') == 5
+
+
+def test_corpus_checks_cross_from_xdist_workers(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    sessions, surface = _project(pytester)
+    argv = [
+        "--entropy-certify-only",
+        f"--entropy-sessions={sessions}",
+        f"--entropy-surface={surface}",
+    ]
+    _run(pytester, *argv, "--entropy-json=serial.json").assert_outcomes(passed=26)
+    parallel = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", *argv, "-n", "1", "--entropy-json=parallel.json"
+    )
+    parallel.assert_outcomes(passed=26)
+    serial_text = (pytester.path / "serial.json").read_text(encoding="utf-8")
+    assert '"corpusChecks"' in serial_text
+    assert (pytester.path / "parallel.json").read_text(encoding="utf-8") == serial_text
