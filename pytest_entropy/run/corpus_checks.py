@@ -270,8 +270,8 @@ class CorpusChecks:
             )
         if not d.files:
             others = _other_entries(self.settings.sessions)
-            passed_over = f" (passed over: {_shown(others)})" if others else ""
-            reasons.append(f"no session file found in {self.settings.sessions}{passed_over}")
+            aside = f" (passed over: {_shown(others)})" if others else ""
+            reasons.append(f"no session file found in {self.settings.sessions}{aside}")
         elif not operations:
             reasons.append("the files hold no tool call at all")
         passed = not reasons
