@@ -592,6 +592,10 @@ impl Parser<'_> {
         self.at = at;
         // The token is ASCII by construction.
         let token = std::str::from_utf8(&text[start..at]).unwrap_or("");
+        if token == "-0" {
+            // JSON.parse keeps negative zero; the plain reader does too (issue 27).
+            return Ok(Number::Float(-0.0));
+        }
         if integral && token.len() <= EXACT_INTEGER_CHARS {
             if let Ok(v) = token.parse::<i64>() {
                 return Ok(Number::Int(v));
@@ -752,7 +756,7 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         };
-        assert_eq!(number(b"-0"), (Number::Int(0), true));
+        assert_eq!(number(b"-0").0.to_f64().to_bits(), (-0.0f64).to_bits());
         assert_eq!(number(b"-0.0").0.to_f64().to_bits(), (-0.0f64).to_bits());
         assert_eq!(number(b"1e400"), (Number::Float(f64::INFINITY), false));
         assert_eq!(

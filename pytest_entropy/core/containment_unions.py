@@ -9,6 +9,7 @@ from pytest_entropy.core.schema_keywords import (
     ALL_TYPES,
     ANNOTATION_KEYWORDS,
     Finding,
+    accepts_nothing,
     definition_pointer,
     disjoint,
     join_path,
@@ -110,6 +111,8 @@ class UnionChecks:
         ``inner`` whole (for a oneOf only if they cannot overlap); else ``inner`` is split by
         type; else the branch behind the same ``$ref`` says where, as undecided.
         """
+        if accepts_nothing(self.resolve(inner, self.inner_root, path, [])):
+            return  # no value to refuse: an empty schema fits any union
         resolved = [self.resolve(branch, self.outer_root, path, []) for branch in branches]
         apart = [disjoint(branch, inner) if branch is not None else None for branch in resolved]
         candidates = [i for i, why in enumerate(apart) if why is None]

@@ -471,6 +471,29 @@ def _discriminated(required: dict[str, Any], other: dict[str, Any]) -> tuple[str
     return None
 
 
+def accepts_nothing(schema: Any) -> bool:
+    """Surely no value passes ``schema`` (a resolved schema): ``false``, an empty ``type``
+    list or ``enum``, or an object schema that requires a property no value may take. Only
+    what is certain: ``False`` means "may accept something"."""
+    if type(schema) is not dict:
+        return schema is False
+    kinds = type_set(schema)
+    if kinds is not None and not kinds:
+        return True
+    own = finite_keys(schema)
+    if own is not None and not own[0]:
+        return True
+    if kinds != frozenset({"object"}):
+        return False
+    properties = mapping(schema.get("properties"))
+    for name in name_set(schema.get("required")) & set(properties):
+        allowed = properties[name]
+        keys = finite_keys(allowed)
+        if allowed is False or (keys is not None and not keys[0]):
+            return True
+    return False
+
+
 def disjoint(a: Any, b: Any) -> tuple[str, str] | None:
     """Why no value passes both ``a`` and ``b`` (two resolved schemas), or ``None`` if they
     may overlap: ``("", "type")`` when their types do not meet, ``(name, keyword)`` when

@@ -539,11 +539,34 @@ done_native:
     return status;
 }
 
+/* jsonparse.may_hold_negative_zero for a line's bytes: "-0" followed by no digit, '.', 'e'
+ * or 'E' (the number literal -0, which the msgspec decoder reads as the integer 0; also such
+ * bytes inside a string, which only sends the line to the generic path). */
+static int may_hold_negative_zero(const char *text, Py_ssize_t size) {
+    const char *at = text, *end = text + size;
+    while (at < end && (at = memchr(at, '-', (size_t)(end - at))) != NULL) {
+        if (end - at >= 2 && at[1] == '0') {
+            char next = end - at > 2 ? at[2] : '\0';
+            if (!(next >= '0' && next <= '9') && next != '.' && next != 'e' && next != 'E') {
+                return 1;
+            }
+        }
+        at++;
+    }
+    return 0;
+}
+
 /* SessionScanner._trace_line_fast(raw): 1 handled, 0 hand to the generic path, -1 error. */
 static int trace_line_fast(Scan *scan, PyObject *scanner, PyObject *raw) {
     PyObject *ctx = scan->ctx, *unset = PyTuple_GET_ITEM(ctx, C_UNSET);
     PyObject *decoder, *record, *details, *trace, *guard, *guarded, *items;
     int status = -1, flag;
+    /* a line that may hold -0 goes to the generic path, whose parse keeps it -0.0 (as the
+     * Python's may_hold_negative_zero test does; a line that is not bytes goes there too) */
+    if (!PyBytes_Check(raw) ||
+        may_hold_negative_zero(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))) {
+        return 0;
+    }
     if ((decoder = get(scan, scanner, A_DECODER)) == NULL) return -1;
     {
         PyObject *argv[2] = {decoder, raw};

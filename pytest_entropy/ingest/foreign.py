@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
+from pytest_entropy.ingest.jsonparse import (
+    JSONParseError,
+    parse_json_bytes,
+    parse_json_int,
+    parse_json_text,
+)
 from pytest_entropy.ingest.lines import OVERSIZED, iter_line_batches
 
 __all__ = [
@@ -39,7 +44,7 @@ def _reject_constant(name: str) -> Any:
     raise JSONParseError(f"{name} is not valid JSON")
 
 
-_concatenated = json.JSONDecoder(parse_constant=_reject_constant)
+_concatenated = json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
 
 
 def open_foreign(path: Path) -> Any:

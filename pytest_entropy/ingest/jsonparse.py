@@ -10,6 +10,15 @@ reference would read is lost:
 * invalid UTF-8: the reference's stream decoder substitutes U+FFFD, as ``errors="replace"``;
 * JavaScript ``trim`` whitespace around the value (BOM, NBSP, U+2028 ...).
 
+One more difference needs no fallback but a second reading: the number literal ``-0``.
+JavaScript reads it as negative zero, a double that equals ``0`` but that TypeBox's
+``uniqueItems`` tells apart from it (issue 27); orjson, msgspec and Python's ``json`` read it
+as the integer 0. Every other spelling of negative zero (``-0.0``, ``-0e5``, ``-0E-3``) is
+already the float ``-0.0`` in all three. A line that holds ``-0`` followed by no digit, ``.``,
+``e`` or ``E`` (:func:`may_hold_negative_zero`, a byte test that also fires inside strings,
+which only costs a second parse) is read again by the ``json`` decoder, whose integer hook
+turns ``-0`` into ``-0.0``; every other line keeps the fast path untouched.
+
 ``NaN``/``Infinity`` literals stay errors, as in JavaScript.
 """
 
@@ -18,13 +27,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from pytest_entropy.core.jscompat import js_trim
 
-__all__ = ["JSONParseError", "parse_json_bytes", "parse_json_text"]
+__all__ = [
+    "JSONParseError",
+    "may_hold_negative_zero",
+    "parse_json_bytes",
+    "parse_json_int",
+    "parse_json_text",
+]
 
 
 class JSONParseError(ValueError):
@@ -35,29 +50,70 @@ def _reject_constant(name: str) -> Any:
     raise JSONParseError(f"{name} is not valid JSON")
 
 
-def _parse_int(text: str) -> int | float:
+def parse_json_int(text: str) -> int | float:
+    """An integer literal as the readers here keep it: ``-0`` is JavaScript's negative zero
+    (the float ``-0.0``), a literal of more than 300 digits a double, anything else exact."""
     # Python refuses int literals beyond 4300 digits; JavaScript reads them as a double.
     if len(text) > 300:
         return float(text)
+    if text == "-0":
+        return -0.0
     return int(text)
+
+
+# ``-0`` not followed by what would continue the number: the integer literal -0 (or bytes
+# inside a string that look like it). "-0.5", "-0e3" and dates such as "2026-01-02" do not match.
+_NEGATIVE_ZERO: Final = re.compile(rb"-0(?![0-9.eE])")
+
+
+def may_hold_negative_zero(raw: bytes) -> bool:
+    """Whether ``raw`` may hold the number literal ``-0``, which the fast decoders read as
+    the integer 0 (never false for a line that holds it; true for some that do not)."""
+    # The pattern's literal prefix makes the regex search faster than ``b"-0" in raw``.
+    return _NEGATIVE_ZERO.search(raw) is not None
 
 
 # The standard library's string scanner (C accelerated); not in the typeshed stubs.
 scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
+
+# orjson keeps an integer exact only inside 64 bits (signed, or unsigned up to 2**64 - 1) and
+# reads any other as a double.
+_ORJSON_EXACT_INTEGERS: Final = range(-(2**63), 2**64)
+
+
+def _orjson_int(text: str) -> int | float:
+    """An integer literal as orjson reads it, but ``-0`` as negative zero."""
+    value = parse_json_int(text)
+    if type(value) is int and value not in _ORJSON_EXACT_INTEGERS:
+        return float(text)
+    return value
+
+
+# Re-reads a line orjson accepted, so that it gives orjson's values with -0 kept.
+_negative_zero_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_orjson_int)
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
     """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it.
 
     Raises :class:`JSONParseError` when the reference would not parse the line either.
+    A line orjson reads that may hold ``-0`` is read again so that it comes back as
+    ``-0.0``; it still counts as read by orjson (the text is the same valid UTF-8).
     """
     try:
-        return orjson.loads(raw), True
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass
-    return parse_json_text(raw.decode("utf-8", "replace")), False
+        return parse_json_text(raw.decode("utf-8", "replace")), False
+    if may_hold_negative_zero(raw):
+        # The same values as orjson's (integers beyond 64 bits as doubles), -0 kept.
+        text = js_trim(raw.decode("utf-8"))
+        try:
+            return _negative_zero_decoder.decode(text), True
+        except RecursionError:  # nesting orjson took and the json module's stack does not
+            return _DeepParser(text, parse_int=_orjson_int).parse(), True
+    return value, True
 
 
 def parse_json_text(text: str) -> Any:
@@ -81,9 +137,10 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 class _DeepParser:
     """An iterative JSON parser for the rare line nested beyond Python's recursion limit."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, parse_int: Callable[[str], int | float] = parse_json_int) -> None:
         self.text = text
         self.pos = 0
+        self.parse_int = parse_int
 
     def _skip(self) -> None:
         match = _WS.match(self.text, self.pos)
@@ -110,7 +167,7 @@ class _DeepParser:
         token = match.group()
         if "." in token or "e" in token or "E" in token:
             return float(token)
-        return _parse_int(token)
+        return self.parse_int(token)
 
     def parse(self) -> Any:
         text = self.text

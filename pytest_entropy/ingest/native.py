@@ -25,7 +25,12 @@ from pytest_entropy.ingest.argtree import (
 )
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND, TRACE_SIZE_BOUND, guard_signed
-from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
+from pytest_entropy.ingest.jsonparse import (
+    JSONParseError,
+    may_hold_negative_zero,
+    parse_json_bytes,
+    parse_json_text,
+)
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
 from pytest_entropy.ingest.mentions import mention_lines
 from pytest_entropy.ingest.native_decode import (
@@ -435,6 +440,8 @@ class SessionScanner:
 
     def _trace_line_fast(self, raw: bytes) -> bool:
         """The accelerated path; returns False to hand the line to the generic path."""
+        if may_hold_negative_zero(raw):
+            return False  # msgspec reads -0 as the integer 0; parse_json_bytes keeps it -0.0
         try:
             record = self._decoder.decode(raw)
         except FAST_ERRORS:

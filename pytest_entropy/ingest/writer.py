@@ -19,6 +19,7 @@ What goes where (``docs/formats.md``):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -295,33 +296,47 @@ class NativeWriter:
                 envelope_outcome = candidate
                 break
         redacted = sum(count for _, _, _, count in pieces)
-        phases = js_stringify([task_key])
-        head = js_stringify({"kind": TRACE_KIND, "version": 1, "outcome": envelope_outcome}).encode(
-            "utf-8"
-        )
-        counts = js_stringify(
-            {
-                "droppedValues": 0,
-                "truncatedValues": 0,
-                "redactedValues": redacted,
-                "droppedOperations": 0,
-            }
-        )
+        phases = _phases_bytes(task_key)
         return b"".join(
             (
                 b'{"type":"message","message":{"role":"toolResult","toolName":"fabric_exec",'
                 b'"details":{"trace":',
-                head[:-1],
+                _head_bytes(envelope_outcome)[:-1],
                 b',"phases":',
-                phases.encode("utf-8"),
+                phases,
                 b',"operations":[',
                 b",".join(operation for operation, _, _, _ in pieces),
                 b'],"counts":',
-                counts.encode("utf-8"),
+                _counts_bytes(redacted),
                 b'},"audits":[',
                 b",".join(audit for _, audit, _, _ in pieces),
                 b'],"phases":',
-                phases.encode("utf-8"),
+                phases,
                 b"}}}",
             )
         )
+
+
+# The envelope's parts repeat from trace to trace (a recorder such as the MCP proxy writes a
+# line per call): each is serialised once per distinct value.
+
+
+@functools.lru_cache(maxsize=256)
+def _phases_bytes(task_key: str) -> bytes:
+    return js_stringify([task_key]).encode("utf-8")
+
+
+@functools.lru_cache(maxsize=8)
+def _head_bytes(outcome: str) -> bytes:
+    return js_stringify({"kind": TRACE_KIND, "version": 1, "outcome": outcome}).encode("utf-8")
+
+
+@functools.lru_cache(maxsize=64)
+def _counts_bytes(redacted: int) -> bytes:
+    counts = {
+        "droppedValues": 0,
+        "truncatedValues": 0,
+        "redactedValues": redacted,
+        "droppedOperations": 0,
+    }
+    return js_stringify(counts).encode("utf-8")

@@ -79,6 +79,7 @@ def command_lines(root: Path) -> dict[str, list[list[str]]]:
                   ["apply", "--surface", str(root / "after.json"), "--artifact", artifact,
                    "--patch"]],
         "config": [["config"], ["config", "--json"]],
+        "proxy": [["proxy", "--state-dir", state, "--", sys.executable, "-c", "pass"]],
     }  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 from hypothesis import given
@@ -57,7 +58,9 @@ def trace_lines(draw: st.DrawFn) -> bytes:
         record = {"details": details}
     text = es.session_line(record)
     mutation = draw(
-        st.sampled_from(["none", "none", "truncate", "replace", "extra", "dup", "number"])
+        st.sampled_from(
+            ["none", "none", "truncate", "replace", "extra", "dup", "number", "negative zero"]
+        )
     )
     if mutation == "truncate":
         text = text[: draw(st.integers(0, len(text)))]
@@ -73,6 +76,11 @@ def trace_lines(draw: st.DrawFn) -> bytes:
     elif mutation == "number":
         text = text.replace('"sequence":0', '"sequence":0.0', 1).replace(
             '"version":1', '"version":1.0'
+        )
+    elif mutation == "negative zero":
+        # JSON.parse's -0 (the float -0.0 on both paths, which json.dumps below tells apart)
+        text = re.sub(r"([:,\[])0(?=[,}\]])", r"\1-0", text).replace(
+            '"args":{', '"args":{"z":[-0,{"k":-0}],'
         )
     data = text.encode("utf-8", "surrogatepass")
     if draw(st.booleans()):

@@ -352,3 +352,13 @@ def test_numbers_that_meet_no_bound_or_one_integer_loosen_nothing() -> None:
         ("n", "type"),
         ("n", "multipleOf"),
     }
+
+
+def test_a_union_branch_that_now_accepts_nothing_is_no_loosening() -> None:
+    # Found by test_ratchet_properties: requiring a property whose enum is empty leaves the
+    # object branch accepting nothing, which fits any union; the reverse is a loosening.
+    branch = {"type": "object", "properties": {"path": {"enum": []}}}
+    before = {"anyOf": [{"type": "string"}, {**branch, "required": []}]}
+    after = {"anyOf": [{"type": "string"}, {**branch, "required": ["path"]}]}
+    assert not _diff(before, after).loosened
+    assert _diff(after, before).loosened

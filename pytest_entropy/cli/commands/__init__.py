@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "import_artifact",
     "pool",
     "watch",
+    "proxy",
     "convert",
     "diff",
     "lint",

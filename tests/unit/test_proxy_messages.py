@@ -1,0 +1,393 @@
+"""The MCP proxy's message logic without a transport: forwarding, recording, enforcement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from pytest_entropy.core.artifact import serialize_artifact
+from pytest_entropy.core.canonical import schema_digest
+from pytest_entropy.ingest.native import scan_lines
+from pytest_entropy.run.proxy import (
+    LIST_CHANGED,
+    NAVIGATION_REF,
+    ArtifactHolder,
+    ProxyConnection,
+    ProxyHub,
+)
+
+BOOK = {
+    "type": "object",
+    "properties": {"room": {"type": "string"}, "minutes": {"type": "integer"}},
+    "required": ["room"],
+}
+CANCEL = {"type": "object", "properties": {"booking_id": {"type": "string"}}}
+TIGHT = {**BOOK, "properties": {**BOOK["properties"], "room": {"type": "string", "enum": ["red"]}}}
+
+
+def _line(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _artifact(
+    *, overlay: dict[str, Any] | None = None, quarantined: bool = False, base: Any = BOOK
+) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "metricVersion": 2,
+        "actions": [
+            {
+                "ref": "calendar.book",
+                "inputSchema": overlay or TIGHT,
+                "baseSchemaDigest": schema_digest(base),
+            }
+        ],
+        "quarantined": (
+            [{"ref": "calendar.cancel", "baseSchemaDigest": schema_digest(CANCEL)}]
+            if quarantined
+            else []
+        ),
+        "applied": [{"kind": "enum", "ref": "calendar.book", "detail": "room"}],
+        "gate": {"passed": True, "beforeScore": 1, "afterScore": 0.5, "reasons": []},
+        "evidenceDigest": "e" * 64,
+    }
+
+
+OPEN: list[ProxyConnection] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_connections() -> Any:
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
+class Wire:
+    """A hub and one connection, with the handshake and a listing done."""
+
+    def __init__(self, tmp_path: Path, artifact: dict[str, Any] | None = None, **hub: Any) -> None:
+        self.state = tmp_path / "state"
+        self.state.mkdir()
+        if artifact is not None:
+            (self.state / "compiled.json").write_text(serialize_artifact(artifact))
+        self.sent: list[bytes] = []
+        self.hub = ProxyHub(
+            record_dir=self.state / "sessions",
+            state_dir=self.state,
+            artifact=ArtifactHolder(self.state / "compiled.json"),
+            **hub,
+        )
+        self.connection: ProxyConnection = self.hub.connect(self.sent.append)
+        OPEN.append(self.connection)
+
+    def handshake(self, tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        self.connection.from_client(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {"clientInfo": {"name": "inspector", "version": "1.2"}},
+                }
+            )
+        )
+        self.connection.from_server(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "result": {"serverInfo": {"name": "calendar"}, "capabilities": {"tools": {}}},
+                }
+            )
+        )
+        return self.listing(tools)
+
+    def listing(self, tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        if tools is None:
+            tools = [
+                {"name": "book", "inputSchema": BOOK},
+                {"name": "cancel", "inputSchema": CANCEL},
+            ]
+        self.connection.from_client(_line({"jsonrpc": "2.0", "id": "l", "method": "tools/list"}))
+        routed = self.connection.from_server(
+            _line({"jsonrpc": "2.0", "id": "l", "result": {"tools": tools}})
+        )
+        shown: dict[str, Any] = orjson.loads(routed.to_client[0])
+        return shown
+
+    def call(self, request_id: Any, name: str, args: Any) -> Any:
+        message = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": args},
+        }
+        return self.connection.from_client(_line(message))
+
+    def answer(self, request_id: Any, **body: Any) -> Any:
+        return self.connection.from_server(_line({"jsonrpc": "2.0", "id": request_id, **body}))
+
+    def operations(self) -> list[tuple[str, str, str | None]]:
+        self.connection.close()
+        files = sorted((self.state / "sessions").glob("*.jsonl"))
+        assert len(files) == 1
+        lines = files[0].read_bytes().splitlines()
+        records = scan_lines(lines)
+        return [
+            (op.ref, op.outcome, op.failure_stage)
+            for trace in records.traces
+            for op in trace.operations
+        ]
+
+
+def test_messages_it_does_not_need_to_change_are_forwarded_as_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path)
+    samples = [
+        b'{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"x://y"}}',
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}}',
+        b'{"jsonrpc":"2.0","id":"p","method":"ping"}',
+        b'{"jsonrpc":"2.0","id":9,"method":"future/thing","params":{"protocolVersion":"2099-01-01"}}',
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x/y"}]',
+        b'{"jsonrpc": "2.0",  "id": 3, "method": "prompts/get"}',
+        b"not json at all",
+    ]
+    for raw in samples:
+        routed = wire.connection.from_client(raw)
+        assert (routed.to_server, routed.to_client) == ([raw], [])
+    server_side = [
+        b'{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}',
+        b'{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{}}',
+        b'{"jsonrpc":"2.0","id":7,"result":{"contents":[]}}',
+        b"{broken",
+    ]
+    for raw in server_side:
+        assert wire.connection.from_server(raw).to_client == [raw]
+    # The client's answer to the server's sampling request goes back up unchanged.
+    reply = b'{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant"}}'
+    assert wire.connection.from_client(reply).to_server == [reply]
+    assert wire.hub.stats.malformed == 2
+
+
+def test_calls_are_recorded_with_outcomes_stages_navigation_and_the_client_as_model(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    wire.call(1, "book", {"room": "red"})
+    wire.call(2, "book", {"room": 5})  # the declared schema rejects it
+    wire.call("3", "nope", {})  # an unknown tool
+    wire.call(4, "cancel", {"booking_id": "b1"})
+    wire.call(5, "cancel", {"booking_id": "b2"})
+    wire.call(6, "cancel", {"booking_id": "b3"})
+    # Answered out of order, ids kept apart by type ("3" is not 3).
+    wire.answer(4, result={"content": [], "isError": True})
+    wire.answer("3", error={"code": -32602, "message": "Unknown tool: nope"})
+    wire.answer(2, result={"content": [], "isError": True})
+    wire.answer(1, result={"content": []})
+    wire.answer(5, error={"code": -32602, "message": "bad"})
+    operations = wire.operations()  # 6 was never answered: aborted when the client left
+    assert operations == [
+        (NAVIGATION_REF, "succeeded", None),
+        ("calendar.cancel", "failed", "invoke"),
+        ("calendar.nope", "failed", "resolve"),
+        ("calendar.book", "failed", "validate"),
+        ("calendar.book", "succeeded", None),
+        ("calendar.cancel", "failed", "validate"),
+        ("calendar.cancel", "aborted", None),
+    ]
+    text = next((wire.state / "sessions").glob("*.jsonl")).read_text()
+    assert text.splitlines()[0] == (
+        '{"type":"model_change","provider":"inspector","modelId":"1.2"}'
+    )
+    assert '"args":{"booking_id":"b1"}' in text  # the verbatim audit
+    snapshot = json.loads((wire.state / "surface.json").read_text())
+    assert [action["ref"] for action in snapshot["actions"]] == ["calendar.book", "calendar.cancel"]
+
+
+def test_a_cancelled_call_is_aborted(tmp_path: Path) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    wire.call(1, "book", {"room": "red"})
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    routed = wire.connection.from_client(_line(cancel))
+    assert routed.to_server == [_line(cancel)]
+    wire.answer(1, result={"content": []})  # a late answer changes nothing
+    assert wire.operations()[1:] == [("calendar.book", "aborted", None)]
+
+
+def test_redact_values_keeps_secrets_out_of_the_audit(tmp_path: Path) -> None:
+    wire = Wire(tmp_path, redact=True)
+    wire.handshake()
+    wire.call(1, "book", {"room": "red", "api_key": "sk-live-abcdef"})
+    wire.answer(1, result={"content": []})
+    wire.connection.close()
+    text = next((wire.state / "sessions").glob("*.jsonl")).read_text()
+    assert "sk-live-abcdef" not in text
+    assert '"room":"red"' in text
+
+
+def test_an_off_modal_call_is_refused_by_the_proxy_and_never_forwarded(tmp_path: Path) -> None:
+    wire = Wire(tmp_path, _artifact(quarantined=True))
+    shown = wire.handshake()
+    tools = {tool["name"]: tool for tool in shown["result"]["tools"]}
+    assert list(tools) == ["book"]  # the quarantined tool disappears from the catalog
+    assert tools["book"]["inputSchema"]["properties"]["room"]["enum"] == ["red"]
+    routed = wire.call(1, "book", {"room": "blue"})
+    assert routed.to_server == []
+    answer = orjson.loads(routed.to_client[0])
+    assert answer["id"] == 1
+    assert answer["result"]["isError"] is True
+    text = answer["result"]["content"][0]["text"]
+    assert "'room'" in text and "['red']" in text and "blue" in text
+    refused = wire.call(2, "cancel", {"booking_id": "b"})
+    assert refused.to_server == [] and b"unknown tool" in refused.to_client[0]
+    accepted = wire.call(3, "book", {"room": "red"})
+    assert accepted.to_client == [] and len(accepted.to_server) == 1
+    wire.answer(3, result={"content": []})
+    assert wire.operations()[1:] == [
+        ("calendar.book", "failed", "validate"),
+        ("calendar.cancel", "failed", "resolve"),
+        ("calendar.book", "succeeded", None),
+    ]
+
+
+def test_a_schema_changed_underneath_gets_its_declared_schema(tmp_path: Path) -> None:
+    wire = Wire(tmp_path, _artifact())
+    changed = {**BOOK, "description": "now with a description"}
+    shown = wire.handshake([{"name": "book", "inputSchema": changed}])
+    assert shown["result"]["tools"][0]["inputSchema"] == changed
+    assert wire.call(1, "book", {"room": "blue"}).to_server  # forwarded: no stale overlay
+
+
+def test_an_artifact_replaced_mid_connection_is_enforced_from_the_next_call(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    assert wire.call(1, "book", {"room": "blue"}).to_server
+    (wire.state / "compiled.json").write_text(serialize_artifact(_artifact()))
+    assert not wire.call(2, "book", {"room": "blue"}).to_server
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("{not json", "malformed JSON"),
+        ('{"version": 1}', "invalid"),
+        ('{"version": 2, "metricVersion": 3, "actions": []}', "version-2 artifact (metric v3)"),
+    ],
+)
+def test_a_damaged_or_version_2_artifact_disables_enforcement_once_and_never_blocks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, said: str
+) -> None:
+    wire = Wire(tmp_path)
+    (wire.state / "compiled.json").write_text(content)
+    wire.handshake()
+    assert wire.call(1, "book", {"room": "blue"}).to_server
+    assert wire.call(2, "book", {"room": "green"}).to_server
+    err = capsys.readouterr().err
+    assert err.count(said) == 1
+    assert "enforcement is off" in err
+
+
+def test_enforcement_off_forwards_everything(tmp_path: Path) -> None:
+    wire = Wire(tmp_path, _artifact(quarantined=True))
+    wire.hub.artifact.enabled = False
+    shown = wire.handshake()
+    assert [tool["name"] for tool in shown["result"]["tools"]] == ["book", "cancel"]
+    assert wire.call(1, "book", {"room": "blue"}).to_server
+
+
+def test_a_batch_keeps_its_other_members_when_one_call_is_refused(tmp_path: Path) -> None:
+    wire = Wire(tmp_path, _artifact())
+    wire.handshake()
+    batch = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "book", "arguments": {"room": "blue"}},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]
+    routed = wire.connection.from_client(_line(batch))
+    assert [orjson.loads(out) for out in routed.to_server] == [[batch[1]]]
+    assert orjson.loads(routed.to_client[0])["id"] == 1
+
+
+def test_the_upstream_going_away_answers_every_waiting_request(tmp_path: Path) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    wire.call(1, "book", {"room": "red"})
+    wire.call("two", "book", {"room": "red"})
+    answers = [orjson.loads(out) for out in wire.connection.upstream_gone("it crashed")]
+    assert sorted(str(answer["id"]) for answer in answers) == ["1", "two"]
+    assert all(answer["error"]["code"] == -32000 for answer in answers)
+    assert wire.operations()[1:] == [("calendar.book", "aborted", None)] * 2
+
+
+def test_compile_mode_announces_list_changed_and_notifies_initialized_clients(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path, advertise_list_changed=True)
+    wire.connection.from_client(_line({"jsonrpc": "2.0", "id": 0, "method": "initialize"}))
+    routed = wire.connection.from_server(
+        _line({"jsonrpc": "2.0", "id": 0, "result": {"capabilities": {"tools": {}}}})
+    )
+    assert orjson.loads(routed.to_client[0])["result"]["capabilities"]["tools"] == {
+        "listChanged": True
+    }
+    assert wire.hub.surface_changed() == 1
+    assert wire.sent == [LIST_CHANGED]
+
+
+def test_an_http_upstream_failure_answers_only_the_requests_of_that_post(tmp_path: Path) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    wire.call(1, "book", {"room": "red"})  # in flight in another POST
+    failed = _line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "book"}})
+    wire.connection.from_client(failed)
+    answers = [orjson.loads(out) for out in wire.connection.upstream_gone("refused", failed)]
+    assert [answer["id"] for answer in answers] == [2]
+    wire.answer(1, result={"content": []})
+    assert wire.operations()[1:] == [
+        ("calendar.book", "aborted", None),
+        ("calendar.book", "succeeded", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("8765", ("127.0.0.1", 8765)), ("0.0.0.0:80", ("0.0.0.0", 80)), ("[::1]:9", ("::1", 9))],
+)
+def test_listen_binds_loopback_unless_a_host_is_given(text: str, where: tuple[str, int]) -> None:
+    from pytest_entropy.run.proxy_http import parse_listen
+
+    assert parse_listen(text) == where
+    with pytest.raises(ValueError, match="--listen"):
+        parse_listen("localhost:http")
+
+
+def test_a_fault_of_the_proxy_forwards_the_message_as_it_came(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+
+    def broken(*_args: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(wire.connection, "_client_item", broken)
+    monkeypatch.setattr(wire.connection, "_server_item", broken)
+    raw = _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "book"}})
+    assert wire.connection.from_client(raw).to_server == [raw]
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    assert wire.connection.from_server(answer).to_client == [answer]
+    assert capsys.readouterr().err.count("internal error (RuntimeError('boom'))") == 2
