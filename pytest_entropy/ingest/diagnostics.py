@@ -65,6 +65,9 @@ class ScanDiagnostics:
     # Which files were unreadable or unrecognised (the first NAME_LIMIT of each).
     unreadable_names: list[str] = field(default_factory=list)
     unrecognized_names: list[str] = field(default_factory=list)
+    # The files that held a malformed line (a truncated write, say): certification's
+    # corpus-health names them. Not part of ``to_json`` (its keys are fixed).
+    damaged_names: list[str] = field(default_factory=list)
 
     SAMPLE_LIMIT = 10
     NAME_LIMIT = 100
@@ -114,7 +117,17 @@ class ScanDiagnostics:
             _add_name(self.unreadable_names, name)
         for name in other.unrecognized_names:
             _add_name(self.unrecognized_names, name)
+        for name in other.damaged_names:
+            _add_name(self.damaged_names, name)
         return self
+
+    def yielded_nothing(self) -> bool:
+        """Whether a file (one file's own diagnostics) had lines and none of them was a
+        trace, model, audit or foreign record: it may be of no known format at all."""
+        lines = self.lines - self.empty_lines
+        return lines > 0 and not (
+            self.trace_lines or self.model_lines or self.foreign_records or self.audit_calls
+        )
 
     @property
     def skipped_lines(self) -> int:
@@ -176,5 +189,12 @@ def _add_name(names: list[str], name: str) -> None:
 _COUNTER_FIELDS: Final = tuple(
     name
     for name in ScanDiagnostics.__dataclass_fields__
-    if name not in ("rejection_reasons", "samples", "unreadable_names", "unrecognized_names")
+    if name
+    not in (
+        "rejection_reasons",
+        "samples",
+        "unreadable_names",
+        "unrecognized_names",
+        "damaged_names",
+    )
 )

@@ -203,7 +203,12 @@ def _ratchet(settings: EntropySettings, report: Report) -> RatchetResult:
     from pytest_entropy.testing.ratchet import check_baseline
 
     return check_baseline(
-        settings.baseline, CORPUS_BASELINE_ENTRY, report, update=settings.update, ci=is_ci()
+        settings.baseline,
+        CORPUS_BASELINE_ENTRY,
+        report,
+        update=settings.update,
+        ci=is_ci(),
+        size_factor=settings.size_factor,
     )
 
 

@@ -134,6 +134,24 @@ def _number(config: pytest.Config, entry: Option, configured: Configured) -> flo
     return number
 
 
+def _checked(config: pytest.Config, name: str, configured: Configured) -> float | None:
+    """A share (``holdout``, ``max-malformed-share``) or the size factor, range-checked."""
+    import pytest
+
+    from pytest_entropy.state.settings import factor_value, share_value
+
+    entry = option(name)
+    value = _number(config, entry, configured)
+    if value is None:
+        return None
+    try:
+        if name == "size-factor":
+            return factor_value(value, entry.flag)
+        return share_value(value, entry.flag, holdout=name == "holdout")
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
 def _seconds(config: pytest.Config, entry: Option, configured: Configured) -> float | None:
     """A positive number of seconds, or ``None`` when not given."""
     import pytest
@@ -228,7 +246,14 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     state_dir = (config.invocation_params.dir / str(state.value)) if state else None
     session_format, surface_format = _formats(config, configured)
     return EntropySettings(
-        certify=_flag(config, option("certify"), configured),
+        certify=_flag(config, option("certify"), configured)
+        or _flag(config, option("certify-only"), configured),
+        certify_only=_flag(config, option("certify-only"), configured),
+        lenient=_flag(config, option("lenient"), configured),
+        require_ratchet=_flag(config, option("require-ratchet"), configured),
+        holdout=_checked(config, "holdout", configured),
+        max_malformed_share=_checked(config, "max-malformed-share", configured),
+        size_factor=_checked(config, "size-factor", configured),
         sessions=_path(config, option("sessions"), configured),
         surface=None if server is not None else _path(config, option("surface"), configured),
         surface_server=server,

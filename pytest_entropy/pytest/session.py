@@ -1,9 +1,10 @@
 """The plugin's per-run machinery: certification items, xdist transport, report, gate, summary.
 
 One :class:`EntropySession` is registered per run (it stays idle unless asked for
-something). With ``--entropy-certify`` it replaces test collection with one item per
-check, ``entropy-certify::<check-id>``; items may run on pytest-xdist workers, which send
-their outcomes to the controller in ``workeroutput``; the controller (or the only process)
+something). With ``--entropy-certify`` it adds one item per check,
+``entropy-certify::<check-id>``, after the project's own tests (``--entropy-certify-only``:
+instead of them); items may run on pytest-xdist workers, which send their outcomes
+to the controller in ``workeroutput``; the controller (or the only process)
 assembles the report, writes ``--entropy-json``/``--entropy-markdown``/``--entropy-html``,
 applies the sessions gate (``--entropy-max-score``, ``--entropy-baseline``) and ORs any failure into
 the exit status in ``pytest_sessionfinish``. The terminal summary never raises.
@@ -58,6 +59,10 @@ class CheckFailed(Exception):
         if described is not None:
             lines[0] += f" ({described.vector}: {described.asserts})"
         lines += [f"  {line}" for line in (result.details or (result.evidence,))]
+        if self.outcome.corpus:
+            lines[0] = f"corpus check {result.id} failed (your corpus, not the meter)"
+            if self.outcome.reason:
+                lines.append(f"  reason: {self.outcome.reason}")
         return "\n".join(map(terminal_line, lines))
 
 
@@ -70,6 +75,9 @@ class CheckItem(pytest.Item):
         if outcome.skipped is not None:
             pytest.skip(outcome.skipped)
         if not outcome.result.passed:
+            if outcome.corpus and not outcome.gating:
+                # Reported, never gating (ratchet-holding by default, --entropy-lenient).
+                pytest.xfail(f"{outcome.result.id}: {outcome.reason or outcome.result.evidence}")
             raise CheckFailed(outcome)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -85,11 +93,9 @@ class CertificationCollector(pytest.Collector):
     """The collector of the check items (there may be no test file at all)."""
 
     def collect(self) -> list[pytest.Item]:
-        session = self.config.stash[SESSION_KEY]
-        return [
-            CheckItem.from_parent(self, name=check_id)
-            for check_id in session.certification.planned_check_ids()
-        ]
+        certification = self.config.stash[SESSION_KEY].certification
+        ids = (*certification.planned_check_ids(), *certification.planned_corpus_check_ids())
+        return [CheckItem.from_parent(self, name=check_id) for check_id in ids]
 
 
 @dataclass(slots=True)
@@ -134,18 +140,21 @@ class EntropySession:
         self.state.outcomes[check_id] = outcome
         return outcome
 
-    # ---- collection: the checks instead of the project's tests
+    # ---- collection: the checks beside the project's tests (--entropy-certify-only: instead)
 
-    def pytest_collection(self, session: pytest.Session) -> bool | None:
-        if not self.settings.certify or self.is_controller:
-            return None
+    def _check_items(self, session: pytest.Session) -> list[pytest.Item]:
         collector = CertificationCollector.from_parent(session, name=NODE, nodeid=NODE)
         hook = session.ihook
         hook.pytest_collectstart(collector=collector)
         report = hook.pytest_make_collect_report(collector=collector)
         hook.pytest_collectreport(report=report)
         items = [node for node in report.result if isinstance(node, pytest.Item)]
-        session.items = items if report.passed else []
+        return items if report.passed else []
+
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        if not self.settings.certify_only or self.is_controller:
+            return None
+        session.items = self._check_items(session)
         try:
             self.config.hook.pytest_collection_modifyitems(
                 session=session, config=self.config, items=session.items
@@ -160,7 +169,10 @@ class EntropySession:
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         """``--entropy-lint`` without ``--entropy-certify``: one more item per tool; the
-        sessions gate: ``entropy-gate::max-score`` and ``entropy-gate::baseline``, last."""
+        sessions gate: ``entropy-gate::max-score`` and ``entropy-gate::baseline``, last;
+        ``--entropy-certify``: the check items after the project's own tests."""
+        if self.settings.certify and not self.settings.certify_only:
+            items.extend(self._check_items(session))
         if self.settings.lint is not None and not self.settings.certify:
             from pytest_entropy.pytest.lint_items import lint_items
 
@@ -218,6 +230,7 @@ class EntropySession:
                 self.certification.fixture_summary(),
                 outcomes,
                 self.certification.planned_check_ids(),
+                self.certification.planned_corpus_check_ids(),
             )
         except Exception as error:
             self.state.problems.append(f"the certification report failed: {error}")
@@ -265,9 +278,14 @@ class EntropySession:
         if xml is None:
             return
         from pytest_entropy.core.canonical import stable_json_hash
+        from pytest_entropy.core.certify.scopes import spec_part
 
         xml.add_global_property("entropy_certification", str(report["evaluation"]["passed"]))
-        xml.add_global_property("entropy_certification_hash", stable_json_hash(report))
+        xml.add_global_property("entropy_certification_hash", stable_json_hash(spec_part(report)))
+        if "corpusChecks" in report:
+            xml.add_global_property(
+                "entropy_corpus_certification", str(report["corpusChecks"]["passed"])
+            )
         corpus = report.get("corpus")
         if corpus is not None:
             from pytest_entropy.core.meter import report_hash
@@ -294,9 +312,11 @@ class EntropySession:
         lines: list[str] = []
         if self.settings.trial and self.settings.sessions is None and self.settings.certify:
             lines.append("warning: --trial ignored: the trial needs --sessions (spec §14 #13)")
-        if self.settings.certify and self.config.args_source == pytest.Config.ArgsSource.ARGS:
+        if self.settings.certify_only and self.config.args_source == pytest.Config.ArgsSource.ARGS:
             ignored = " ".join(self.config.args)
-            lines.append(f"note: --entropy-certify runs the certification; not run: {ignored}")
+            lines.append(
+                f"note: --entropy-certify-only runs only the certification; not run: {ignored}"
+            )
         report = self.state.report
         if report is not None:
             lines += _certification_lines(report, self.settings)
@@ -320,6 +340,7 @@ def _encodable(line: str, encoding: str) -> str:
 
 def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> list[str]:
     from pytest_entropy.core.canonical import stable_json_hash
+    from pytest_entropy.core.certify.scopes import corpus_line, spec_part
     from pytest_entropy.core.jscompat import js_string
 
     evaluation = report["evaluation"]
@@ -328,7 +349,7 @@ def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> l
     verdict = "PASS" if evaluation["passed"] else "FAIL"
     lines = [
         f"entropy certification (metric v2): {verdict} · {len(checks) - len(failed)} of"
-        f" {len(checks)} checks passed · report {stable_json_hash(report)[:12]}"
+        f" {len(checks)} checks passed · report {stable_json_hash(spec_part(report))[:12]}"
     ]
     for check in checks:
         if not check["passed"]:
@@ -345,6 +366,9 @@ def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> l
         lines.append(
             f"  trial: {trial['verdict']} · tightening costs {trial['totals']['tighteningCost']}"
         )
+    corpus_summary = corpus_line(report)
+    if corpus_summary is not None:
+        lines.append(f"  {corpus_summary}")
     for label, path in (
         ("JSON report", settings.json),
         ("Markdown", settings.markdown),

@@ -26,7 +26,7 @@ from pytest_entropy.report.document import (
 from pytest_entropy.report.document import human_number as _human_number
 from pytest_entropy.report.names import markdown_code, markdown_fence, markdown_text
 
-__all__ = ["render_markdown", "sparkline"]
+__all__ = ["certify_corpus_lines", "render_markdown", "sparkline"]
 
 _BARS: Final = "▁▂▃▄▅▆▇█"
 # A job summary is read, not searched: past this many rows a table says how many it left out.
@@ -292,10 +292,42 @@ def _trial(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[
     ]
 
 
+def certify_corpus_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The user's corpus checks (scope ``corpus``) after the spec's certification summary,
+    or nothing when none ran; names and paths in them escaped as Markdown."""
+    from pytest_entropy.core.certify.scopes import corpus_summary
+
+    summary = corpus_summary(doc)
+    if summary is None:
+        return []
+    passed, total, ok = summary
+    rows = []
+    for check in doc["corpusChecks"]["checks"]:
+        if check["passed"]:
+            mark = "✓ pass"
+        else:
+            mark = "✗ **fail**" if check.get("gating", True) else "✗ fail (not gating)"
+        rows.append(
+            f"| {markdown_code(str(check['id']), table=True)} | {mark}"
+            f" | {markdown_text(str(check['evidence']))}"
+            f" | {markdown_text(str(check.get('reason', '')))} |"
+        )
+    return [
+        "",
+        f"### Your corpus (scope `corpus`): {'PASS' if ok else 'FAIL'}",
+        "",
+        f"{passed} of {total} checks passed.",
+        "",
+        "| Check | Result | Evidence | Reason |",
+        "| --- | --- | --- | --- |",
+        *rows,
+    ]
+
+
 def _certify(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[str]:
     from pytest_entropy.core.certify import markdown_lines
 
-    lines = [*markdown_lines(doc), ""]
+    lines = [*markdown_lines(doc), *certify_corpus_lines(doc), ""]
     corpus = doc.get("corpus")
     if corpus is not None:
         lines += _decomposition([("corpus", corpus)])

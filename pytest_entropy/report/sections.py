@@ -431,6 +431,30 @@ def _certify(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Pag
             table("checks-table", ("check", "result", "evidence"), rows),
         )
     ]
+    # The checks on the user's own corpus (scope corpus), in a section of their own.
+    own = doc.get("corpusChecks") or {}
+    own_checks = own.get("checks") or []
+    if own_checks:
+        own_rows = [
+            [
+                check.get("id"),
+                cell(
+                    "pass"
+                    if check.get("passed")
+                    else ("FAIL" if check.get("gating", True) else "fail (not gating)")
+                ),
+                str(check.get("evidence", "")),
+                str(check.get("reason", "")),
+            ]
+            for check in own_checks
+        ]
+        parts.append(
+            section(
+                "corpus-checks",
+                "Your corpus (scope corpus)",
+                table("corpus-checks-table", ("check", "result", "evidence", "reason"), own_rows),
+            )
+        )
     corpus = doc.get("corpus")
     if corpus is not None:
         parts.append(_decomposition([("corpus", corpus)]))
@@ -456,6 +480,17 @@ def _certify(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Pag
         (
             card("verdict", "PASS" if passed else "FAIL", tone=_verdict_tone(passed)),
             card("checks passed", f"{good} of {len(checks)}"),
+            *(
+                (
+                    card(
+                        "your corpus",
+                        f"{sum(1 for c in own_checks if c.get('passed'))} of {len(own_checks)}",
+                        tone=_verdict_tone(bool(own.get("passed"))),
+                    ),
+                )
+                if own_checks
+                else ()
+            ),
             *((card("corpus score", corpus["score"]),) if corpus is not None else ()),
         ),
         tuple(parts),

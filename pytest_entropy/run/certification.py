@@ -12,27 +12,21 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
-from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.certify import (
     CHECK_IDS,
-    NO_AGENT_ARTIFACT,
     SURFACE_REQUIRES_SESSIONS,
     TRIAL_REQUIRES_SURFACE,
-    ArtifactStore,
     CheckResult,
     FixtureRun,
     Fixtures,
     Ports,
     SessionScan,
-    certification_report,
     check_by_id,
     corpus_mode_check,
     run_check,
@@ -42,6 +36,7 @@ from pytest_entropy.core.certify import (
     trial_mode_failure,
     trial_summary,
 )
+from pytest_entropy.core.certify.scopes import ScopedResult
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import measure, report_hash
@@ -49,19 +44,15 @@ from pytest_entropy.core.records import Report
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import run_entropy_trial
 from pytest_entropy.ingest.base import is_listed_file
-from pytest_entropy.sources.agent_dir import (
-    agent_dir_from_env,
-    agent_state_dir,
-    default_state_dir,
-)
+from pytest_entropy.run.certification_report import build_report, default_ports, temporary_store
 from pytest_entropy.sources.resources import corpora_path
 from pytest_entropy.sources.urls import is_url
-from pytest_entropy.state.store import COMPILED, load_path, save_path
 
 __all__ = [
     "Certification",
     "CertificationOptions",
     "CheckOutcome",
+    "build_report",
     "default_ports",
     "load_fixtures",
     "temporary_store",
@@ -103,6 +94,12 @@ class CertificationOptions:
     # project's .entropy/), so `compile --write` and `certify --trial` agree.
     state_dir: str | None = None
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
+    # The checks on the user's corpus (scope ``corpus``, run/corpus_checks.py).
+    lenient: bool = False
+    require_ratchet: bool = False
+    holdout: float | None = None
+    max_malformed_share: float | None = None
+    baseline: str | None = None  # the ratchet baseline surface-contained compares with
     mcp_timeout: float | None = None  # seconds a live ``surface`` has to list (None: 30)
 
     @property
@@ -130,6 +127,12 @@ class CertificationOptions:
             ids.append(SURFACE_LINT)
         return tuple(ids)
 
+    def planned_corpus_check_ids(self) -> tuple[str, ...]:
+        """The checks on the user's corpus (scope ``corpus``): ``run/corpus_checks.py``."""
+        from pytest_entropy.run.corpus_checks import planned_corpus_checks as planned
+
+        return planned(self.sessions, self.surface, self.baseline)
+
 
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
@@ -145,6 +148,14 @@ class CheckOutcome:
     sections: Mapping[str, Any] = field(default_factory=dict)
     properties: tuple[tuple[str, Any], ...] = ()
     skipped: str | None = None
+    # A corpus check's (scope ``corpus``): a plain reason when it failed, and whether a
+    # failure fails the run.
+    reason: str | None = None
+    gating: bool = True
+    corpus: bool = False
+
+    def scoped(self) -> ScopedResult:
+        return ScopedResult(self.result, self.reason, self.gating)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -155,17 +166,23 @@ class CheckOutcome:
         }
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.corpus:
+            out["corpus"] = {"reason": self.reason, "gating": self.gating}
         return out
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> CheckOutcome:
         result = CheckResult.from_json(value["result"])
         details = tuple(str(line) for line in value.get("details") or ())
+        corpus = value.get("corpus")
         return cls(
             CheckResult(result.id, result.passed, result.evidence, details),
             dict(value.get("sections") or {}),
             tuple((str(name), item) for name, item in value.get("properties") or ()),
             value.get("skipped"),
+            reason=corpus.get("reason") if corpus else None,
+            gating=bool(corpus.get("gating", True)) if corpus else True,
+            corpus=corpus is not None,
         )
 
 
@@ -186,38 +203,6 @@ def load_fixtures() -> Fixtures:
     """The spec's §13.0 fixtures as shipped in ``corpora/certification`` (a fresh copy)."""
     data, lines = _fixture_data()
     return Fixtures.from_json(json.loads(json.dumps(data)), lines)
-
-
-def _scan_lines(lines: Sequence[str]) -> SessionScan:
-    from pytest_entropy.ingest.native import scan_lines
-
-    return scan_lines(lines)
-
-
-class _AgentDirStore:
-    """``compiled.json`` in one agent directory, through the locked store (spec §1.8)."""
-
-    def __init__(self, agent_dir: Path) -> None:
-        self.path = agent_state_dir(agent_dir) / COMPILED.filename
-
-    def save(self, artifact: Mapping[str, Any]) -> bool:
-        return save_path(self.path, COMPILED, dict(artifact)).written
-
-    def load(self) -> tuple[dict[str, Any] | None, str | None]:
-        loaded = load_path(self.path, COMPILED)
-        return loaded.file, loaded.error
-
-
-@contextmanager
-def temporary_store() -> Iterator[ArtifactStore]:
-    """A store in a fresh temporary agent directory, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="entropy-certify-") as agent_dir:
-        yield _AgentDirStore(Path(agent_dir))
-
-
-def default_ports() -> Ports:
-    """The real ports: the native session scanner and a temporary agent directory."""
-    return Ports(scan_lines=_scan_lines, temporary_store=temporary_store)
 
 
 # ----------------------------------------------------------------------- corpus mode
@@ -367,6 +352,44 @@ class Certification:
     def planned_check_ids(self) -> tuple[str, ...]:
         return self.options.planned_check_ids()
 
+    def planned_corpus_check_ids(self) -> tuple[str, ...]:
+        return self.options.planned_corpus_check_ids()
+
+    @cached_property
+    def loaded_surface(self) -> dict[str, Any] | None:
+        """``--surface`` through the one surface loader, once per run (a live server is
+        listed once for corpus mode and the corpus checks)."""
+        from pytest_entropy.sources.surface import load_surface
+
+        options = self.options
+        if options.surface is None:
+            return None
+        return dict(
+            load_surface(
+                options.surface, surface_format=options.surface_format, timeout=options.mcp_timeout
+            )
+        )
+
+    @cached_property
+    def _corpus_checks(self) -> Any:
+        from pytest_entropy.run.corpus_checks import corpus_checks_of
+
+        return corpus_checks_of(self.options, self.loaded_surface)
+
+    def _run_corpus_check(self, check_id: str) -> CheckOutcome:
+        try:
+            scoped = self._corpus_checks.run(check_id)
+        except (EntropyError, OSError, ValueError) as error:
+            text = str(error) or type(error).__name__
+            scoped = ScopedResult(CheckResult(check_id, False, text), f"cannot read: {text}")
+        return CheckOutcome(
+            scoped.result,
+            properties=(("entropy_scope", "corpus"),),
+            reason=scoped.reason,
+            gating=scoped.gating,
+            corpus=True,
+        )
+
     def run(self, check_id: str) -> CheckOutcome:
         """Run (or recall) one check by id."""
         if check_id not in self._outcomes:
@@ -374,9 +397,12 @@ class Certification:
         return self._outcomes[check_id]
 
     def run_all(self) -> list[CheckOutcome]:
-        return [self.run(check_id) for check_id in self.planned_check_ids()]
+        ids = (*self.planned_check_ids(), *self.planned_corpus_check_ids())
+        return [self.run(check_id) for check_id in ids]
 
     def _run(self, check_id: str) -> CheckOutcome:
+        if check_id in self.planned_corpus_check_ids():
+            return self._run_corpus_check(check_id)
         if check_id == SURFACE_LINT:
             return self._surface_lint()
         if check_id in self._corpus.checks:
@@ -478,13 +504,8 @@ class Certification:
             self._skip_trial(outcome, "corpus mode failed")
             return
         from pytest_entropy.ingest.surfaces import load_repairs
-        from pytest_entropy.sources.surface import load_surface
 
-        surface: dict[str, Any] | None = None
-        if options.surface is not None:
-            surface = load_surface(
-                options.surface, surface_format=options.surface_format, timeout=options.mcp_timeout
-            )
+        surface = self.loaded_surface
         repairs = load_repairs(options.repairs) if options.repairs is not None else None
         session_format = options.session_format or "auto"
         files: Sequence[Path | str]
@@ -538,35 +559,9 @@ class Certification:
 
     def _trial_artifact(self) -> tuple[dict[str, Any] | None, str, str]:
         """``(artifact, problem, where)``: the trial's artifact or why there is none."""
-        given = self.options.artifact
-        if given is not None:
-            path = Path(given)
-            if not path.is_file():
-                return None, f"artifact not found: {given}", given
-            try:
-                from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+        from pytest_entropy.run.certification_report import trial_artifact
 
-                value, _ = parse_json_bytes(path.read_bytes())
-            except (JSONParseError, OSError):
-                return None, f"artifact is invalid: {given}", given
-            artifact = parse_compiled_surface_artifact(value)
-            if artifact is None:
-                return None, f"artifact is invalid: {given}", given
-            return artifact, "", given
-        state = Path(self.options.state_dir) if self.options.state_dir else default_state_dir()
-        local = state / COMPILED.filename
-        loaded = load_path(local, COMPILED)
-        if loaded.error is not None:
-            return None, loaded.error, str(local)
-        if loaded.file is not None:
-            return loaded.file, "", str(local)
-        path = agent_state_dir(agent_dir_from_env()) / COMPILED.filename
-        loaded = load_path(path, COMPILED)
-        if loaded.error is not None:
-            return None, loaded.error, str(path)
-        if loaded.file is None:
-            return None, NO_AGENT_ARTIFACT, str(path)
-        return loaded.file, "", str(path)
+        return trial_artifact(self.options.artifact, self.options.state_dir)
 
     # ---- the report
 
@@ -576,25 +571,5 @@ class Certification:
             self.fixture_summary(),
             outcomes if outcomes is not None else self.run_all(),
             self.planned_check_ids(),
+            self.planned_corpus_check_ids(),
         )
-
-
-def build_report(
-    fixtures: Mapping[str, Any], outcomes: Sequence[CheckOutcome], order: Sequence[str]
-) -> dict[str, Any]:
-    """Assemble the report from outcomes gathered anywhere, in the planned check order."""
-    rank = {check_id: position for position, check_id in enumerate(order)}
-    ran = sorted(
-        (outcome for outcome in outcomes if outcome.skipped is None),
-        key=lambda outcome: rank.get(outcome.result.id, len(rank)),
-    )
-    sections: dict[str, Any] = {}
-    for outcome in ran:
-        sections.update(outcome.sections)
-    return certification_report(
-        fixtures,
-        [outcome.result for outcome in ran],
-        corpus=sections.get("corpus"),
-        surface=sections.get("surface"),
-        trial=sections.get("trial"),
-    )

@@ -223,7 +223,8 @@ class Option:
 
 
 OPTIONS: Final = (
-    Option("certify", "flag", "run the entropy certification (spec §12) instead of your tests"),
+    Option("certify", "flag", "run the entropy certification (spec §12) beside your tests"),
+    Option("certify-only", "flag", "run only the entropy certification, not your tests"),
     Option(
         "sessions",
         "path",
@@ -292,6 +293,11 @@ OPTIONS: Final = (
         " fail) instead of being counted",
         cli_flag="--strict",
     ),
+    Option("lenient", "flag", "certify: damaged or unrecognised session files do not gate"),
+    Option("require-ratchet", "flag", "certify: ratchet-holding gates (default: reported)"),
+    Option("holdout", "number", "certify: newest share of files held out (0.25)", "SHARE"),
+    Option("max-malformed-share", "number", "certify: malformed lines tolerated (0)", "SHARE"),
+    Option("size-factor", "number", "refuse a corpus score baseline N times off in size", "X"),
     Option(
         "allow-empty",
         "flag",
@@ -357,6 +363,10 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
     flag = entry.cli_flag or entry.bare_flag
     if entry.kind == "flag":
         parser.add_argument(flag, dest=entry.dest, action="store_true", help=entry.help)
+    elif entry.kind == "number":
+        parser.add_argument(
+            flag, dest=entry.dest, metavar=entry.metavar, help=entry.help, type=float
+        )
     else:
         parser.add_argument(flag, dest=entry.dest, metavar=entry.metavar, help=entry.help)
 
@@ -531,6 +541,12 @@ class EntropySettings:
     """The resolved options of one pytest run (paths absolute)."""
 
     certify: bool = False
+    certify_only: bool = False
+    lenient: bool = False
+    require_ratchet: bool = False
+    holdout: float | None = None
+    max_malformed_share: float | None = None
+    size_factor: float | None = None
     sessions: Path | None = None
     surface: Path | None = None
     repairs: Path | None = None
@@ -587,6 +603,11 @@ class EntropySettings:
             "artifact": text(self.artifact),
             "lint": self.lint,
             "strict": self.strict,
+            "lenient": self.lenient,
+            "require_ratchet": self.require_ratchet,
+            "holdout": self.holdout,
+            "max_malformed_share": self.max_malformed_share,
+            "baseline": str(self.baseline),
             "state_dir": text(self.state_dir),
             "session_format": self.session_format,
             "surface_format": self.surface_format,

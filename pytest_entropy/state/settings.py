@@ -34,10 +34,12 @@ __all__ = [
     "check_value",
     "configured_settings",
     "environment_settings",
+    "factor_value",
     "file_settings",
     "find_config_files",
     "mask",
     "setting",
+    "share_value",
 ]
 
 ENV_PREFIX: Final = "PYTEST_ENTROPY_"
@@ -140,6 +142,11 @@ SETTINGS: Final = (
     Setting("baseline", "path", "the ratchet baseline file", default="entropy-baseline.json"),
     Setting("max-score", "number", "fail when the sessions' entropy score exceeds it"),
     Setting("lint", "text", "schema-lint profiles"),
+    Setting("lenient", "bool", "certification: damaged session files do not fail", default=False),
+    Setting("require-ratchet", "bool", "certification: ratchet-holding gates", default=False),
+    Setting("holdout", "number", "certification: the newest share of files held out"),
+    Setting("max-malformed-share", "number", "certification: malformed lines tolerated"),
+    Setting("size-factor", "number", "how far a corpus may differ in size from its baseline"),
     Setting("accept", "list", "accepted loosenings in the ratchet baseline", default=()),
 )
 
@@ -393,3 +400,29 @@ def mask(entry: Setting, value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [f"{str(item).partition(':')[0].strip()}: ***" for item in value]
     return "***"
+
+
+def share_value(value: Any, name: str, *, holdout: bool = False) -> float:
+    """A share of a corpus: a finite number from 0 to 1 (a ``holdout`` share: above 0 and
+    below 1, so both parts of the split hold something); ValueError naming ``name``."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    low_ok = number > 0 if holdout else number >= 0
+    high_ok = number < 1 if holdout else number <= 1
+    if not (number == number and low_ok and high_ok):
+        bounds = "above 0 and below 1" if holdout else "from 0 to 1"
+        raise ValueError(f"{name} needs a share {bounds}, got {value!r}")
+    return number
+
+
+def factor_value(value: Any, name: str) -> float:
+    """A size factor: a finite number of at least 1; ValueError naming ``name``."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    if not (number == number and 1 <= number < float("inf")):
+        raise ValueError(f"{name} needs a factor of at least 1, got {value!r}")
+    return number

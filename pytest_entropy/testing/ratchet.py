@@ -53,6 +53,14 @@ __all__ = [
 BASELINE_KIND: Final = "pytest-entropy.baseline"
 BASELINE_VERSION: Final = 1
 TOLERANCE: Final = 1e-6
+# How far a corpus may differ in size from its baseline's before a comparison of the v2
+# corpus score is refused (issue 29: the score divides by successful calls).
+SIZE_FACTOR: Final = 2.0
+_SIZE_HINT: Final = (
+    "the v2 corpus score divides by successful calls, so the same behaviour scores lower as"
+    " a corpus grows; compare size-invariant measures instead: the per-session window and"
+    " slope (pytest-entropy status) and invocationRejectionsPer1k"
+)
 _REPORT_NUMBERS: Final = (
     ("score", "score"),
     ("staticScore", "static score"),
@@ -228,7 +236,9 @@ class RatchetResult:
     """The outcome of one check against the baseline.
 
     ``status``: ``unchanged``, ``lowered`` (fell: the baseline can be lowered), ``rose``,
-    ``created``, ``updated``, ``missing`` (absent in CI), ``damaged``, ``kind-mismatch``.
+    ``created``, ``updated``, ``missing`` (absent in CI), ``damaged``, ``kind-mismatch``,
+    ``size-mismatch`` (the corpus is more than the size factor off the baseline's: refused,
+    failing only in CI).
     """
 
     name: str
@@ -264,10 +274,14 @@ class RatchetResult:
             "damaged": f"the entropy baseline {self.path} is unusable: {self.detail}"
             " (fix or delete it; it is never overwritten)",
             "kind-mismatch": f"the entropy baseline {where} {self.detail}",
+            "size-mismatch": f"not comparing the corpus score with the baseline {where}:"
+            f" {self.detail}",
             "loosened": f"the surface loosened against the baseline {where}: a tool now accepts"
             " calls it refused",
         }
         lines = [headers[self.status]]
+        if self.status == "size-mismatch" and self.passed:
+            lines[0] = f"warning: {lines[0]}"  # locally a warning; CI fails on it
         for loosening in self.loosened[:limit]:
             lines.append(f"  loosened: {loosening.text()}")
         if len(self.loosened) > limit:
@@ -293,6 +307,11 @@ class RatchetResult:
             lines.append(
                 f"  if the rise is intended, run with {self.update_hint} and commit"
                 f" {self.path.name}"
+            )
+        if self.status == "size-mismatch":
+            lines.append(
+                f"  {_SIZE_HINT}; if the corpus grew on purpose, run with"
+                f" {self.update_hint} and commit {self.path.name}"
             )
         if self.without_schemas:
             lines.append(
@@ -429,6 +448,7 @@ def check_baseline(
     update_hint: str = "--entropy-update",
     accept: Sequence[str] = (),
     timeout: float | None = None,
+    size_factor: float | None = None,
 ) -> RatchetResult:
     """Compare ``value`` (a surface or a report) with the entry ``name`` in ``path``.
 
@@ -437,10 +457,14 @@ def check_baseline(
     on any loosening against the entry's schemas (the tool, the parameter path and the rule
     are named) unless accepted, and on any tracked number that rose; ``accept``
     (``REF[:PATH][=REASON]``) accepts the matching loosenings in the file. ``timeout`` is
-    the seconds a live server has to list its tools (default 30).
+    the seconds a live server has to list its tools (default 30). A report entry also
+    records the corpus size (``corpusSize``: action operations and traces); a report whose
+    corpus is more than ``size_factor`` (default :data:`SIZE_FACTOR`) times larger or
+    smaller is not compared (``size-mismatch``: a failure under ``ci``, a warning otherwise).
     """
     path = Path(path)
     current = tracked_values(value, timeout=timeout)
+    size = corpus_size(value)
 
     def result(status: str, passed: bool, **extra: Any) -> RatchetResult:
         return RatchetResult(name, path, status, passed, update_hint=update_hint, **extra)
@@ -450,13 +474,14 @@ def check_baseline(
     except BaselineError as error:
         return result("damaged", False, detail=str(error))
     stored = (entries or {}).get(name)
+    written = {**current.to_json(), **({"corpusSize": size} if size is not None else {})}
     if update:
-        _write_entry(path, name, current.to_json())
+        _write_entry(path, name, written)
         return result("updated", True)
     if stored is None:
         if ci:
             return result("missing", False)
-        _write_entry(path, name, current.to_json())
+        _write_entry(path, name, written)
         return result("created", True)
     try:
         baseline = Tracked.from_json(stored)
@@ -466,6 +491,9 @@ def check_baseline(
         return result(
             "kind-mismatch", False, detail=f"tracks a {baseline.kind}, not a {current.kind}"
         )
+    off = _size_mismatch(stored.get("corpusSize"), size, size_factor or SIZE_FACTOR)
+    if off is not None:
+        return result("size-mismatch", not ci, detail=off)
     rises, falls, allowed = compare(baseline, current, allow_new_tools=allow_new_tools)
     extra: dict[str, Any] = {}
     if current.kind == "surface" and baseline.schemas is None:
@@ -482,6 +510,33 @@ def check_baseline(
     if falls:
         return result("lowered", True, **changes, **extra)
     return result("unchanged", True, **changes, **extra)
+
+
+def corpus_size(value: Any) -> dict[str, int] | None:
+    """``{actionOperations, traces}`` of a report (or its JSON), else ``None``."""
+    if isinstance(value, Mapping) and "metricVersion" in value:
+        value = Report.from_json(value)
+    if not isinstance(value, Report):
+        return None
+    return {"actionOperations": value.totals.action_operations, "traces": value.totals.traces}
+
+
+def _size_mismatch(stored: Any, size: dict[str, int] | None, factor: float) -> str | None:
+    """Why a corpus of ``size`` is not comparable with the baseline's ``stored`` size."""
+    if size is None or not isinstance(stored, Mapping):
+        return None  # a surface, or an entry written before sizes were recorded
+    for key, label in (("actionOperations", "action operations"), ("traces", "sessions")):
+        before, after = stored.get(key), size[key]
+        if type(before) is not int or before <= 0 or after <= 0:
+            continue
+        ratio = max(before / after, after / before)
+        if ratio > factor:
+            return (
+                f"the corpus has {after} {label}, the baseline's {before}"
+                f" ({js_string(round_metric(ratio))}x, more than the size factor"
+                f" {js_string(factor)})"
+            )
+    return None
 
 
 def accepted_loosenings(path: str | Path) -> list[AcceptedLoosening]:
@@ -514,6 +569,7 @@ def add_baseline_options(parser: Any) -> None:
 
     add_cli_option(parser, "baseline")
     add_cli_option(parser, "update")
+    add_cli_option(parser, "size-factor")
 
 
 def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = None) -> int:
@@ -539,8 +595,23 @@ def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = N
         update=bool(args.entropy_update),
         ci=is_ci(),
         update_hint="--update-baseline",
+        size_factor=size_factor_of(args),
     )
     stream = sys.stderr if getattr(args, "json", False) else out
     for line in result.lines():
         stream.write(terminal_line(line) + "\n")
     return 0 if result.passed else 1
+
+
+def size_factor_of(args: Any) -> float | None:
+    """``--size-factor`` checked (at least 1), else exit 2."""
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.state.settings import factor_value
+
+    value = getattr(args, "entropy_size_factor", None)
+    if value is None:
+        return None
+    try:
+        return factor_value(value, "--size-factor")
+    except ValueError as error:
+        raise EntropyInputError(str(error)) from None

@@ -73,8 +73,9 @@ def test_certify_corpus_and_trial(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert "  corpus: 34 operations · score 0.406227 · rejections/1k 96.774194" in lines
     assert any(line.startswith("  surface: 7 actions · freedom 18.136988") for line in lines)
     assert any(line.startswith("  trial: clean · score 0.406227 → 0.393515") for line in lines)
+    # The spec's sections, then the user's corpus checks (issue 29), in their own section.
     assert list(report) == ["kind", "version", "metricVersion", "fixtures", "corpus", "surface",
-                            "trial", "evaluation"]  # fmt: skip
+                            "trial", "evaluation", "corpusChecks", "checks"]  # fmt: skip
 
 
 def test_certify_trial_without_sessions_warns(capsys: pytest.CaptureFixture[str]) -> None:

@@ -151,9 +151,13 @@ def test_the_example_annotates_a_loosened_schema(tmp_path: Path) -> None:
     ratchet = results["Freedom ratchet"]
     assert ratchet.code == 1
     assert "title=entropy: freedom ratchet::" in ratchet.stdout
-    # the later checks still ran (if: always()) and passed
+    # the later checks still ran (if: always()); lint passed, and the certification's
+    # surface-contained check (issue 29) names the same loosening against the baseline
     assert results["Schema lint"].code == 0
-    assert results["Certify the recorded sessions"].code == 0
+    certify = results["Certify the recorded sessions"]
+    assert certify.code == 1
+    assert "::error title=entropy certification: surface-contained::" in certify.stdout
+    assert "mcp.flaky.sync" in certify.stdout
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "| loosened | `mcp.flaky.sync` | `*` | additionalProperties |" in summary
 
@@ -280,9 +284,12 @@ def test_a_failing_gitlab_check_does_not_stop_the_others(repository: Path, tmp_p
     ran = _run_gitlab_jobs(repository, tmp_path)
     assert _gitlab_codes(ran, "pytest-entropy diff") == [1]  # the diff against the target
     assert _gitlab_codes(ran, "pytest-entropy freedom") == [1]  # the freedom ratchet
-    # lint and certify still ran (and pass: the loosened surface is clean and replays)
+    # lint and certify still ran; lint passes (the loosened surface is clean), and the
+    # certification's surface-contained check (issue 29) fails on the same loosening
     assert _gitlab_codes(ran, "pytest-entropy lint") == [0]
-    assert _gitlab_codes(ran, "--entropy-certify") == [0]
+    assert _gitlab_codes(ran, "--entropy-certify") == [1]
+    junit = (repository / "entropy-certification.xml").read_text("utf-8")
+    assert 'name="surface-contained"' in junit and "<failure" in junit
     assert (repository / "entropy-certification.xml").is_file()
 
 

@@ -71,12 +71,12 @@ def _copy_demo(pytester: pytest.Pytester) -> tuple[Path, Path]:
 def test_corpus_mode_with_bare_prefixed_and_ini_options(pytester: pytest.Pytester) -> None:
     sessions, surface = _copy_demo(pytester)
     bare = run(pytester, "--entropy-certify", f"--sessions={sessions}", "--surface", str(surface))
-    bare.assert_outcomes(passed=21)
+    bare.assert_outcomes(passed=26)  # 21 + the 5 corpus checks (issue 29)
     bare.stdout.fnmatch_lines(["  corpus: 34 operations · score 0.406227 · rejections/1k *"])
     prefixed = run(
         pytester, "--entropy-certify", "--entropy-sessions=sessions", "--entropy-json=r.json"
     )
-    prefixed.assert_outcomes(passed=21)
+    prefixed.assert_outcomes(passed=24)  # 21 + 3 corpus checks (no surface)
     assert json.loads((pytester.path / "r.json").read_text())["corpus"]["catalogDigest"] == (
         "(sessions)"
     )
@@ -89,7 +89,7 @@ def test_corpus_mode_with_bare_prefixed_and_ini_options(pytester: pytest.Pyteste
     from_ini.stdout.fnmatch_lines(["*sessions directory not found: *missing*"])
     assert from_ini.ret == pytest.ExitCode.TESTS_FAILED
     # The command line wins over the ini file.
-    run(pytester, f"--entropy-sessions={sessions}").assert_outcomes(passed=21)
+    run(pytester, f"--entropy-sessions={sessions}").assert_outcomes(passed=26)
 
 
 def test_prefixed_options_survive_a_clash(pytester: pytest.Pytester) -> None:
@@ -101,7 +101,7 @@ def test_prefixed_options_survive_a_clash(pytester: pytest.Pytester) -> None:
         """
     )
     result = run(pytester, "--entropy-certify", "--sessions", f"--entropy-sessions={sessions}")
-    result.assert_outcomes(passed=21)
+    result.assert_outcomes(passed=24)  # 21 + 3 corpus checks (issue 29)
     assert "same as --entropy-surface" in run(pytester, "--help").stdout.str()
 
 
@@ -146,23 +146,24 @@ def test_junit_properties_carry_scores_and_hashes(pytester: pytest.Pytester) -> 
     sessions, _surface = _copy_demo(pytester)
     run(
         pytester, "--entropy-certify", f"--entropy-sessions={sessions}", "--junitxml=out.xml"
-    ).assert_outcomes(passed=21)
+    ).assert_outcomes(passed=24)  # 21 + 3 corpus checks (issue 29)
     xml = (pytester.path / "out.xml").read_text()
     assert '<property name="entropy_score" value="0.21875"' in xml
     assert '<property name="entropy_certification" value="True"' in xml
     assert xml.count('name="entropy_report_hash"') >= 4
 
 
-def test_certify_replaces_the_tests_and_ignores_trial_without_sessions(
+def test_certify_only_replaces_the_tests_and_ignores_trial_without_sessions(
     pytester: pytest.Pytester,
 ) -> None:
+    # --entropy-certify-only keeps the old behaviour (issue 29: --entropy-certify runs beside).
     pytester.makepyfile(test_mine="def test_mine():\n    raise AssertionError('ran')\n")
-    result = run(pytester, "--entropy-certify", "--trial", "test_mine.py")
+    result = run(pytester, "--entropy-certify-only", "--trial", "test_mine.py")
     result.assert_outcomes(passed=20)
     result.stdout.fnmatch_lines(
         [
             "warning: --trial ignored: the trial needs --sessions*",
-            "note: --entropy-certify runs the certification; not run: test_mine.py",
+            "note: --entropy-certify-only runs only the certification; not run: test_mine.py",
         ]
     )
 
@@ -178,5 +179,5 @@ def test_trial_checks_in_corpus_mode(pytester: pytest.Pytester) -> None:
         pytester, "--entropy-certify", f"--sessions={sessions}", f"--surface={surface}",
         "--trial", f"--artifact={compiled}", "-v",
     )  # fmt: skip
-    result.assert_outcomes(passed=23)
+    result.assert_outcomes(passed=28)  # 23 + the 5 corpus checks (issue 29)
     result.stdout.fnmatch_lines(["*entropy-certify::trial-costs PASSED*", "  trial: clean *"])

@@ -91,14 +91,17 @@ def test_certification_reads_foreign_corpora(pytester: pytest.Pytester) -> None:
     tools.write_text(json.dumps(PI_TOOLS), encoding="utf-8")
     argv = ["--entropy-certify", f"--entropy-sessions={sessions}", f"--entropy-surface={tools}"]
     result = run(pytester, *argv, "--entropy-surface-format=pi", "--entropy-json=report.json")
-    result.assert_outcomes(passed=21)
+    # 21 + 5 corpus checks (issue 29); one session file: the held-out trial has no evidence.
+    result.assert_outcomes(passed=25, xfailed=1)
     report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
     assert report["corpus"]["totals"]["operations"] == 2
     assert [row["ref"] for row in report["corpus"]["refs"]] == ["pi.bash"]
     # The bare spellings, where no other plugin owns them.
-    run(pytester, *argv, "--format=pi", "--surface-format=pi").assert_outcomes(passed=21)
+    run(pytester, *argv, "--format=pi", "--surface-format=pi").assert_outcomes(passed=25, xfailed=1)
     native = run(pytester, *argv, "--entropy-format=fabric")
-    native.assert_outcomes(passed=20, failed=1)
+    # corpus-mode fails, and so does corpus-health (issue 29): read as fabric, no tool call
+    # (corpus-deterministic and ratchet-holding report it without gating).
+    native.assert_outcomes(passed=21, failed=2, xfailed=3)
 
 
 def test_a_taken_bare_format_flag_is_left_to_its_owner(pytester: pytest.Pytester) -> None:
@@ -117,7 +120,7 @@ def test_a_taken_bare_format_flag_is_left_to_its_owner(pytester: pytest.Pytester
         "--format=whatever",
         "--entropy-format=pi",
     )
-    result.assert_outcomes(passed=21)
+    result.assert_outcomes(passed=24)  # 21 + 3 corpus checks (issue 29)
 
 
 def test_the_fixture_surface_ini_key_stays_out_of_certification(
@@ -130,7 +133,7 @@ def test_the_fixture_surface_ini_key_stays_out_of_certification(
     assert "--surface requires --sessions" not in result.stdout.str()
     # Beside a sessions corpus the key is its surface, as before.
     with_sessions = run(pytester, "--entropy-certify", f"--entropy-sessions={DEMO / 'sessions'}")
-    with_sessions.assert_outcomes(passed=21)
+    with_sessions.assert_outcomes(passed=26)  # 21 + the 5 corpus checks (issue 29)
     # On the command line, --surface alone is still §12.1's corpus-mode failure.
     alone = run(pytester, "--entropy-certify", "--entropy-surface=surface.json")
     alone.assert_outcomes(passed=20, failed=1)

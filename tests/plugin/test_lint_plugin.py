@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_entropy.core.certify import CHECK_IDS
+from pytest_entropy.run.corpus_checks import planned_corpus_checks
 
 pytest_plugins = ("pytester",)
 
@@ -66,16 +67,20 @@ def test_certify_adds_surface_lint_last_only_when_asked(pytester: pytest.Pyteste
     base = ["--entropy-certify", "--entropy-sessions", sessions, "--entropy-surface", surface]
     collected = run(pytester, *base, "--collect-only", "-q")
     ids = [line for line in collected.outlines if line.startswith("entropy-certify::")]
-    assert ids == [f"entropy-certify::{check}" for check in (*CHECK_IDS, "corpus-mode")]
+    corpus = planned_corpus_checks(sessions, surface)  # issue 29: the user's checks follow
+    assert ids == [f"entropy-certify::{check}" for check in (*CHECK_IDS, "corpus-mode", *corpus)]
     collected = run(pytester, *base, "--entropy-lint", "mcp", "--collect-only", "-q")
     ids = [line for line in collected.outlines if line.startswith("entropy-certify::")]
-    assert ids[-2:] == ["entropy-certify::corpus-mode", "entropy-certify::surface-lint"]
+    assert ids[-2 - len(corpus) : len(ids) - len(corpus)] == [
+        "entropy-certify::corpus-mode",
+        "entropy-certify::surface-lint",
+    ]
     result = run(pytester, *base, "--entropy-lint", "mcp", "--entropy-json=r.json")
-    result.assert_outcomes(passed=22)
+    result.assert_outcomes(passed=22 + len(corpus))
     report = json.loads((pytester.path / "r.json").read_text())
     assert report["evaluation"]["checks"][-1]["id"] == "surface-lint"
     failing = run(pytester, *base, "--entropy-lint", "openai-strict")
-    failing.assert_outcomes(passed=21, failed=1)
+    failing.assert_outcomes(passed=21 + len(corpus), failed=1)
     failing.stdout.fnmatch_lines(
         ["*strict-name-invalid pi.read*", "*✗ surface-lint — * errors, 25 warnings in 7 tools*"]
     )

@@ -36,7 +36,7 @@ def test_certification_writes_html_and_markdown(pytester: pytest.Pytester) -> No
         "--entropy-markdown=r.md",
         "--entropy-html=r.html",
     )
-    result.assert_outcomes(passed=21)
+    result.assert_outcomes(passed=26)  # 21 + the 5 corpus checks (issue 29)
     result.stdout.fnmatch_lines(["  HTML report: *r.html"])
     report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
     markdown = (pytester.path / "r.md").read_text(encoding="utf-8")

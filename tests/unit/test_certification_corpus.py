@@ -245,8 +245,10 @@ def test_a_tightening_cost_fails_trial_costs(tmp_path: Path) -> None:
     assert trial["totals"]["tighteningCost"] == 1
     report = run.report()
     assert report["trial"] == trial
+    # The spec's sections, then the user's corpus checks (issue 29), in their own section.
     assert list(report) == [
-        "kind", "version", "metricVersion", "fixtures", "corpus", "surface", "trial", "evaluation"
+        "kind", "version", "metricVersion", "fixtures", "corpus", "surface", "trial", "evaluation",
+        "corpusChecks", "checks",
     ]  # fmt: skip
     assert report["evaluation"]["failed"] == ["trial-costs"]
 

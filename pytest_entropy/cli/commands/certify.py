@@ -23,7 +23,7 @@ from pytest_entropy.cli.common import (
 )
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.report.names import terminal_text
-from pytest_entropy.state.config import add_cli_option
+from pytest_entropy.state.config import BASELINE_FILENAME, add_cli_option
 
 FAILED_TO_EXECUTE = "Entropy certification failed to execute"
 OUTPUT_FORMATS = ("text", "markdown", "json")
@@ -42,6 +42,11 @@ def register(commands: Any) -> None:
         "lint",
         "strict",
         "surface-format",
+        "lenient",
+        "require-ratchet",
+        "holdout",
+        "max-malformed-share",
+        "baseline",
     ):
         add_cli_option(parser, name)
     add_command_flag(
@@ -92,6 +97,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         state_dir=args.state_dir,
         surface_format=surface_format_of(args),
         storage_options=storage_options_of(args, args.entropy_sessions or ()),
+        baseline=args.entropy_baseline or BASELINE_FILENAME,
+        lenient=bool(args.entropy_lenient),
+        require_ratchet=bool(args.entropy_require_ratchet),
+        holdout=share_of(args.entropy_holdout, "--holdout", upper_open=True),
+        max_malformed_share=share_of(args.entropy_max_malformed_share, "--max-malformed-share"),
         mcp_timeout=args.mcp_timeout,
     )
     if options.trial_ignored:
@@ -104,7 +114,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     text = file_text(report)
     output_format = output_format_of(args)
     if output_format == "markdown":
+        from pytest_entropy.report.markdown import certify_corpus_lines
+
         print_lines(out, markdown_lines(report), spec=True)
+        print_lines(out, certify_corpus_lines(report))
     elif output_format == "json":
         out.write(text)
     else:
@@ -116,7 +129,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
         write_file_atomic(Path(args.report), text, mode=0o644)
     write_reports(args, "certify", report)
-    return EXIT_OK if report["evaluation"]["passed"] else EXIT_FAILED
+    # The exit status counts both scopes: the spec's checks and the user's corpus checks.
+    corpus = report.get("corpusChecks")
+    passed = report["evaluation"]["passed"] and (corpus is None or corpus["passed"])
+    return EXIT_OK if passed else EXIT_FAILED
+
+
+def share_of(value: Any, flag: str, *, upper_open: bool = False) -> float | None:
+    """A share between 0 and 1 (``--holdout``: above 0 and below 1), else exit 2."""
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.state.settings import share_value
+
+    if value is None:
+        return None
+    try:
+        return share_value(value, flag, holdout=upper_open)
+    except ValueError as error:
+        raise EntropyInputError(str(error)) from None
 
 
 def output_format_of(args: argparse.Namespace) -> str:

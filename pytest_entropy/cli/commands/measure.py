@@ -24,7 +24,11 @@ from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import diagnostics_lines, report_lines
 from pytest_entropy.run.corpus import measure_plan, read_corpus
-from pytest_entropy.testing.ratchet import add_baseline_options, baseline_exit_status
+from pytest_entropy.testing.ratchet import (
+    add_baseline_options,
+    baseline_exit_status,
+    size_factor_of,
+)
 
 
 def register(commands: Any) -> None:
@@ -42,6 +46,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    size_factor_of(args)  # a bad --size-factor is a usage error before anything is read
     surface = optional_surface_of(args)
     options = read_options_of(args, surface)
     sources = session_sources_of(args, options)

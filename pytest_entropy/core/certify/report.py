@@ -12,6 +12,7 @@ from pytest_entropy.core.certify.fixtures import (
     CERTIFICATION_VERSION,
     CheckResult,
 )
+from pytest_entropy.core.certify.scopes import corpus_line, spec_part
 from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION, Report
@@ -147,6 +148,10 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         else:
             lines.append(f"  ✗ {check.get('id')} — {check.get('evidence')}")
     lines.append("  PASS" if evaluation.get("passed") else "  FAIL")
+    # The user's checks (scope corpus) follow the spec's verdict on a line of their own.
+    corpus = corpus_line(report)
+    if corpus is not None:
+        lines.append(f"  {corpus}")
     return lines
 
 
@@ -171,6 +176,7 @@ def markdown_lines(report: Mapping[str, Any]) -> list[str]:
     for check in checks:
         mark = "✓ pass" if check.get("passed") else "✗ **fail**"
         lines.append(f"| `{check.get('id')}` | {mark} | {_cell(str(check.get('evidence', '')))} |")
-    report_digest = stable_json_hash(dict(report))
+    # The hash is the spec's report's: a corpus section (scopes.py) follows, hashed apart.
+    report_digest = stable_json_hash(spec_part(report))
     lines += ["", f"Report hash `{report_digest}`."]
     return lines

@@ -1,0 +1,135 @@
+"""Pieces of the certification run kept apart from :mod:`pytest_entropy.run.certification`:
+the real ports of the fixture checks (the session scanner, a temporary store), assembling
+the report from outcomes gathered anywhere (the spec's report, then the user's corpus
+checks in their own section), and finding the trial's compiled artifact."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_entropy.core.artifact import parse_compiled_surface_artifact
+from pytest_entropy.core.certify import (
+    NO_AGENT_ARTIFACT,
+    ArtifactStore,
+    Ports,
+    SessionScan,
+    certification_report,
+)
+from pytest_entropy.core.certify.scopes import CORPUS_CHECK_ORDER, scoped_report
+from pytest_entropy.sources.agent_dir import agent_dir_from_env, agent_state_dir, default_state_dir
+from pytest_entropy.state.store import COMPILED, load_path, save_path
+
+if TYPE_CHECKING:
+    from pytest_entropy.run.certification import CheckOutcome
+
+__all__ = ["build_report", "default_ports", "temporary_store", "trial_artifact"]
+
+
+def _scan_lines(lines: Sequence[str]) -> SessionScan:
+    from pytest_entropy.ingest.native import scan_lines
+
+    return scan_lines(lines)
+
+
+class _AgentDirStore:
+    """``compiled.json`` in one agent directory, through the locked store (spec §1.8)."""
+
+    def __init__(self, agent_dir: Path) -> None:
+        self.path = agent_state_dir(agent_dir) / COMPILED.filename
+
+    def save(self, artifact: Mapping[str, Any]) -> bool:
+        return save_path(self.path, COMPILED, dict(artifact)).written
+
+    def load(self) -> tuple[dict[str, Any] | None, str | None]:
+        loaded = load_path(self.path, COMPILED)
+        return loaded.file, loaded.error
+
+
+@contextmanager
+def temporary_store() -> Iterator[ArtifactStore]:
+    """A store in a fresh temporary agent directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="entropy-certify-") as agent_dir:
+        yield _AgentDirStore(Path(agent_dir))
+
+
+def default_ports() -> Ports:
+    """The real ports: the native session scanner and a temporary agent directory."""
+    return Ports(scan_lines=_scan_lines, temporary_store=temporary_store)
+
+
+def build_report(
+    fixtures: Mapping[str, Any],
+    outcomes: Sequence[CheckOutcome],
+    order: Sequence[str],
+    corpus_order: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Assemble the report from outcomes gathered anywhere, in the planned check order:
+    the spec's report, and the corpus checks' section when any ran (``scopes.py``)."""
+    rank = {
+        check_id: position for position, check_id in enumerate(corpus_order or CORPUS_CHECK_ORDER)
+    }
+    corpus = sorted(
+        (outcome for outcome in outcomes if outcome.corpus and outcome.skipped is None),
+        key=lambda outcome: rank.get(outcome.result.id, len(rank)),
+    )
+    spec = _spec_report(fixtures, [o for o in outcomes if not o.corpus], order)
+    return scoped_report(spec, [outcome.scoped() for outcome in corpus])
+
+
+def _spec_report(
+    fixtures: Mapping[str, Any], outcomes: Sequence[CheckOutcome], order: Sequence[str]
+) -> dict[str, Any]:
+    rank = {check_id: position for position, check_id in enumerate(order)}
+    ran = sorted(
+        (outcome for outcome in outcomes if outcome.skipped is None),
+        key=lambda outcome: rank.get(outcome.result.id, len(rank)),
+    )
+    sections: dict[str, Any] = {}
+    for outcome in ran:
+        sections.update(outcome.sections)
+    return certification_report(
+        fixtures,
+        [outcome.result for outcome in ran],
+        corpus=sections.get("corpus"),
+        surface=sections.get("surface"),
+        trial=sections.get("trial"),
+    )
+
+
+def trial_artifact(
+    given: str | None, state_dir: str | None
+) -> tuple[dict[str, Any] | None, str, str]:
+    """``(artifact, problem, where)``: the trial's artifact (``--artifact``, else the
+    project's state directory, else the agent directory's) or why there is none."""
+    if given is not None:
+        path = Path(given)
+        if not path.is_file():
+            return None, f"artifact not found: {given}", given
+        try:
+            from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+
+            value, _ = parse_json_bytes(path.read_bytes())
+        except (JSONParseError, OSError):
+            return None, f"artifact is invalid: {given}", given
+        artifact = parse_compiled_surface_artifact(value)
+        if artifact is None:
+            return None, f"artifact is invalid: {given}", given
+        return artifact, "", given
+    state = Path(state_dir) if state_dir else default_state_dir()
+    local = state / COMPILED.filename
+    loaded = load_path(local, COMPILED)
+    if loaded.error is not None:
+        return None, loaded.error, str(local)
+    if loaded.file is not None:
+        return loaded.file, "", str(local)
+    path = agent_state_dir(agent_dir_from_env()) / COMPILED.filename
+    loaded = load_path(path, COMPILED)
+    if loaded.error is not None:
+        return None, loaded.error, str(path)
+    if loaded.file is None:
+        return None, NO_AGENT_ARTIFACT, str(path)
+    return loaded.file, "", str(path)
