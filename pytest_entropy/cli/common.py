@@ -26,14 +26,9 @@ from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
 from pytest_entropy.sources.agent_dir import default_state_dir
 from pytest_entropy.sources.locate import session_source_listing
 from pytest_entropy.sources.urls import is_url
-from pytest_entropy.state.config import (
-    add_command_flag,
-    load_config,
-    positive_int,
-    positive_seconds,
-    storage_options_value,
-)
+from pytest_entropy.state.config import add_command_flag, load_config
 from pytest_entropy.state.store import StoreKind, load_path
+from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
 
 __all__ = [
     "EMPTY_SURFACE",

@@ -70,8 +70,6 @@ def kernels_supported() -> bool:
 @functools.cache
 def _import_kernel(name: str) -> ModuleType | None:
     # A pure memo: whether the extension was built does not change within a process.
-    if not kernels_supported():
-        return None
     try:
         return importlib.import_module("pytest_entropy." + name)
     except ImportError:
@@ -84,6 +82,6 @@ def kernel(name: str) -> ModuleType | None:
     Call sites ask once per object they build (a scanner, a tally), not per record, so a
     switch flipped by a test takes effect for the next object.
     """
-    if not (_switch["fast"] and _switch["native"]):
+    if not (_switch["fast"] and _switch["native"] and kernels_supported()):
         return None
     return _import_kernel(name)

@@ -44,7 +44,12 @@ from pytest_entropy.core.records import Report
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import run_entropy_trial
 from pytest_entropy.ingest.base import is_listed_file
-from pytest_entropy.run.certification_report import build_report, default_ports, temporary_store
+from pytest_entropy.run.certification_report import (
+    CheckOutcome,
+    build_report,
+    default_ports,
+    temporary_store,
+)
 from pytest_entropy.sources.resources import corpora_path
 from pytest_entropy.sources.urls import is_url
 
@@ -132,58 +137,6 @@ class CertificationOptions:
         from pytest_entropy.run.corpus_checks import planned_corpus_checks as planned
 
         return planned(self.sessions, self.surface, self.baseline)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOutcome:
-    """One check's result plus what it adds to the report, or why it did not run.
-
-    ``sections`` are report sections the check produced (``corpus``/``surface`` from
-    ``corpus-mode``, ``trial`` from ``trial-costs``); ``properties`` are name/value pairs
-    for JUnit XML (a score and a report hash). Everything is JSON, so an outcome crosses
-    from a pytest-xdist worker to the controller unchanged.
-    """
-
-    result: CheckResult
-    sections: Mapping[str, Any] = field(default_factory=dict)
-    properties: tuple[tuple[str, Any], ...] = ()
-    skipped: str | None = None
-    # A corpus check's (scope ``corpus``): a plain reason when it failed, and whether a
-    # failure fails the run.
-    reason: str | None = None
-    gating: bool = True
-    corpus: bool = False
-
-    def scoped(self) -> ScopedResult:
-        return ScopedResult(self.result, self.reason, self.gating)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "result": self.result.to_json(),
-            "details": list(self.result.details),
-            "sections": dict(self.sections),
-            "properties": [list(pair) for pair in self.properties],
-        }
-        if self.skipped is not None:
-            out["skipped"] = self.skipped
-        if self.corpus:
-            out["corpus"] = {"reason": self.reason, "gating": self.gating}
-        return out
-
-    @classmethod
-    def from_json(cls, value: Mapping[str, Any]) -> CheckOutcome:
-        result = CheckResult.from_json(value["result"])
-        details = tuple(str(line) for line in value.get("details") or ())
-        corpus = value.get("corpus")
-        return cls(
-            CheckResult(result.id, result.passed, result.evidence, details),
-            dict(value.get("sections") or {}),
-            tuple((str(name), item) for name, item in value.get("properties") or ()),
-            value.get("skipped"),
-            reason=corpus.get("reason") if corpus else None,
-            gating=bool(corpus.get("gating", True)) if corpus else True,
-            corpus=corpus is not None,
-        )
 
 
 # ------------------------------------------------------------------------- the ports

@@ -8,25 +8,76 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.certify import (
     NO_AGENT_ARTIFACT,
     ArtifactStore,
+    CheckResult,
     Ports,
     SessionScan,
     certification_report,
 )
-from pytest_entropy.core.certify.scopes import CORPUS_CHECK_ORDER, scoped_report
+from pytest_entropy.core.certify.scopes import CORPUS_CHECK_ORDER, ScopedResult, scoped_report
 from pytest_entropy.sources.agent_dir import agent_dir_from_env, agent_state_dir, default_state_dir
 from pytest_entropy.state.store import COMPILED, load_path, save_path
 
-if TYPE_CHECKING:
-    from pytest_entropy.run.certification import CheckOutcome
+__all__ = ["CheckOutcome", "build_report", "default_ports", "temporary_store", "trial_artifact"]
 
-__all__ = ["build_report", "default_ports", "temporary_store", "trial_artifact"]
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """One check's result plus what it adds to the report, or why it did not run.
+
+    ``sections`` are report sections the check produced (``corpus``/``surface`` from
+    ``corpus-mode``, ``trial`` from ``trial-costs``); ``properties`` are name/value pairs
+    for JUnit XML (a score and a report hash). Everything is JSON, so an outcome crosses
+    from a pytest-xdist worker to the controller unchanged.
+    """
+
+    result: CheckResult
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    properties: tuple[tuple[str, Any], ...] = ()
+    skipped: str | None = None
+    # A corpus check's (scope ``corpus``): a plain reason when it failed, and whether a
+    # failure fails the run.
+    reason: str | None = None
+    gating: bool = True
+    corpus: bool = False
+
+    def scoped(self) -> ScopedResult:
+        return ScopedResult(self.result, self.reason, self.gating)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "result": self.result.to_json(),
+            "details": list(self.result.details),
+            "sections": dict(self.sections),
+            "properties": [list(pair) for pair in self.properties],
+        }
+        if self.skipped is not None:
+            out["skipped"] = self.skipped
+        if self.corpus:
+            out["corpus"] = {"reason": self.reason, "gating": self.gating}
+        return out
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> CheckOutcome:
+        result = CheckResult.from_json(value["result"])
+        details = tuple(str(line) for line in value.get("details") or ())
+        corpus = value.get("corpus")
+        return cls(
+            CheckResult(result.id, result.passed, result.evidence, details),
+            dict(value.get("sections") or {}),
+            tuple((str(name), item) for name, item in value.get("properties") or ()),
+            value.get("skipped"),
+            reason=corpus.get("reason") if corpus else None,
+            gating=bool(corpus.get("gating", True)) if corpus else True,
+            corpus=corpus is not None,
+        )
 
 
 def _scan_lines(lines: Sequence[str]) -> SessionScan:

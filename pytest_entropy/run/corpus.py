@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.fastpath import fast_paths
@@ -57,6 +57,7 @@ from pytest_entropy.run.deferred import (
     values_listener,
 )
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
+from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.scan import ModelCursor, scan_source
@@ -454,7 +455,7 @@ def _read_one(
             unreadable=[source],
             diagnostics=part.diagnostics,
         )
-    _judge_file(source, part.diagnostics)
+    judge_file(source.location, part.diagnostics)
     if deferred is not None and deferred.pending is not None:
         part.deferred = deferred.pending
     if deferred_evidence is not None and deferred_evidence.pending is not None:
@@ -474,48 +475,6 @@ def _read_one(
         part.patterns = met.patterns
         part.external_refs = met.refs
     return part
-
-
-def _judge_file(source: SourceFile, diagnostics: ScanDiagnostics) -> None:
-    """A readable file none of whose lines is of any known format (random bytes under a
-    ``.jsonl`` name) is counted as unrecognised, never silently as a few malformed lines;
-    a file that held a malformed line is named as damaged."""
-    if diagnostics.malformed_lines:
-        _add_damaged(diagnostics, source.location)
-    if diagnostics.yielded_nothing() and not _holds_json_objects(source.location):
-        diagnostics.unrecognized(source.location, "no line of any known session format")
-
-
-_PROBE_BYTES: Final = 1 << 20
-
-
-def _holds_json_objects(location: str) -> bool:
-    """Whether a local file that yielded no record holds at least one JSON object line
-    among its first MiB (a session file of headers only is a session file; random bytes
-    are not). URLs and compressed files are given the benefit of the doubt."""
-    if is_url(location) or not location.endswith(".jsonl") or not os.path.isfile(location):
-        return True  # never open a FIFO or a device here: it may never answer
-    import json
-
-    try:
-        with open(location, "rb") as handle:
-            head = handle.read(_PROBE_BYTES)
-    except OSError:
-        return True  # the read itself already counted what went wrong
-    for line in head.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            if isinstance(json.loads(line), dict):
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def _add_damaged(diagnostics: ScanDiagnostics, name: str) -> None:
-    if len(diagnostics.damaged_names) < ScanDiagnostics.NAME_LIMIT:
-        diagnostics.damaged_names.append(name)
 
 
 def _settle(part: CorpusPart) -> None:

@@ -37,6 +37,7 @@ from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.state.settings import find_config_files
+from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
 
 __all__ = ["find_config_files", "load_config"]  # and the tables below
 
@@ -133,23 +134,6 @@ def _validated(values: Mapping[str, Any], source: str) -> dict[str, Any]:
             raise EntropyInputError(f"{raw_key} must be a string", source=source)
         out[key] = value
     return out
-
-
-def positive_seconds(value: Any, name: str, source: str) -> float:
-    """A number of seconds above zero (``scheduler-timeout``), as a float."""
-    if type(value) not in (int, float) or not 0 < value < float("inf"):
-        raise EntropyInputError(f"{name} must be a positive number of seconds", source=source)
-    return float(value)
-
-
-def storage_options_value(value: Any, name: str, source: str) -> dict[str, Any]:
-    """fsspec storage options: a mapping (a TOML table, a YAML or JSON object) with string
-    keys. The message on a wrong value never repeats the value: it may hold a secret."""
-    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
-        raise EntropyInputError(
-            f"{name} must be a table of fsspec storage options (string keys)", source=source
-        )
-    return dict(value)
 
 
 _PATH_FIELDS = ("agent_dir", "surface", "repairs", "state_dir")
@@ -372,17 +356,6 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 # ------------------------------------------------------------ flags the commands share
-
-
-def positive_int(text: str) -> int:
-    """argparse's type of a count of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 @dataclass(frozen=True, slots=True)

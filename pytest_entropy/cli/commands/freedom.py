@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from pytest_entropy.cli.baseline import (
+    SURFACE_ENTRY,
+    add_baseline_options,
+    baseline_exit_status,
+)
 from pytest_entropy.cli.common import (
     EXIT_OK,
     add_format_options,
@@ -20,11 +25,6 @@ from pytest_entropy.core.fingerprint import surface_freedom_report
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.report.names import terminal_text
 from pytest_entropy.report.text import freedom_lines
-from pytest_entropy.testing.ratchet import (
-    SURFACE_ENTRY,
-    add_baseline_options,
-    baseline_exit_status,
-)
 
 
 def register(commands: Any) -> None:

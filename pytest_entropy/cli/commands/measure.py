@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from pytest_entropy.cli.baseline import (
+    add_baseline_options,
+    baseline_exit_status,
+    size_factor_of,
+)
 from pytest_entropy.cli.common import (
     add_corpus_inputs,
     add_corpus_reading,
@@ -24,11 +29,6 @@ from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import diagnostics_lines, report_lines
 from pytest_entropy.run.corpus import measure_plan, read_corpus
-from pytest_entropy.testing.ratchet import (
-    add_baseline_options,
-    baseline_exit_status,
-    size_factor_of,
-)
 
 
 def register(commands: Any) -> None:
