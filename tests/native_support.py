@@ -7,7 +7,6 @@ property tests comparing a kernel with its Python twin must not pass on nothing.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,23 +14,22 @@ from types import ModuleType
 
 import pytest
 
-from pytest_entropy.core.fastpath import use_fast_paths, use_native_kernels
+from pytest_entropy.core.fastpath import _import_kernel, use_fast_paths, use_native_kernels
 
 __all__ = ["native_kernel", "paths"]
 
 
 def native_kernel(name: str) -> ModuleType:
     """The built kernel ``pytest_entropy.<name>``; skips (fails under CI) when it is missing."""
-    try:
-        return importlib.import_module("pytest_entropy." + name)
-    except ImportError as error:
-        message = (
-            f"the native kernel {name} is not built ({error}); "
-            "build it with `python hatch_build.py`"
-        )
+    # The package's own memo, not a fresh import: a pytester run restores sys.modules, and
+    # an extension imported again after that is another module object.
+    found = _import_kernel(name)
+    if found is None:
+        message = f"the native kernel {name} is not built; build it with `python hatch_build.py`"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+    return found
 
 
 @contextmanager

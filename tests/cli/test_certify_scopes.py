@@ -130,7 +130,9 @@ def test_surface_contained_compares_with_the_ratchet_baseline(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     baseline = tmp_path / "entropy-baseline.json"
-    assert main(["freedom", "--surface", SURFACE, "--baseline", str(baseline)]) == 0
+    # --update-baseline: under CI a missing baseline is never created silently.
+    created = ["--baseline", str(baseline), "--update-baseline"]
+    assert main(["freedom", "--surface", SURFACE, *created]) == 0
     capsys.readouterr()
     sessions = str(DEMO / "sessions")
     argv = ["--sessions", sessions, "--baseline", str(baseline)]
@@ -165,7 +167,8 @@ def test_a_baseline_of_corpus_entries_only_plans_no_surface_check(
 ) -> None:
     baseline = tmp_path / "entropy-baseline.json"
     sessions = str(DEMO / "sessions")
-    assert main(["measure", "--sessions", sessions, "--baseline", str(baseline)]) == 0
+    created = ["--baseline", str(baseline), "--update-baseline"]
+    assert main(["measure", "--sessions", sessions, *created]) == 0
     capsys.readouterr()
     code, report = _certify(
         capsys, "--sessions", sessions, "--surface", SURFACE, "--baseline", str(baseline)
