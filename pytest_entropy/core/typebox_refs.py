@@ -19,7 +19,7 @@ import re
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-from pytest_entropy.core.typebox_values import JS_FUNCTION
+from pytest_entropy.core.typebox_values import JS_FUNCTION, PROTOTYPE_KEYS
 
 __all__ = ["UNDEFINED", "decode_uri_component", "resolve_ref"]
 
@@ -35,20 +35,6 @@ UNDEFINED: Final = _Undefined()
 _DEFAULT_BASE: Final = "http://unknown/"
 _UNSAFE: Final = frozenset({"__proto__", "constructor", "prototype"})
 _INDEX: Final = re.compile(r"(?:0|[1-9][0-9]*)\Z")
-_PROTOTYPE_KEYS: Final = frozenset(
-    {
-        "__defineGetter__",
-        "__defineSetter__",
-        "__lookupGetter__",
-        "__lookupSetter__",
-        "hasOwnProperty",
-        "isPrototypeOf",
-        "propertyIsEnumerable",
-        "toLocaleString",
-        "toString",
-        "valueOf",
-    }
-)
 
 
 class RefError(Exception):
@@ -116,7 +102,7 @@ def pointer_get(value: Any, pointer: str) -> Any:
         if type(current) is dict:
             if index in current:
                 current = current[index]
-            elif index in _PROTOTYPE_KEYS:
+            elif index in PROTOTYPE_KEYS:
                 current = JS_FUNCTION
             else:
                 return UNDEFINED

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 __all__ = [
     "JS_FUNCTION",
+    "PROTOTYPE_KEYS",
     "has_property_key",
     "is_integer",
     "is_number",
@@ -47,7 +48,7 @@ JS_FUNCTION: Final = _JsFunction()
 # Object.getOwnPropertyNames(Object.prototype) in Node 20, less `constructor` and
 # `__proto__`, which TypeBox's HasPropertyKey checks as own keys (IsUnsafePropertyKey).
 # Every other name is found by its `key in value` through the prototype chain.
-_PROTOTYPE_KEYS: Final = frozenset(
+PROTOTYPE_KEYS: Final = frozenset(
     {
         "__defineGetter__",
         "__defineSetter__",
@@ -66,7 +67,7 @@ _PROTOTYPE_KEYS: Final = frozenset(
 def has_property_key(value: dict[str, Any], key: str) -> bool:
     """TypeBox ``Guard.HasPropertyKey`` on a parsed JSON object: ``key in value``, so the
     inherited ``Object.prototype`` methods are present on every object."""
-    return key in value or key in _PROTOTYPE_KEYS
+    return key in value or key in PROTOTYPE_KEYS
 
 
 def property_value(value: dict[str, Any], key: str) -> Any:
