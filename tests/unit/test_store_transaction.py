@@ -151,10 +151,9 @@ commit(reads, [
 """
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX")
-def test_a_writer_killed_between_the_renames_is_rolled_back(states: tuple[Path, Path]) -> None:
-    old, new = states
-    before = _files(old)
+def _kill_a_writer_between_the_renames(old: Path, new: Path) -> None:
+    """Run KILLED: a commit of ``new``'s files into ``old`` that SIGKILLs itself after the
+    pool's rename."""
     done = subprocess.run(
         [sys.executable, "-c", KILLED, str(old), str(new)],
         env={
@@ -166,6 +165,13 @@ def test_a_writer_killed_between_the_renames_is_rolled_back(states: tuple[Path, 
         timeout=120,
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX")
+def test_a_writer_killed_between_the_renames_is_rolled_back(states: tuple[Path, Path]) -> None:
+    old, new = states
+    before = _files(old)
+    _kill_a_writer_between_the_renames(old, new)
     # The kill came after the pool's rename: on disk, for now, a new pool beside the old artifact.
     assert (old / POOL.filename).read_bytes() == (new / POOL.filename).read_bytes()
     assert any(name.startswith(JOURNAL_PREFIX) for name in os.listdir(old))
@@ -183,17 +189,7 @@ def test_the_roll_back_leaves_what_another_writer_wrote_since(
     roll-back must not put the old pool back over it."""
     old, new = states
     before = _files(old)
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, str(old), str(new)],
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr
+    _kill_a_writer_between_the_renames(old, new)
     theirs = before["observation-pool.json"][0].replace(b'"version": 1', b'"version":  1')
     replacement = old / "theirs.tmp"
     replacement.write_bytes(theirs)
