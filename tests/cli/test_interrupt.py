@@ -58,55 +58,37 @@ TARGETS = [
 ]
 
 
+def _drive(cwd: Path, target: str, entry: str, marker: Path) -> subprocess.CompletedProcess[str]:
+    """Run DRIVER: the demo's measure through ``entry``, a SIGINT as ``target`` is imported."""
+    argv = ["measure", "--sessions", str(DEMO / "sessions")]
+    argv += ["--surface", str(DEMO / "surface.json")]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", DRIVER, target, entry, str(marker), *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize("entry", ["console", "module"])
 @pytest.mark.parametrize("target", TARGETS)
 def test_an_interrupt_during_start_up_exits_130_with_one_line(
     tmp_path: Path, target: str, entry: str
 ) -> None:
     marker = tmp_path / "interrupted"
-    argv = [
-        "measure",
-        "--sessions",
-        str(DEMO / "sessions"),
-        "--surface",
-        str(DEMO / "surface.json"),
-    ]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, target, entry, str(marker), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _drive(tmp_path, target, entry, marker)
     assert marker.exists(), f"{target} was never imported: the test proves nothing"
     assert (done.returncode, done.stderr, done.stdout) == (130, "pytest-entropy: interrupted\n", "")
 
 
 def test_without_an_interrupt_the_driver_runs_the_command(tmp_path: Path) -> None:
     """The driver itself is harmless: a target that is never imported changes nothing."""
-    argv = [
-        "measure",
-        "--sessions",
-        str(DEMO / "sessions"),
-        "--surface",
-        str(DEMO / "surface.json"),
-    ]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, "no.such.module", "console", str(tmp_path / "m"), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _drive(tmp_path, "no.such.module", "console", tmp_path / "m")
     assert done.returncode == 0, done.stderr
     assert "entropy" in done.stdout
