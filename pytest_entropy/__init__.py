@@ -26,6 +26,9 @@ def _select_paths() -> None:
         from pytest_entropy.core.fastpath import use_fast_paths
 
         use_fast_paths(False)
+        from pytest_entropy.core.native_core import use_native_core
+
+        use_native_core(False)
     # PYTEST_ENTROPY_NO_NATIVE=1 keeps the Python fast paths but refuses the native kernels
     # (what a machine without a C compiler runs; hatch_build.py skips building them too).
     if os.environ.get("PYTEST_ENTROPY_NO_NATIVE", "").strip() not in ("", "0"):
