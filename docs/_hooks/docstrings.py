@@ -41,7 +41,13 @@ def markdown_docstring(text: str) -> str:
         elif in_doctest and not stripped:
             out.append(f"{indent}```")
             in_doctest = False
-        out.append(line if in_doctest else _ROLE.sub(r"`\1`", line))
+        if not in_doctest:
+            # reST's "Example::" introduces the indented literal block that follows; in
+            # Markdown the indentation alone makes it code, so one colon is left.
+            line = _ROLE.sub(r"`\1`", line)
+            if line.endswith("::") and not line.lstrip().startswith("::"):
+                line = line[:-1]
+        out.append(line)
     if in_doctest:
         out.append(f"{indent}```")
     return "\n".join(out)

@@ -78,7 +78,9 @@ def help_text(*words: str) -> str:
     with _help_columns(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main([*words, "--help"])
     if status != 0:
-        raise RuntimeError(f"pytest-entropy {' '.join(words)} --help exited {status}: {err.getvalue()}")
+        raise RuntimeError(
+            f"pytest-entropy {' '.join(words)} --help exited {status}: {err.getvalue()}"
+        )
     return out.getvalue().rstrip() + "\n"
 
 
@@ -197,7 +199,9 @@ _EXIT_MEANINGS = {
 def exit_codes_page() -> str:
     from pytest_entropy.cli import common
 
-    rows = [(str(getattr(common, name)), _code(name), text) for name, text in _EXIT_MEANINGS.items()]
+    rows = [
+        (str(getattr(common, name)), _code(name), text) for name, text in _EXIT_MEANINGS.items()
+    ]
     rows.sort(key=lambda row: int(row[0]))
     lines = [
         "# Exit codes",
@@ -252,7 +256,11 @@ def json_page() -> str:
         name = path.stem
         lines += ["", f"## {name}", ""]
         if schema.get("title"):
-            lines += [f"`{schema['title']}`" + (f": {schema['description']}" if schema.get("description") else ""), ""]
+            lines += [
+                f"`{schema['title']}`"
+                + (f": {schema['description']}" if schema.get("description") else ""),
+                "",
+            ]
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         if properties:
@@ -270,7 +278,10 @@ def json_page() -> str:
             f'??? note "The schema: {path.name}"',
             "",
             "    ```json",
-            *("    " + line for line in json.dumps(schema, indent=2, ensure_ascii=False).splitlines()),
+            *(
+                "    " + line
+                for line in json.dumps(schema, indent=2, ensure_ascii=False).splitlines()
+            ),
             "    ```",
         ]
     return "\n".join(lines) + "\n"
@@ -284,36 +295,55 @@ def _first_sentence(text: str | None) -> str:
     return paragraph if end < 0 else paragraph[: end + 1]
 
 
+def _reader_summary(reader: Any, *, module_first: bool) -> str:
+    """The first sentence of the reader's module docstring (a session format's module is
+    about its format) or of the reader's own (a surface module holds several readers)."""
+    module = sys.modules.get(getattr(reader, "__module__", ""), None)
+    texts = [getattr(module, "__doc__", None), getattr(reader, "__doc__", None)]
+    for text in texts if module_first else texts[::-1]:
+        if text:
+            return _first_sentence(text).replace("``", "`")
+    return ""
+
+
 def formats_page() -> str:
     from pytest_entropy.ingest import registry
 
-    session_rows = [("`fabric`", "yes (a file no reader claims)", "the native trace format: trace envelopes and audits")]
+    session_rows = []
     for name in registry.session_formats():
         entry = registry.session_format(name)
-        if entry is None:
-            continue
-        module = sys.modules.get(getattr(entry.reader, "__module__", ""), None)
-        session_rows.append(
-            (
-                _code(name),
-                "yes" if entry.detector is not None else "only when named",
-                _first_sentence(getattr(module, "__doc__", None)),
+        if name == "auto":
+            session_rows.append(
+                (_code(name), "", "the default: each file read by the format that claims it")
             )
-        )
+        elif entry is None:  # the native trace format
+            session_rows.append(
+                (
+                    _code(name),
+                    "yes (what no other reader claims)",
+                    "the native trace format: trace envelopes and audits",
+                )
+            )
+        else:
+            detected = "yes" if entry.detector is not None else "only when named"
+            session_rows.append(
+                (_code(name), detected, _reader_summary(entry.reader, module_first=True))
+            )
     surface_rows = []
     for name in registry.surface_formats():
-        entry = registry.surface_format(name)
-        if entry is None:
-            continue
-        module = sys.modules.get(getattr(entry.reader, "__module__", ""), None)
-        surface_rows.append(
-            (
-                _code(name),
-                _code(entry.ref_prefix),
-                _first_sentence(getattr(entry.reader, "__doc__", None))
-                or _first_sentence(getattr(module, "__doc__", None)),
+        surface = registry.surface_format(name)
+        if surface is None:
+            surface_rows.append(
+                (_code(name), "", "the default: each file read by the format that claims it")
             )
-        )
+        else:
+            surface_rows.append(
+                (
+                    _code(name),
+                    _code(surface.ref_prefix),
+                    _reader_summary(surface.reader, module_first=False),
+                )
+            )
     lines = [
         "# Formats",
         "",
@@ -321,14 +351,11 @@ def formats_page() -> str:
         "",
         "The formats `pytest-entropy` reads, as its format registry lists them. `--format`"
         " (pytest: `--entropy-format`) names a session format, `--surface-format` a surface"
-        " format; both default to `auto`, which detects each file by its content. What each"
-        " session format counts as a trace, a failure and a model is in"
-        " [the formats guide](../formats.md).",
+        " format; both default to `auto`, which detects each file by its content. The order"
+        " in which `auto` tries them, and what each session format counts as a trace, a"
+        " failure and a model, is in [formats in detail](../formats.md).",
         "",
         "## Session formats",
-        "",
-        "In detection order: under `--format auto` the first format whose detector accepts a"
-        " file's first 64 KiB reads it.",
         "",
         *_table(("name", "detected by auto", "what it reads"), session_rows),
         "",
@@ -386,7 +413,7 @@ def api_page() -> str:
         "```python",
         "from pytest_entropy import measure, report_hash",
         "",
-        "report = measure(traces, surface, repairs)  # traces: [{\"operations\": [...], ...}]",
+        'report = measure(traces, surface, repairs)  # traces: [{"operations": [...], ...}]',
         "print(report.score, report.static_score, report.behavioral_score, report_hash(report))",
         "```",
         "",
@@ -394,7 +421,14 @@ def api_page() -> str:
         " `merge()` states of consecutive slices in order, `finalize()` once.",
     ]
     for name, target in _public_names():
-        lines += ["", f"## `{name}`", "", f"::: {target}", "    options:", "      show_root_heading: false"]
+        lines += [
+            "",
+            f"## `{name}`",
+            "",
+            f"::: {target}",
+            "    options:",
+            "      show_root_heading: false",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -421,16 +455,36 @@ def fixtures_page() -> str:
         "## Fixtures",
     ]
     for name in _fixture_names():
-        lines += ["", f"### `{name}`", "", f"::: pytest_entropy.pytest.fixtures.{name}", "    options:", "      show_root_heading: false", "      show_signature: false"]
+        lines += [
+            "",
+            f"### `{name}`",
+            "",
+            f"::: pytest_entropy.pytest.fixtures.{name}",
+            "    options:",
+            "      show_root_heading: false",
+            "      show_signature: false",
+        ]
     lines += [
         "",
         "## Assertions and helpers",
         "",
-        "`pytest_entropy.testing.assertions` needs no pytest: the helpers raise"
-        " `AssertionError` with a short header and a capped list of what rose.",
+        "`pytest_entropy.testing.assertions` and `pytest_entropy.testing.lint` need no"
+        " pytest: the helpers raise `AssertionError` with a short header and a capped list of"
+        " what rose.",
     ]
-    for name in assertions.__all__:
-        lines += ["", f"### `{name}`", "", f"::: pytest_entropy.testing.assertions.{name}", "    options:", "      show_root_heading: false"]
+    helpers = [f"pytest_entropy.testing.assertions.{name}" for name in assertions.__all__]
+    lint = importlib.import_module("pytest_entropy.testing.lint")
+    helpers += [f"pytest_entropy.testing.lint.{name}" for name in lint.__all__]
+    for target in helpers:
+        name = target.rsplit(".", 1)[-1]
+        lines += [
+            "",
+            f"### `{name}`",
+            "",
+            f"::: {target}",
+            "    options:",
+            "      show_root_heading: false",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -481,7 +535,10 @@ def file_page(path: str) -> str:
         Path(path).suffix, "text"
     )
     fence = "~~~~" if "```" in text else "```"
-    return f"# {path}\n\nThe file `{path}` of the repository.\n\n{fence}{language}\n{text.rstrip()}\n{fence}\n"
+    return (
+        f"# {path}\n\nThe file `{path}` of the repository.\n\n"
+        f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+    )
 
 
 def _file_uri(path: str) -> str:
