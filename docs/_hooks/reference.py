@@ -224,7 +224,11 @@ def _schema_files() -> list[Path]:
 def _type_of(node: Any) -> str:
     if not isinstance(node, dict):
         return ""
+    if "const" in node:
+        return f"the constant {json.dumps(node['const'])}"
     kind = node.get("type")
+    if "enum" in node:
+        return "one of " + ", ".join(json.dumps(value) for value in node["enum"])
     if isinstance(kind, list):
         return " or ".join(str(value) for value in kind)
     if kind:
@@ -234,8 +238,6 @@ def _type_of(node: Any) -> str:
             return " or ".join(filter(None, (_type_of(option) for option in node[combinator])))
     if "$ref" in node:
         return str(node["$ref"]).rsplit("/", 1)[-1]
-    if "const" in node:
-        return json.dumps(node["const"])
     return "any"
 
 
