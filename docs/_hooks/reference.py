@@ -490,6 +490,49 @@ def fixtures_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def extras() -> list[tuple[str, list[str], str]]:
+    """``(name, requirements, the comment above it)`` for every extra of pyproject.toml, in
+    the file's order: the comments are where the project says what each extra is for."""
+    import tomllib
+
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    table = tomllib.loads(text)["project"]["optional-dependencies"]
+    lines = text.split("[project.optional-dependencies]", 1)[1].splitlines()
+    out = []
+    comment: list[str] = []
+    for line in lines:
+        if line.startswith("["):
+            break
+        if line.startswith("#"):
+            comment.append(line.lstrip("#").strip())
+            continue
+        match = re.match(r"([A-Za-z0-9_-]+) = \[", line)
+        if match and match[1] in table:
+            out.append((match[1], list(table[match[1]]), " ".join(comment)))
+        if not line.startswith(" "):
+            comment = []
+    return out
+
+
+def extras_page() -> str:
+    rows = [
+        (_code(name), " ".join(_code(item) for item in requirements), comment)
+        for name, requirements, comment in extras()
+    ]
+    lines = [
+        "# Extras",
+        "",
+        GENERATED,
+        "",
+        "The base install holds what measuring needs; each extra adds what one feature needs:"
+        ' `pip install "pytest-entropy[mcp,html]"`. A feature whose extra is missing says which'
+        " one to install. [Installation](../install.md) has the ways to install.",
+        "",
+        *_table(("extra", "installs", "for"), rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def changelog_page() -> str:
     text = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
     return text if text.endswith("\n") else text + "\n"
@@ -503,6 +546,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/formats.md": formats_page,
     "reference/api.md": api_page,
     "reference/fixtures.md": fixtures_page,
+    "reference/extras.md": extras_page,
     "changelog.md": changelog_page,
 }
 

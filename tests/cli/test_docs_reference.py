@@ -120,6 +120,19 @@ def test_the_fixtures_page_has_every_fixture_and_assertion(reference: ModuleType
     assert "::: pytest_entropy.testing.lint.assert_lint_clean\n" in page
 
 
+def test_the_extras_page_has_every_extra_with_its_comment(reference: ModuleType) -> None:
+    table = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    page = reference.extras_page()
+    for name, requirements in table.items():
+        row = next(line for line in page.splitlines() if line.startswith(f"| `{name}` |"))
+        for requirement in requirements:
+            assert f"`{requirement}`" in row, (name, requirement)
+    dask = next(line for line in page.splitlines() if line.startswith("| `dask` |"))
+    assert "The Dask engine" in dask  # the comment above the extra in pyproject.toml
+
+
 def test_a_link_out_of_docs_becomes_a_page_of_the_file(reference: ModuleType) -> None:
     docs = REPO / "docs"
     text = "[the workflow](../../examples/github-actions/entropy.yml) and [a page](../ci.md)"
