@@ -133,14 +133,15 @@ def test_the_extras_page_has_every_extra_with_its_comment(reference: ModuleType)
     assert "The Dask engine" in dask  # the comment above the extra in pyproject.toml
 
 
-def test_a_link_out_of_docs_becomes_a_page_of_the_file(reference: ModuleType) -> None:
+def test_a_link_out_of_docs_becomes_a_page_of_the_file() -> None:
+    files = _load("repository_files")
     docs = REPO / "docs"
     text = "[the workflow](../../examples/github-actions/entropy.yml) and [a page](../ci.md)"
-    links = reference.repository_links("tutorials/ci-certify.md", text, docs)
+    links = files.repository_links("tutorials/ci-certify.md", text, docs)
     assert links == {
         "../../examples/github-actions/entropy.yml": "examples/github-actions/entropy.yml"
     }
-    page = reference.file_page("examples/github-actions/entropy.yml")
+    page = files.file_page("examples/github-actions/entropy.yml")
     assert page.startswith("# examples/github-actions/entropy.yml\n")
     assert re.search(r"^(```|~~~~)yaml$", page, re.M)  # fenced apart from the file's own fences
 
