@@ -4,7 +4,7 @@
 of :data:`PAGES` (``reference/cli.md`` is every command's ``--help``, ``reference/options.md``
 the option and settings tables, ...), so a flag, an option, a ``--json`` schema, a format or a
 name of the curated API cannot be documented in one place and changed in another. Each page
-function returns Markdown and needs no MkDocs: ``tests/unit/test_docs_reference.py`` calls
+function returns Markdown and needs no MkDocs: ``tests/cli/test_docs_reference.py`` calls
 them directly.
 """
 
