@@ -66,9 +66,7 @@ def cargo_usable() -> bool:
     if cargo is None:
         return False
     try:
-        done = subprocess.run(
-            [cargo, "--version"], capture_output=True, timeout=60, check=False
-        )
+        done = subprocess.run([cargo, "--version"], capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0 and done.stdout.startswith(b"cargo")

@@ -162,7 +162,7 @@ def test_the_corpora_are_added_to_a_wheel_with_their_record_lines(tmp_path: Path
             data = done.read(name)
             assert listed[name][1:] == [_hash(data), str(len(data))]
     # Adding the same files again is refused rather than giving a wheel with two copies.
-    with pytest.raises(ValueError, match="already has pkg/corpora/demo/surface.json"):
+    with pytest.raises(ValueError, match=r"already has pkg/corpora/demo/surface\.json"):
         backend.add_tree_to_wheel(wheel, source, "pkg/corpora")
 
 
@@ -177,10 +177,21 @@ def test_every_shipped_corpus_file_is_in_the_sdist_and_both_wheels() -> None:
     # The pure wheel's force-include and the native wheel's surgery ship the same folder;
     # the sdist carries it (and the crate) so a wheel built from the sdist can too.
     hatch = PYPROJECT["tool"]["hatch"]["build"]["targets"]
-    assert hatch["wheel"]["force-include"] == {
-        backend.CORPORA_SOURCE: backend.CORPORA_IN_WHEEL
-    }
+    assert hatch["wheel"]["force-include"] == {backend.CORPORA_SOURCE: backend.CORPORA_IN_WHEEL}
     included = set(hatch["sdist"]["include"])
     for needed in ("corpora", "build_backend", "native/Cargo.toml", "native/Cargo.lock"):
         assert needed in included
     assert (REPO / "native" / "src").is_dir() and "native/src" in included
+
+
+def test_cibuildwheel_builds_abi3_once_and_free_threaded_version_specific() -> None:
+    # One cp311 build per platform/arch serves every later GIL-enabled CPython (abi3);
+    # free-threaded CPython has no stable ABI before 3.15, so it has its own build, and the
+    # module says it does not need the GIL (else the interpreter re-enables it and warns).
+    config = PYPROJECT["tool"]["cibuildwheel"]
+    assert config["build"] == ["cp311-*", "cp314t-*"]
+    assert any("check_wheel.py" in command for command in config["test-command"])
+    cargo = tomllib.loads((REPO / "native" / "Cargo.toml").read_text(encoding="utf-8"))
+    assert "abi3-py311" in cargo["dependencies"]["pyo3"]["features"]
+    binding = (REPO / "native" / "src" / "python.rs").read_text(encoding="utf-8")
+    assert "gil_used = false" in binding
