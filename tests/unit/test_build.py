@@ -195,3 +195,24 @@ def test_cibuildwheel_builds_abi3_once_and_free_threaded_version_specific() -> N
     assert "abi3-py311" in cargo["dependencies"]["pyo3"]["features"]
     binding = (REPO / "native" / "src" / "python.rs").read_text(encoding="utf-8")
     assert "gil_used = false" in binding
+
+
+def test_the_build_constraints_pin_what_the_backend_asks_for() -> None:
+    # .ci/wheels builds with --build-constraint constraints/build.txt: the pins must lie in
+    # the ranges the backend requests, or pip cannot resolve the isolated build environment.
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for raw in (REPO / "constraints" / "build.txt").read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            requirement = Requirement(line)
+            (specifier,) = requirement.specifier
+            assert specifier.operator == "==", line
+            pins[canonicalize_name(requirement.name)] = specifier.version
+    for asked in (backend.MATURIN, backend.HATCHLING):
+        requirement = Requirement(asked)
+        assert requirement.specifier.contains(pins[canonicalize_name(requirement.name)]), asked
+    for tool in ("auditwheel", "twine", "build", "cibuildwheel"):
+        assert tool in pins
