@@ -197,6 +197,17 @@ def test_cibuildwheel_builds_abi3_once_and_free_threaded_version_specific() -> N
     assert "gil_used = false" in binding
 
 
+def test_no_c_kernel_and_no_hand_made_build_remain() -> None:
+    # Issue 28: the Rust core replaces the C kernels; nothing builds or imports them.
+    from pytest_entropy.core.fastpath import kernel
+
+    assert sorted(REPO.glob("pytest_entropy/**/*.c")) == []
+    assert not (REPO / "hatch_build.py").exists()
+    assert kernel("ingest._guard_native") is None
+    assert "hatch_build.py" not in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "hatch_build" not in (REPO / "pyproject.toml").read_text(encoding="utf-8")
+
+
 def test_the_build_constraints_pin_what_the_backend_asks_for() -> None:
     # .ci/wheels builds with --build-constraint constraints/build.txt: the pins must lie in
     # the ranges the backend requests, or pip cannot resolve the isolated build environment.
