@@ -169,7 +169,7 @@ def compile_from_evidence_v3(
     """
     digest = catalog_digest if catalog_digest is not None else surface_hash(surface)
     report = finalize_v3(state, surface, repairs, digest)
-    review = evidence.proposals(report, surface)
+    review = evidence.proposals(report, surface, metric_version=3)
     return compile_from_report(report, surface, review, artifact)
 
 
