@@ -78,12 +78,9 @@ def trial_sources(
     *,
     options: ReadOptions | None = None,
     engine: EngineOptions | None = None,
-    metric_version: int = 2,
-) -> tuple[TrialReport | V3TrialReport, ScanDiagnostics]:
-    """``run_entropy_trial`` over session files, replayed where ``engine`` says
-    (``metric_version=3``: the v3 representation replay, :func:`trial_sources_v3`)."""
-    if metric_version >= 3:
-        return trial_sources_v3(sources, live, artifact, options=options, engine=engine)
+) -> tuple[TrialReport, ScanDiagnostics]:
+    """``run_entropy_trial`` over session files, replayed where ``engine`` says (metric v3's
+    representation replay is :func:`trial_sources_v3`)."""
     effective = apply_compiled_surface(live, artifact)
     plan = CorpusPlan(
         options or ReadOptions(),

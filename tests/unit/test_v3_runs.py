@@ -13,7 +13,7 @@ from pytest_entropy.core.v3.compiler import compile_entropy_surface_v3
 from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 from pytest_entropy.run.compile import compile_sources
 from pytest_entropy.run.corpus import EngineOptions, source_files
-from pytest_entropy.run.trial import trial_sources
+from pytest_entropy.run.trial import trial_sources_v3
 from tests.distributed_support import SURFACE as OPEN_SURFACE, one_pass, write_corpus
 from tests.sessions_support import write_native_sessions
 from tests.v3_artifact_support import CANONICAL, LIVE, REF, SPILLED
@@ -65,7 +65,7 @@ def test_the_v3_trial_over_files_equals_the_in_memory_trial(
     artifact = compile_entropy_surface_v3([], SURFACE_V3).artifact
     expected = run_entropy_trial_v3(evidence.traces, SURFACE_V3, artifact, evidence.audit_calls)
     assert expected.totals["operations"] > 0
-    trial, _ = trial_sources(source_files(corpus), SURFACE_V3, artifact, engine=engine, metric_version=3)
+    trial, _ = trial_sources_v3(source_files(corpus), SURFACE_V3, artifact, engine=engine)
     assert trial.to_json() == expected.to_json()
 
 
@@ -78,7 +78,7 @@ def test_an_audit_in_a_later_file_replaces_the_trace_calls_of_earlier_files(tmp_
     ]
     artifact = compile_entropy_surface_v3([], LIVE).artifact
     for engine in ENGINES:
-        trial, _ = trial_sources(source_files(paths), LIVE, artifact, engine=engine, metric_version=3)
+        trial, _ = trial_sources_v3(source_files(paths), LIVE, artifact, engine=engine)
         totals: dict[str, Any] = trial.totals
         assert (totals["operations"], totals["bothAccept"], totals["normalizationWin"]) == (1, 1, 0)
         assert trial.verdict == "clean"

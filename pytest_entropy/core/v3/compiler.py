@@ -24,6 +24,7 @@ from typing import Any, Final
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.notices import DEFAULT_REVIEW_HINT, format_score_change
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, RepairRow, Trace, ValueObservation
 from pytest_entropy.core.status import surface_hash
@@ -43,6 +44,7 @@ __all__ = [
     "compile_from_evidence_v3",
     "compile_from_report",
     "derive_plans",
+    "format_compile_notice_v3",
     "review_signals",
 ]
 
@@ -86,7 +88,7 @@ def derive_plans(surface: Mapping[str, Any]) -> list[dict[str, Any]]:
     for action in actions:
         plan = derive_normal_form_plan(action["ref"], action.get("inputSchema"))
         if plan is not None and len(plans) < MAX_NORMAL_FORM_PLANS:
-            plans.append(plan)
+            plans.append(dict(plan))
     return plans
 
 
@@ -204,3 +206,22 @@ def compile_entropy_surface_v3(
         artifact=artifact,
         catalog_digest=catalog_digest,
     )
+
+
+def format_compile_notice_v3(
+    before_score: float,
+    after_score: float,
+    review_count: int = 0,
+    *,
+    review_hint: str = DEFAULT_REVIEW_HINT,
+) -> str:
+    """The v3 notice for a newly saved artifact: no duration and no per-proposal details
+    (the upstream's v3 presentation), the score change, then the review count."""
+    notice = (
+        "entropy: background optimization complete · "
+        f"{format_score_change(before_score, after_score)} · safety checks passed"
+    )
+    if review_count:
+        noun = "suggestion" if review_count == 1 else "suggestions"
+        notice += f" · {review_count} {noun} await review ({review_hint})"
+    return notice
