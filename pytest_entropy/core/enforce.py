@@ -88,9 +88,7 @@ def normalize_arguments(
         return args, None
     plan = None
     if artifact.get("version") == 2:
-        plan = next(
-            (p for p in artifact.get("normalizations") or () if p.get("ref") == ref), None
-        )
+        plan = next((p for p in artifact.get("normalizations") or () if p.get("ref") == ref), None)
     if plan is None:
         plan = derive_normal_form_plan(ref, schema)
     result = apply_normal_form_plan(ref, schema, args, plan)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.certify import (
     NO_AGENT_ARTIFACT,
     ArtifactStore,
@@ -179,10 +178,11 @@ def _spec_report(
 
 
 def trial_artifact(
-    given: str | None, state_dir: str | None
+    given: str | None, state_dir: str | None, kind: StoreKind = COMPILED
 ) -> tuple[dict[str, Any] | None, str, str]:
     """``(artifact, problem, where)``: the trial's artifact (``--artifact``, else the
-    project's state directory, else the agent directory's) or why there is none."""
+    project's state directory, else the agent directory's) or why there is none; ``kind``
+    is the generation's store kind (:data:`COMPILED_V3` reads version-2 artifacts)."""
     if given is not None:
         path = Path(given)
         if not path.is_file():
@@ -193,19 +193,19 @@ def trial_artifact(
             value, _ = parse_json_bytes(path.read_bytes())
         except (JSONParseError, OSError):
             return None, f"artifact is invalid: {given}", given
-        artifact = parse_compiled_surface_artifact(value)
+        artifact = kind.parser(value)
         if artifact is None:
             return None, f"artifact is invalid: {given}", given
         return artifact, "", given
     state = Path(state_dir) if state_dir else default_state_dir()
-    local = state / COMPILED.filename
-    loaded = load_path(local, COMPILED)
+    local = state / kind.filename
+    loaded = load_path(local, kind)
     if loaded.error is not None:
         return None, loaded.error, str(local)
     if loaded.file is not None:
         return loaded.file, "", str(local)
-    path = agent_state_dir(agent_dir_from_env()) / COMPILED.filename
-    loaded = load_path(path, COMPILED)
+    path = agent_state_dir(agent_dir_from_env()) / kind.filename
+    loaded = load_path(path, kind)
     if loaded.error is not None:
         return None, loaded.error, str(path)
     if loaded.file is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import (
     TrialCounts,
     TrialReport,
@@ -20,7 +21,6 @@ from pytest_entropy.core.trial import (
     TrialTally,
     trial_from_tally,
 )
-from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.v3.meter import finalize_v3
 from pytest_entropy.core.v3.trial import (
     V3TrialCounts,

@@ -76,7 +76,8 @@ def v3_artifact() -> dict[str, Any]:
 
 
 def test_a_version_2_artifact_normalises_the_call_and_returns_the_args_to_run() -> None:
-    from tests.v3_artifact_support import CANONICAL, LIVE as V3_LIVE, REF, SPILLED
+    from tests.v3_artifact_support import CANONICAL, REF, SPILLED
+    from tests.v3_artifact_support import LIVE as V3_LIVE
 
     verdict = validate_call(REF, SPILLED, V3_LIVE, v3_artifact())
     assert verdict.accepted
@@ -94,7 +95,8 @@ def test_a_version_2_artifact_normalises_the_call_and_returns_the_args_to_run() 
 
 
 def test_v3_never_restricts_or_hides_and_refuses_a_forged_stored_plan() -> None:
-    from tests.v3_artifact_support import LIVE as V3_LIVE, REF, SPILLED, legacy_artifact
+    from tests.v3_artifact_support import LIVE as V3_LIVE
+    from tests.v3_artifact_support import REF, SPILLED, legacy_artifact
 
     legacy = legacy_artifact()
     # Under v2 the legacy quarantine hides the ref; under v3 its overlay and quarantine are
@@ -111,7 +113,10 @@ def test_v3_never_restricts_or_hides_and_refuses_a_forged_stored_plan() -> None:
     refused = validate_call(REF, SPILLED, V3_LIVE, forged)
     assert not refused.accepted and refused.stage == "validate" and refused.witness is None
     # An action the artifact has no plan for gets one derived on its first call.
-    other = {"version": 1, "actions": [*V3_LIVE["actions"], {**V3_LIVE["actions"][0], "ref": "demo.new"}]}
+    other = {
+        "version": 1,
+        "actions": [*V3_LIVE["actions"], {**V3_LIVE["actions"][0], "ref": "demo.new"}],
+    }
     fresh = validate_call("demo.new", SPILLED, other, v3_artifact())
     assert fresh.accepted and fresh.witness is not None
     assert validate_call("demo.unknown", SPILLED, other, v3_artifact()).stage == "resolve"

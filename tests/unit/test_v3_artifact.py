@@ -59,13 +59,19 @@ def legacy(live: dict[str, Any]) -> dict[str, Any]:
                 "inputSchema": recall,
                 "baseSchemaDigest": schema_digest(schemas["memory.recall"]),
             },
-            {"ref": "mcp.stale.old", "inputSchema": {"type": "object"}, "baseSchemaDigest": "0" * 64},
+            {
+                "ref": "mcp.stale.old",
+                "inputSchema": {"type": "object"},
+                "baseSchemaDigest": "0" * 64,
+            },
         ],
         "quarantined": [
             {"ref": "mcp.flaky.run", "baseSchemaDigest": schema_digest(schemas["mcp.flaky.run"])},
             {"ref": "mcp.stale.old", "baseSchemaDigest": "deadbeef"},
         ],
-        "applied": [{"kind": "enum-tighten", "ref": "memory.recall", "detail": "query: 3 observed values"}],
+        "applied": [
+            {"kind": "enum-tighten", "ref": "memory.recall", "detail": "query: 3 observed values"}
+        ],
         "gate": {"passed": True, "beforeScore": 0.25, "afterScore": 0.18, "reasons": []},
         "evidenceDigest": "abc123",
     }

@@ -38,7 +38,10 @@ FLAKY: dict[str, Any] = {
 }
 SURFACE: dict[str, Any] = {
     "version": 1,
-    "actions": [{"ref": REF, "inputSchema": SCHEMA}, {"ref": "mcp.flaky.run", "inputSchema": FLAKY}],
+    "actions": [
+        {"ref": REF, "inputSchema": SCHEMA},
+        {"ref": "mcp.flaky.run", "inputSchema": FLAKY},
+    ],
 }
 TRACES: list[dict[str, Any]] = [
     {
@@ -63,7 +66,9 @@ def legacy() -> dict[str, Any]:
     return {
         **empty_compiled_surface(),
         "version": 1,
-        "actions": [{"ref": REF, "baseSchemaDigest": schema_digest(SCHEMA), "inputSchema": tightened}],
+        "actions": [
+            {"ref": REF, "baseSchemaDigest": schema_digest(SCHEMA), "inputSchema": tightened}
+        ],
         "quarantined": [{"ref": "mcp.flaky.run", "baseSchemaDigest": schema_digest(FLAKY)}],
     }
 
@@ -164,7 +169,10 @@ def test_a_legacy_artifact_is_migrated_not_kept() -> None:
 
 
 def test_a_large_surface_compiles_deterministically() -> None:
-    large = {"version": 1, "actions": [{"ref": f"demo.action{i}", "inputSchema": SCHEMA} for i in range(96)]}
+    large = {
+        "version": 1,
+        "actions": [{"ref": f"demo.action{i}", "inputSchema": SCHEMA} for i in range(96)],
+    }
     first = compile_entropy_surface_v3(TRACES, large)
     second = compile_entropy_surface_v3(copy.deepcopy(TRACES), copy.deepcopy(large))
     assert stable_json_hash(first.to_json()) == stable_json_hash(second.to_json())
@@ -188,11 +196,18 @@ def test_review_signals_are_advisory_and_formatted() -> None:
         ],
     }
     review = [
-        p for p in compile_entropy_surface_v3(TRACES, marked).proposals if p["kind"] != "normal-form"
+        p
+        for p in compile_entropy_surface_v3(TRACES, marked).proposals
+        if p["kind"] != "normal-form"
     ]
     assert len(review) == 1
     assert format_review_signal(review[0]) == f"declare-enum {REF}.format (pdf, html)"
-    plan_proposal = {"kind": "normal-form", "ref": REF, "baseSchemaDigest": schema_digest(SCHEMA), "rules": []}
+    plan_proposal = {
+        "kind": "normal-form",
+        "ref": REF,
+        "baseSchemaDigest": schema_digest(SCHEMA),
+        "rules": [],
+    }
     assert format_review_signal(plan_proposal) == f"normal-form {REF}"
 
 

@@ -35,7 +35,11 @@ def legacy() -> dict[str, Any]:
         **empty_compiled_surface(),
         "version": 1,
         "actions": [
-            {"ref": "demo.a", "inputSchema": {"type": "object"}, "baseSchemaDigest": schema_digest(SCHEMA)},
+            {
+                "ref": "demo.a",
+                "inputSchema": {"type": "object"},
+                "baseSchemaDigest": schema_digest(SCHEMA),
+            },
             {"ref": "demo.b", "inputSchema": {}, "baseSchemaDigest": "stale"},
         ],
         "quarantined": [{"ref": "demo.c", "baseSchemaDigest": schema_digest(SCHEMA)}],
@@ -89,7 +93,10 @@ def test_forged_targets_rules_digests_unknown_refs_and_drift_are_dropped() -> No
     merged = merge_compiled_surfaces(artifact(forged[:2]), artifact(forged[2:]), LIVE)
     assert merged["droppedNormalizations"] == len(forged)
     assert merged["file"]["normalizations"] == []
-    drift = {"version": 1, "actions": [{"ref": "demo.a", "inputSchema": {**SCHEMA, "required": []}}]}
+    drift = {
+        "version": 1,
+        "actions": [{"ref": "demo.a", "inputSchema": {**SCHEMA, "required": []}}],
+    }
     assert merge_compiled_surfaces(None, artifact([a]), drift)["droppedNormalizations"] == 1
 
 

@@ -14,7 +14,8 @@ from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 from pytest_entropy.run.compile import compile_sources
 from pytest_entropy.run.corpus import EngineOptions, source_files
 from pytest_entropy.run.trial import trial_sources_v3
-from tests.distributed_support import SURFACE as OPEN_SURFACE, one_pass, write_corpus
+from tests.distributed_support import SURFACE as OPEN_SURFACE
+from tests.distributed_support import one_pass, write_corpus
 from tests.sessions_support import write_native_sessions
 from tests.v3_artifact_support import CANONICAL, LIVE, REF, SPILLED
 
@@ -70,8 +71,16 @@ def test_the_v3_trial_over_files_equals_the_in_memory_trial(
 
 
 def test_an_audit_in_a_later_file_replaces_the_trace_calls_of_earlier_files(tmp_path: Path) -> None:
-    first = {"taskKey": "a", "operations": [{"ref": REF, "args": SPILLED, "outcome": "failed", "failureStage": "validate"}]}
-    second = {"taskKey": "b", "operations": [{"ref": REF, "args": CANONICAL, "outcome": "succeeded"}]}
+    first = {
+        "taskKey": "a",
+        "operations": [
+            {"ref": REF, "args": SPILLED, "outcome": "failed", "failureStage": "validate"}
+        ],
+    }
+    second = {
+        "taskKey": "b",
+        "operations": [{"ref": REF, "args": CANONICAL, "outcome": "succeeded"}],
+    }
     paths = [
         write_native_sessions(tmp_path / "1.jsonl", [first], unaudited=frozenset({REF})),
         write_native_sessions(tmp_path / "2.jsonl", [second]),

@@ -9,7 +9,12 @@ from pytest_entropy.core.canonical import js_stringify, stable_json_hash
 from pytest_entropy.core.v3.artifact import empty_compiled_surface
 from pytest_entropy.core.v3.compiler import compile_entropy_surface_v3
 from pytest_entropy.core.v3.normal_form import apply_normal_form_plan
-from pytest_entropy.core.v3.trial import V3TrialCounts, V3TrialTally, proven_plans, run_entropy_trial_v3
+from pytest_entropy.core.v3.trial import (
+    V3TrialCounts,
+    V3TrialTally,
+    proven_plans,
+    run_entropy_trial_v3,
+)
 from tests.v3_artifact_support import CANONICAL, LIVE, REF, SCHEMA, SPILLED
 
 ZERO_TOTALS = {
@@ -119,7 +124,10 @@ def test_legacy_restrictions_are_inert_even_for_formerly_quarantined_successes()
 def test_forged_and_drifted_plans_are_ignored() -> None:
     forged = artifact()
     forged["normalizations"][0]["rules"].pop()
-    drifted = {"version": 1, "actions": [{"ref": REF, "inputSchema": {**SCHEMA, "required": ["note"]}}]}
+    drifted = {
+        "version": 1,
+        "actions": [{"ref": REF, "inputSchema": {**SCHEMA, "required": ["note"]}}],
+    }
     for live, compiled in ((LIVE, forged), (drifted, artifact())):
         report = run_entropy_trial_v3(traces([SPILLED]), live, compiled)
         assert report.verdict == "no-evidence"
@@ -144,6 +152,8 @@ def test_counts_of_pieces_merge_to_the_one_pass_counts() -> None:
     first.add_trace(copy.deepcopy(corpus[0]))
     second.add_audit({"ref": REF, "args": SPILLED})
     merged = V3TrialCounts().merge(first.counts).merge(second.counts)
-    assert merged.per_ref() == whole.counts.per_ref() == {
-        REF: {"operations": 1, "planned": 1, "normalizationWin": 1}
-    }
+    assert (
+        merged.per_ref()
+        == whole.counts.per_ref()
+        == {REF: {"operations": 1, "planned": 1, "normalizationWin": 1}}
+    )

@@ -44,9 +44,9 @@ from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
 from pytest_entropy.core.regex import Unenforced, watch_unenforced
 from pytest_entropy.core.steering import unmatched_tokens
+from pytest_entropy.core.v3.compiler import REVIEW_KINDS, format_compile_notice_v3
 from pytest_entropy.report.names import terminal_text
 from pytest_entropy.run.compile import CompileRun, compile_sources
-from pytest_entropy.core.v3.compiler import REVIEW_KINDS, format_compile_notice_v3
 from pytest_entropy.state.store import (
     COMPILED,
     COMPILED_V3,

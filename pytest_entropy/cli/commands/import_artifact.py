@@ -22,9 +22,9 @@ from pytest_entropy.core.artifact import (
     without_widening_overlays,
 )
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.v3 import artifact as v3_artifact
 from pytest_entropy.ingest.surfaces import load_json_file
 from pytest_entropy.report.names import terminal_text
-from pytest_entropy.core.v3 import artifact as v3_artifact
 from pytest_entropy.state.store import COMPILED, COMPILED_V3, update_path
 
 # The entry lists of an artifact an import can add to.

@@ -41,10 +41,10 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
+from pytest_entropy.core.v3.trial import V3TrialReport
 from pytest_entropy.report.text import TRIAL_CLASSES
 from pytest_entropy.run.trial import trial_sources, trial_sources_v3
 from pytest_entropy.run.trial_explain import explained_trial_sources
-from pytest_entropy.core.v3.trial import V3TrialReport
 from pytest_entropy.state.store import COMPILED, COMPILED_V3, StoreKind
 
 # The v3 trial's classes in its summary line (notes §7.2).

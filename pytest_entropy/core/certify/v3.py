@@ -132,9 +132,10 @@ def ingestion_lines() -> list[str]:
         {"ref": "pi.read", "args": {"path": "src/a.ts", "limit": 10}},
         {"ref": "pi.bash", "args": {"command": "ls"}},
     ]
+    user = {"role": "user", "content": "hi"}
     return [
         "{ not json",
-        _compact({"id": "entry-0", "type": "message", "message": {"role": "user", "content": "hi"}}),
+        _compact({"id": "entry-0", "type": "message", "message": user}),
         _compact({"id": "entry-model-1", "type": "model_change", "provider": "zro",
                   "modelId": "kimi-k3"}),
         _session_line("entry-1", first, first_audits),
@@ -473,7 +474,11 @@ def _model_attribution(run: V3Run) -> bool:
 def _value_observations(run: V3Run) -> bool:
     for row in run.ingestion.value_observations:
         value = row.to_json() if hasattr(row, "to_json") else row
-        if value.get("ref") == REF and value.get("key") == "format" and value.get("value") == "html":
+        if (
+            value.get("ref") == REF
+            and value.get("key") == "format"
+            and value.get("value") == "html"
+        ):
             return True
     return False
 
@@ -542,7 +547,9 @@ V3_CHECKS: Final = (
     V3Check("historical-outcomes-unchanged", "after is the report, delta 0", _historical),
     V3Check("compile-determinism", "two compiles hash alike", _compile_determinism),
     V3Check("identical-plans-converge", "recompiling converges on the artifact", _converge),
-    V3Check("static-preservation", "the artifact leaves the surface as it is", _static_preservation),
+    V3Check(
+        "static-preservation", "the artifact leaves the surface as it is", _static_preservation
+    ),
     V3Check("canonical-identity", "canonical calls come back identical", _canonical_identity),
     V3Check("normalization-idempotence", "normalising twice changes nothing", _idempotence),
     V3Check("ambiguity-and-loss-refusal", "ambiguous or lossy calls stay as they are", _refusal),
@@ -552,9 +559,7 @@ V3_CHECKS: Final = (
     V3Check("exact-plan-merge", "merging keeps the exact plans", _exact_merge),
     V3Check("legacy-inert-migration", "legacy restrictions are inert and migrate", _legacy),
     V3Check("artifact-store-roundtrip", "the store saves and loads the artifact", _store_roundtrip),
-    V3Check(
-        "ingestion-requires-trace-envelope", "no envelope, no records", _requires_envelope
-    ),
+    V3Check("ingestion-requires-trace-envelope", "no envelope, no records", _requires_envelope),
     V3Check("ingestion-verbatim-audits", "audits keep the verbatim arguments", _verbatim_audits),
     V3Check("ingestion-model-attribution", "both models attributed", _model_attribution),
     V3Check("ingestion-value-observations", "audits give value observations", _value_observations),

@@ -22,6 +22,8 @@ from typing import Any, Final
 
 from pytest_entropy.core.artifact import (
     MAX_COMPILED_SURFACE_PROPOSALS,
+)
+from pytest_entropy.core.artifact import (
     parse_compiled_surface_artifact as parse_version_1_artifact,
 )
 from pytest_entropy.core.canonical import EMPTY_ARRAY_DIGEST, stable_json_hash
