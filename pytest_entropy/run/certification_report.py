@@ -135,7 +135,7 @@ def v3_ports(scan_lines: Any = None) -> Ports:
 def _scan_lines_v3(lines: Sequence[str]) -> SessionScan:
     from pytest_entropy.ingest.native import scan_lines
 
-    return scan_lines(lines)
+    return scan_lines(lines, metric_version=3)
 
 
 def build_report(

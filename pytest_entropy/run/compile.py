@@ -352,8 +352,9 @@ def compile_sources_v3(
     the review signals' evidence (and, with ``use_pool``, the pool's windows); nothing is
     read twice, and a file changing after its read cannot change the artifact.
     """
+    # The corpus is read as metric v3 ingests it (its guard, audits and model cursor).
     plan = CorpusPlan(
-        options or ReadOptions(),
+        replace(options or ReadOptions(), metric_version=3),
         observation_values=not use_pool,
         windows=use_pool,
         audit_refs=False,  # audits never influence a v3 plan

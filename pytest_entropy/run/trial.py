@@ -9,7 +9,7 @@ traces and audits); both merge exactly, so every engine gives the bytes of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
@@ -124,7 +124,7 @@ def trial_sources_v3(
     any file replaces the trace calls of its ref in every file.
     """
     plan = CorpusPlan(
-        options or ReadOptions(),
+        replace(options or ReadOptions(), metric_version=3),  # read as v3 ingests
         proposals=False,
         audit_refs=False,
         replay=V3TrialReplay(live, proven_plans(live, artifact)),
