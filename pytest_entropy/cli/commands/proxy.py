@@ -123,6 +123,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.artifact and not Path(args.artifact).exists():
         raise EntropyInputError("artifact not found", source=args.artifact)
     enforce = config.compile and not args.no_enforce
+    # The generation follows --metric-version, else the configuration, as for every command.
+    metric_version = int(
+        getattr(args, "metric_version", None) or getattr(config, "metric_version", None) or 2
+    )
+    if metric_version >= 3 and args.compile:
+        raise EntropyInputError(
+            "--compile runs metric v2's watch loop; with --metric-version 3 the proxy records"
+            " and enforces (compile with `pytest-entropy compile --metric-version 3 --write`)"
+        )
     if not config.compile:
         where = config.sources.get("compile", "the configuration")
         proxy_notice(
@@ -132,7 +141,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     hub = ProxyHub(
         record_dir=record,
         state_dir=state_dir,
-        artifact=ArtifactHolder(artifact_path, enabled=enforce),
+        artifact=ArtifactHolder(artifact_path, enabled=enforce, metric_version=metric_version),
         ref_prefix=args.ref_prefix,
         redact=config.redact_values,
         advertise_list_changed=bool(args.compile and config.compile),
