@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pytest_entropy.core.canonical import file_text, schema_digest, stable_json_hash
 from pytest_entropy.core.meter import MeterState
@@ -253,3 +256,34 @@ def test_the_certification_fixture_compiles_to_the_upstream_bytes() -> None:
     assert stable_json_hash([plan]) == (
         "f7fe587cdf2fd223ecb23005d6bdc33a0279c5857761e9fbd876fbbcc810bf08"
     )
+
+
+# The store's rules for version-2 files (the upstream compiler tests' store block).
+
+
+def test_the_store_round_trips_version_2_and_legacy_artifacts(tmp_path: Path) -> None:
+    from pytest_entropy.state.store import COMPILED_V3, load, save
+
+    fresh = compile_entropy_surface_v3(TRACES, SURFACE).artifact
+    assert fresh is not None
+    for index, artifact in enumerate((fresh, legacy())):
+        state = tmp_path / f"state{index}"
+        assert load(state, COMPILED_V3).to_json() == {}
+        assert save(state, COMPILED_V3, artifact).written
+        assert load(state, COMPILED_V3).file == parse_compiled_surface_artifact(artifact)
+        assert not save(state, COMPILED_V3, artifact).written
+    empty = tmp_path / "empty"
+    assert save(empty, COMPILED_V3, empty_compiled_surface()).written
+    assert load(empty, COMPILED_V3).file == empty_compiled_surface()
+
+
+@pytest.mark.parametrize(("raw", "reason"), [("{ nope", "malformed JSON"), ("{}", "invalid")])
+def test_damage_is_surfaced_and_blocks_the_overwrite(tmp_path: Path, raw: str, reason: str) -> None:
+    from pytest_entropy.state.store import COMPILED_V3, StoreDamagedError, load, save
+
+    save(tmp_path, COMPILED_V3, empty_compiled_surface())
+    (tmp_path / "compiled.json").write_text(raw, encoding="utf-8")
+    assert load(tmp_path, COMPILED_V3).error == f"compiled surface is {reason}"
+    with pytest.raises(StoreDamagedError, match=reason):
+        save(tmp_path, COMPILED_V3, empty_compiled_surface())
+    assert (tmp_path / "compiled.json").read_text(encoding="utf-8") == raw
