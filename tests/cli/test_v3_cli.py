@@ -145,3 +145,24 @@ def test_certify_runs_the_v3_list_and_its_corpus_mode(
     code, out, _ = v3(capsys, "certify", "--artifact", "x.json")
     assert code == 1
     assert "  FAIL artifact-mode — --artifact requires --trial" in out.splitlines()
+
+
+def test_export_artifact_writes_the_loaded_version_2_file(
+    capsys: pytest.CaptureFixture[str], corpus: dict[str, str], tmp_path: Path
+) -> None:
+    from pytest_entropy.core.v3.artifact import parse_compiled_surface_artifact
+
+    inputs = ("--sessions", corpus["sessions"], "--surface", corpus["surface"])
+    assert v3(capsys, "compile", *inputs, "--state-dir", corpus["state"], "--write")[0] == 0
+    target = tmp_path / "shared.json"
+    code, out, err = v3(
+        capsys, "export-artifact", "--state-dir", corpus["state"], "--out", str(target)
+    )
+    assert code == 0, err
+    assert out.startswith("Exported compiled surface (1 normal forms)")
+    compiled = json.loads((Path(corpus["state"]) / "compiled.json").read_text(encoding="utf-8"))
+    # As upstream's export: the file as its loader returns it (plans right after the version).
+    assert target.read_text(encoding="utf-8") == file_text(
+        parse_compiled_surface_artifact(compiled)
+    )
+    assert list(json.loads(target.read_text(encoding="utf-8")))[:2] == ["version", "normalizations"]
