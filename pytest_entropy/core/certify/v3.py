@@ -1,11 +1,8 @@
 """The certification check list of metric v3 (notes §9.2, CV-30), as data.
 
-Upstream's v3 certification builds its fixtures in code rather than reading them from a
-file: one report-render action whose schema licenses every normal-form rule, a trace that
-spells a call wrongly, calls it rightly, fails after invocation and navigates once, and a
-small session JSONL for ingestion. Every check recomputes its values from those and states
-the upstream's expectation exactly; a passing check's evidence is empty, as upstream's is,
-and a failing one names what differed in its ``details`` (never serialised).
+Every check recomputes its values from the fixtures of :mod:`.v3_fixtures` and states the
+upstream's expectation exactly; a passing check's evidence is empty, as upstream's is, and a
+failing one names what differed in its ``details`` (never serialised).
 
 The two effects the list needs come in as :class:`~pytest_entropy.core.certify.fixtures.Ports`:
 a scanner of session lines that follows metric v3's ingestion, and a temporary store that
@@ -15,31 +12,39 @@ loads and saves version-2 artifacts.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Final
 
-from pytest_entropy.core.canonical import schema_digest, stable_json_hash
-from pytest_entropy.core.certify.fixtures import CERTIFICATION_KIND, CheckResult, Ports
+from pytest_entropy.core.canonical import stable_json_hash
+from pytest_entropy.core.certify.fixtures import CERTIFICATION_KIND, CheckResult
+from pytest_entropy.core.certify.v3_fixtures import (
+    AUDIT_SCHEMA,
+    CANONICAL,
+    CERTIFICATION_VERSION_V3,
+    REF,
+    SCHEMA,
+    SPILLED,
+    V3Run,
+    ingestion_lines,
+    measure_v3,
+    unguarded_line,
+)
+from pytest_entropy.core.certify.v3_fixtures import same as _same
 from pytest_entropy.core.jscompat import js_string
-from pytest_entropy.core.meter import MeterState, report_hash
-from pytest_entropy.core.records import Report
+from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.v3.artifact import (
     apply_compiled_surface,
-    empty_compiled_surface,
     merge_compiled_surfaces,
     parse_compiled_surface_artifact,
 )
-from pytest_entropy.core.v3.compiler import V3CompileOutcome, compile_entropy_surface_v3
-from pytest_entropy.core.v3.meter import finalize_v3
+from pytest_entropy.core.v3.compiler import compile_entropy_surface_v3
 from pytest_entropy.core.v3.normal_form import (
     apply_normal_form_plan,
     derive_normal_form_plan,
     proves_normal_form_plan,
 )
-from pytest_entropy.core.v3.trial import V3TrialReport, run_entropy_trial_v3
+from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 
 __all__ = [
     "CERTIFICATION_VERSION_V3",
@@ -48,225 +53,13 @@ __all__ = [
     "V3Check",
     "V3Run",
     "ingestion_lines",
+    "measure_v3",
     "run_v3_checks",
     "v3_certification_report",
     "v3_summary_lines",
 ]
 
-CERTIFICATION_VERSION_V3: Final = 2
 METRIC_VERSION: Final = 3
-
-REF: Final = "mcp.report.render"
-SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "outputFormat": {"type": "string", "enum": ["pdf", "html", "rare-format"]},
-        "limit": {"type": "integer", "minimum": 1},
-        "note": {"type": "string"},
-    },
-    "required": ["outputFormat", "limit"],
-}
-CANONICAL: Final[dict[str, Any]] = {"outputFormat": "rare-format", "limit": 2}
-SPILLED: Final[dict[str, Any]] = {"output-format": "RARE FORMAT", "limit": "2", "note": None}
-AUDIT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {"format": {"type": "string", "enum": ["pdf", "html", "rare"]}},
-    "required": ["format"],
-}
-
-_COUNTS: Final = {
-    "droppedValues": 0,
-    "truncatedValues": 0,
-    "redactedValues": 0,
-    "droppedOperations": 0,
-}
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _session_line(entry_id: str, trace: Any, audits: Any) -> str:
-    details = {"success": True, "trace": trace, "audits": audits, "phases": ["build"]}
-    message = {
-        "role": "toolResult",
-        "toolCallId": f"call-{entry_id}",
-        "toolName": "fabric_exec",
-        "content": [{"type": "text", "text": "ok"}],
-        "details": details,
-    }
-    return _compact({"id": entry_id, "type": "message", "message": message})
-
-
-def ingestion_lines() -> list[str]:
-    """The ingestion fixture's session lines: a broken line, a user message, two model
-    changes and two executions (the second keeps no trace arguments but audits them)."""
-    first = {
-        "kind": "pi-fabric.execution",
-        "version": 1,
-        "outcome": "succeeded",
-        "phases": ["build"],
-        "operations": [
-            {"type": "call", "sequence": 0, "ref": "pi.read",
-             "args": {"path": "src/a.ts", "limit": 10}, "outcome": "succeeded"},
-            {"type": "call", "sequence": 1, "ref": "pi.bash", "args": {"command": "ls"},
-             "outcome": "failed", "failureStage": "invoke", "error": "boom"},
-        ],
-        "counts": _COUNTS,
-    }  # fmt: skip
-    formats = ["pdf"] * 7 + ["html"]
-    render = {
-        "kind": "pi-fabric.execution",
-        "version": 1,
-        "outcome": "succeeded",
-        "phases": ["build"],
-        "operations": [
-            {"type": "call", "sequence": i, "ref": REF, "args": {}, "outcome": "succeeded"}
-            for i in range(len(formats))
-        ],
-        "counts": _COUNTS,
-    }
-    first_audits = [
-        {"ref": "pi.read", "args": {"path": "src/a.ts", "limit": 10}},
-        {"ref": "pi.bash", "args": {"command": "ls"}},
-    ]
-    user = {"role": "user", "content": "hi"}
-    return [
-        "{ not json",
-        _compact({"id": "entry-0", "type": "message", "message": user}),
-        _compact({"id": "entry-model-1", "type": "model_change", "provider": "zro",
-                  "modelId": "kimi-k3"}),
-        _session_line("entry-1", first, first_audits),
-        _compact({"id": "entry-model-2", "type": "model_change", "provider": "coralbricks",
-                  "modelId": "glm-5.3-fp4"}),
-        _session_line("entry-2", render, [{"ref": REF, "args": {"format": f}} for f in formats]),
-        "",
-    ]  # fmt: skip
-
-
-def _unguarded_line() -> str:
-    details = {"audits": [{"ref": REF, "args": {"format": "invented"}}], "trace": {"version": 1}}
-    return _compact(
-        {"type": "message", "message": {"role": "toolResult", "toolName": "fabric_exec",
-                                        "details": details}}
-    )  # fmt: skip
-
-
-def _op(args: Any, outcome: str = "succeeded", stage: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"ref": REF, "args": args, "outcome": outcome}
-    if stage is not None:
-        out["failureStage"] = stage
-    return out
-
-
-def _same(first: Any, second: Any) -> bool:
-    """Upstream's ``same``: equal schema digests (the stable hash)."""
-    return bool(schema_digest(first) == schema_digest(second))
-
-
-def measure_v3(
-    traces: Sequence[Any], surface: Any = None, catalog_digest: str | None = None
-) -> Report:
-    """``measureEntropy`` of metric v3 on in-memory traces."""
-    state = MeterState(retain_terms=False)
-    state.add_traces(traces)
-    return finalize_v3(state, surface, None, catalog_digest)
-
-
-class V3Run:
-    """Everything the v3 checks compute, each once on first use."""
-
-    def __init__(self, ports: Ports) -> None:
-        self.ports = ports
-        self.live: dict[str, Any] = {"version": 1, "actions": [{"ref": REF, "inputSchema": SCHEMA}]}
-        self.traces: list[dict[str, Any]] = [
-            {
-                "model": "fixture/model",
-                "operations": [
-                    _op(SPILLED, "failed", "validate"),
-                    _op(CANONICAL),
-                    _op(CANONICAL, "failed", "invoke"),
-                    {"ref": "fabric.discovery.search", "args": {}, "outcome": "succeeded"},
-                ],
-            }
-        ]
-        self.snapshot = stable_json_hash({"traces": self.traces, "surface": self.live})
-
-    @cached_property
-    def report(self) -> Report:
-        return measure_v3(self.traces, self.live)
-
-    @cached_property
-    def repeated(self) -> Report:
-        return measure_v3([*self.traces, *self.traces, *self.traces], self.live)
-
-    @cached_property
-    def allfail(self) -> Report:
-        return measure_v3([{"operations": self.traces[0]["operations"][:1]}])
-
-    @cached_property
-    def compiled(self) -> V3CompileOutcome:
-        return compile_entropy_surface_v3(self.traces, self.live)
-
-    @property
-    def artifact(self) -> dict[str, Any]:
-        artifact = self.compiled.artifact
-        if artifact is None:
-            raise ValueError(f"the fixture compile wrote no artifact ({self.compiled.status})")
-        return artifact
-
-    @property
-    def plan(self) -> dict[str, Any]:
-        plans = self.artifact["normalizations"]
-        if not plans:
-            raise ValueError("the fixture artifact holds no plan")
-        plan: dict[str, Any] = plans[0]
-        return plan
-
-    @cached_property
-    def legacy(self) -> dict[str, Any]:
-        tightened = copy.deepcopy(SCHEMA)
-        tightened["properties"]["outputFormat"] = {"type": "string", "enum": ["pdf"]}
-        digest = schema_digest(SCHEMA)
-        return {
-            **empty_compiled_surface(),
-            "version": 1,
-            "metricVersion": 2,
-            "actions": [{"ref": REF, "inputSchema": tightened, "baseSchemaDigest": digest}],
-            "quarantined": [{"ref": REF, "baseSchemaDigest": digest}],
-        }
-
-    @cached_property
-    def ingestion(self) -> Any:
-        return self.ports.scan_lines(ingestion_lines())
-
-    @cached_property
-    def ingestion_report(self) -> Report:
-        return measure_v3(self.ingestion.traces)
-
-    @cached_property
-    def trial(self) -> V3TrialReport:
-        audits = [{"ref": REF, "args": SPILLED}, {"ref": REF, "args": CANONICAL}]
-        return run_entropy_trial_v3(self.traces, self.live, self.artifact, audits)
-
-    def fixtures_summary(self) -> dict[str, Any]:
-        """The report's ``fixtures`` section, as upstream writes it."""
-        return {
-            "metric": self.report.to_json(),
-            "allfail": self.allfail.to_json(),
-            "compiler": {
-                "status": self.compiled.status,
-                "normalizations": len(self.artifact["normalizations"]),
-            },
-            "ingestion": {
-                "traces": len(self.ingestion.traces),
-                "byModel": [row.to_json() for row in self.ingestion_report.by_model],
-            },
-            "trial": self.trial.to_json(),
-        }
-
 
 # ------------------------------------------------------------------------ the checks
 
@@ -436,7 +229,7 @@ def _store_roundtrip(run: V3Run) -> bool:
 
 
 def _requires_envelope(run: V3Run) -> bool:
-    unguarded = run.ports.scan_lines([_unguarded_line()])
+    unguarded = run.ports.scan_lines([unguarded_line()])
     return (
         len(unguarded.traces) == 0
         and len(unguarded.audit_calls) == 0
