@@ -46,9 +46,7 @@ class ArtifactHolder:
     as inert migration data) and enforces their normal forms.
     """
 
-    def __init__(
-        self, path: Path | None, *, enabled: bool = True, metric_version: int = 2
-    ) -> None:
+    def __init__(self, path: Path | None, *, enabled: bool = True, metric_version: int = 2) -> None:
         self.path = path
         self.enabled = enabled and path is not None
         self.metric_version = metric_version
