@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     print_lines,
     storage_options_of,
 )
+from pytest_entropy.cli.generation import add_metric_version_option, refuse_unavailable
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.config import BASELINE_FILENAME, add_cli_option
@@ -77,6 +78,7 @@ def register(commands: Any) -> None:
         " markdown and json here still select the output format; use --output-format",
     )
     add_report_options(parser)
+    add_metric_version_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from pytest_entropy.core.certify import markdown_lines, summary_lines
     from pytest_entropy.run.certification import Certification, CertificationOptions
 
+    refuse_unavailable(args, "certify")
     options = CertificationOptions(
         sessions=args.entropy_sessions,
         surface=args.entropy_surface,

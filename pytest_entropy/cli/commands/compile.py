@@ -30,6 +30,7 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.generation import check_state_generation, refuse_unavailable
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.cli.steering import (
     add_redact_option,
@@ -129,9 +130,11 @@ def _same_file(first: Path | None, second: Path | None) -> bool:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
+    refuse_unavailable(args, "compile")
     surface = surface_of(args, args.surface)
     repairs = load_optional_repairs(args.repairs)
     state_dir = state_dir_of(args)
+    check_state_generation(args, state_dir)
     artifact_path = Path(args.artifact) if args.artifact else None
     if artifact_path is None and args.write:
         artifact_path = state_dir / COMPILED.filename

@@ -16,6 +16,11 @@ from pytest_entropy.cli.common import (
     state_dir_of,
     surface_of,
 )
+from pytest_entropy.cli.generation import (
+    add_metric_version_option,
+    check_state_generation,
+    refuse_unavailable,
+)
 from pytest_entropy.core.artifact import (
     merge_compiled_surfaces,
     parse_compiled_surface_artifact,
@@ -37,6 +42,7 @@ def register(commands: Any) -> None:
     parser.add_argument("path", metavar="ARTIFACT", help="the artifact file to import")
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
+    add_metric_version_option(parser)
     add_state_options(parser)
     parser.add_argument(
         "--no-quarantines",
@@ -48,6 +54,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    refuse_unavailable(args, "import")
+    check_state_generation(args, state_dir_of(args))
     incoming = parse_compiled_surface_artifact(load_json_file(args.path, "artifact"))
     if incoming is None:
         raise EntropyInputError(f"Artifact is invalid: {args.path}")

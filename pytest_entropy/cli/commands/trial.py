@@ -30,6 +30,7 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.generation import check_state_generation, refuse_unavailable
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.cli.steering import (
     add_explain_option,
@@ -99,6 +100,9 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    refuse_unavailable(args, "trial")
+    if not args.artifact:
+        check_state_generation(args, state_dir_of(args))
     surface = surface_of(args, args.surface)
     artifact, artifact_path = _artifact(args)
     options = read_options_of(args, surface)
