@@ -409,8 +409,9 @@ def propose_sources(
         options or ReadOptions(), trace_values=not audit_values, observation_values=audit_values
     )
     corpus = read_corpus(sources, plan, engine or EngineOptions())
-    report = corpus.state.finalize(surface, repairs, catalog_digest)
-    proposals = corpus.evidence.proposals(report, surface)
+    version = plan.options.metric_version
+    report = corpus.state.finalize(surface, repairs, catalog_digest, metric_version=version)
+    proposals = corpus.evidence.proposals(report, surface, metric_version=version)
     if not explain:
         return ProposeRun(report, proposals, corpus.diagnostics)
     gains = proposal_gains(corpus.state, report, surface, proposals, repairs)

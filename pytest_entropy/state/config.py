@@ -36,8 +36,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.records import METRIC_VERSIONS
 from pytest_entropy.state.settings import find_config_files
-from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
+from pytest_entropy.state.values import (
+    positive_int,
+    positive_seconds,
+    storage_options_value,
+)
 
 __all__ = ["find_config_files", "load_config"]  # and the tables below
 
@@ -306,6 +311,13 @@ OPTIONS: Final = (
     ),
     Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
     Option(
+        "metric-version",
+        "text",
+        "the metric generation the gate and fixtures measure with: 2 (default, the"
+        " reference) or 3 (the upstream's current one, docs/metric-v3.md)",
+        "2|3",
+    ),
+    Option(
         "accept",
         "list",
         "accept the loosenings of tool REF (at PATH only, with PATH) in the ratchet baseline,"
@@ -372,7 +384,7 @@ class CommandFlag:
     metavar: str | None
     many: bool = False
     action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
-    choices: tuple[str, ...] = ()
+    choices: tuple[Any, ...] = ()
     switch: bool = False  # an on/off flag (``--allow-empty``), no value
     value_type: Callable[[str], Any] | None = None  # argparse's ``type`` (positive_int)
 
@@ -466,6 +478,15 @@ COMMAND_FLAGS: Final = {
         "BYTES",
         value_type=positive_int,
     ),
+    "metric-version": CommandFlag(
+        "--metric-version",
+        "the metric generation: 2 (default: the reference) or 3 (the upstream's current one:"
+        " the score is the invocation-rejection rate, proposals are normal forms; see"
+        " docs/metric-v3.md); default: metric-version in [tool.entropy], else 2",
+        "2|3",
+        choices=METRIC_VERSIONS,
+        value_type=int,
+    ),
     "allow-empty": CommandFlag(
         "--allow-empty",
         "pass on a corpus that yields no operations (default: exit 2, naming what was read;"
@@ -546,6 +567,7 @@ class EntropySettings:
     # does not put certification into corpus mode on its own.
     surface_from_ini: bool = False
     mcp_timeout: float | None = None  # seconds a live MCP server has to list (None: 30)
+    metric_version: int = 2  # --entropy-metric-version (docs/metric-v3.md)
 
     @property
     def gate(self) -> bool:

@@ -85,30 +85,43 @@ def test_trial_replays_through_the_normaliser_and_exits_0_when_clean(
 def test_import_keeps_proven_plans_and_drops_legacy_restrictions(
     capsys: pytest.CaptureFixture[str], corpus: dict[str, str], tmp_path: Path
 ) -> None:
-    peer = tmp_path / "peer.json"
     artifact = compile_entropy_surface_v3([], LIVE).artifact
+    assert artifact is not None
     forged = json.loads(json.dumps(artifact))
     forged["normalizations"][0]["rules"].pop()
-    peer.write_text(file_text(artifact), encoding="utf-8")
+    peers = {}
+    for name, value in (("legacy", legacy_artifact()), ("v3", artifact), ("forged", forged)):
+        peers[name] = tmp_path / f"{name}.json"
+        peers[name].write_text(file_text(value), encoding="utf-8")
     state = Path(corpus["state"])
-    state.mkdir()
-    (state / "compiled.json").write_text(file_text(legacy_artifact()), encoding="utf-8")
     argv = ("--surface", corpus["surface"], "--state-dir", corpus["state"], "--json")
-    code, out, err = v3(capsys, "import", str(peer), *argv)
+    # A peer's legacy restrictions are dropped and counted: nothing of them is adopted.
+    code, out, err = v3(capsys, "import", str(peers["legacy"]), *argv)
     assert code == 0, err
     result: dict[str, Any] = json.loads(out)
-    assert (result["written"], result["normalizations"]) == (True, 1)
     assert (result["droppedOverlays"], result["droppedQuarantines"]) == (1, 1)
+    assert (result["written"], result["normalizations"]) == (True, 0)
+    code, out, err = v3(capsys, "import", str(peers["v3"]), *argv)
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["written"], result["normalizations"], result["adoptedNormalizations"]) == (
+        True,
+        1,
+        1,
+    )
     on_disk = json.loads((state / "compiled.json").read_text(encoding="utf-8"))
     assert on_disk["version"] == 2 and on_disk["normalizations"] == artifact["normalizations"]
     # A forged plan proves nothing: dropped, counted, and the file keeps its bytes.
-    peer.write_text(file_text(forged), encoding="utf-8")
     before = (state / "compiled.json").read_bytes()
-    code, out, err = v3(capsys, "import", str(peer), *argv)
+    code, out, err = v3(capsys, "import", str(peers["forged"]), *argv)
     assert code == 0, err
     result = json.loads(out)
     assert (result["written"], result["droppedNormalizations"]) == (False, 1)
     assert (state / "compiled.json").read_bytes() == before
+    # The directory now holds v3 state: a v2 import into it is refused (exit 2).
+    code = main(["import", str(peers["legacy"]), *argv[:-1]])
+    assert code == 2
+    assert "metric v3 state" in capsys.readouterr().err
 
 
 def test_a_v2_command_refuses_a_version_2_artifact_with_exit_2(

@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     print_lines,
     storage_options_of,
 )
+from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.config import BASELINE_FILENAME, add_cli_option
@@ -77,6 +78,7 @@ def register(commands: Any) -> None:
         " markdown and json here still select the output format; use --output-format",
     )
     add_report_options(parser)
+    add_metric_version_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -134,7 +136,7 @@ def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    if int(getattr(args, "metric_version", None) or 2) >= 3:
+    if metric_version_of(args) >= 3:
         return _run_v3(args, out)
     from pytest_entropy.core.canonical import file_text
     from pytest_entropy.core.certify import markdown_lines, summary_lines

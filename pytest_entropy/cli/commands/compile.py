@@ -30,6 +30,11 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.generation import (
+    check_state_generation,
+    metric_version_of,
+    record_state_generation,
+)
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.cli.steering import (
     add_redact_option,
@@ -132,11 +137,6 @@ def _same_file(first: Path | None, second: Path | None) -> bool:
     )
 
 
-def metric_version_of(args: argparse.Namespace) -> int:
-    """The generation a command runs (``--metric-version``; 2 when the option is absent)."""
-    return int(getattr(args, "metric_version", None) or 2)
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
     metric_version = metric_version_of(args)
@@ -145,6 +145,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = surface_of(args, args.surface)
     repairs = load_optional_repairs(args.repairs)
     state_dir = state_dir_of(args)
+    check_state_generation(args, state_dir)
     artifact_path = Path(args.artifact) if args.artifact else None
     if artifact_path is None and args.write:
         artifact_path = state_dir / COMPILED.filename
@@ -210,6 +211,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return (run_, met), writes  # a redo's record replaces what an earlier try met
 
     (run_, met), saved = update_many(reads, plan)  # damage raises, naming the file (exit 2)
+    if args.write:
+        record_state_generation(args, state_dir)  # a v3 compile marks its state (v2: nothing)
     outcome = run_.outcome
     pool_note = ""
     if pool_path is not None and run_.pool is not None:

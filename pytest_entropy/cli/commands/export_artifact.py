@@ -15,6 +15,7 @@ from pytest_entropy.cli.common import (
     print_json,
     state_dir_of,
 )
+from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.report.names import terminal_text
@@ -35,13 +36,14 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--out", metavar="FILE", help="where (default: STATE_DIR/artifact.json)")
     add_state_options(parser)
+    add_metric_version_option(parser)
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     state_dir = state_dir_of(args)
-    v3 = int(getattr(args, "metric_version", None) or 2) >= 3
+    v3 = metric_version_of(args) >= 3
     source = Path(args.artifact) if args.artifact else state_dir / COMPILED.filename
     # Under metric v3 the file is read as a version-2 artifact (a version-1 one as migration
     # data) and written as loaded, as the upstream's export writes its loaded file.

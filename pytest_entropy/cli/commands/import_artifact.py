@@ -16,6 +16,12 @@ from pytest_entropy.cli.common import (
     state_dir_of,
     surface_of,
 )
+from pytest_entropy.cli.generation import (
+    add_metric_version_option,
+    check_state_generation,
+    metric_version_of,
+    record_state_generation,
+)
 from pytest_entropy.core.artifact import (
     merge_compiled_surfaces,
     parse_compiled_surface_artifact,
@@ -38,6 +44,7 @@ def register(commands: Any) -> None:
     parser.add_argument("path", metavar="ARTIFACT", help="the artifact file to import")
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
+    add_metric_version_option(parser)
     add_state_options(parser)
     parser.add_argument(
         "--no-quarantines",
@@ -73,6 +80,8 @@ def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
         return not v3_artifact.compiled_surface_effect_changed(local, merged)
 
     saved = update_path(Path(target), COMPILED_V3, merge, keep=adopts_nothing)
+    if saved.written:
+        record_state_generation(args, target.parent)  # the directory now holds v3 state
     artifact = saved.file if saved.written or outcome["local"] is None else outcome["local"]
     local_plans = len(v3_artifact.plans_of(outcome["local"]))
     plans = len(v3_artifact.plans_of(artifact))
@@ -106,7 +115,8 @@ def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    if int(getattr(args, "metric_version", None) or 2) >= 3:
+    check_state_generation(args, state_dir_of(args))
+    if metric_version_of(args) >= 3:
         return _run_v3(args, out)
     incoming = parse_compiled_surface_artifact(load_json_file(args.path, "artifact"))
     if incoming is None:

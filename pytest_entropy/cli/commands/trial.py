@@ -30,6 +30,7 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.generation import check_state_generation, metric_version_of
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.cli.steering import (
     add_explain_option,
@@ -161,7 +162,9 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    if int(getattr(args, "metric_version", None) or 2) >= 3:
+    if not args.artifact:
+        check_state_generation(args, state_dir_of(args))
+    if metric_version_of(args) >= 3:
         return _run_v3(args, out)
     surface = surface_of(args, args.surface)
     artifact, artifact_path = _artifact(args)
