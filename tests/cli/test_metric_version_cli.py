@@ -165,22 +165,7 @@ def test_propose_v3_gives_normal_forms_and_review_signals(
     assert code == 2 and "not available yet" in err
 
 
-# ------------------------------------------------- what this build has not got yet
-
-
-# compile, trial, import and certify run under v3 (tests/cli/test_v3_cli.py); the watch loop
-# does not yet.
-@pytest.mark.parametrize(
-    "argv",
-    [["watch", "--sessions", SESSIONS, "--surface", SURFACE]],
-    ids=lambda argv: argv[0],
-)
-def test_v3_refuses_where_it_is_not_available_yet(
-    capsys: pytest.CaptureFixture[str], argv: list[str]
-) -> None:
-    code, out, err = run(capsys, [*argv, "--metric-version", "3"])
-    assert code == 2, out + err
-    assert f"--metric-version 3 is not available yet for `{argv[0]}`" in err
+# compile, trial, import, watch and certify run under v3: tests/cli/test_v3_cli.py.
 
 
 # ------------------------------------------------------------- state generation

@@ -179,3 +179,23 @@ def test_export_artifact_writes_the_loaded_version_2_file(
         parse_compiled_surface_artifact(compiled)
     )
     assert list(json.loads(target.read_text(encoding="utf-8")))[:2] == ["version", "normalizations"]
+
+
+def test_watch_once_compiles_normal_forms_and_marks_the_state(
+    capsys: pytest.CaptureFixture[str], corpus: dict[str, str]
+) -> None:
+    argv = ("--sessions", corpus["sessions"], "--surface", corpus["surface"])
+    code, out, err = v3(capsys, "watch", *argv, "--state-dir", corpus["state"], "--once")
+    assert code == 0, err
+    assert out.startswith(
+        "entropy: background optimization complete · entropy score unchanged at 0.333333"
+    )
+    state = Path(corpus["state"])
+    expected = compile_entropy_surface_v3(json.loads(corpus["traces"]), LIVE).artifact
+    assert (state / "compiled.json").read_text(encoding="utf-8") == file_text(expected)
+    assert json.loads((state / "metric-generation.json").read_text()) == {"metricVersion": 3}
+    # Nothing new on the next tick: no notice, nothing rewritten.
+    code, out, err = v3(capsys, "watch", *argv, "--state-dir", corpus["state"], "--once")
+    assert (code, out) == (0, ""), err
+    code, _, err = v3(capsys, "watch", *argv, "--state-dir", corpus["state"], "--once", "--partial")
+    assert code == 2 and "metric v3 compiles none" in err

@@ -27,7 +27,7 @@ from pytest_entropy.cli.common import (
 from pytest_entropy.cli.generation import (
     add_metric_version_option,
     check_state_generation,
-    refuse_unavailable,
+    metric_version_of,
 )
 from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
@@ -87,7 +87,7 @@ def _steering(args: argparse.Namespace, partial: bool) -> Steering | None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    refuse_unavailable(args, "watch")
+    metric_version = metric_version_of(args)
     cwd = args.cwd or os.getcwd()
     config = load_config(
         cwd,
@@ -153,6 +153,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     check_state_generation(args, state_dir)
     surface = surface_of(args, surface_path)
+    steering = _steering(args, config.partial)
+    if steering is not None and metric_version >= 3:
+        raise EntropyInputError(
+            "steering chooses among metric v2's restrictions; metric v3 compiles none"
+            " (drop the steering options or use --metric-version 2)"
+        )
     loop = CompileLoop(
         window=window,
         surface=surface,
@@ -160,8 +166,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         repairs=load_optional_repairs(repairs_path),
         options=read_options_of(args, surface),
         strict=config.strict,
-        steering=_steering(args, config.partial),
+        steering=steering,
         redact_values=config.redact_values,
+        metric_version=metric_version,
     )
     if args.once:
         result = loop.tick()
