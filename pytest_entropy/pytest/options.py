@@ -279,12 +279,24 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         metric_version=_metric_version(config, configured),
     )
     if settings.metric_version == 3 and settings.certify:
-        # The v3 certification check list is not in this build yet: refuse rather than
-        # certify with v2's list (docs/metric-v3.md).
-        raise pytest.UsageError(
-            "--entropy-metric-version 3 is not available yet for the certification"
-            " (--entropy-certify); it runs with metric v2 only for now"
-        )
+        # The v3 list reads the upstream's corpus-mode options only (docs/metric-v3.md).
+        used = [
+            name
+            for name, value in (
+                ("--entropy-repairs", settings.repairs),
+                ("--entropy-lint", settings.lint),
+                ("--entropy-strict", settings.strict),
+                ("--entropy-require-ratchet", settings.require_ratchet),
+                ("--entropy-holdout", settings.holdout),
+                ("--entropy-max-malformed-share", settings.max_malformed_share),
+            )
+            if value
+        ]
+        if used:
+            raise pytest.UsageError(
+                f"{used[0]} is a metric v2 certification option; drop it with"
+                " --entropy-metric-version 3"
+            )
     return settings
 
 

@@ -37,8 +37,10 @@ from pytest_entropy.state.store import COMPILED_V3
 __all__ = [
     "ARTIFACT_REQUIRES_TRIAL",
     "TRIAL_REQUIRES_SESSIONS_AND_SURFACE",
+    "V3Certification",
     "V3CertificationOptions",
     "certify_v3",
+    "v3_certification_of",
 ]
 
 TRIAL_REQUIRES_SESSIONS_AND_SURFACE = "--trial requires --sessions and --surface"
@@ -142,3 +144,81 @@ def certify_v3(options: V3CertificationOptions) -> dict[str, Any]:
         surface=surface_section,
         trial=trial_section,
     )
+
+
+def v3_certification_of(settings: Any) -> Any:
+    """The v3 certification of the pytest plugin's settings (``EntropySettings``)."""
+    arguments = settings.certification_arguments()
+    return V3Certification(
+        V3CertificationOptions(
+            sessions=arguments["sessions"],
+            surface=arguments["surface"],
+            trial=bool(arguments["trial"]),
+            artifact=arguments["artifact"],
+            state_dir=arguments["state_dir"],
+        )
+    )
+
+
+class V3Certification:
+    """The v3 certification as the pytest plugin runs it: one item per check.
+
+    The interface of :class:`~pytest_entropy.run.certification.Certification` the plugin
+    uses (the planned ids, one check's outcome, the fixtures section, the report). The
+    fixtures and the corpus are read once, on first use; a check's outcome carries the report
+    sections it produced (``corpus``/``surface`` with ``corpus-mode``, ``trial`` with
+    ``trial-costs``) so outcomes gathered on pytest-xdist workers rebuild the same report.
+    """
+
+    def __init__(self, options: V3CertificationOptions) -> None:
+        self.options = options
+        self._report: dict[str, Any] | None = None
+
+    @property
+    def _full(self) -> dict[str, Any]:
+        if self._report is None:
+            self._report = certify_v3(self.options)
+        return self._report
+
+    def planned_check_ids(self) -> tuple[str, ...]:
+        return tuple(check["id"] for check in self._full["evaluation"]["checks"])
+
+    def planned_corpus_check_ids(self) -> tuple[str, ...]:
+        return ()  # v3 has no checks of the user's corpus beyond the upstream's list
+
+    def fixture_summary(self) -> dict[str, Any]:
+        fixtures: dict[str, Any] = self._full["fixtures"]
+        return fixtures
+
+    def run(self, check_id: str) -> Any:
+        from pytest_entropy.run.certification_report import CheckOutcome
+
+        for check in self._full["evaluation"]["checks"]:
+            if check["id"] == check_id:
+                sections: dict[str, Any] = {}
+                for name in _SECTIONS_OF.get(check_id, ()):
+                    if name in self._full:
+                        sections[name] = self._full[name]
+                return CheckOutcome(CheckResult.from_json(check), sections)
+        raise KeyError(check_id)
+
+    def report(self, outcomes: list[Any]) -> dict[str, Any]:
+        """The v3 report of ``outcomes`` (gathered anywhere), in the planned order."""
+        rank = {check_id: index for index, check_id in enumerate(self.planned_check_ids())}
+        ran = sorted(outcomes, key=lambda outcome: rank.get(outcome.result.id, len(rank)))
+        sections: dict[str, Any] = {}
+        for outcome in ran:
+            sections.update(outcome.sections)
+        return v3_certification_report(
+            self.fixture_summary(),
+            [outcome.result for outcome in ran],
+            corpus=sections.get("corpus"),
+            surface=sections.get("surface"),
+            trial=sections.get("trial"),
+        )
+
+
+_SECTIONS_OF: dict[str, tuple[str, ...]] = {
+    "corpus-mode": ("corpus", "surface"),
+    "trial-costs": ("trial",),
+}

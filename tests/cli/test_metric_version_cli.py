@@ -265,6 +265,20 @@ def test_pytest_gate_measures_with_the_asked_generation(
     v3.assert_outcomes(passed=2)
     bad = pytester.runpytest_inprocess(*argv, "--entropy-metric-version=4")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    certify = pytester.runpytest_inprocess("--entropy-certify", "--entropy-metric-version=3")
-    assert certify.ret == pytest.ExitCode.USAGE_ERROR
-    certify.stderr.fnmatch_lines(["*--entropy-metric-version 3 is not available yet*"])
+    # The v3 certification: one item per check of the upstream's v3 list.
+    report = pytester.path / "certify.json"
+    certify = pytester.runpytest_inprocess(
+        "--entropy-certify-only", "--entropy-metric-version=3", f"--entropy-json={report}"
+    )
+    certify.assert_outcomes(passed=27)
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert (document["version"], document["metricVersion"]) == (2, 3)
+    assert [check["id"] for check in document["evaluation"]["checks"]][:2] == [
+        "metric-v3-exact",
+        "sample-count-invariance",
+    ]
+    certify.stdout.fnmatch_lines(["*entropy certification (metric v3): PASS · 27 of 27*"])
+    v2_only = pytester.runpytest_inprocess(
+        "--entropy-certify", "--entropy-metric-version=3", "--entropy-strict"
+    )
+    assert v2_only.ret == pytest.ExitCode.USAGE_ERROR

@@ -15,6 +15,8 @@ from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 from tests.sessions_support import write_native_sessions
 from tests.v3_artifact_support import LIVE, certification_traces, legacy_artifact
 
+pytest_plugins = ("pytester",)
+
 
 def v3(capsys: pytest.CaptureFixture[str], command: str, *argv: str) -> tuple[int, str, str]:
     code = main([command, "--metric-version", "3", *argv])
@@ -199,3 +201,24 @@ def test_watch_once_compiles_normal_forms_and_marks_the_state(
     assert (code, out) == (0, ""), err
     code, _, err = v3(capsys, "watch", *argv, "--state-dir", corpus["state"], "--once", "--partial")
     assert code == 2 and "metric v3 compiles none" in err
+
+
+def test_pytest_certifies_a_corpus_with_the_v3_list(
+    pytester: pytest.Pytester, corpus: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    markdown = pytester.path / "certify.md"
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--entropy-certify-only",
+        "--entropy-metric-version=3",
+        f"--entropy-sessions={corpus['sessions']}",
+        f"--entropy-surface={corpus['surface']}",
+        f"--entropy-markdown={markdown}",
+    )
+    result.assert_outcomes(passed=28)  # the 27 checks, then corpus-mode
+    result.stdout.fnmatch_lines(
+        ["entropy certification (metric v3): PASS · 28 of 28 checks passed*"]
+    )
+    assert "corpus-mode" in markdown.read_text(encoding="utf-8")
