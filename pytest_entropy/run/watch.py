@@ -159,7 +159,7 @@ class CompileLoop:
         self.surface = surface
         self.state_dir = Path(state_dir)
         self.repairs = list(repairs) if repairs is not None else None
-        self.options = options or ReadOptions(surface=surface)
+        self.options = options or ReadOptions(surface=surface, metric_version=metric_version)
         self.cache = cache or EvidenceCache()
         self.clock = clock
         self.strict = strict

@@ -464,3 +464,40 @@ def test_v3_lists_the_declared_tools_and_ignores_legacy_restrictions(tmp_path: P
         wire.call(3, "render", {"outputFormat": "HTML", "limit": 1}).to_server[0]
     )
     assert forwarded["params"]["arguments"] == {"outputFormat": "html", "limit": 1}
+
+
+def test_v3_live_compile_writes_normal_forms_without_changing_the_listing(
+    tmp_path: Path,
+) -> None:
+    from pytest_entropy.run.proxy_compile import LiveCompile
+    from pytest_entropy.run.watch import Notice
+
+    wire = Wire(tmp_path, advertise_list_changed=True)
+    wire.hub.artifact = ArtifactHolder(wire.state / "compiled.json", metric_version=3)
+    wire.handshake(V3_TOOLS)
+    wire.call(1, "render", {"output-format": "PDF", "limit": 1})
+    wire.answer(1, result={"content": []})
+    wire.connection.flush()  # the recorded call on disk; the client stays connected
+    live = LiveCompile(
+        wire.hub,
+        wire.state / "sessions",
+        window=8,
+        grace_seconds=0.01,
+        poll_seconds=0.05,
+        use_inotify=False,
+        redact_values=False,
+    )
+    assert wire.hub.surface is not None
+    live.surface_listed(wire.hub.surface)
+    live.stop()
+    assert live.loop is not None and live.loop.metric_version == 3
+    live.loop.tick()  # whatever the background tick did, one more is a no-op or the compile
+    written = json.loads((wire.state / "compiled.json").read_text())
+    assert written["version"] == 2
+    assert [plan["ref"] for plan in written["normalizations"]] == ["calendar.render"]
+    wire.sent.clear()
+    live.notify(Notice("compiled", "entropy: compiled"))
+    assert wire.sent == []  # the listed tools did not change: no tools/list_changed
+    wire.hub.artifact.metric_version = 2  # under v2 the same notice re-lists the clients
+    live.notify(Notice("compiled", "entropy: compiled"))
+    assert wire.sent == [LIST_CHANGED]

@@ -127,11 +127,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     enforce = config.compile and not args.no_enforce
     # The generation follows --metric-version, else the configuration, as for every command.
     metric_version = metric_version_of(args)
-    if metric_version >= 3 and args.compile:
-        raise EntropyInputError(
-            "--compile runs metric v2's watch loop; with --metric-version 3 the proxy records"
-            " and enforces (compile with `pytest-entropy compile --metric-version 3 --write`)"
-        )
     if not config.compile:
         where = config.sources.get("compile", "the configuration")
         proxy_notice(
