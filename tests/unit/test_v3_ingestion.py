@@ -15,7 +15,8 @@ from pytest_entropy.core.v3.normal_form import apply_normal_form_plan, derive_no
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import guard_trace
-from pytest_entropy.ingest.native import ScanRecords, SessionScanner, is_model_line_v3, scan_lines
+from pytest_entropy.ingest.model_lines import is_model_line_v3
+from pytest_entropy.ingest.native import ScanRecords, SessionScanner, scan_lines
 from pytest_entropy.sources.scan import read_file_evidence
 from tests.v3_support import CV30_REF, CV30_SCHEMA, CV30_SPILLED
 
@@ -290,10 +291,15 @@ def test_cv10_corpus_reads_alike_in_both_generations(metric_version: int) -> Non
     assert report["totals"]["operations"] == 10
     assert report["totals"]["succeeded"] == 9
     assert report["totals"]["failed"] == 1
-    assert [(m["model"], m["operations"], m["succeeded"]) for m in report["byModel"]] == [
-        ("coralbricks/glm-5.3-fp4", 8, 8),
-        ("zro/kimi-k3", 2, 1),
-    ]
+    assert [
+        (m["model"], m["operations"], m["actionOperations"], m["succeeded"])
+        for m in report["byModel"]
+    ] == [("coralbricks/glm-5.3-fp4", 8, 8, 8), ("zro/kimi-k3", 2, 2, 1)]
+    assert all(op.args == {} for op in records.traces[1].operations)
+    assert any(
+        o.ref == "mcp.report.render" and o.key == "format" and o.value == "html"
+        for o in records.value_observations
+    )
     assert len(records.value_observations) == 11
     renders = [c for c in records.audit_calls if c.ref == "mcp.report.render"]
     assert len(renders) == 8 and sum(c.args == {"format": "html"} for c in renders) == 1
