@@ -393,26 +393,14 @@ class ProposalEvidence:
         *,
         metric_version: int = ENTROPY_METRIC_VERSION,
     ) -> list[Proposal]:
-        """``proposeEntropyReductions`` over this evidence and the report it measured.
-
-        ``metric_version=3``: the surface's normal forms, then the same review signals
-        (v3 has no enum-tighten and no noise-quarantine; :mod:`pytest_entropy.core.v3`)."""
+        """``proposeEntropyReductions`` over this evidence and the report it measured
+        (``metric_version=3``: normal forms, then the review signals; core/v3/)."""
         rows = _report_rows(report)
         tightens, declares = _enum_proposals(list(self.tallies.values()), surface)
+        structural = [*_split_proposals(rows, self), *_fuse_proposals(self)]
         if metric_version == METRIC_VERSION_V3:
-            return [
-                *normal_form_proposals(surface),
-                *declares,
-                *_split_proposals(rows, self),
-                *_fuse_proposals(self),
-            ]
-        return [
-            *tightens,
-            *declares,
-            *_split_proposals(rows, self),
-            *_fuse_proposals(self),
-            *_quarantine_proposals(rows, surface),
-        ]
+            return [*normal_form_proposals(surface), *declares, *structural]
+        return [*tightens, *declares, *structural, *_quarantine_proposals(rows, surface)]
 
 
 # --------------------------------------------------------------------- proposals
@@ -596,8 +584,8 @@ def propose_entropy_reductions(
     *,
     metric_version: int = ENTROPY_METRIC_VERSION,
 ) -> list[Proposal]:
-    """``proposeEntropyReductions`` (spec §5): pure; repairs never propose (§5.8).
-    ``metric_version`` 2 (default) or 3 (normal forms and review signals only)."""
+    """``proposeEntropyReductions`` (spec §5; v3 with ``metric_version=3``): pure; repairs
+    never propose (§5.8)."""
     check_metric_version(metric_version)
     evidence = ProposalEvidence(trace_values=value_observations is None)
     evidence.add_traces(traces)

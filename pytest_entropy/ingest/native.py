@@ -8,7 +8,6 @@ that decides what a line means; every skipped line is counted in :class:`ScanDia
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
@@ -19,15 +18,7 @@ from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import js_own_keys, value_key
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
-from pytest_entropy.core.records import (
-    ENTROPY_METRIC_VERSION,
-    AuditCall,
-    Operation,
-    Trace,
-    ValueObservation,
-    check_metric_version,
-)
-from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
+from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
 from pytest_entropy.ingest.argtree import (
     MAX_FLOAT_GROWTH,
     SignedOperation,
@@ -42,6 +33,11 @@ from pytest_entropy.ingest.jsonparse import (
 )
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
 from pytest_entropy.ingest.mentions import mention_lines
+from pytest_entropy.ingest.model_lines import (
+    METRIC_VERSION_V3,
+    is_model_line_v3,
+    metric_version_checked,
+)
 from pytest_entropy.ingest.native_decode import (
     FAST_ERRORS,
     audited_decoder,
@@ -55,22 +51,6 @@ from pytest_entropy.ingest.native_sinks import AuditRefs, kernel_sinks
 _TRACE_MARK: Final = TRACE_KIND.encode()
 _MODEL_CHANGE_MARK: Final = b'"type":"model_change"'
 _ASSISTANT_MARK: Final = b'"role":"assistant"'
-# Metric v3's model prefilter is ``/"type"\s*:\s*"model_change"/`` or the same for the
-# assistant role: JavaScript's ``\s`` (ASCII spaces and the Unicode spaces, here as their
-# UTF-8 bytes) may stand on either side of the colon.
-_JS_SPACES: Final = (
-    rb"(?:[\t\n\v\f\r ]|\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
-    rb"|\xe2\x81\x9f|\xe3\x80\x80|\xef\xbb\xbf)*"
-)
-_MODEL_LINE_V3: Final = re.compile(
-    rb'"type"' + _JS_SPACES + rb":" + _JS_SPACES + rb'"model_change"'
-    rb'|"role"' + _JS_SPACES + rb":" + _JS_SPACES + rb'"assistant"'
-)
-
-
-def is_model_line_v3(raw: bytes) -> bool:
-    """Whether v3's prefilter reads ``raw`` (not a trace line) as a possible model line."""
-    return _MODEL_LINE_V3.search(raw) is not None
 
 
 # ------------------------------------------------------------------------ extraction
@@ -238,12 +218,8 @@ class SessionScanner:
     :func:`harvest_values` tuple, in place of ``on_value`` and ``on_value_fields``: a
     :func:`value_tallier` then tallies them in one call.
 
-    ``metric_version=3`` reads as the upstream's v3 scanner does, in three places: its guard
-    accepts an operation's ``normalization`` witness; a trace line whose trace fails the
-    guard (or has none) gives no audits either; and every parsed line moves the model
-    cursor (a trace line too), with a model prefilter that allows whitespace around the
-    colon. It runs on the plain path (the native kernels and the msgspec fast path read
-    as v2 does).
+    ``metric_version=3`` reads as metric v3 does (``ingest/model_lines.py``), on the plain
+    path: the native kernels and the msgspec fast path read as v2 does.
     """
 
     __slots__ = (
@@ -284,9 +260,9 @@ class SessionScanner:
         mentions: tuple[bytes, ...] | None = None,
         on_values: Callable[[tuple[Any, ...]], None] | None = None,
         on_signed: Callable[[list[SignedOperation], str, str | None], None] | None = None,
-        metric_version: int = ENTROPY_METRIC_VERSION,
+        metric_version: int = 2,
     ) -> None:
-        self.metric_version = check_metric_version(metric_version)
+        self.metric_version = metric_version_checked(metric_version)
         v3 = metric_version == METRIC_VERSION_V3
         if v3:
             accelerate = False
@@ -603,7 +579,7 @@ def scan_lines(
     current_model: str | None = None,
     diagnostics: ScanDiagnostics | None = None,
     name: str = "<session>",
-    metric_version: int = ENTROPY_METRIC_VERSION,
+    metric_version: int = 2,
 ) -> ScanRecords:
     """One scan over ``lines``: the scan records (traces, observations, audit calls)."""
     evidence = ScanRecords()

@@ -36,13 +36,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.records import METRIC_VERSIONS
 from pytest_entropy.state.settings import find_config_files
-from pytest_entropy.state.values import (
-    positive_int,
-    positive_seconds,
-    storage_options_value,
-)
+from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
 
 __all__ = ["find_config_files", "load_config"]  # and the tables below
 
@@ -310,13 +305,7 @@ OPTIONS: Final = (
         bare=True,
     ),
     Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
-    Option(
-        "metric-version",
-        "text",
-        "the metric generation the gate and fixtures measure with: 2 (default, the"
-        " reference) or 3 (the upstream's current one, docs/metric-v3.md)",
-        "2|3",
-    ),
+    Option("metric-version", "text", "the gate's and fixtures' metric: 2 (default) or 3", "2|3"),
     Option(
         "accept",
         "list",
@@ -480,11 +469,10 @@ COMMAND_FLAGS: Final = {
     ),
     "metric-version": CommandFlag(
         "--metric-version",
-        "the metric generation: 2 (default: the reference) or 3 (the upstream's current one:"
-        " the score is the invocation-rejection rate, proposals are normal forms; see"
+        "the metric generation: 2 (the reference) or 3 (the upstream's current one, see"
         " docs/metric-v3.md); default: metric-version in [tool.entropy], else 2",
         "2|3",
-        choices=METRIC_VERSIONS,
+        choices=(2, 3),
         value_type=int,
     ),
     "allow-empty": CommandFlag(

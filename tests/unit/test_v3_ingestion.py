@@ -15,7 +15,8 @@ from pytest_entropy.core.v3.normal_form import apply_normal_form_plan, derive_no
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import guard_trace
-from pytest_entropy.ingest.native import ScanRecords, SessionScanner, is_model_line_v3, scan_lines
+from pytest_entropy.ingest.model_lines import is_model_line_v3
+from pytest_entropy.ingest.native import ScanRecords, SessionScanner, scan_lines
 from pytest_entropy.sources.scan import read_file_evidence
 from tests.v3_support import CV30_REF, CV30_SCHEMA, CV30_SPILLED
 
@@ -290,10 +291,15 @@ def test_cv10_corpus_reads_alike_in_both_generations(metric_version: int) -> Non
     assert report["totals"]["operations"] == 10
     assert report["totals"]["succeeded"] == 9
     assert report["totals"]["failed"] == 1
-    assert [(m["model"], m["operations"], m["succeeded"]) for m in report["byModel"]] == [
-        ("coralbricks/glm-5.3-fp4", 8, 8),
-        ("zro/kimi-k3", 2, 1),
-    ]
+    assert [
+        (m["model"], m["operations"], m["actionOperations"], m["succeeded"])
+        for m in report["byModel"]
+    ] == [("coralbricks/glm-5.3-fp4", 8, 8, 8), ("zro/kimi-k3", 2, 2, 1)]
+    assert all(op.args == {} for op in records.traces[1].operations)
+    assert any(
+        o.ref == "mcp.report.render" and o.key == "format" and o.value == "html"
+        for o in records.value_observations
+    )
     assert len(records.value_observations) == 11
     renders = [c for c in records.audit_calls if c.ref == "mcp.report.render"]
     assert len(renders) == 8 and sum(c.args == {"format": "html"} for c in renders) == 1
@@ -316,3 +322,96 @@ def test_read_options_carry_the_generation_to_a_file_scan(tmp_path: Path) -> Non
 def test_an_unknown_generation_is_refused() -> None:
     with pytest.raises(ValueError, match="metric version must be 2 or 3"):
         SessionScanner(metric_version=4)
+
+
+# ------------------------------------- tests/entropy-corpus.test.ts, in both generations
+
+
+@pytest.mark.parametrize("metric_version", [2, 3])
+def test_upstream_corpus_cases(metric_version: int) -> None:
+    lines = [
+        "{ not json",
+        compact({"id": "e0", "type": "message", "message": {"role": "user", "content": "hi"}}),
+        line("e1", E1, []),
+        "",
+    ]
+    records = scan_lines(lines, metric_version=metric_version)
+    assert len(records.traces) == 1 and records.traces[0].task_key == "build"
+    totals = measure(records.traces, metric_version=metric_version).totals
+    assert (totals.operations, totals.succeeded, totals.failed) == (2, 1, 1)
+    no_phases = scan_lines([line("e1", {**E1, "phases": []}, [])], metric_version=metric_version)
+    assert no_phases.traces[0].task_key == "(none)"
+    audits = [
+        {"ref": "pi.read", "args": {"path": "src/a.ts", "limit": 10}},
+        {"ref": "mcp.render", "args": {"format": "pdf"}},
+        "not a record",
+        {"ref": 5, "args": {}},
+        {"ref": "mcp.broken", "args": "not a record"},
+    ]
+    calls = scan_lines([line("e1", E1, audits)], metric_version=metric_version).audit_calls
+    assert [c.to_json() for c in calls] == audits[:2]
+    rejected = [
+        {
+            "ref": "memory.recall",
+            "args": {"role": "toolResult"},
+            "success": False,
+            "error": "Invalid arguments for memory.recall: role must be equal to one of the"
+            " allowed values",
+        }
+    ]
+    attempt = scan_lines([line("e1", E1, rejected)], metric_version=metric_version)
+    assert [o.to_json() for o in attempt.value_observations] == [
+        {"ref": "memory.recall", "key": "role", "value": "toolResult"}
+    ]
+    assert [c.to_json() for c in attempt.audit_calls] == [
+        {"ref": "memory.recall", "args": {"role": "toolResult"}}
+    ]
+
+
+def test_upstream_audit_values_feed_an_annotated_declare_enum() -> None:
+    from pytest_entropy.core.proposals import propose_entropy_reductions
+
+    formats = ["pdf"] * 7 + ["html"]
+    audits = [{"ref": "mcp.report.render", "args": {"format": f}} for f in formats]
+    records = scan_lines([line("e1", E2, audits)], metric_version=3)
+    assert len(records.value_observations) == 8
+    assert records.value_observations[0].to_json() == {
+        "ref": "mcp.report.render",
+        "key": "format",
+        "value": "pdf",
+    }
+    live = {
+        "version": 1,
+        "actions": [
+            {
+                "ref": "mcp.report.render",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"format": {"type": "string", "x-fabric-enum-candidate": True}},
+                    "additionalProperties": False,
+                },
+            }
+        ],
+    }
+    report = measure(records.traces, live, metric_version=3)
+    plain = propose_entropy_reductions(report, records.traces, live, metric_version=3)
+    assert plain and all(p["kind"] == "normal-form" for p in plain)
+    proposals = propose_entropy_reductions(
+        report,
+        records.traces,
+        live,
+        value_observations=records.value_observations,
+        metric_version=3,
+    )
+    declares = [p for p in proposals if p["kind"] == "declare-enum"]
+    assert declares == [
+        {
+            "kind": "declare-enum",
+            "ref": "mcp.report.render",
+            "key": "format",
+            "values": ["pdf", "html"],
+            "calls": 8,
+            "distinct": 2,
+            "topShare": 0.875,
+        }
+    ]

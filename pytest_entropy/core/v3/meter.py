@@ -19,7 +19,7 @@ ref order) is computed as in v2, so the report has v2's keys with ``metricVersio
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from pytest_entropy.core.fingerprint import shannon_entropy_bits
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
@@ -35,8 +35,29 @@ from pytest_entropy.core.records import (
 )
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
 
-if TYPE_CHECKING:
-    from pytest_entropy.core.meter import MeterState
+
+class MeterState(Protocol):
+    """What finalisation reads of :class:`pytest_entropy.core.meter.MeterState` (named by
+    shape, so that the meter can import this module without a cycle)."""
+
+    traces: int
+    operations: int
+    action_operations: int
+    discovery_operations: int
+    workflow_operations: int
+    succeeded: int
+    failed: int
+    aborted: int
+    timed_out: int
+    invocation_rejections: int
+    churn_pairs: int
+    churn_sum: float
+    refs: dict[str, _RefAccumulator]
+    task_sequences: dict[str, dict[str, int]]
+
+    @property
+    def models(self) -> Mapping[str, MeterState]: ...
+
 
 __all__ = ["STATIC_FREEDOM_WEIGHT", "finalize_v3"]
 
