@@ -253,7 +253,8 @@ def _status(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Page
         _meta(
             [
                 ("surface digest", (doc.get("surface") or {}).get("digest")),
-                ("metric version", (latest or {}).get("metricVersion")),
+                # The status document names its generation even when no session was kept.
+                ("metric version", (latest or {}).get("metricVersion", doc.get("metricVersion"))),
                 ("compiled artifact", "present" if doc.get("compiled") else "none"),
                 ("sessions in window", len(corpus.get("files") or [])),
             ],
