@@ -287,3 +287,23 @@ def test_pytest_gate_measures_with_the_asked_generation(
     certify = pytester.runpytest_inprocess("--entropy-certify", "--entropy-metric-version=3")
     assert certify.ret == pytest.ExitCode.USAGE_ERROR
     certify.stderr.fnmatch_lines(["*--entropy-metric-version 3 is not available yet*"])
+
+
+def test_the_entropy_meter_fixture_measures_with_the_asked_generation(
+    pytester: pytest.Pytester,
+) -> None:
+    sessions = pytester.path / "sessions"
+    shutil.copytree(DEMO / "sessions", sessions)
+    pytester.makepyfile(
+        "def test_meter(entropy_meter, request):\n"
+        "    wanted = int(request.config.getoption('entropy_metric_version') or 2)\n"
+        "    report = entropy_meter()\n"
+        "    assert report.metric_version == wanted\n"
+        "    from pytest_entropy.testing.assertions import traces_of\n"
+        "    traces = traces_of(request.config.getoption('entropy_sessions'))\n"
+        "    from pytest_entropy import measure\n"
+        "    assert report.score == measure(traces, metric_version=wanted).score\n"
+    )
+    argv = ["-p", "no:cacheprovider", f"--entropy-sessions={sessions}"]
+    pytester.runpytest_inprocess(*argv).assert_outcomes(passed=1)
+    pytester.runpytest_inprocess(*argv, "--entropy-metric-version=3").assert_outcomes(passed=1)
