@@ -307,3 +307,24 @@ def test_the_entropy_meter_fixture_measures_with_the_asked_generation(
     argv = ["-p", "no:cacheprovider", f"--entropy-sessions={sessions}"]
     pytester.runpytest_inprocess(*argv).assert_outcomes(passed=1)
     pytester.runpytest_inprocess(*argv, "--entropy-metric-version=3").assert_outcomes(passed=1)
+
+
+def test_reports_render_a_v3_score_as_a_rate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    markdown, page = tmp_path / "m.md", tmp_path / "m.html"
+    argv = ["measure", *CORPUS, "--markdown", str(markdown), "--html", str(page)]
+    assert run(capsys, [*argv, "--metric-version", "3"])[0] == 0
+    text = markdown.read_text()
+    assert "invocation-rejection rate (metric v3)" in text
+    assert "| invocation rejections / action calls |" in text
+    assert "static freedom | " not in text.split("### Score decomposition")[1].split("###")[0]
+    assert "· metric v3." in text
+    html = page.read_text()
+    assert "metric v3: score = calls rejected at resolve, prepare or validate" in html
+    assert "static diagnostic" in html
+    # v2 keeps its decomposition of weighted terms.
+    assert run(capsys, argv)[0] == 0
+    v2 = markdown.read_text()
+    assert "static freedom | " in v2 and "invocation-rejection rate" not in v2
+    assert "static share" in page.read_text()
