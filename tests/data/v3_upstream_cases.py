@@ -1,0 +1,426 @@
+"""Writes the inputs of the metric v3 golden cases and runs the upstream on them.
+
+CI never runs this; it documents how ``tests/data/v3-upstream/`` (synthetic corpora, inputs
+committed) and ``tests/data/v3-upstream-real/`` (converted third-party corpora: only the
+upstream's outputs are committed, the inputs are rebuilt from ``../shared/corpora`` by
+:func:`prepare_real_case`, which the corpora test calls too) were made.
+
+    python tests/data/v3_upstream_cases.py /tmp/h19-upstream/out [SHARED_CORPORA] [--real-only]
+
+The first argument is the compiled upstream (see ``tests/data/v3_upstream.mjs``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SYNTHETIC = HERE / "v3-upstream"
+REAL = HERE / "v3-upstream-real"
+
+COUNTS = {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0, "droppedOperations": 0}
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _trace(operations: list[dict[str, Any]], phases: list[str] | None = None, **extra: Any) -> Any:
+    failed = any(op["outcome"] != "succeeded" for op in operations)
+    trace = {
+        "kind": "pi-fabric.execution",
+        "version": 1,
+        "outcome": "failed" if failed else "succeeded",
+        "phases": phases if phases is not None else ["work"],
+        "operations": operations,
+        "counts": dict(COUNTS),
+    }
+    trace.update(extra)
+    return trace
+
+
+def _op(sequence: int, ref: str, args: dict[str, Any], outcome: str = "succeeded", **extra: Any):
+    op: dict[str, Any] = {"type": "call", "sequence": sequence, "ref": ref, "args": args}
+    op["outcome"] = outcome
+    op.update(extra)
+    return op
+
+
+def _result_line(trace: Any, audits: list[Any] | None, *, top: bool = False, **message: Any):
+    details: dict[str, Any] = {"success": trace.get("outcome") == "succeeded", "trace": trace}
+    if audits is not None:
+        details["audits"] = audits
+    if top:
+        return _dump({"type": "message", "details": details, **message})
+    body = {"role": "toolResult", "toolName": "fabric_exec", "details": details, **message}
+    return _dump({"type": "message", "message": body})
+
+
+def _witness(rules: list[dict[str, str]], seed: str) -> dict[str, Any]:
+    digest = hashlib.sha256(seed.encode()).hexdigest()
+    return {
+        "version": 1,
+        "baseSchemaDigest": digest,
+        "beforeShape": hashlib.sha256((seed + "b").encode()).hexdigest(),
+        "afterShape": hashlib.sha256((seed + "a").encode()).hexdigest(),
+        "rules": rules,
+    }
+
+
+# ----------------------------------------------------------------------------- surfaces
+
+CLOSED_RENDER = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["format"],
+    "properties": {
+        "format": {"type": "string", "enum": ["pdf", "html", "docx", "plainText", "rare-format"]},
+        "title": {"type": "string"},
+        "outputFormat": {"type": "string"},
+        "pageLimit": {"type": "integer", "minimum": 1},
+        "scale": {"type": "number"},
+        "draft": {"type": "boolean"},
+    },
+}
+
+BENCH_SURFACE = {
+    "version": 1,
+    "actions": [
+        {"ref": "pi.read", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["path"],
+            "properties": {"path": {"type": "string"}, "limit": {"type": "number"},
+                           "offset": {"type": "number"}}}},
+        {"ref": "pi.edit", "inputSchema": {
+            "type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}},
+        {"ref": "pi.bash", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["command"],
+            "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}}}},
+        {"ref": "pi.grep", "inputSchema": {
+            "type": "object", "additionalProperties": False,
+            "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}}}},
+        {"ref": "mcp.report.render", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["format"],
+            "properties": {"format": {"type": "string", "x-fabric-enum-candidate": True},
+                           "title": {"type": "string"}}}},
+        {"ref": "mcp.flags.set", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["level"],
+            "properties": {"level": {"type": "string",
+                                     "enum": ["info", "warn", "error", "debug", "Info"]}}}},
+        {"ref": "mcp.notes.search", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["query"],
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"},
+                           "filters": {"type": "object"}}}},
+        {"ref": "memory.recall", "inputSchema": {
+            "type": "object", "additionalProperties": False,
+            "properties": {"query": {"type": "string"},
+                           "role": {"type": "string", "enum": ["user", "assistant"]}},
+            "anyOf": [{"required": ["query"]}]}},
+    ],
+}
+
+WITNESS_SURFACE = {
+    "version": 1,
+    "actions": [
+        {"ref": "mcp.report.render", "inputSchema": CLOSED_RENDER},
+        {"ref": "mcp.notes.create", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["title"],
+            "properties": {"title": {"type": "string"}, "body": {"type": "string"},
+                           "Tags": {"type": "array", "items": {"type": "string"}},
+                           "tags": {"type": "array"}, "priority": {"type": "number"},
+                           "_meta": {"type": "object"}, "Zed": {"type": "string"},
+                           "émoji": {"type": "string"}, "a-b": {"type": "string"},
+                           "aB": {"type": "string"}}}},
+        {"ref": "mcp.notes.search", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["query"],
+            "properties": {"query": {"type": "string", "x-fabric-enum-candidate": True},
+                           "limit": {"type": "integer", "maximum": 50},
+                           "sort": {"type": "string", "enum": ["newest", "Newest", "oldest"]}}}},
+        {"ref": "pi.read", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["path"],
+            "properties": {"path": {"type": "string"}, "limit": {"type": "number"},
+                           "offset": {"type": "number", "minimum": 0}}}},
+        {"ref": "pi.bash", "inputSchema": {"type": "object", "properties": {
+            "command": {"type": "string"}}}},
+        {"ref": "flow.a", "inputSchema": {"type": "object", "additionalProperties": False,
+                                          "properties": {"x": {"type": "integer"}}}},
+        {"ref": "flow.b", "inputSchema": {"type": "object", "additionalProperties": False,
+                                          "properties": {"y": {"type": "string"}}}},
+        {"ref": "flow.c", "inputSchema": {"type": "object"}},
+        {"ref": "mcp.overloaded", "inputSchema": {"type": "object", "properties": {
+            "id": {"type": "string"}, "name": {"type": "string"}, "owner": {"type": "string"}}}},
+    ],
+}
+
+OPEN_SURFACE = {
+    "version": 1,
+    "actions": [
+        {"ref": "pi.read", "inputSchema": {"type": "object", "properties": {
+            "path": {"type": "string"}}}},
+        {"ref": "mcp.report.render", "inputSchema": {"type": "object", "additionalProperties": True,
+                                                     "properties": {"format": {"type": "string"}}}},
+    ],
+}
+
+# ----------------------------------------------------------------------------- corpora
+
+
+def _witness_files() -> dict[str, list[str]]:
+    """Lines at every v3 ingestion edge: witnesses, resultTruncated, guard failures with
+    audits, whitespace model lines, models on trace lines, many models, normal-form wins."""
+    render_rules = [{"kind": "key-form", "key": "outputFormat"}]
+    files: dict[str, list[str]] = {}
+    lines = [
+        _dump({"type": "session", "id": "s1"}),
+        '{"type" : "model_change", "provider" : "zro", "modelId" : "kimi-k3"}',
+        "",
+        # normalization witness and resultTruncated: v3 accepts both
+        _result_line(_trace([
+            _op(0, "mcp.report.render", {}, normalization=_witness(render_rules, "w1")),
+            _op(1, "pi.read", {"path": "a.py", "limit": 40}, resultTruncated=True),
+            _op(2, "fabric.discovery.search", {"limit": 5}),
+        ], ["triage"]), [
+            {"ref": "mcp.report.render", "args": {"output-format": "pdf", "format": "PDF"}},
+            {"ref": "pi.read", "args": {"path": "a.py", "limit": "40"}},
+        ]),
+        # an invalid witness (four keys): the whole trace is refused, its audits too
+        _result_line(_trace([
+            _op(0, "mcp.report.render", {}, normalization={"version": 1, "rules": []}),
+        ]), [{"ref": "mcp.report.render", "args": {"format": "html", "title": "dropped"}}]),
+        # an unknown key on the envelope: refused with its audits
+        _result_line(_trace([_op(0, "pi.read", {"path": "b.py"})], note="extra"),
+                     [{"ref": "pi.read", "args": {"path": "never"}}]),
+        # sequence not increasing
+        _result_line(_trace([_op(1, "pi.read", {"path": "c"}), _op(1, "pi.read", {"path": "d"})]),
+                     [{"ref": "pi.read", "args": {"path": "seq"}}]),
+        # a trace line that also names a model (the cursor moves on trace lines in v3)
+        _dump({"type": "message", "message": {
+            "role": "assistant", "provider": "openai", "model": "gpt-5",
+            "details": {"trace": _trace([
+                _op(0, "mcp.notes.search", {"query": "x", "limit": "10"}, "failed",
+                    failureStage="validate"),
+                _op(1, "mcp.notes.search", {"query": "x", "limit": 10}),
+            ], ["search"]), "audits": [
+                {"ref": "mcp.notes.search", "args": {"query": "x", "limit": "10"}},
+                {"ref": "mcp.notes.search", "args": {"query": "x", "limit": 10, "sort": "NEWEST"}},
+                {"ref": "mcp.notes.search", "args": {"query": "y", "limit": None}},
+                "not an audit", {"ref": 5, "args": {}}, {"ref": "mcp.x", "args": [1]},
+            ]}}}),
+        # top-level details
+        _result_line(_trace([
+            _op(0, "mcp.notes.create", {"title": "t"}),
+            _op(1, "mcp.notes.create", {"Title": "t", "priority": "2"}, "failed",
+                failureStage="validate"),
+            _op(2, "mcp.notes.create", {"title": "t", "priority": "2.50"}, "failed",
+                failureStage="prepare"),
+            _op(3, "mcp.notes.create", {"title": "t", "body": None}, "failed",
+                failureStage="resolve"),
+            _op(4, "mcp.notes.create", {"title": "t", "a_b": "x", "émoji": "é"}, "failed"),
+        ], ["create", "review"]), [], top=True),
+        '{"type":"message","message":{"role" : "assistant","provider":"anthropic",'
+        '"model":"claude-sonnet-4-5","content":[]}}',
+        "not json at all pi-fabric.execution",
+        '["pi-fabric.execution"]',
+    ]
+    files["s1.jsonl"] = lines
+    # Many models, sequence-fuse and overload-split material, CRLF line ends.
+    rng = random.Random(30)
+    models = [("p%d" % index, "m%d" % index) for index in range(7)]
+    lines = []
+    for index in range(24):
+        provider, model = models[index % len(models)]
+        if index % 3 == 0:
+            lines.append(_dump({"type": "model_change", "provider": provider, "modelId": model}))
+        elif index % 3 == 1:
+            lines.append(_dump({"type": "message", "message": {
+                "role": "assistant", "provider": provider, "model": model}}))
+        ops = [_op(0, "flow.a", {"x": index}), _op(1, "flow.b", {"y": str(index)}),
+               _op(2, "flow.c", {})]
+        if index % 4 == 0:
+            ops.append(_op(3, "mcp.overloaded", {"id": str(index)}))
+        elif index % 4 == 1:
+            ops.append(_op(3, "mcp.overloaded", {"name": "n", "owner": "o"}))
+        else:
+            stage = rng.choice(["invoke", "validate", "approve", "guard", "resolve", None])
+            extra = {"failureStage": stage} if stage else {}
+            ops.append(_op(3, "mcp.report.render",
+                           {"Format": rng.choice(["PDF", "plain_text", "Rare Format", "pdf"]),
+                            "scale": rng.choice(["1.5", "1e3", "-0", "0.1", "x", 2])},
+                           rng.choice(["failed", "succeeded", "aborted", "timed_out"]), **extra))
+        audits = [{"ref": "mcp.report.render", "args": {
+            "format": rng.choice(["pdf", "PDF", "Plain Text", "html"]),
+            "page_limit": rng.choice(["3", "03", 3, "0"]),
+            "draft": rng.choice([None, True, "true"]),
+        }}] if index % 2 else None
+        lines.append(_result_line(_trace(ops, [rng.choice(["a", "b", "c"])]), audits))
+        lines.append(_dump({"type": "message", "message": {"role": "user", "content": "ok"}}))
+    files["s2.jsonl"] = [line + "\r" for line in lines]
+    # Enum-candidate values for declare-enum and a pool over many files.
+    for number in range(3):
+        lines = []
+        for index in range(6):
+            query = ["release", "release", "incident", "release", "todo"][(index + number) % 5]
+            lines.append(_result_line(_trace([_op(0, "mcp.notes.search", {"query": query})]),
+                                      [{"ref": "mcp.notes.search", "args": {"query": query,
+                                                                            "limit": index}}]))
+        files[f"s{3 + number}.jsonl"] = lines
+    return files
+
+
+def _write_case(name: str, files: dict[str, list[str]] | Path, surface: Any,
+                repairs: Any = None) -> Path:
+    case = SYNTHETIC / name
+    if case.exists():
+        shutil.rmtree(case)
+    (case / "sessions").mkdir(parents=True)
+    sessions: list[str] = []
+    if isinstance(files, Path):
+        for path in sorted(files.glob("*.jsonl")):
+            shutil.copyfile(path, case / "sessions" / path.name)
+            sessions.append(f"sessions/{path.name}")
+    else:
+        for file_name, lines in sorted(files.items()):
+            (case / "sessions" / file_name).write_text(
+                "\n".join(lines) + "\n", encoding="utf-8", newline="")
+            sessions.append(f"sessions/{file_name}")
+    if isinstance(surface, Path):
+        shutil.copyfile(surface, case / "surface.json")
+    else:
+        _write_json(case / "surface.json", surface)
+    spec: dict[str, Any] = {"sessions": sessions, "surface": "surface.json"}
+    if repairs is not None:
+        shutil.copyfile(repairs, case / "repairs.json")
+        spec["repairs"] = "repairs.json"
+    _write_json(case / "spec.json", spec)
+    return case
+
+
+def write_synthetic_cases(scratch: Path) -> list[Path]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from corpus_gen import write_corpus  # type: ignore[import-not-found]
+
+    cases = [
+        _write_case("demo", ROOT / "corpora/demo/sessions", ROOT / "corpora/demo/surface.json",
+                    ROOT / "corpora/demo/repairs.json"),
+        _write_case("witnesses", _witness_files(), WITNESS_SURFACE),
+        _write_case("open-surface", _witness_files(), OPEN_SURFACE),
+    ]
+    bench = scratch / "bench"
+    write_corpus(bench, files=3, megabytes=0.25, seed=19)
+    cases.append(_write_case("bench", bench, BENCH_SURFACE))
+    many = scratch / "bench-many"
+    write_corpus(many, files=20, megabytes=0.2, seed=1930)
+    cases.append(_write_case("bench-many-files", many, BENCH_SURFACE))
+    return cases
+
+
+# ----------------------------------------------------------------------------- real corpora
+
+# name -> (session path, format, tool list) under the shared corpora.
+REAL_CASES: dict[str, tuple[str, str, str]] = {
+    "pi-sessions": ("pi-sessions/sessions", "pi",
+                    "pi-sessions/surface/pi-coding-agent-0.73.1.tools.json"),
+    "pi-sessions-old-surface": ("pi-sessions/sessions", "pi",
+                                "pi-sessions/surface/pi-coding-agent-0.27.9.tools.json"),
+    "claude-code": ("claude-code-sessions-spotter/transcripts", "claude-code",
+                    "claude-code-sessions-spotter/surface/claude-code-2.1.39.tools.json"),
+    "tau-bench": ("tau-bench-historical/gpt-4o-airline.json", "tau-bench",
+                  "tau-bench-historical/tools_at_7362a17.json"),
+    "openhands": ("openhands-trajectories/evaluation/benchmarks/multi_swe_bench/examples/"
+                  "output.jsonl", "openhands",
+                  "openhands-trajectories/surface/openhands-codeact-tools@3d22520.json"),
+    "toolbench": ("toolbench-data-example/data_example/answer", "toolbench", ""),
+    "bfcl-v4": ("bfcl-v4-results-gpt-oss/results", "bfcl", "bfcl-v4-data/multi_turn_func_doc"),
+}
+
+
+def prepare_real_case(name: str, corpora: Path, out: Path) -> dict[str, Any]:
+    """Convert one real corpus with our ``convert`` into ``out`` and write its snapshot
+    surface and spec there; returns the spec (paths relative to ``out``)."""
+    from pytest_entropy.cli import main
+    from pytest_entropy.sources.surface import load_surface
+
+    sessions, session_format, tools = REAL_CASES[name]
+    converted = out / "sessions"
+    argv = ["convert", "--format", session_format, "--sessions", str(corpora / sessions),
+            "--out", str(converted), "--no-progress", "--json"]
+    if tools:
+        argv += ["--surface", str(corpora / tools)]
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as text:
+        code = main(argv)
+    if code != 0:
+        raise RuntimeError(f"convert {name} exited {code}")
+    result = json.loads(text.getvalue())
+    files = sorted(Path(item["output"]).relative_to(out).as_posix() for item in result["files"])
+    if tools:
+        surface = load_surface(corpora / tools)
+    else:
+        surface = {"version": 1, "actions": []}
+    _write_json(out / "surface.json", surface)
+    spec = {"sessions": files, "surface": "surface.json"}
+    _write_json(out / "spec.json", spec)
+    return spec
+
+
+def run_upstream(upstream: Path, spec: Path) -> dict[str, Any]:
+    text = subprocess.run(
+        ["node", str(HERE / "v3_upstream.mjs"), str(upstream), str(spec)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(text)
+
+
+def main() -> None:
+    arguments = [argument for argument in sys.argv[1:] if not argument.startswith("--")]
+    upstream = Path(arguments[0])
+    corpora = Path(arguments[1]) if len(arguments) > 1 else ROOT.parent / "shared" / "corpora"
+    scratch = Path("/tmp/v3-upstream-cases")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    real_only = "--real-only" in sys.argv
+    for case in [] if real_only else write_synthetic_cases(scratch):
+        output = subprocess.run(
+            ["node", str(HERE / "v3_upstream.mjs"), str(upstream), str(case / "spec.json")],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        (case / "upstream.json").write_text(output, encoding="utf-8")
+        print("wrote", case.relative_to(ROOT))
+    for name in REAL_CASES:
+        work = scratch / name
+        work.mkdir()
+        prepare_real_case(name, corpora, work)
+        value = run_upstream(upstream, work / "spec.json")
+        REAL.mkdir(exist_ok=True)
+        # Only hashes and counts are kept: the inputs and their values are third-party data.
+        kept = {key: value[key] for key in ("reportHash", "compact", "files", "recompileStatus")}
+        report = value["report"]
+        kept["summary"] = {
+            "traces": report["totals"]["traces"],
+            "actionOperations": report["totals"]["actionOperations"],
+            "score": report["score"],
+            "proposals": [proposal["kind"] for proposal in value["proposals"]],
+            "compile": value["compile"]["status"],
+            "trial": value["trial"]["verdict"],
+        }
+        _write_json(REAL / f"{name}.json", kept)
+        print("wrote", name, kept["summary"])
+
+
+if __name__ == "__main__":
+    main()
