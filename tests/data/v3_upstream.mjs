@@ -14,7 +14,8 @@
 //      at 7c6f7e6272c7d37d0cd544d6df8eac1622a4f31d); fingerprint.ts, pool.ts and
 //      core/stable-hash.ts from alchemistklk/pi-fabric@330be8ac (v2-final). Keep the
 //      synchronous functions the chain below calls; the recorder half of trace.ts, the
-//      async/cooperative twins and the persistence modules are not needed.
+//      async/cooperative twins and the persistence modules are not needed. Export pool.ts's
+//      summarizeObservations and mergeObservationSummaries (see the named exception below).
 //   2. mkdir -p /tmp/tb && tar xzf ../shared/reference/typebox-1.3.8.tgz -C /tmp/tb
 //      cd /tmp/h19-upstream && tsc --outDir out --module es2022 --target es2022 \
 //        --moduleResolution node --skipLibCheck src/core/*.ts src/audit/*.ts src/entropy/*.ts
@@ -42,7 +43,8 @@ const { runEntropyTrial } = await load('entropy/trial.js')
 const { mergeCompiledSurfaces } = await load('entropy/compiled-surface.js')
 const { entropySurfaceHash } = await load('entropy/surface.js')
 const { entropySessionEvidenceFromJsonl, entropyRepairRows, entropyReportHash } = await load('entropy/corpus.js')
-const { mergeObservationWindow, poolToValueObservations } = await load('entropy/pool.js')
+const { mergeObservationWindow, mergeObservationSummaries, poolToValueObservations, summarizeObservations } =
+  await load('entropy/pool.js')
 const { stableJsonHash } = await load('core/stable-hash.js')
 
 const spec = JSON.parse(fs.readFileSync(specFile, 'utf8'))
@@ -90,6 +92,28 @@ const trial = runEntropyTrial({ traces, live: surface, artifact, auditCalls })
 const trialBare = runEntropyTrial({ traces, live: surface, auditCalls })
 const merged = artifact ? mergeCompiledSurfaces(undefined, artifact, surface) : undefined
 
+// Our named exception (docs/decisions.md, DESIGN principle 1): the pool takes no audit key or
+// ref its own loader would reject (empty, with a NUL or with JS-trim whitespace) and no
+// non-finite number, and it does not store a string value over 64 KiB of UTF-8 (such a
+// value still identifies the window: it is part of the digest). The upstream's merge over
+// windows summarised that way, so the rest of the pool is still compared byte for byte
+// where a corpus has any (pool.ts must export its two summary helpers for this).
+const loadable = (item) =>
+  [item.ref, item.key].every((text) => text !== '' && !text.includes('\u0000') && text.trim() === text) &&
+  !(typeof item.value === 'number' && !Number.isFinite(item.value))
+const stored = (item) => !(typeof item.value === 'string' && Buffer.byteLength(item.value, 'utf8') > 64 * 1024)
+let excepted = 0
+const exceptedWindows = windows.map((window) => {
+  const kept = window.observations.filter(loadable)
+  const counted = kept.filter(stored)
+  excepted += window.observations.length - counted.length
+  return {
+    file: window.file,
+    summary: { counts: summarizeObservations(counted).counts, digest: summarizeObservations(kept).digest },
+  }
+})
+const pooledExcepted = excepted > 0 ? mergeObservationSummaries(undefined, exceptedWindows) : undefined
+
 const fileText = (value) => `${JSON.stringify(value, null, 2)}\n`
 const sha = (text) => createHash("sha256").update(text).digest("hex")
 const out = {
@@ -117,5 +141,8 @@ const out = {
     pool: sha(fileText(pooled.file)),
     merge: merged ? sha(fileText(merged.file)) : null,
   },
+  poolNamedException: pooledExcepted
+    ? { observations: excepted, compact: sha(JSON.stringify(pooledExcepted.file)), file: sha(fileText(pooledExcepted.file)) }
+    : null,
 }
 process.stdout.write(fileText(out))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,9 @@ COUNTS = {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0, "droppe
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate is written as its escape (the file stays UTF-8).
+    return re.sub("[\ud800-\udfff]", lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _write_json(path: Path, value: Any) -> None:
@@ -280,6 +283,139 @@ def _witness_files() -> dict[str, list[str]]:
     return files
 
 
+EDGE_SURFACE = {
+    "version": 1,
+    "actions": [
+        {"ref": "mcp.report.render", "inputSchema": CLOSED_RENDER},
+        {"ref": "mcp.keys", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["a"],
+            "properties": {key: {"type": "string"} for key in [
+                "b", "10", "2", "a", "A", "B", "_x", "-y", "1", "01", "4294967295", "4294967294",
+                "\u00e9", "e", "E", "\u00df", "ss", "a\u200b", "\u00e4", "z", "\u03a9", "\u4e2d",
+                "\U0001f600", "aa", "a a", "a-a", "a_a", "Zz", "zZ"]}}},
+        {"ref": "mcp.numbers", "inputSchema": {
+            "type": "object", "additionalProperties": False,
+            "properties": {"n": {"type": "number"}, "i": {"type": "integer", "maximum": 100},
+                           "m": {"type": "number", "multipleOf": 0.1},
+                           "o": {"type": ["string", "null"]}, "p": {"anyOf": [{"type": "null"}]}}}},
+    ],
+}
+
+
+def _edge_files() -> dict[str, list[str]]:
+    """Parser, guard and number edges the two languages could read differently."""
+    def line(trace: Any, audits: Any = None) -> str:
+        return _result_line(trace, audits)
+
+    def nested(depth: int) -> Any:
+        value: Any = "leaf"
+        for _ in range(depth):
+            value = {"a": value}
+        return value
+
+    render = "mcp.report.render"
+    audit_values = [
+        {"ref": "mcp.numbers", "args": {"n": value}} for value in
+        ["1e3", "-0", "1.50", "0x10", " 2", "2", "1e21", "123456789012345678901234",
+         "1.7976931348623157e308", "0.000001", "1e-7", "5e-324", "100", "1.5", "0.1", "NaN",
+         "Infinity", "", "+1", "1."]
+    ] + [
+        {"ref": "mcp.numbers", "args": {"i": value, "m": value}} for value in
+        ["3", "300", "0.3", "3.0", "-1", "1e2"]
+    ] + [
+        {"ref": "mcp.numbers", "args": {"o": None, "p": None}},
+        {"ref": "mcp.numbers", "args": {"n": None}},
+    ] + [
+        {"ref": render, "args": args} for args in [
+            {"format": "PLAIN TEXT"}, {"format": "plain-text"}, {"format": "Plain_Text"},
+            {"format": "1pdf"}, {"format": "rare format"}, {"format": "RARE_FORMAT"},
+            {"format": "pdf", "Output-Format": "x"}, {"format": "pdf", "output format": "x"},
+            {"format": "pdf", "OUTPUT_FORMAT": "x", "outputFormat": "y"},
+            {"format": "pdf", "Output-Format": "x", "output_format": "y"},
+            {"format": "pdf", "title": None}, {"format": None}, {"format": "HTML", "scale": "2"},
+            {"format": "pdf", "Page-Limit": "0"}, {"format": "pdf", "page limit": "7"},
+            {"FORMAT": "Docx", "Draft": None}, {"format": "pdf", "\u00e9": 1},
+        ]
+    ] + [
+        {"ref": "mcp.keys", "args": {"a": "x", "A": "y"}},
+        {"ref": "mcp.keys", "args": {"a": 1}},
+    ]
+    rows = [
+        # numbers the reader must take as JavaScript does
+        '{"type":"message","message":{"role":"toolResult","details":{"trace":'
+        '{"kind":"pi-fabric.execution","version":1.0,"outcome":"succeeded","phases":["n"],'
+        '"operations":[{"type":"call","sequence":0.0,"ref":"mcp.numbers","args":{"n":1.0},'
+        '"outcome":"succeeded"},{"type":"call","sequence":1e0,"ref":"mcp.numbers",'
+        '"args":{"n":-0},"outcome":"succeeded"}],"counts":{"droppedValues":0.0,'
+        '"truncatedValues":0,"redactedValues":0,"droppedOperations":0}},"audits":['
+        '{"ref":"mcp.numbers","args":{"n":-0,"i":1.0,"m":12345678901234567890,'
+        '"o":9007199254740993,"p":1e21,"q":1e-7,"r":0.1,"s":-0.0,"t":5e-324,"u":1e400}}]}}}',
+        '{"type":"message","details":{"trace":{"kind":"pi-fabric.execution","version":1,'
+        '"outcome":"succeeded","phases":[],"operations":[{"type":"call","sequence":0,'
+        '"ref":"mcp.numbers","args":{"n":1e400},"outcome":"succeeded"}],"counts":'
+        + _dump(COUNTS) + '},"audits":[{"ref":"mcp.numbers","args":{"n":"dropped-inf"}}]}}',
+        line(_trace([_op(9007199254740992, "mcp.numbers", {})]),
+             [{"ref": "mcp.numbers", "args": {"n": "dropped-seq"}}]),
+        line(_trace([_op(9007199254740991, "mcp.numbers", {})]),
+             [{"ref": "mcp.numbers", "args": {"n": "kept-seq"}}]),
+    ]
+    for depth in (12, 13, 14, 15, 16):
+        rows.append(line(_trace([_op(0, "mcp.keys", {"deep": nested(depth)})]),
+                         [{"ref": "mcp.keys", "args": {"a": f"depth-{depth}"}}]))
+    # what the prefilter sees is the raw line
+    escaped = _dump({"details": {"trace": _trace([_op(0, "mcp.keys", {"a": "escaped"})])}})
+    rows.append(escaped.replace("pi-fabric.execution", "pi-fabric\\u002eexecution"))
+    rows.append(_dump({"note": "pi-fabric.execution", "details": {"trace": {
+        **_trace([_op(0, "mcp.keys", {"a": "escaped-2"})]), "kind": "pi-fabric.execution"}}}
+                      ).replace('"kind":"pi-fabric.execution"', '"kind":"pi-fabric\\u002eexecution"'))
+    rows.append("\ufeff" + line(_trace([_op(0, "mcp.keys", {"a": "bom"})])))
+    rows.append("\u00a0" + line(_trace([_op(0, "mcp.keys", {"a": "nbsp"})])) + "\u2028")
+    rows.append(" \t" + line(_trace([_op(0, "mcp.keys", {"a": "spaces"})])) + " ")
+    # details as an array at the top: the message's details are used
+    rows.append(_dump({"details": [], "message": {"details": {
+        "trace": _trace([_op(0, "mcp.keys", {"a": "message-details"})]),
+        "audits": [{"ref": "mcp.keys", "args": {"a": "from-message"}}]}}}))
+    # models: whitespace, tabs, empty and non-string fields
+    rows.append('{"type"\t:\t"model_change","provider":"tab","modelId":"m"}')
+    rows.append(line(_trace([_op(0, "mcp.keys", {"a": "tab-model"})])))
+    rows.append('{"type":"model_change","provider":"","modelId":"m"}')
+    rows.append('{"type":"message","message":{"role":"assistant","provider":"p","model":7}}')
+    rows.append(line(_trace([_op(0, "mcp.keys", {"a": "still-tab"})])))
+    rows.append('{"message":{"role":"assistant","provider":"late","model":"x"},"type":"message"}')
+    # witnesses that are not
+    good = _witness([{"kind": "enum-form", "key": "format"}], "e1")
+    bad_rules = [
+        [{"kind": "enum-form", "key": "format", "extra": 1}],
+        [{"kind": "rename", "key": "format"}],
+        [{"kind": "key-form", "key": "k"}] * 129,
+        [{"kind": "key-form", "key": "__proto__"}],
+    ]
+    rows.append(line(_trace([_op(0, render, {}, normalization=good)]),
+                     [{"ref": render, "args": {"format": "PDF"}}]))
+    for index, rules in enumerate(bad_rules):
+        rows.append(line(_trace([_op(0, render, {}, normalization={**good, "rules": rules})]),
+                         [{"ref": render, "args": {"format": f"bad-witness-{index}"}}]))
+    rows.append(line(_trace([_op(0, render, {}, normalization={**good, "version": 2})])))
+    rows.append(line(_trace([_op(0, render, {}, resultTruncated="yes")]),
+                     [{"ref": render, "args": {"format": "truncated-string"}}]))
+    rows.append(line(_trace([_op(0, render, {}, "failed", failureStage="unknown")])))
+    # the 512 KiB bound counts UTF-8 bytes of JSON.stringify (escapes included)
+    for text in ("\u00e9" * 270_000, "\u0001" * 90_000, "\u0001" * 80_000, "x" * 500_000):
+        rows.append(line(_trace([_op(0, "mcp.keys", {"blob": text})]),
+                         [{"ref": "mcp.keys", "args": {"a": f"blob-{len(text)}-{ord(text[0])}"}}]))
+    # audits the pool's loader would refuse (our named exception) and odd values
+    rows.append(line(_trace([_op(0, "mcp.keys", {"a": "odd-audits"})]), [
+        {"ref": "mcp.keys", "args": {"": "empty-key", " k": "space", "a\u0000b": "nul",
+                                     "k": "\ud800", "t": True, "f": False, "long": "v" * 70_000,
+                                     "nested": {"x": 1}, "list": [1]}},
+        {"ref": "", "args": {"a": "empty-ref"}},
+        {"ref": " mcp.keys", "args": {"a": "padded-ref"}},
+    ]))
+    rows.append(line(_trace([_op(0, "mcp.numbers", {})]), audit_values))
+    rows.append("")
+    return {"e1.jsonl": rows}
+
+
 def _write_case(name: str, files: dict[str, list[str]] | Path, surface: Any,
                 repairs: Any = None) -> Path:
     case = SYNTHETIC / name
@@ -317,6 +453,7 @@ def write_synthetic_cases(scratch: Path) -> list[Path]:
                     ROOT / "corpora/demo/repairs.json"),
         _write_case("witnesses", _witness_files(), WITNESS_SURFACE),
         _write_case("open-surface", _witness_files(), OPEN_SURFACE),
+        _write_case("edges", _edge_files(), EDGE_SURFACE),
     ]
     bench = scratch / "bench"
     write_corpus(bench, files=3, megabytes=0.25, seed=19)
@@ -408,7 +545,8 @@ def main() -> None:
         value = run_upstream(upstream, work / "spec.json")
         REAL.mkdir(exist_ok=True)
         # Only hashes and counts are kept: the inputs and their values are third-party data.
-        kept = {key: value[key] for key in ("reportHash", "compact", "files", "recompileStatus")}
+        kept = {key: value[key] for key in (
+            "reportHash", "compact", "files", "recompileStatus", "poolNamedException")}
         report = value["report"]
         kept["summary"] = {
             "traces": report["totals"]["traces"],

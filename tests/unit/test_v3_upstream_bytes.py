@@ -59,8 +59,13 @@ def test_every_artifact_equals_the_upstreams(name: str, outputs: dict[str, Any])
         assert ours["trial"] == upstream["trial"]
         assert ours["compiledJson"] == upstream["compiledJson"]
         assert ours["mergeJson"] is not None
-    assert ours["poolFile"] == upstream["pool"]["file"]
-    assert ours["poolJson"] == upstream["poolJson"]
+    if upstream["poolNamedException"] is None:
+        assert ours["poolFile"] == upstream["pool"]["file"]
+        assert ours["poolJson"] == upstream["poolJson"]
+    else:
+        # audits the pool's loader would refuse are left out (a named exception); the
+        # upstream's pool of the same windows without them is compared by hash below
+        assert ours["poolFile"] != upstream["pool"]["file"]
     assert_matches_upstream(ours, upstream)
 
 
