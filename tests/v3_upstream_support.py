@@ -158,3 +158,44 @@ def assert_matches_upstream(ours: dict[str, Any], upstream: dict[str, Any]) -> N
         differences.append("recompileStatus")
     if differences:
         raise AssertionError("differs from the upstream: " + ", ".join(differences))
+
+
+def our_artifact_outputs(directory: Path, work: Path, name: str) -> dict[str, Any]:
+    """Our CLI with the case's artifact ``name`` as the incumbent of a compile, the artifact
+    of a trial and the peer of an import (into the corpus's own artifact and into nothing).
+    """
+    spec = json.loads((directory / "spec.json").read_text(encoding="utf-8"))
+    upstream = json.loads((directory / "upstream.json").read_text(encoding="utf-8"))
+    sessions = work / "sessions"
+    if not sessions.exists():
+        sessions.mkdir()
+        for file in spec["sessions"]:
+            shutil.copyfile(directory / file, sessions / Path(file).name)
+    artifact = directory / name
+    surface = str(directory / spec["surface"])
+    args = _command_args(sessions, directory, spec, repairs=True)
+    plain = _command_args(sessions, directory, spec, repairs=False)
+    result: dict[str, Any] = {}
+    out = work / "out.json"
+    out.unlink(missing_ok=True)
+    code, compiled = run_cli(["compile", *args, "--artifact", str(artifact), "--out", str(out),
+                              "--json"])
+    result["compileExit"], result["compile"] = code, compiled
+    result["compiledJson"] = out.read_text(encoding="utf-8") if out.exists() else None
+    code, result["trial"] = run_cli(["trial", *plain, "--artifact", str(artifact), "--json"])
+    result["trialExit"] = code
+    for label, local in (("mergedEmpty", None), ("mergedLocal", upstream["compiledJson"])):
+        state = work / f"state-{label}"
+        shutil.rmtree(state, ignore_errors=True)
+        state.mkdir()
+        if local is not None:
+            (state / "compiled.json").write_text(local, encoding="utf-8")
+        argv = ["import", str(artifact), "--surface", surface, "--metric-version", "3"]
+        code, value = run_cli([*argv, "--state-dir", str(state), "--json"])
+        path = state / "compiled.json"
+        result[label] = {
+            "exit": code,
+            "json": value if isinstance(value, dict) else None,
+            "text": path.read_text(encoding="utf-8") if path.exists() else None,
+        }
+    return result

@@ -7,7 +7,7 @@
 //
 // To regenerate (offline, node 20, Debian's node-typescript 4.8 for tsc):
 //
-//   1. Put the upstream sources in a scratch directory OUTSIDE the repository, e.g.
+//   1. Put the upstream sources (compiled-store.ts: its parse functions, without fs) in a scratch directory OUTSIDE the repository, e.g.
 //      /tmp/h19-upstream/src: src/entropy/{types,fingerprint,meter,normal-form,passes,
 //      compiled-surface,compiler,surface,trial,corpus,pool}.ts and src/audit/trace.ts from
 //      monotykamary/pi-fabric@a76ea93a7e7b0dce9f7bd999f4905ebd2578c986 (compiled-surface.ts
@@ -26,7 +26,8 @@
 //   3. python tests/data/v3_upstream_cases.py (writes each case's inputs and spec.json and
 //      runs  node tests/data/v3_upstream.mjs /tmp/h19-upstream/out SPEC  for each).
 //
-// SPEC is a JSON file {"sessions": [file, ...], "surface": file, "repairs"?: file}; the
+// SPEC is a JSON file {"sessions": [file, ...], "surface": file, "repairs"?: file,
+// "artifacts"?: [file, ...]}; the
 // session files are read one at a time in the order given (the upstream scans each file with
 // its own model cursor), lines split at "\n". Pool windows are named by file basename.
 import fs from 'node:fs'
@@ -45,7 +46,7 @@ const { entropySurfaceHash } = await load('entropy/surface.js')
 const { entropySessionEvidenceFromJsonl, entropyRepairRows, entropyReportHash } = await load('entropy/corpus.js')
 const { mergeObservationWindow, mergeObservationSummaries, poolToValueObservations, summarizeObservations } =
   await load('entropy/pool.js')
-const { stableJsonHash } = await load('core/stable-hash.js')
+const { parseCompiledSurfaceArtifact } = await load('entropy/compiled-store.js')
 
 const spec = JSON.parse(fs.readFileSync(specFile, 'utf8'))
 const base = path.dirname(path.resolve(specFile))
@@ -144,5 +145,31 @@ const out = {
   poolNamedException: pooledExcepted
     ? { observations: excepted, compact: sha(JSON.stringify(pooledExcepted.file)), file: sha(fileText(pooledExcepted.file)) }
     : null,
+}
+// Artifacts of the spec's "artifacts" list, each read as the upstream's loader reads a file
+// (parseCompiledSurfaceArtifact: undefined for a file it refuses): a compile over the corpus
+// with it as the incumbent, a trial with it, and its import into a state holding the
+// corpus's own artifact and into an empty one.
+const artifactFile = (name) => parseCompiledSurfaceArtifact(JSON.parse(fs.readFileSync(at(name), 'utf8')))
+out.artifacts = {}
+for (const name of spec.artifacts ?? []) {
+  const parsed = artifactFile(name)
+  if (!parsed) {
+    out.artifacts[name] = { invalid: true }
+    continue
+  }
+  const recompile = compileEntropySurface({ traces, surface, repairs, valueObservations, auditCalls, artifact: parsed })
+  const mergedLocal = mergeCompiledSurfaces(artifact, parsed, surface)
+  const mergedEmpty = mergeCompiledSurfaces(undefined, parsed, surface)
+  const trialWith = runEntropyTrial({ traces, live: surface, artifact: parsed, auditCalls })
+  out.artifacts[name] = {
+    invalid: false,
+    compileStatus: recompile.status,
+    compile: sha(JSON.stringify(recompile)),
+    compiledJson: recompile.artifact ? fileText(recompile.artifact) : null,
+    trial: trialWith,
+    mergedLocal: { ...mergedLocal, file: undefined, json: fileText(mergedLocal.file) },
+    mergedEmpty: { ...mergedEmpty, file: undefined, json: fileText(mergedEmpty.file) },
+  }
 }
 process.stdout.write(fileText(out))

@@ -400,7 +400,7 @@ def _edge_files() -> dict[str, list[str]]:
                      [{"ref": render, "args": {"format": "truncated-string"}}]))
     rows.append(line(_trace([_op(0, render, {}, "failed", failureStage="unknown")])))
     # the 512 KiB bound counts UTF-8 bytes of JSON.stringify (escapes included)
-    for text in ("\u00e9" * 270_000, "\u0001" * 90_000, "\u0001" * 80_000, "x" * 500_000):
+    for text in ("\u00e9" * 270_000, "\u0001" * 88_000, "\u0001" * 87_000):
         rows.append(line(_trace([_op(0, "mcp.keys", {"blob": text})]),
                          [{"ref": "mcp.keys", "args": {"a": f"blob-{len(text)}-{ord(text[0])}"}}]))
     # audits the pool's loader would refuse (our named exception) and odd values
@@ -462,6 +462,48 @@ def write_synthetic_cases(scratch: Path) -> list[Path]:
     write_corpus(many, files=20, megabytes=0.2, seed=1930)
     cases.append(_write_case("bench-many-files", many, BENCH_SURFACE))
     return cases
+
+
+def _artifact_variants(case: Path, compiled_text: str) -> list[str]:
+    """Incumbent and peer artifacts derived from the case's own compiled.json: forged,
+    stale, legacy, padded and invalid ones. Written under ``artifacts/``; returns their
+    paths relative to the case."""
+    compiled = json.loads(compiled_text)
+    plans = compiled["normalizations"]
+    ghost = {**plans[0], "ref": "mcp.ghost"}
+    variants: dict[str, Any] = {
+        "same-plans-other-gate.json": {
+            **compiled, "gate": {"passed": False, "beforeScore": 9, "afterScore": 1.5,
+                                 "reasons": ["old"]},
+            "applied": [{"kind": "normal-form", "ref": " padded ", "detail": " 1 rule "}],
+            "evidenceDigest": "  old-digest  ", "metricVersion": 7},
+        "forged.json": {**compiled, "normalizations": [
+            {**plans[0], "rules": list(reversed(plans[0]["rules"]))},
+            {**plans[1], "baseSchemaDigest": "0" * 64},
+            *plans[2:], ghost]},
+        "subset.json": {**compiled, "normalizations": plans[1:]},
+        "stale-only.json": {**compiled, "normalizations": [ghost]},
+        "empty-v2.json": {**compiled, "normalizations": [], "applied": []},
+        "legacy-v1.json": {
+            "version": 1, "metricVersion": 2,
+            "actions": [{"ref": plans[0]["ref"], "inputSchema": {"type": "object"},
+                         "baseSchemaDigest": plans[0]["baseSchemaDigest"]}],
+            "quarantined": [{"ref": "mcp.notes.search", "baseSchemaDigest": "abc"}],
+            "applied": [{"kind": "enum-tighten", "ref": plans[0]["ref"], "detail": "x"}],
+            "gate": {"passed": True, "beforeScore": 1, "afterScore": 0.5, "reasons": []},
+            "evidenceDigest": "legacy"},
+        "invalid-restrictions.json": {**compiled, "quarantined": [
+            {"ref": "mcp.notes.search", "baseSchemaDigest": "abc"}]},
+        "invalid-duplicate.json": {**compiled, "normalizations": [plans[0], plans[0]]},
+        "invalid-plan.json": {**compiled, "normalizations": [{**plans[0], "extra": 1}]},
+        "invalid-version.json": {**compiled, "version": 3},
+    }
+    (case / "artifacts").mkdir(exist_ok=True)
+    names = []
+    for name, value in variants.items():
+        _write_json(case / "artifacts" / name, value)
+        names.append(f"artifacts/{name}")
+    return names
 
 
 # ----------------------------------------------------------------------------- real corpora
@@ -532,6 +574,11 @@ def main() -> None:
     scratch.mkdir(parents=True)
     real_only = "--real-only" in sys.argv
     for case in [] if real_only else write_synthetic_cases(scratch):
+        value = run_upstream(upstream, case / "spec.json")
+        if case.name in ("witnesses", "edges") and value["compiledJson"]:
+            spec = json.loads((case / "spec.json").read_text(encoding="utf-8"))
+            spec["artifacts"] = _artifact_variants(case, value["compiledJson"])
+            _write_json(case / "spec.json", spec)
         output = subprocess.run(
             ["node", str(HERE / "v3_upstream.mjs"), str(upstream), str(case / "spec.json")],
             check=True, capture_output=True, text=True,

@@ -27,7 +27,14 @@ from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.surfaces import load_repairs, load_surface
 from pytest_entropy.sources.scan import read_file_evidence
-from tests.v3_upstream_support import assert_matches_upstream, our_outputs, sha_compact
+from pytest_entropy.core.canonical import stable_json_hash
+from tests.v3_upstream_support import (
+    assert_matches_upstream,
+    our_artifact_outputs,
+    our_outputs,
+    sha_compact,
+    sha_text,
+)
 
 DATA = Path(__file__).parent.parent / "data" / "v3-upstream"
 CASES = sorted(path.name for path in DATA.iterdir() if (path / "upstream.json").is_file())
@@ -109,3 +116,50 @@ def test_api_measure_compile_and_trial(name: str) -> None:
     assert sha_compact(trial.to_json()) == upstream["compact"]["trial"]
     merged = merge_compiled_surfaces(None, artifact, surface)
     assert sha_compact(merged) == upstream["compact"]["merge"]
+
+
+ARTIFACT_CASES = [
+    (name, artifact)
+    for name in CASES
+    for artifact in json.loads((DATA / name / "spec.json").read_text(encoding="utf-8")).get(
+        "artifacts", []
+    )
+]
+
+
+@pytest.mark.parametrize(("name", "artifact"), ARTIFACT_CASES)
+def test_incumbent_and_peer_artifacts(name: str, artifact: str, tmp_path: Path) -> None:
+    """Forged, stale, legacy, padded and invalid artifacts: as the incumbent of a compile, in
+    a trial and imported, each gives the upstream's status, bytes and counts."""
+    upstream = _upstream(name)["artifacts"][artifact]
+    ours = our_artifact_outputs(DATA / name, tmp_path, artifact)
+    if upstream["invalid"]:
+        # the upstream's loader refuses the file: every command stops with an input error
+        assert ours["compileExit"] == ours["trialExit"] == 2
+        assert ours["mergedEmpty"]["exit"] == ours["mergedLocal"]["exit"] == 2
+        assert ours["mergedEmpty"]["text"] is None
+        return
+    assert ours["compileExit"] == 0
+    assert ours["compile"]["status"] == upstream["compileStatus"]
+    assert sha_compact(ours["compile"]) == upstream["compile"]
+    if upstream["compileStatus"] == "compiled":
+        assert ours["compiledJson"] == upstream["compiledJson"]
+    assert ours["trial"] == upstream["trial"]
+    assert ours["trialExit"] == (1 if upstream["trial"]["verdict"] == "costly" else 0)
+    local = _upstream(name)["compiledJson"]
+    for label in ("mergedEmpty", "mergedLocal"):
+        merged, mine = upstream[label], ours[label]
+        assert mine["exit"] == 0
+        for key in ("droppedOverlays", "droppedQuarantines", "droppedNormalizations"):
+            assert mine["json"][key] == merged[key], (label, key)
+        expected = merged["json"]
+        if label == "mergedLocal":
+            # The upstream's import command is not in the snapshot; ours keeps a version-2
+            # state file's bytes when the merge leaves its plans as they are
+            # (docs/decisions.md), else it writes the upstream's merged file.
+            before = json.loads(local)["normalizations"]
+            after = json.loads(expected)["normalizations"]
+            if stable_json_hash(before) == stable_json_hash(after):
+                expected = local
+        assert mine["text"] == expected, label
+        assert sha_text(mine["text"]) == sha_text(expected)
