@@ -416,6 +416,49 @@ def _edge_files() -> dict[str, list[str]]:
     return {"e1.jsonl": rows}
 
 
+UNICODE_KEYS = ["\U0001f600", "\uff01", "\ue000", "a\u0301", "\u00e1", "\u01c6", "d\u017e", "\uff21", "A",
+                "a\u0000", "a", "\U0001d400", "\ufb01", "fi", "\u2126", "\u03a9", "k" * 33]
+UNICODE_SURFACE = {
+    "version": 1,
+    "actions": [
+        {"ref": "mcp.unicode", "inputSchema": {
+            "type": "object", "additionalProperties": False,
+            "properties": {key: {"type": "number"} for key in UNICODE_KEYS}}},
+        {"ref": "mcp.\U0001f600", "inputSchema": {
+            "type": "object", "additionalProperties": False, "required": ["Mode"],
+            "properties": {"Mode": {"type": "string", "enum": ["Fast", "slow", "\uff21"]}}}},
+        {"ref": "mcp.\uff01", "inputSchema": {"type": "object"}},
+        {"ref": "mcp.wide", "inputSchema": {
+            "type": "object", "additionalProperties": False,
+            "properties": {f"key{index}": {"type": "string"} for index in range(40)}}},
+    ],
+}
+
+
+def _unicode_files() -> dict[str, list[str]]:
+    """Keys and refs outside the BMP and beside it: code-unit order, UTF-16 lengths
+    (Levenshtein churn), collation in the stable hash, more than 32 keys in a signature."""
+    rows = []
+    for round_ in range(4):
+        ops = []
+        for index, key in enumerate(UNICODE_KEYS):
+            ops.append(_op(2 * index, "mcp.unicode", {key + "x" * round_: 1, "\U0001f600": {"a": {
+                "b": {"c": [1]}}}}, "failed", failureStage="validate"))
+            ops.append(_op(2 * index + 1, "mcp.unicode", {UNICODE_KEYS[-1 - index]: "1"}))
+        ops.append(_op(100, "mcp.\U0001f600", {"mode": "FAST"}, "failed", failureStage="validate"))
+        ops.append(_op(101, "mcp.\U0001f600", {"Mode": "Fast"}))
+        ops.append(_op(102, "mcp.\uff01", {"\uff01": 1}))
+        ops.append(_op(103, "mcp.wide", {f"key{index}": "v" for index in range(36)}))
+        ops.append(_op(104, "mcp.wide", {f"Key{index}": "v" for index in range(3)}, "failed",
+                       failureStage="validate"))
+        rows.append(_result_line(_trace(ops, ["\U0001f600", "b"][round_ % 2:]), [
+            {"ref": "mcp.unicode", "args": {key: str(index) for index, key in enumerate(UNICODE_KEYS)}},
+            {"ref": "mcp.\U0001f600", "args": {"MODE": "slow", "x": "\U0001f600"}},
+            {"ref": "mcp.wide", "args": {f"KEY_{index}": "v" for index in range(5)}},
+        ]))
+    return {"u1.jsonl": rows}
+
+
 def _write_case(name: str, files: dict[str, list[str]] | Path, surface: Any,
                 repairs: Any = None) -> Path:
     case = SYNTHETIC / name
@@ -454,6 +497,7 @@ def write_synthetic_cases(scratch: Path) -> list[Path]:
         _write_case("witnesses", _witness_files(), WITNESS_SURFACE),
         _write_case("open-surface", _witness_files(), OPEN_SURFACE),
         _write_case("edges", _edge_files(), EDGE_SURFACE),
+        _write_case("unicode", _unicode_files(), UNICODE_SURFACE),
     ]
     bench = scratch / "bench"
     write_corpus(bench, files=3, megabytes=0.25, seed=19)
