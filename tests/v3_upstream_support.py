@@ -73,6 +73,10 @@ def our_outputs(directory: Path, work: Path) -> dict[str, Any]:
     result["exit"]["propose"] = code
     result["proposals"] = proposed["proposals"]
 
+    code, from_traces = run_cli(["propose", *args, "--no-audit-values", "--json"])
+    result["exit"]["proposeFromTraces"] = code
+    result["proposalsFromTraces"] = from_traces["proposals"]
+
     compiled_path = work / "compiled.json"
     code, result["compile"] = run_cli(["compile", *args, "--out", str(compiled_path), "--json"])
     result["exit"]["compile"] = code
@@ -184,6 +188,12 @@ def our_artifact_outputs(directory: Path, work: Path, name: str) -> dict[str, An
     result["compiledJson"] = out.read_text(encoding="utf-8") if out.exists() else None
     code, result["trial"] = run_cli(["trial", *plain, "--artifact", str(artifact), "--json"])
     result["trialExit"] = code
+    exported = work / "exported.json"
+    exported.unlink(missing_ok=True)
+    argv = ["export-artifact", "--artifact", str(artifact), "--out", str(exported)]
+    code, _ = run_cli([*argv, "--metric-version", "3", "--json"])
+    result["exportExit"] = code
+    result["exported"] = exported.read_text(encoding="utf-8") if exported.exists() else None
     for label, local in (("mergedEmpty", None), ("mergedLocal", upstream["compiledJson"])):
         state = work / f"state-{label}"
         shutil.rmtree(state, ignore_errors=True)

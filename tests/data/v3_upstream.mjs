@@ -82,6 +82,8 @@ for (const file of spec.sessions) {
 const catalogDigest = entropySurfaceHash(surface)
 const report = measureEntropy({ traces, surface, repairs, catalogDigest })
 const proposals = proposeEntropyReductions({ report, traces, surface, repairs, valueObservations })
+// Without audit values the proposals take the projected trace arguments (propose --no-audit-values).
+const proposalsFromTraces = proposeEntropyReductions({ report, traces, surface, repairs })
 const compiled = compileEntropySurface({ traces, surface, repairs, valueObservations, auditCalls })
 const artifact = compiled.artifact
 const recompiled = compileEntropySurface({ traces, surface, repairs, valueObservations, auditCalls, artifact })
@@ -121,6 +123,7 @@ const out = {
   reportHash: entropyReportHash(report),
   report,
   proposals,
+  proposalsFromTraces,
   compile: compiled,
   compiledJson: artifact ? fileText(artifact) : null,
   recompileStatus: recompiled.status,
@@ -164,6 +167,7 @@ for (const name of spec.artifacts ?? []) {
   const trialWith = runEntropyTrial({ traces, live: surface, artifact: parsed, auditCalls })
   out.artifacts[name] = {
     invalid: false,
+    exported: fileText(parsed),
     compileStatus: recompile.status,
     compile: sha(JSON.stringify(recompile)),
     compiledJson: recompile.artifact ? fileText(recompile.artifact) : null,

@@ -487,6 +487,24 @@ def _write_case(name: str, files: dict[str, list[str]] | Path, surface: Any,
     return case
 
 
+DIFFERENCES = HERE / "v3-upstream-differences"
+
+
+def write_difference_cases() -> list[Path]:
+    """Cases where we differ from the upstream on purpose (docs/metric-v3.md)."""
+    global SYNTHETIC
+    kept, SYNTHETIC = SYNTHETIC, DIFFERENCES
+    try:
+        # A surface that declares a ref twice: the upstream derives a plan for each and
+        # writes an artifact its own loader refuses; we refuse to write it.
+        surface = {"version": 1, "actions": [WITNESS_SURFACE["actions"][0], *WITNESS_SURFACE[
+            "actions"], {**WITNESS_SURFACE["actions"][3], "inputSchema": OPEN_SURFACE[
+                "actions"][0]["inputSchema"]}]}
+        return [_write_case("duplicate-refs", _witness_files(), surface)]
+    finally:
+        SYNTHETIC = kept
+
+
 def write_synthetic_cases(scratch: Path) -> list[Path]:
     sys.path.insert(0, str(ROOT / "bench"))
     from corpus_gen import write_corpus  # type: ignore[import-not-found]
@@ -617,7 +635,8 @@ def main() -> None:
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     real_only = "--real-only" in sys.argv
-    for case in [] if real_only else write_synthetic_cases(scratch):
+    synthetic = [] if real_only else [*write_synthetic_cases(scratch), *write_difference_cases()]
+    for case in synthetic:
         value = run_upstream(upstream, case / "spec.json")
         if case.name in ("witnesses", "edges") and value["compiledJson"]:
             spec = json.loads((case / "spec.json").read_text(encoding="utf-8"))

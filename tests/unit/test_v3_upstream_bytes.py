@@ -59,6 +59,8 @@ def test_every_artifact_equals_the_upstreams(name: str, outputs: dict[str, Any])
     # Readable differences first (the objects are in the golden), then the bytes.
     assert ours["report"] == upstream["report"]
     assert ours["proposals"] == upstream["proposals"]
+    assert ours["proposalsFromTraces"] == upstream["proposalsFromTraces"]
+    assert sha_compact(ours["proposalsFromTraces"]) == sha_compact(upstream["proposalsFromTraces"])
     assert ours["compile"] == upstream["compile"]
     assert ours["compileWithPool"]["proposals"] == upstream["compileWithPool"]["proposals"]
     assert ours["trialBare"] == upstream["trialBare"]
@@ -138,7 +140,10 @@ def test_incumbent_and_peer_artifacts(name: str, artifact: str, tmp_path: Path) 
         assert ours["compileExit"] == ours["trialExit"] == 2
         assert ours["mergedEmpty"]["exit"] == ours["mergedLocal"]["exit"] == 2
         assert ours["mergedEmpty"]["text"] is None
+        assert ours["exportExit"] == 2 and ours["exported"] is None
         return
+    assert ours["exportExit"] == 0
+    assert ours["exported"] == upstream["exported"]
     assert ours["compileExit"] == 0
     assert ours["compile"]["status"] == upstream["compileStatus"]
     assert sha_compact(ours["compile"]) == upstream["compile"]
