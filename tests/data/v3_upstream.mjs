@@ -41,6 +41,7 @@ const { measureEntropy } = await load('entropy/meter.js')
 const { proposeEntropyReductions } = await load('entropy/passes.js')
 const { compileEntropySurface } = await load('entropy/compiler.js')
 const { runEntropyTrial } = await load('entropy/trial.js')
+const { applyNormalFormPlan, deriveNormalFormPlan } = await load('entropy/normal-form.js')
 const { mergeCompiledSurfaces } = await load('entropy/compiled-surface.js')
 const { entropySurfaceHash } = await load('entropy/surface.js')
 const { entropySessionEvidenceFromJsonl, entropyRepairRows, entropyReportHash } = await load('entropy/corpus.js')
@@ -117,8 +118,8 @@ const exceptedWindows = windows.map((window) => {
 })
 const pooledExcepted = excepted > 0 ? mergeObservationSummaries(undefined, exceptedWindows) : undefined
 
-const fileText = (value) => `${JSON.stringify(value, null, 2)}\n`
 const sha = (text) => createHash("sha256").update(text).digest("hex")
+const fileText = (value) => `${JSON.stringify(value, null, 2)}\n`
 const out = {
   reportHash: entropyReportHash(report),
   report,
@@ -149,6 +150,28 @@ const out = {
     ? { observations: excepted, compact: sha(JSON.stringify(pooledExcepted.file)), file: sha(fileText(pooledExcepted.file)) }
     : null,
 }
+// The runtime's normalisation of every recorded call (audits, then trace operations of
+// surface refs) under an active artifact: active.ts takes the artifact's stored plan for the
+// ref when the file is version 2 and has one (a stale stored plan is then refused, never
+// replaced), else derives one from the live schema now.
+const liveSchemas = new Map(surface.actions.map((action) => [action.ref, action.inputSchema]))
+const recordedCalls = [
+  ...auditCalls,
+  ...traces.flatMap((trace) => trace.operations.map((op) => ({ ref: op.ref, args: op.args }))),
+].filter((call) => liveSchemas.has(call.ref))
+const enforcement = (active) => {
+  const calls = recordedCalls.map((call) => {
+    const schema = liveSchemas.get(call.ref)
+    const stored = active?.version === 2 ? active.normalizations?.find((plan) => plan.ref === call.ref) : undefined
+    const result = applyNormalFormPlan(call.ref, schema, call.args, stored ?? deriveNormalFormPlan(call.ref, schema))
+    return { ref: call.ref, changed: result.args !== call.args, args: result.args, witness: result.witness ?? null }
+  })
+  const text = JSON.stringify(calls)
+  // The list itself only where it is small; its hash always.
+  return { count: calls.length, changed: calls.filter((call) => call.changed).length, sha: sha(text), calls: text.length < 60_000 ? calls : null }
+}
+out.enforcement = artifact ? enforcement(artifact) : null
+
 // Artifacts of the spec's "artifacts" list, each read as the upstream's loader reads a file
 // (parseCompiledSurfaceArtifact: undefined for a file it refuses): a compile over the corpus
 // with it as the incumbent, a trial with it, and its import into a state holding the
@@ -172,6 +195,7 @@ for (const name of spec.artifacts ?? []) {
     compile: sha(JSON.stringify(recompile)),
     compiledJson: recompile.artifact ? fileText(recompile.artifact) : null,
     trial: trialWith,
+    enforcement: enforcement(parsed),
     mergedLocal: { ...mergedLocal, file: undefined, json: fileText(mergedLocal.file) },
     mergedEmpty: { ...mergedEmpty, file: undefined, json: fileText(mergedEmpty.file) },
   }

@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from pytest_entropy import measure, report_hash
-from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.canonical import file_text, js_stringify
+from pytest_entropy.core.enforce import normalize_arguments, validate_call
 from pytest_entropy.core.status import surface_hash
-from pytest_entropy.core.v3.artifact import merge_compiled_surfaces
+from pytest_entropy.core.v3.artifact import merge_compiled_surfaces, parse_compiled_surface_artifact
 from pytest_entropy.core.v3.compiler import compile_entropy_surface_v3
 from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 from pytest_entropy.ingest.base import ReadOptions
@@ -168,3 +169,62 @@ def test_incumbent_and_peer_artifacts(name: str, artifact: str, tmp_path: Path) 
                 expected = local
         assert mine["text"] == expected, label
         assert sha_text(mine["text"]) == sha_text(expected)
+
+
+def _enforced(name: str, artifact: dict[str, Any]) -> list[dict[str, Any]]:
+    """``normalize_arguments`` (what ``validate_call`` executes) on every recorded call of
+    the case, in the driver's order: audits, then trace operations of surface refs."""
+    spec = json.loads((DATA / name / "spec.json").read_text(encoding="utf-8"))
+    surface = load_surface(DATA / name / spec["surface"])
+    schemas = {action["ref"]: action["inputSchema"] for action in surface["actions"]}
+    options = ReadOptions("fabric", metric_version=3)
+    audits: list[Any] = []
+    operations: list[Any] = []
+    for file in spec["sessions"]:
+        evidence = read_file_evidence(DATA / name / file, options=options)
+        assert evidence is not None
+        audits += [(call.ref, call.args) for call in evidence.audit_calls]
+        operations += [(op.ref, op.args) for trace in evidence.traces for op in trace.operations]
+    calls = []
+    for ref, args in [*audits, *operations]:
+        if ref not in schemas:
+            continue
+        normalized, witness = normalize_arguments(ref, schemas[ref], args, artifact)
+        calls.append({"ref": ref, "changed": normalized is not args, "args": normalized,
+                      "witness": witness})
+        verdict = validate_call(ref, args, surface, artifact, metric_version=3)
+        if witness is not None:  # a normal form applies only when the whole call validates
+            assert verdict.accepted and verdict.args == normalized and verdict.witness == witness
+        else:
+            assert verdict.args is None and verdict.witness is None
+    return calls
+
+
+def _assert_enforcement(ours: list[dict[str, Any]], upstream: dict[str, Any]) -> None:
+    assert len(ours) == upstream["count"]
+    assert sum(call["changed"] for call in ours) == upstream["changed"]
+    if upstream["calls"] is not None:
+        assert ours == upstream["calls"]
+    assert sha_text(js_stringify(ours)) == upstream["sha"]
+
+
+@pytest.mark.parametrize("name", [name for name in CASES if _upstream(name)["enforcement"]])
+def test_enforcement_normalizes_as_the_runtime(name: str) -> None:
+    """``validate_call``'s normal forms under the compiled artifact: the upstream runtime's
+    arguments and witnesses for every recorded call."""
+    upstream = _upstream(name)
+    artifact = json.loads(upstream["compiledJson"])
+    _assert_enforcement(_enforced(name, artifact), upstream["enforcement"])
+
+
+@pytest.mark.parametrize(("name", "artifact"), ARTIFACT_CASES)
+def test_enforcement_under_incumbent_artifacts(name: str, artifact: str) -> None:
+    """Stored stale plans refuse, missing plans are derived, legacy files derive."""
+    upstream = _upstream(name)["artifacts"][artifact]
+    if upstream["invalid"]:
+        pytest.skip("the upstream's loader refuses this artifact")
+    value = parse_compiled_surface_artifact(
+        json.loads((DATA / name / artifact).read_text(encoding="utf-8"))
+    )
+    assert value is not None
+    _assert_enforcement(_enforced(name, value), upstream["enforcement"])
