@@ -38,11 +38,20 @@ def run_cli(argv: list[str]) -> tuple[int, Any]:
     return code, json.loads(text) if text.strip().startswith(("{", "[")) else text
 
 
-def _command_args(sessions: Path, directory: Path, spec: dict[str, Any], repairs: bool) -> list[str]:
+def _command_args(
+    sessions: Path, directory: Path, spec: dict[str, Any], repairs: bool
+) -> list[str]:
     argv = [
-        "--sessions", str(sessions),
-        "--surface", str(directory / spec["surface"]),
-        "--metric-version", "3", "--format", "fabric", "--no-progress", "--allow-empty",
+        "--sessions",
+        str(sessions),
+        "--surface",
+        str(directory / spec["surface"]),
+        "--metric-version",
+        "3",
+        "--format",
+        "fabric",
+        "--no-progress",
+        "--allow-empty",
     ]
     if repairs and spec.get("repairs"):
         argv += ["--repairs", str(directory / spec["repairs"])]
@@ -182,8 +191,9 @@ def our_artifact_outputs(directory: Path, work: Path, name: str) -> dict[str, An
     result: dict[str, Any] = {}
     out = work / "out.json"
     out.unlink(missing_ok=True)
-    code, compiled = run_cli(["compile", *args, "--artifact", str(artifact), "--out", str(out),
-                              "--json"])
+    code, compiled = run_cli(
+        ["compile", *args, "--artifact", str(artifact), "--out", str(out), "--json"]
+    )
     result["compileExit"], result["compile"] = code, compiled
     result["compiledJson"] = out.read_text(encoding="utf-8") if out.exists() else None
     code, result["trial"] = run_cli(["trial", *plain, "--artifact", str(artifact), "--json"])

@@ -22,7 +22,9 @@ DATA = Path(__file__).parent.parent / "data"
 
 
 def _cases_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("v3_upstream_cases", DATA / "v3_upstream_cases.py")
+    spec = importlib.util.spec_from_file_location(
+        "v3_upstream_cases", DATA / "v3_upstream_cases.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -34,9 +36,7 @@ NAMES = sorted(CASES.REAL_CASES)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_real_corpus_matches_the_upstream(
-    name: str, shared_corpora: Path, tmp_path: Path
-) -> None:
+def test_real_corpus_matches_the_upstream(name: str, shared_corpora: Path, tmp_path: Path) -> None:
     upstream: dict[str, Any] = json.loads(
         (DATA / "v3-upstream-real" / f"{name}.json").read_text(encoding="utf-8")
     )

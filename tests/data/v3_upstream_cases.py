@@ -103,35 +103,92 @@ CLOSED_RENDER = {
 BENCH_SURFACE = {
     "version": 1,
     "actions": [
-        {"ref": "pi.read", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["path"],
-            "properties": {"path": {"type": "string"}, "limit": {"type": "number"},
-                           "offset": {"type": "number"}}}},
-        {"ref": "pi.edit", "inputSchema": {
-            "type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}},
-        {"ref": "pi.bash", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["command"],
-            "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}}}},
-        {"ref": "pi.grep", "inputSchema": {
-            "type": "object", "additionalProperties": False,
-            "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}}}},
-        {"ref": "mcp.report.render", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["format"],
-            "properties": {"format": {"type": "string", "x-fabric-enum-candidate": True},
-                           "title": {"type": "string"}}}},
-        {"ref": "mcp.flags.set", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["level"],
-            "properties": {"level": {"type": "string",
-                                     "enum": ["info", "warn", "error", "debug", "Info"]}}}},
-        {"ref": "mcp.notes.search", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["query"],
-            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"},
-                           "filters": {"type": "object"}}}},
-        {"ref": "memory.recall", "inputSchema": {
-            "type": "object", "additionalProperties": False,
-            "properties": {"query": {"type": "string"},
-                           "role": {"type": "string", "enum": ["user", "assistant"]}},
-            "anyOf": [{"required": ["query"]}]}},
+        {
+            "ref": "pi.read",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "limit": {"type": "number"},
+                    "offset": {"type": "number"},
+                },
+            },
+        },
+        {
+            "ref": "pi.edit",
+            "inputSchema": {
+                "type": "object",
+                "required": ["path"],
+                "properties": {"path": {"type": "string"}},
+            },
+        },
+        {
+            "ref": "pi.bash",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["command"],
+                "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+            },
+        },
+        {
+            "ref": "pi.grep",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}},
+            },
+        },
+        {
+            "ref": "mcp.report.render",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["format"],
+                "properties": {
+                    "format": {"type": "string", "x-fabric-enum-candidate": True},
+                    "title": {"type": "string"},
+                },
+            },
+        },
+        {
+            "ref": "mcp.flags.set",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["level"],
+                "properties": {
+                    "level": {"type": "string", "enum": ["info", "warn", "error", "debug", "Info"]}
+                },
+            },
+        },
+        {
+            "ref": "mcp.notes.search",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["query"],
+                "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "filters": {"type": "object"},
+                },
+            },
+        },
+        {
+            "ref": "memory.recall",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "query": {"type": "string"},
+                    "role": {"type": "string", "enum": ["user", "assistant"]},
+                },
+                "anyOf": [{"required": ["query"]}],
+            },
+        },
     ],
 }
 
@@ -139,42 +196,102 @@ WITNESS_SURFACE = {
     "version": 1,
     "actions": [
         {"ref": "mcp.report.render", "inputSchema": CLOSED_RENDER},
-        {"ref": "mcp.notes.create", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["title"],
-            "properties": {"title": {"type": "string"}, "body": {"type": "string"},
-                           "Tags": {"type": "array", "items": {"type": "string"}},
-                           "tags": {"type": "array"}, "priority": {"type": "number"},
-                           "_meta": {"type": "object"}, "Zed": {"type": "string"},
-                           "émoji": {"type": "string"}, "a-b": {"type": "string"},
-                           "aB": {"type": "string"}}}},
-        {"ref": "mcp.notes.search", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["query"],
-            "properties": {"query": {"type": "string", "x-fabric-enum-candidate": True},
-                           "limit": {"type": "integer", "maximum": 50},
-                           "sort": {"type": "string", "enum": ["newest", "Newest", "oldest"]}}}},
-        {"ref": "pi.read", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["path"],
-            "properties": {"path": {"type": "string"}, "limit": {"type": "number"},
-                           "offset": {"type": "number", "minimum": 0}}}},
-        {"ref": "pi.bash", "inputSchema": {"type": "object", "properties": {
-            "command": {"type": "string"}}}},
-        {"ref": "flow.a", "inputSchema": {"type": "object", "additionalProperties": False,
-                                          "properties": {"x": {"type": "integer"}}}},
-        {"ref": "flow.b", "inputSchema": {"type": "object", "additionalProperties": False,
-                                          "properties": {"y": {"type": "string"}}}},
+        {
+            "ref": "mcp.notes.create",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["title"],
+                "properties": {
+                    "title": {"type": "string"},
+                    "body": {"type": "string"},
+                    "Tags": {"type": "array", "items": {"type": "string"}},
+                    "tags": {"type": "array"},
+                    "priority": {"type": "number"},
+                    "_meta": {"type": "object"},
+                    "Zed": {"type": "string"},
+                    "émoji": {"type": "string"},
+                    "a-b": {"type": "string"},
+                    "aB": {"type": "string"},
+                },
+            },
+        },
+        {
+            "ref": "mcp.notes.search",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["query"],
+                "properties": {
+                    "query": {"type": "string", "x-fabric-enum-candidate": True},
+                    "limit": {"type": "integer", "maximum": 50},
+                    "sort": {"type": "string", "enum": ["newest", "Newest", "oldest"]},
+                },
+            },
+        },
+        {
+            "ref": "pi.read",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "limit": {"type": "number"},
+                    "offset": {"type": "number", "minimum": 0},
+                },
+            },
+        },
+        {
+            "ref": "pi.bash",
+            "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}},
+        },
+        {
+            "ref": "flow.a",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"x": {"type": "integer"}},
+            },
+        },
+        {
+            "ref": "flow.b",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"y": {"type": "string"}},
+            },
+        },
         {"ref": "flow.c", "inputSchema": {"type": "object"}},
-        {"ref": "mcp.overloaded", "inputSchema": {"type": "object", "properties": {
-            "id": {"type": "string"}, "name": {"type": "string"}, "owner": {"type": "string"}}}},
+        {
+            "ref": "mcp.overloaded",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "owner": {"type": "string"},
+                },
+            },
+        },
     ],
 }
 
 OPEN_SURFACE = {
     "version": 1,
     "actions": [
-        {"ref": "pi.read", "inputSchema": {"type": "object", "properties": {
-            "path": {"type": "string"}}}},
-        {"ref": "mcp.report.render", "inputSchema": {"type": "object", "additionalProperties": True,
-                                                     "properties": {"format": {"type": "string"}}}},
+        {
+            "ref": "pi.read",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+        {
+            "ref": "mcp.report.render",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": True,
+                "properties": {"format": {"type": "string"}},
+            },
+        },
     ],
 }
 
@@ -191,48 +308,109 @@ def _witness_files() -> dict[str, list[str]]:
         '{"type" : "model_change", "provider" : "zro", "modelId" : "kimi-k3"}',
         "",
         # normalization witness and resultTruncated: v3 accepts both
-        _result_line(_trace([
-            _op(0, "mcp.report.render", {}, normalization=_witness(render_rules, "w1")),
-            _op(1, "pi.read", {"path": "a.py", "limit": 40}, resultTruncated=True),
-            _op(2, "fabric.discovery.search", {"limit": 5}),
-        ], ["triage"]), [
-            {"ref": "mcp.report.render", "args": {"output-format": "pdf", "format": "PDF"}},
-            {"ref": "pi.read", "args": {"path": "a.py", "limit": "40"}},
-        ]),
+        _result_line(
+            _trace(
+                [
+                    _op(0, "mcp.report.render", {}, normalization=_witness(render_rules, "w1")),
+                    _op(1, "pi.read", {"path": "a.py", "limit": 40}, resultTruncated=True),
+                    _op(2, "fabric.discovery.search", {"limit": 5}),
+                ],
+                ["triage"],
+            ),
+            [
+                {"ref": "mcp.report.render", "args": {"output-format": "pdf", "format": "PDF"}},
+                {"ref": "pi.read", "args": {"path": "a.py", "limit": "40"}},
+            ],
+        ),
         # an invalid witness (four keys): the whole trace is refused, its audits too
-        _result_line(_trace([
-            _op(0, "mcp.report.render", {}, normalization={"version": 1, "rules": []}),
-        ]), [{"ref": "mcp.report.render", "args": {"format": "html", "title": "dropped"}}]),
+        _result_line(
+            _trace(
+                [
+                    _op(0, "mcp.report.render", {}, normalization={"version": 1, "rules": []}),
+                ]
+            ),
+            [{"ref": "mcp.report.render", "args": {"format": "html", "title": "dropped"}}],
+        ),
         # an unknown key on the envelope: refused with its audits
-        _result_line(_trace([_op(0, "pi.read", {"path": "b.py"})], note="extra"),
-                     [{"ref": "pi.read", "args": {"path": "never"}}]),
+        _result_line(
+            _trace([_op(0, "pi.read", {"path": "b.py"})], note="extra"),
+            [{"ref": "pi.read", "args": {"path": "never"}}],
+        ),
         # sequence not increasing
-        _result_line(_trace([_op(1, "pi.read", {"path": "c"}), _op(1, "pi.read", {"path": "d"})]),
-                     [{"ref": "pi.read", "args": {"path": "seq"}}]),
+        _result_line(
+            _trace([_op(1, "pi.read", {"path": "c"}), _op(1, "pi.read", {"path": "d"})]),
+            [{"ref": "pi.read", "args": {"path": "seq"}}],
+        ),
         # a trace line that also names a model (the cursor moves on trace lines in v3)
-        _dump({"type": "message", "message": {
-            "role": "assistant", "provider": "openai", "model": "gpt-5",
-            "details": {"trace": _trace([
-                _op(0, "mcp.notes.search", {"query": "x", "limit": "10"}, "failed",
-                    failureStage="validate"),
-                _op(1, "mcp.notes.search", {"query": "x", "limit": 10}),
-            ], ["search"]), "audits": [
-                {"ref": "mcp.notes.search", "args": {"query": "x", "limit": "10"}},
-                {"ref": "mcp.notes.search", "args": {"query": "x", "limit": 10, "sort": "NEWEST"}},
-                {"ref": "mcp.notes.search", "args": {"query": "y", "limit": None}},
-                "not an audit", {"ref": 5, "args": {}}, {"ref": "mcp.x", "args": [1]},
-            ]}}}),
+        _dump(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "provider": "openai",
+                    "model": "gpt-5",
+                    "details": {
+                        "trace": _trace(
+                            [
+                                _op(
+                                    0,
+                                    "mcp.notes.search",
+                                    {"query": "x", "limit": "10"},
+                                    "failed",
+                                    failureStage="validate",
+                                ),
+                                _op(1, "mcp.notes.search", {"query": "x", "limit": 10}),
+                            ],
+                            ["search"],
+                        ),
+                        "audits": [
+                            {"ref": "mcp.notes.search", "args": {"query": "x", "limit": "10"}},
+                            {
+                                "ref": "mcp.notes.search",
+                                "args": {"query": "x", "limit": 10, "sort": "NEWEST"},
+                            },
+                            {"ref": "mcp.notes.search", "args": {"query": "y", "limit": None}},
+                            "not an audit",
+                            {"ref": 5, "args": {}},
+                            {"ref": "mcp.x", "args": [1]},
+                        ],
+                    },
+                },
+            }
+        ),
         # top-level details
-        _result_line(_trace([
-            _op(0, "mcp.notes.create", {"title": "t"}),
-            _op(1, "mcp.notes.create", {"Title": "t", "priority": "2"}, "failed",
-                failureStage="validate"),
-            _op(2, "mcp.notes.create", {"title": "t", "priority": "2.50"}, "failed",
-                failureStage="prepare"),
-            _op(3, "mcp.notes.create", {"title": "t", "body": None}, "failed",
-                failureStage="resolve"),
-            _op(4, "mcp.notes.create", {"title": "t", "a_b": "x", "émoji": "é"}, "failed"),
-        ], ["create", "review"]), [], top=True),
+        _result_line(
+            _trace(
+                [
+                    _op(0, "mcp.notes.create", {"title": "t"}),
+                    _op(
+                        1,
+                        "mcp.notes.create",
+                        {"Title": "t", "priority": "2"},
+                        "failed",
+                        failureStage="validate",
+                    ),
+                    _op(
+                        2,
+                        "mcp.notes.create",
+                        {"title": "t", "priority": "2.50"},
+                        "failed",
+                        failureStage="prepare",
+                    ),
+                    _op(
+                        3,
+                        "mcp.notes.create",
+                        {"title": "t", "body": None},
+                        "failed",
+                        failureStage="resolve",
+                    ),
+                    _op(4, "mcp.notes.create", {"title": "t", "a_b": "x", "émoji": "é"}, "failed"),
+                ],
+                ["create", "review"],
+            ),
+            [],
+            top=True,
+        ),
         '{"type":"message","message":{"role" : "assistant","provider":"anthropic",'
         '"model":"claude-sonnet-4-5","content":[]}}',
         "not json at all pi-fabric.execution",
@@ -241,17 +419,26 @@ def _witness_files() -> dict[str, list[str]]:
     files["s1.jsonl"] = lines
     # Many models, sequence-fuse and overload-split material, CRLF line ends.
     rng = random.Random(30)
-    models = [("p%d" % index, "m%d" % index) for index in range(7)]
+    models = [(f"p{index}", f"m{index}") for index in range(7)]
     lines = []
     for index in range(24):
         provider, model = models[index % len(models)]
         if index % 3 == 0:
             lines.append(_dump({"type": "model_change", "provider": provider, "modelId": model}))
         elif index % 3 == 1:
-            lines.append(_dump({"type": "message", "message": {
-                "role": "assistant", "provider": provider, "model": model}}))
-        ops = [_op(0, "flow.a", {"x": index}), _op(1, "flow.b", {"y": str(index)}),
-               _op(2, "flow.c", {})]
+            lines.append(
+                _dump(
+                    {
+                        "type": "message",
+                        "message": {"role": "assistant", "provider": provider, "model": model},
+                    }
+                )
+            )
+        ops = [
+            _op(0, "flow.a", {"x": index}),
+            _op(1, "flow.b", {"y": str(index)}),
+            _op(2, "flow.c", {}),
+        ]
         if index % 4 == 0:
             ops.append(_op(3, "mcp.overloaded", {"id": str(index)}))
         elif index % 4 == 1:
@@ -259,15 +446,32 @@ def _witness_files() -> dict[str, list[str]]:
         else:
             stage = rng.choice(["invoke", "validate", "approve", "guard", "resolve", None])
             extra = {"failureStage": stage} if stage else {}
-            ops.append(_op(3, "mcp.report.render",
-                           {"Format": rng.choice(["PDF", "plain_text", "Rare Format", "pdf"]),
-                            "scale": rng.choice(["1.5", "1e3", "-0", "0.1", "x", 2])},
-                           rng.choice(["failed", "succeeded", "aborted", "timed_out"]), **extra))
-        audits = [{"ref": "mcp.report.render", "args": {
-            "format": rng.choice(["pdf", "PDF", "Plain Text", "html"]),
-            "page_limit": rng.choice(["3", "03", 3, "0"]),
-            "draft": rng.choice([None, True, "true"]),
-        }}] if index % 2 else None
+            ops.append(
+                _op(
+                    3,
+                    "mcp.report.render",
+                    {
+                        "Format": rng.choice(["PDF", "plain_text", "Rare Format", "pdf"]),
+                        "scale": rng.choice(["1.5", "1e3", "-0", "0.1", "x", 2]),
+                    },
+                    rng.choice(["failed", "succeeded", "aborted", "timed_out"]),
+                    **extra,
+                )
+            )
+        audits = (
+            [
+                {
+                    "ref": "mcp.report.render",
+                    "args": {
+                        "format": rng.choice(["pdf", "PDF", "Plain Text", "html"]),
+                        "page_limit": rng.choice(["3", "03", 3, "0"]),
+                        "draft": rng.choice([None, True, "true"]),
+                    },
+                }
+            ]
+            if index % 2
+            else None
+        )
         lines.append(_result_line(_trace(ops, [rng.choice(["a", "b", "c"])]), audits))
         lines.append(_dump({"type": "message", "message": {"role": "user", "content": "ok"}}))
     files["s2.jsonl"] = [line + "\r" for line in lines]
@@ -276,9 +480,12 @@ def _witness_files() -> dict[str, list[str]]:
         lines = []
         for index in range(6):
             query = ["release", "release", "incident", "release", "todo"][(index + number) % 5]
-            lines.append(_result_line(_trace([_op(0, "mcp.notes.search", {"query": query})]),
-                                      [{"ref": "mcp.notes.search", "args": {"query": query,
-                                                                            "limit": index}}]))
+            lines.append(
+                _result_line(
+                    _trace([_op(0, "mcp.notes.search", {"query": query})]),
+                    [{"ref": "mcp.notes.search", "args": {"query": query, "limit": index}}],
+                )
+            )
         files[f"s{3 + number}.jsonl"] = lines
     return files
 
@@ -287,23 +494,69 @@ EDGE_SURFACE = {
     "version": 1,
     "actions": [
         {"ref": "mcp.report.render", "inputSchema": CLOSED_RENDER},
-        {"ref": "mcp.keys", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["a"],
-            "properties": {key: {"type": "string"} for key in [
-                "b", "10", "2", "a", "A", "B", "_x", "-y", "1", "01", "4294967295", "4294967294",
-                "\u00e9", "e", "E", "\u00df", "ss", "a\u200b", "\u00e4", "z", "\u03a9", "\u4e2d",
-                "\U0001f600", "aa", "a a", "a-a", "a_a", "Zz", "zZ"]}}},
-        {"ref": "mcp.numbers", "inputSchema": {
-            "type": "object", "additionalProperties": False,
-            "properties": {"n": {"type": "number"}, "i": {"type": "integer", "maximum": 100},
-                           "m": {"type": "number", "multipleOf": 0.1},
-                           "o": {"type": ["string", "null"]}, "p": {"anyOf": [{"type": "null"}]}}}},
+        {
+            "ref": "mcp.keys",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["a"],
+                "properties": {
+                    key: {"type": "string"}
+                    for key in [
+                        "b",
+                        "10",
+                        "2",
+                        "a",
+                        "A",
+                        "B",
+                        "_x",
+                        "-y",
+                        "1",
+                        "01",
+                        "4294967295",
+                        "4294967294",
+                        "\u00e9",
+                        "e",
+                        "E",
+                        "\u00df",
+                        "ss",
+                        "a\u200b",
+                        "\u00e4",
+                        "z",
+                        "\u03a9",
+                        "\u4e2d",
+                        "\U0001f600",
+                        "aa",
+                        "a a",
+                        "a-a",
+                        "a_a",
+                        "Zz",
+                        "zZ",
+                    ]
+                },
+            },
+        },
+        {
+            "ref": "mcp.numbers",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "n": {"type": "number"},
+                    "i": {"type": "integer", "maximum": 100},
+                    "m": {"type": "number", "multipleOf": 0.1},
+                    "o": {"type": ["string", "null"]},
+                    "p": {"anyOf": [{"type": "null"}]},
+                },
+            },
+        },
     ],
 }
 
 
 def _edge_files() -> dict[str, list[str]]:
     """Parser, guard and number edges the two languages could read differently."""
+
     def line(trace: Any, audits: Any = None) -> str:
         return _result_line(trace, audits)
 
@@ -314,32 +567,67 @@ def _edge_files() -> dict[str, list[str]]:
         return value
 
     render = "mcp.report.render"
-    audit_values = [
-        {"ref": "mcp.numbers", "args": {"n": value}} for value in
-        ["1e3", "-0", "1.50", "0x10", " 2", "2", "1e21", "123456789012345678901234",
-         "1.7976931348623157e308", "0.000001", "1e-7", "5e-324", "100", "1.5", "0.1", "NaN",
-         "Infinity", "", "+1", "1."]
-    ] + [
-        {"ref": "mcp.numbers", "args": {"i": value, "m": value}} for value in
-        ["3", "300", "0.3", "3.0", "-1", "1e2"]
-    ] + [
-        {"ref": "mcp.numbers", "args": {"o": None, "p": None}},
-        {"ref": "mcp.numbers", "args": {"n": None}},
-    ] + [
-        {"ref": render, "args": args} for args in [
-            {"format": "PLAIN TEXT"}, {"format": "plain-text"}, {"format": "Plain_Text"},
-            {"format": "1pdf"}, {"format": "rare format"}, {"format": "RARE_FORMAT"},
-            {"format": "pdf", "Output-Format": "x"}, {"format": "pdf", "output format": "x"},
-            {"format": "pdf", "OUTPUT_FORMAT": "x", "outputFormat": "y"},
-            {"format": "pdf", "Output-Format": "x", "output_format": "y"},
-            {"format": "pdf", "title": None}, {"format": None}, {"format": "HTML", "scale": "2"},
-            {"format": "pdf", "Page-Limit": "0"}, {"format": "pdf", "page limit": "7"},
-            {"FORMAT": "Docx", "Draft": None}, {"format": "pdf", "\u00e9": 1},
+    audit_values = (
+        [
+            {"ref": "mcp.numbers", "args": {"n": value}}
+            for value in [
+                "1e3",
+                "-0",
+                "1.50",
+                "0x10",
+                " 2",
+                "2",
+                "1e21",
+                "123456789012345678901234",
+                "1.7976931348623157e308",
+                "0.000001",
+                "1e-7",
+                "5e-324",
+                "100",
+                "1.5",
+                "0.1",
+                "NaN",
+                "Infinity",
+                "",
+                "+1",
+                "1.",
+            ]
         ]
-    ] + [
-        {"ref": "mcp.keys", "args": {"a": "x", "A": "y"}},
-        {"ref": "mcp.keys", "args": {"a": 1}},
-    ]
+        + [
+            {"ref": "mcp.numbers", "args": {"i": value, "m": value}}
+            for value in ["3", "300", "0.3", "3.0", "-1", "1e2"]
+        ]
+        + [
+            {"ref": "mcp.numbers", "args": {"o": None, "p": None}},
+            {"ref": "mcp.numbers", "args": {"n": None}},
+        ]
+        + [
+            {"ref": render, "args": args}
+            for args in [
+                {"format": "PLAIN TEXT"},
+                {"format": "plain-text"},
+                {"format": "Plain_Text"},
+                {"format": "1pdf"},
+                {"format": "rare format"},
+                {"format": "RARE_FORMAT"},
+                {"format": "pdf", "Output-Format": "x"},
+                {"format": "pdf", "output format": "x"},
+                {"format": "pdf", "OUTPUT_FORMAT": "x", "outputFormat": "y"},
+                {"format": "pdf", "Output-Format": "x", "output_format": "y"},
+                {"format": "pdf", "title": None},
+                {"format": None},
+                {"format": "HTML", "scale": "2"},
+                {"format": "pdf", "Page-Limit": "0"},
+                {"format": "pdf", "page limit": "7"},
+                {"FORMAT": "Docx", "Draft": None},
+                {"format": "pdf", "\u00e9": 1},
+            ]
+        ]
+        + [
+            {"ref": "mcp.keys", "args": {"a": "x", "A": "y"}},
+            {"ref": "mcp.keys", "args": {"a": 1}},
+        ]
+    )
     rows = [
         # numbers the reader must take as JavaScript does
         '{"type":"message","message":{"role":"toolResult","details":{"trace":'
@@ -353,28 +641,57 @@ def _edge_files() -> dict[str, list[str]]:
         '{"type":"message","details":{"trace":{"kind":"pi-fabric.execution","version":1,'
         '"outcome":"succeeded","phases":[],"operations":[{"type":"call","sequence":0,'
         '"ref":"mcp.numbers","args":{"n":1e400},"outcome":"succeeded"}],"counts":'
-        + _dump(COUNTS) + '},"audits":[{"ref":"mcp.numbers","args":{"n":"dropped-inf"}}]}}',
-        line(_trace([_op(9007199254740992, "mcp.numbers", {})]),
-             [{"ref": "mcp.numbers", "args": {"n": "dropped-seq"}}]),
-        line(_trace([_op(9007199254740991, "mcp.numbers", {})]),
-             [{"ref": "mcp.numbers", "args": {"n": "kept-seq"}}]),
+        + _dump(COUNTS)
+        + '},"audits":[{"ref":"mcp.numbers","args":{"n":"dropped-inf"}}]}}',
+        line(
+            _trace([_op(9007199254740992, "mcp.numbers", {})]),
+            [{"ref": "mcp.numbers", "args": {"n": "dropped-seq"}}],
+        ),
+        line(
+            _trace([_op(9007199254740991, "mcp.numbers", {})]),
+            [{"ref": "mcp.numbers", "args": {"n": "kept-seq"}}],
+        ),
     ]
     for depth in (12, 13, 14, 15, 16):
-        rows.append(line(_trace([_op(0, "mcp.keys", {"deep": nested(depth)})]),
-                         [{"ref": "mcp.keys", "args": {"a": f"depth-{depth}"}}]))
+        rows.append(
+            line(
+                _trace([_op(0, "mcp.keys", {"deep": nested(depth)})]),
+                [{"ref": "mcp.keys", "args": {"a": f"depth-{depth}"}}],
+            )
+        )
     # what the prefilter sees is the raw line
     escaped = _dump({"details": {"trace": _trace([_op(0, "mcp.keys", {"a": "escaped"})])}})
     rows.append(escaped.replace("pi-fabric.execution", "pi-fabric\\u002eexecution"))
-    rows.append(_dump({"note": "pi-fabric.execution", "details": {"trace": {
-        **_trace([_op(0, "mcp.keys", {"a": "escaped-2"})]), "kind": "pi-fabric.execution"}}}
-                      ).replace('"kind":"pi-fabric.execution"', '"kind":"pi-fabric\\u002eexecution"'))
+    rows.append(
+        _dump(
+            {
+                "note": "pi-fabric.execution",
+                "details": {
+                    "trace": {
+                        **_trace([_op(0, "mcp.keys", {"a": "escaped-2"})]),
+                        "kind": "pi-fabric.execution",
+                    }
+                },
+            }
+        ).replace('"kind":"pi-fabric.execution"', '"kind":"pi-fabric\\u002eexecution"')
+    )
     rows.append("\ufeff" + line(_trace([_op(0, "mcp.keys", {"a": "bom"})])))
     rows.append("\u00a0" + line(_trace([_op(0, "mcp.keys", {"a": "nbsp"})])) + "\u2028")
     rows.append(" \t" + line(_trace([_op(0, "mcp.keys", {"a": "spaces"})])) + " ")
     # details as an array at the top: the message's details are used
-    rows.append(_dump({"details": [], "message": {"details": {
-        "trace": _trace([_op(0, "mcp.keys", {"a": "message-details"})]),
-        "audits": [{"ref": "mcp.keys", "args": {"a": "from-message"}}]}}}))
+    rows.append(
+        _dump(
+            {
+                "details": [],
+                "message": {
+                    "details": {
+                        "trace": _trace([_op(0, "mcp.keys", {"a": "message-details"})]),
+                        "audits": [{"ref": "mcp.keys", "args": {"a": "from-message"}}],
+                    }
+                },
+            }
+        )
+    )
     # models: whitespace, tabs, empty and non-string fields
     rows.append('{"type"\t:\t"model_change","provider":"tab","modelId":"m"}')
     rows.append(line(_trace([_op(0, "mcp.keys", {"a": "tab-model"})])))
@@ -390,47 +707,112 @@ def _edge_files() -> dict[str, list[str]]:
         [{"kind": "key-form", "key": "k"}] * 129,
         [{"kind": "key-form", "key": "__proto__"}],
     ]
-    rows.append(line(_trace([_op(0, render, {}, normalization=good)]),
-                     [{"ref": render, "args": {"format": "PDF"}}]))
+    rows.append(
+        line(
+            _trace([_op(0, render, {}, normalization=good)]),
+            [{"ref": render, "args": {"format": "PDF"}}],
+        )
+    )
     for index, rules in enumerate(bad_rules):
-        rows.append(line(_trace([_op(0, render, {}, normalization={**good, "rules": rules})]),
-                         [{"ref": render, "args": {"format": f"bad-witness-{index}"}}]))
+        rows.append(
+            line(
+                _trace([_op(0, render, {}, normalization={**good, "rules": rules})]),
+                [{"ref": render, "args": {"format": f"bad-witness-{index}"}}],
+            )
+        )
     rows.append(line(_trace([_op(0, render, {}, normalization={**good, "version": 2})])))
-    rows.append(line(_trace([_op(0, render, {}, resultTruncated="yes")]),
-                     [{"ref": render, "args": {"format": "truncated-string"}}]))
+    rows.append(
+        line(
+            _trace([_op(0, render, {}, resultTruncated="yes")]),
+            [{"ref": render, "args": {"format": "truncated-string"}}],
+        )
+    )
     rows.append(line(_trace([_op(0, render, {}, "failed", failureStage="unknown")])))
     # the 512 KiB bound counts UTF-8 bytes of JSON.stringify (escapes included)
     for text in ("\u00e9" * 270_000, "\u0001" * 88_000, "\u0001" * 87_000):
-        rows.append(line(_trace([_op(0, "mcp.keys", {"blob": text})]),
-                         [{"ref": "mcp.keys", "args": {"a": f"blob-{len(text)}-{ord(text[0])}"}}]))
+        rows.append(
+            line(
+                _trace([_op(0, "mcp.keys", {"blob": text})]),
+                [{"ref": "mcp.keys", "args": {"a": f"blob-{len(text)}-{ord(text[0])}"}}],
+            )
+        )
     # audits the pool's loader would refuse (our named exception) and odd values
-    rows.append(line(_trace([_op(0, "mcp.keys", {"a": "odd-audits"})]), [
-        {"ref": "mcp.keys", "args": {"": "empty-key", " k": "space", "a\u0000b": "nul",
-                                     "k": "\ud800", "t": True, "f": False, "long": "v" * 70_000,
-                                     "nested": {"x": 1}, "list": [1]}},
-        {"ref": "", "args": {"a": "empty-ref"}},
-        {"ref": " mcp.keys", "args": {"a": "padded-ref"}},
-    ]))
+    rows.append(
+        line(
+            _trace([_op(0, "mcp.keys", {"a": "odd-audits"})]),
+            [
+                {
+                    "ref": "mcp.keys",
+                    "args": {
+                        "": "empty-key",
+                        " k": "space",
+                        "a\u0000b": "nul",
+                        "k": "\ud800",
+                        "t": True,
+                        "f": False,
+                        "long": "v" * 70_000,
+                        "nested": {"x": 1},
+                        "list": [1],
+                    },
+                },
+                {"ref": "", "args": {"a": "empty-ref"}},
+                {"ref": " mcp.keys", "args": {"a": "padded-ref"}},
+            ],
+        )
+    )
     rows.append(line(_trace([_op(0, "mcp.numbers", {})]), audit_values))
     rows.append("")
     return {"e1.jsonl": rows}
 
 
-UNICODE_KEYS = ["\U0001f600", "\uff01", "\ue000", "a\u0301", "\u00e1", "\u01c6", "d\u017e", "\uff21", "A",
-                "a\u0000", "a", "\U0001d400", "\ufb01", "fi", "\u2126", "\u03a9", "k" * 33]
+UNICODE_KEYS = [
+    "\U0001f600",
+    "\uff01",
+    "\ue000",
+    "a\u0301",
+    "\u00e1",
+    "\u01c6",
+    "d\u017e",
+    "\uff21",
+    "A",
+    "a\u0000",
+    "a",
+    "\U0001d400",
+    "\ufb01",
+    "fi",
+    "\u2126",
+    "\u03a9",
+    "k" * 33,
+]
 UNICODE_SURFACE = {
     "version": 1,
     "actions": [
-        {"ref": "mcp.unicode", "inputSchema": {
-            "type": "object", "additionalProperties": False,
-            "properties": {key: {"type": "number"} for key in UNICODE_KEYS}}},
-        {"ref": "mcp.\U0001f600", "inputSchema": {
-            "type": "object", "additionalProperties": False, "required": ["Mode"],
-            "properties": {"Mode": {"type": "string", "enum": ["Fast", "slow", "\uff21"]}}}},
+        {
+            "ref": "mcp.unicode",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {key: {"type": "number"} for key in UNICODE_KEYS},
+            },
+        },
+        {
+            "ref": "mcp.\U0001f600",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["Mode"],
+                "properties": {"Mode": {"type": "string", "enum": ["Fast", "slow", "\uff21"]}},
+            },
+        },
         {"ref": "mcp.\uff01", "inputSchema": {"type": "object"}},
-        {"ref": "mcp.wide", "inputSchema": {
-            "type": "object", "additionalProperties": False,
-            "properties": {f"key{index}": {"type": "string"} for index in range(40)}}},
+        {
+            "ref": "mcp.wide",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {f"key{index}": {"type": "string"} for index in range(40)},
+            },
+        },
     ],
 }
 
@@ -442,25 +824,48 @@ def _unicode_files() -> dict[str, list[str]]:
     for round_ in range(4):
         ops = []
         for index, key in enumerate(UNICODE_KEYS):
-            ops.append(_op(2 * index, "mcp.unicode", {key + "x" * round_: 1, "\U0001f600": {"a": {
-                "b": {"c": [1]}}}}, "failed", failureStage="validate"))
+            ops.append(
+                _op(
+                    2 * index,
+                    "mcp.unicode",
+                    {key + "x" * round_: 1, "\U0001f600": {"a": {"b": {"c": [1]}}}},
+                    "failed",
+                    failureStage="validate",
+                )
+            )
             ops.append(_op(2 * index + 1, "mcp.unicode", {UNICODE_KEYS[-1 - index]: "1"}))
         ops.append(_op(100, "mcp.\U0001f600", {"mode": "FAST"}, "failed", failureStage="validate"))
         ops.append(_op(101, "mcp.\U0001f600", {"Mode": "Fast"}))
         ops.append(_op(102, "mcp.\uff01", {"\uff01": 1}))
         ops.append(_op(103, "mcp.wide", {f"key{index}": "v" for index in range(36)}))
-        ops.append(_op(104, "mcp.wide", {f"Key{index}": "v" for index in range(3)}, "failed",
-                       failureStage="validate"))
-        rows.append(_result_line(_trace(ops, ["\U0001f600", "b"][round_ % 2:]), [
-            {"ref": "mcp.unicode", "args": {key: str(index) for index, key in enumerate(UNICODE_KEYS)}},
-            {"ref": "mcp.\U0001f600", "args": {"MODE": "slow", "x": "\U0001f600"}},
-            {"ref": "mcp.wide", "args": {f"KEY_{index}": "v" for index in range(5)}},
-        ]))
+        ops.append(
+            _op(
+                104,
+                "mcp.wide",
+                {f"Key{index}": "v" for index in range(3)},
+                "failed",
+                failureStage="validate",
+            )
+        )
+        rows.append(
+            _result_line(
+                _trace(ops, ["\U0001f600", "b"][round_ % 2 :]),
+                [
+                    {
+                        "ref": "mcp.unicode",
+                        "args": {key: str(index) for index, key in enumerate(UNICODE_KEYS)},
+                    },
+                    {"ref": "mcp.\U0001f600", "args": {"MODE": "slow", "x": "\U0001f600"}},
+                    {"ref": "mcp.wide", "args": {f"KEY_{index}": "v" for index in range(5)}},
+                ],
+            )
+        )
     return {"u1.jsonl": rows}
 
 
-def _write_case(name: str, files: dict[str, list[str]] | Path, surface: Any,
-                repairs: Any = None) -> Path:
+def _write_case(
+    name: str, files: dict[str, list[str]] | Path, surface: Any, repairs: Any = None
+) -> Path:
     case = SYNTHETIC / name
     if case.exists():
         shutil.rmtree(case)
@@ -473,7 +878,8 @@ def _write_case(name: str, files: dict[str, list[str]] | Path, surface: Any,
     else:
         for file_name, lines in sorted(files.items()):
             (case / "sessions" / file_name).write_text(
-                "\n".join(lines) + "\n", encoding="utf-8", newline="")
+                "\n".join(lines) + "\n", encoding="utf-8", newline=""
+            )
             sessions.append(f"sessions/{file_name}")
     if isinstance(surface, Path):
         shutil.copyfile(surface, case / "surface.json")
@@ -497,9 +903,17 @@ def write_difference_cases() -> list[Path]:
     try:
         # A surface that declares a ref twice: the upstream derives a plan for each and
         # writes an artifact its own loader refuses; we refuse to write it.
-        surface = {"version": 1, "actions": [WITNESS_SURFACE["actions"][0], *WITNESS_SURFACE[
-            "actions"], {**WITNESS_SURFACE["actions"][3], "inputSchema": OPEN_SURFACE[
-                "actions"][0]["inputSchema"]}]}
+        surface = {
+            "version": 1,
+            "actions": [
+                WITNESS_SURFACE["actions"][0],
+                *WITNESS_SURFACE["actions"],
+                {
+                    **WITNESS_SURFACE["actions"][3],
+                    "inputSchema": OPEN_SURFACE["actions"][0]["inputSchema"],
+                },
+            ],
+        }
         return [_write_case("duplicate-refs", _witness_files(), surface)]
     finally:
         SYNTHETIC = kept
@@ -510,8 +924,12 @@ def write_synthetic_cases(scratch: Path) -> list[Path]:
     from corpus_gen import write_corpus  # type: ignore[import-not-found]
 
     cases = [
-        _write_case("demo", ROOT / "corpora/demo/sessions", ROOT / "corpora/demo/surface.json",
-                    ROOT / "corpora/demo/repairs.json"),
+        _write_case(
+            "demo",
+            ROOT / "corpora/demo/sessions",
+            ROOT / "corpora/demo/surface.json",
+            ROOT / "corpora/demo/repairs.json",
+        ),
         _write_case("witnesses", _witness_files(), WITNESS_SURFACE),
         _write_case("open-surface", _witness_files(), OPEN_SURFACE),
         _write_case("edges", _edge_files(), EDGE_SURFACE),
@@ -535,27 +953,43 @@ def _artifact_variants(case: Path, compiled_text: str) -> list[str]:
     ghost = {**plans[0], "ref": "mcp.ghost"}
     variants: dict[str, Any] = {
         "same-plans-other-gate.json": {
-            **compiled, "gate": {"passed": False, "beforeScore": 9, "afterScore": 1.5,
-                                 "reasons": ["old"]},
+            **compiled,
+            "gate": {"passed": False, "beforeScore": 9, "afterScore": 1.5, "reasons": ["old"]},
             "applied": [{"kind": "normal-form", "ref": " padded ", "detail": " 1 rule "}],
-            "evidenceDigest": "  old-digest  ", "metricVersion": 7},
-        "forged.json": {**compiled, "normalizations": [
-            {**plans[0], "rules": list(reversed(plans[0]["rules"]))},
-            {**plans[1], "baseSchemaDigest": "0" * 64},
-            *plans[2:], ghost]},
+            "evidenceDigest": "  old-digest  ",
+            "metricVersion": 7,
+        },
+        "forged.json": {
+            **compiled,
+            "normalizations": [
+                {**plans[0], "rules": list(reversed(plans[0]["rules"]))},
+                {**plans[1], "baseSchemaDigest": "0" * 64},
+                *plans[2:],
+                ghost,
+            ],
+        },
         "subset.json": {**compiled, "normalizations": plans[1:]},
         "stale-only.json": {**compiled, "normalizations": [ghost]},
         "empty-v2.json": {**compiled, "normalizations": [], "applied": []},
         "legacy-v1.json": {
-            "version": 1, "metricVersion": 2,
-            "actions": [{"ref": plans[0]["ref"], "inputSchema": {"type": "object"},
-                         "baseSchemaDigest": plans[0]["baseSchemaDigest"]}],
+            "version": 1,
+            "metricVersion": 2,
+            "actions": [
+                {
+                    "ref": plans[0]["ref"],
+                    "inputSchema": {"type": "object"},
+                    "baseSchemaDigest": plans[0]["baseSchemaDigest"],
+                }
+            ],
             "quarantined": [{"ref": "mcp.notes.search", "baseSchemaDigest": "abc"}],
             "applied": [{"kind": "enum-tighten", "ref": plans[0]["ref"], "detail": "x"}],
             "gate": {"passed": True, "beforeScore": 1, "afterScore": 0.5, "reasons": []},
-            "evidenceDigest": "legacy"},
-        "invalid-restrictions.json": {**compiled, "quarantined": [
-            {"ref": "mcp.notes.search", "baseSchemaDigest": "abc"}]},
+            "evidenceDigest": "legacy",
+        },
+        "invalid-restrictions.json": {
+            **compiled,
+            "quarantined": [{"ref": "mcp.notes.search", "baseSchemaDigest": "abc"}],
+        },
         "invalid-duplicate.json": {**compiled, "normalizations": [plans[0], plans[0]]},
         "invalid-plan.json": {**compiled, "normalizations": [{**plans[0], "extra": 1}]},
         "invalid-version.json": {**compiled, "version": 3},
@@ -572,17 +1006,31 @@ def _artifact_variants(case: Path, compiled_text: str) -> list[str]:
 
 # name -> (session path, format, tool list) under the shared corpora.
 REAL_CASES: dict[str, tuple[str, str, str]] = {
-    "pi-sessions": ("pi-sessions/sessions", "pi",
-                    "pi-sessions/surface/pi-coding-agent-0.73.1.tools.json"),
-    "pi-sessions-old-surface": ("pi-sessions/sessions", "pi",
-                                "pi-sessions/surface/pi-coding-agent-0.27.9.tools.json"),
-    "claude-code": ("claude-code-sessions-spotter/transcripts", "claude-code",
-                    "claude-code-sessions-spotter/surface/claude-code-2.1.39.tools.json"),
-    "tau-bench": ("tau-bench-historical/gpt-4o-airline.json", "tau-bench",
-                  "tau-bench-historical/tools_at_7362a17.json"),
-    "openhands": ("openhands-trajectories/evaluation/benchmarks/multi_swe_bench/examples/"
-                  "output.jsonl", "openhands",
-                  "openhands-trajectories/surface/openhands-codeact-tools@3d22520.json"),
+    "pi-sessions": (
+        "pi-sessions/sessions",
+        "pi",
+        "pi-sessions/surface/pi-coding-agent-0.73.1.tools.json",
+    ),
+    "pi-sessions-old-surface": (
+        "pi-sessions/sessions",
+        "pi",
+        "pi-sessions/surface/pi-coding-agent-0.27.9.tools.json",
+    ),
+    "claude-code": (
+        "claude-code-sessions-spotter/transcripts",
+        "claude-code",
+        "claude-code-sessions-spotter/surface/claude-code-2.1.39.tools.json",
+    ),
+    "tau-bench": (
+        "tau-bench-historical/gpt-4o-airline.json",
+        "tau-bench",
+        "tau-bench-historical/tools_at_7362a17.json",
+    ),
+    "openhands": (
+        "openhands-trajectories/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl",
+        "openhands",
+        "openhands-trajectories/surface/openhands-codeact-tools@3d22520.json",
+    ),
     "toolbench": ("toolbench-data-example/data_example/answer", "toolbench", ""),
     "bfcl-v4": ("bfcl-v4-results-gpt-oss/results", "bfcl", "bfcl-v4-data/multi_turn_func_doc"),
 }
@@ -596,8 +1044,17 @@ def prepare_real_case(name: str, corpora: Path, out: Path) -> dict[str, Any]:
 
     sessions, session_format, tools = REAL_CASES[name]
     converted = out / "sessions"
-    argv = ["convert", "--format", session_format, "--sessions", str(corpora / sessions),
-            "--out", str(converted), "--no-progress", "--json"]
+    argv = [
+        "convert",
+        "--format",
+        session_format,
+        "--sessions",
+        str(corpora / sessions),
+        "--out",
+        str(converted),
+        "--no-progress",
+        "--json",
+    ]
     if tools:
         argv += ["--surface", str(corpora / tools)]
     import contextlib
@@ -609,10 +1066,7 @@ def prepare_real_case(name: str, corpora: Path, out: Path) -> dict[str, Any]:
         raise RuntimeError(f"convert {name} exited {code}")
     result = json.loads(text.getvalue())
     files = sorted(Path(item["output"]).relative_to(out).as_posix() for item in result["files"])
-    if tools:
-        surface = load_surface(corpora / tools)
-    else:
-        surface = {"version": 1, "actions": []}
+    surface = load_surface(corpora / tools) if tools else {"version": 1, "actions": []}
     _write_json(out / "surface.json", surface)
     spec = {"sessions": files, "surface": "surface.json"}
     _write_json(out / "spec.json", spec)
@@ -622,7 +1076,9 @@ def prepare_real_case(name: str, corpora: Path, out: Path) -> dict[str, Any]:
 def run_upstream(upstream: Path, spec: Path) -> dict[str, Any]:
     text = subprocess.run(
         ["node", str(HERE / "v3_upstream.mjs"), str(upstream), str(spec)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(text)
 
@@ -644,7 +1100,9 @@ def main() -> None:
             _write_json(case / "spec.json", spec)
         output = subprocess.run(
             ["node", str(HERE / "v3_upstream.mjs"), str(upstream), str(case / "spec.json")],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         (case / "upstream.json").write_text(output, encoding="utf-8")
         print("wrote", case.relative_to(ROOT))
@@ -655,8 +1113,10 @@ def main() -> None:
         value = run_upstream(upstream, work / "spec.json")
         REAL.mkdir(exist_ok=True)
         # Only hashes and counts are kept: the inputs and their values are third-party data.
-        kept = {key: value[key] for key in (
-            "reportHash", "compact", "files", "recompileStatus", "poolNamedException")}
+        kept = {
+            key: value[key]
+            for key in ("reportHash", "compact", "files", "recompileStatus", "poolNamedException")
+        }
         report = value["report"]
         kept["summary"] = {
             "traces": report["totals"]["traces"],

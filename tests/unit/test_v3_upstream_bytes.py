@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_entropy import measure, report_hash
-from pytest_entropy.core.canonical import file_text, js_stringify
+from pytest_entropy.core.canonical import file_text, js_stringify, stable_json_hash
 from pytest_entropy.core.enforce import normalize_arguments, validate_call
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.v3.artifact import merge_compiled_surfaces, parse_compiled_surface_artifact
@@ -28,7 +28,6 @@ from pytest_entropy.core.v3.trial import run_entropy_trial_v3
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.surfaces import load_repairs, load_surface
 from pytest_entropy.sources.scan import read_file_evidence
-from pytest_entropy.core.canonical import stable_json_hash
 from tests.v3_upstream_support import (
     assert_matches_upstream,
     our_artifact_outputs,
@@ -190,8 +189,9 @@ def _enforced(name: str, artifact: dict[str, Any]) -> list[dict[str, Any]]:
         if ref not in schemas:
             continue
         normalized, witness = normalize_arguments(ref, schemas[ref], args, artifact)
-        calls.append({"ref": ref, "changed": normalized is not args, "args": normalized,
-                      "witness": witness})
+        calls.append(
+            {"ref": ref, "changed": normalized is not args, "args": normalized, "witness": witness}
+        )
         verdict = validate_call(ref, args, surface, artifact, metric_version=3)
         if witness is not None:  # a normal form applies only when the whole call validates
             assert verdict.accepted and verdict.args == normalized and verdict.witness == witness

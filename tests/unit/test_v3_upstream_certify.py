@@ -19,7 +19,9 @@ from tests.v3_upstream_support import run_cli, sha_compact
 
 ROOT = Path(__file__).parent.parent.parent
 DATA = ROOT / "tests" / "data" / "v3-upstream-certify"
-SCENARIOS = sorted(path.name.removesuffix(".upstream.json") for path in DATA.glob("*.upstream.json"))
+SCENARIOS = sorted(
+    path.name.removesuffix(".upstream.json") for path in DATA.glob("*.upstream.json")
+)
 
 
 def _argv(options: dict[str, Any]) -> list[str]:
@@ -40,9 +42,7 @@ def test_the_scenarios_are_there() -> None:
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_certification_report_is_the_upstreams(
-    name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_certification_report_is_the_upstreams(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the report names the surface by the path it was given
     upstream = json.loads((DATA / f"{name}.upstream.json").read_text(encoding="utf-8"))
     argv = _argv(upstream["options"])

@@ -47,7 +47,7 @@ def test_the_outcome_is_the_upstreams(tmp_path: Path) -> None:
 def test_the_artifact_is_not_written(tmp_path: Path) -> None:
     upstream, args = _setup(tmp_path)
     out = tmp_path / "compiled.json"
-    code, text = run_cli(["compile", *args, "--out", str(out), "--json"])
+    code, _ = run_cli(["compile", *args, "--out", str(out), "--json"])
     assert code == 2
     assert not out.exists()
     assert upstream["compiledJson"] is not None  # the upstream writes it
