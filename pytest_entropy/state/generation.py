@@ -52,7 +52,9 @@ class GenerationMismatchError(EntropyInputError):
 def _read_json(path: Path) -> object:
     try:
         raw = read_regular_bytes(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # No file, or no directory to hold one: what the command reads or writes there next
+        # reports the problem in its own words.
         return None
     except OSError as error:
         raise EntropyInputError(

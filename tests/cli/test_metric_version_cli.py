@@ -282,3 +282,44 @@ def test_pytest_gate_measures_with_the_asked_generation(
         "--entropy-certify", "--entropy-metric-version=3", "--entropy-strict"
     )
     assert v2_only.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_entropy_meter_fixture_measures_with_the_asked_generation(
+    pytester: pytest.Pytester,
+) -> None:
+    sessions = pytester.path / "sessions"
+    shutil.copytree(DEMO / "sessions", sessions)
+    pytester.makepyfile(
+        "def test_meter(entropy_meter, request):\n"
+        "    wanted = int(request.config.getoption('entropy_metric_version') or 2)\n"
+        "    report = entropy_meter()\n"
+        "    assert report.metric_version == wanted\n"
+        "    from pytest_entropy.testing.assertions import traces_of\n"
+        "    traces = traces_of(request.config.getoption('entropy_sessions'))\n"
+        "    from pytest_entropy import measure\n"
+        "    assert report.score == measure(traces, metric_version=wanted).score\n"
+    )
+    argv = ["-p", "no:cacheprovider", f"--entropy-sessions={sessions}"]
+    pytester.runpytest_inprocess(*argv).assert_outcomes(passed=1)
+    pytester.runpytest_inprocess(*argv, "--entropy-metric-version=3").assert_outcomes(passed=1)
+
+
+def test_reports_render_a_v3_score_as_a_rate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    markdown, page = tmp_path / "m.md", tmp_path / "m.html"
+    argv = ["measure", *CORPUS, "--markdown", str(markdown), "--html", str(page)]
+    assert run(capsys, [*argv, "--metric-version", "3"])[0] == 0
+    text = markdown.read_text()
+    assert "invocation-rejection rate (metric v3)" in text
+    assert "| invocation rejections / action calls |" in text
+    assert "static freedom | " not in text.split("### Score decomposition")[1].split("###")[0]
+    assert "· metric v3." in text
+    html = page.read_text()
+    assert "metric v3: score = calls rejected at resolve, prepare or validate" in html
+    assert "static diagnostic" in html
+    # v2 keeps its decomposition of weighted terms.
+    assert run(capsys, argv)[0] == 0
+    v2 = markdown.read_text()
+    assert "static freedom | " in v2 and "invocation-rejection rate" not in v2
+    assert "static share" in page.read_text()

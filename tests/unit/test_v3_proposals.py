@@ -288,3 +288,33 @@ def test_evidence_route_equals_the_function() -> None:
     evidence.add_traces(ratchet_traces())
     report = measure(ratchet_traces(), live, metric_version=3)
     assert evidence.proposals(report, live, metric_version=3) == v3_propose(ratchet_traces(), live)
+
+
+def test_review_signal_lines_and_repairs_never_review() -> None:
+    from pytest_entropy.core.meter import measure as measure_v
+
+    repairs = [
+        {"kind": "keyAlias", "ref": "mcp.report.render", "from": "notAnAlias", "to": "format"}
+    ]
+    traces = [trace([op("mcp.report.render", {"format": "pdf"})])]
+    report = measure_v(traces, metric_version=3)
+    proposals = propose_entropy_reductions(report, traces, None, repairs, metric_version=3)
+    assert review_signals_v3(proposals) == []
+    declare = {"kind": "declare-enum", "ref": "mcp.report.render", "key": "format"}
+    assert format_review_signal({**declare, "values": ["pdf", "html"]}) == (
+        "declare-enum mcp.report.render.format (pdf, html)"
+    )
+    assert format_review_signal({**declare, "values": ["a", "b", "c", "d", "e"]}) == (
+        "declare-enum mcp.report.render.format (a, b, c, d, ...)"
+    )
+    fuse = {"kind": "sequence-fuse", "sequence": ["pi.read", "pi.edit"], "occurrences": 3}
+    assert format_review_signal(fuse) == "sequence-fuse pi.read -> pi.edit"
+    normal = {"kind": "normal-form", "ref": "mcp.report.render", "baseSchemaDigest": "0" * 64}
+    assert format_review_signal({**normal, "rules": []}) == "normal-form mcp.report.render"
+    split = {
+        "kind": "overload-split",
+        "ref": "mcp.report.render",
+        "shapeEntropyBits": 1,
+        "clusters": [{"keys": ["a"], "calls": 2}, {"keys": ["b"], "calls": 2}],
+    }
+    assert format_review_signal(split) == "overload-split mcp.report.render (2 key-set clusters)"
