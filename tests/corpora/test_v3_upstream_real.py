@@ -32,7 +32,7 @@ def _cases_module() -> ModuleType:
 
 
 CASES = _cases_module()
-NAMES = sorted(CASES.REAL_CASES)
+NAMES = sorted([*CASES.REAL_CASES, *CASES.REAL_SURFACES])
 
 
 @pytest.mark.parametrize("name", NAMES)

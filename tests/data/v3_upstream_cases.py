@@ -1036,12 +1036,105 @@ REAL_CASES: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _spelled(key: str, style: int) -> str:
+    if style == 0:
+        return key.upper()
+    if style == 1:
+        return re.sub("([a-z0-9])([A-Z])", r"\1_\2", key).lower()
+    return re.sub("([a-z0-9])([A-Z])", r"\1-\2", key).replace("_", "-").title()
+
+
+def _value_for(schema: Any, style: int) -> Any:
+    """A value for a property: canonical (style -1) or spelled the way models spill it."""
+    if not isinstance(schema, dict):
+        return "x"
+    kind = schema.get("type")
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        member = enum[style % len(enum)] if style >= 0 else enum[0]
+        if style >= 0 and isinstance(member, str):
+            return member.upper().replace("-", " ") if style % 2 else member.replace("_", "-")
+        return member
+    if kind in ("number", "integer"):
+        return 3 if style < 0 else ("3", "03", "1e1")[style % 3]
+    if kind == "boolean":
+        return True if style < 0 else "true"
+    if kind == "array":
+        return [] if style < 0 else "[]"
+    if kind == "object":
+        return {}
+    return "text" if style < 0 else None
+
+
+def generated_sessions(surface: dict[str, Any], out: Path) -> list[str]:
+    """Calls to every action of a real surface (no real session exists for it): canonical
+    arguments, then keys and values spelt the ways models spill them, as failed validate
+    calls with their audits. Deterministic; written to ``out/sessions/generated.jsonl``."""
+    rows = []
+    for index, action in enumerate(surface["actions"]):
+        schema = action.get("inputSchema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        properties = properties if isinstance(properties, dict) else {}
+        items = list(properties.items())
+        calls = [{key: _value_for(value, -1) for key, value in items}]
+        for style in range(3):
+            spilled = {_spelled(key, style): _value_for(value, style) for key, value in items}
+            calls.append(spilled)
+        operations = [
+            _op(
+                number,
+                action["ref"],
+                {},
+                *(("succeeded",) if number == 0 else ("failed",)),
+                **({} if number == 0 else {"failureStage": "validate"}),
+            )
+            for number in range(len(calls))
+        ]
+        audits = [{"ref": action["ref"], "args": args} for args in calls]
+        rows.append(_result_line(_trace(operations, [f"tool-{index % 5}"]), audits))
+    (out / "sessions").mkdir(parents=True, exist_ok=True)
+    (out / "sessions" / "generated.jsonl").write_text(
+        "\n".join(rows) + "\n", encoding="utf-8", newline=""
+    )
+    return ["sessions/generated.jsonl"]
+
+
+# Real surfaces without real sessions: name -> (tool files, ref prefix).
+REAL_SURFACES: dict[str, tuple[str, str]] = {
+    "github-mcp-toolsnaps": ("github-mcp-server-toolsnaps/head", "mcp.github."),
+    "mcp-servers-tools-list": ("mcp-servers-tools-list/servers", ""),
+}
+
+
+def prepare_real_surface_case(name: str, corpora: Path, out: Path) -> dict[str, Any]:
+    """A real surface (all its tool files, each server's tools under ``mcp.<server>.``)
+    with generated calls; writes the snapshot and spec in ``out``; returns the spec."""
+    from pytest_entropy.sources.surface import load_surface
+
+    source, prefix = REAL_SURFACES[name]
+    path = corpora / source
+    if prefix:
+        surface = load_surface(path, ref_prefix=prefix)
+    else:
+        actions = []
+        for file in sorted(path.glob("*.tools.json")):
+            server = file.name.removesuffix(".tools.json")
+            actions += load_surface(file, ref_prefix=f"mcp.{server}.")["actions"]
+        surface = {"version": 1, "actions": actions}
+    _write_json(out / "surface.json", surface)
+    spec = {"sessions": generated_sessions(surface, out), "surface": "surface.json"}
+    _write_json(out / "spec.json", spec)
+    return spec
+
+
 def prepare_real_case(name: str, corpora: Path, out: Path) -> dict[str, Any]:
     """Convert one real corpus with our ``convert`` into ``out`` and write its snapshot
     surface and spec there; returns the spec (paths relative to ``out``)."""
     from pytest_entropy.cli import main
     from pytest_entropy.sources.surface import load_surface
 
+    if name in REAL_SURFACES:
+        return prepare_real_surface_case(name, corpora, out)
     sessions, session_format, tools = REAL_CASES[name]
     converted = out / "sessions"
     argv = [
@@ -1106,7 +1199,7 @@ def main() -> None:
         ).stdout
         (case / "upstream.json").write_text(output, encoding="utf-8")
         print("wrote", case.relative_to(ROOT))
-    for name in REAL_CASES:
+    for name in [*REAL_CASES, *REAL_SURFACES]:
         work = scratch / name
         work.mkdir()
         prepare_real_case(name, corpora, work)
