@@ -32,6 +32,7 @@ from tests.v3_upstream_support import (
     assert_matches_upstream,
     our_artifact_outputs,
     our_outputs,
+    run_cli,
     sha_compact,
     sha_text,
 )
@@ -228,3 +229,27 @@ def test_enforcement_under_incumbent_artifacts(name: str, artifact: str) -> None
     )
     assert value is not None
     _assert_enforcement(_enforced(name, value), upstream["enforcement"])
+
+
+def test_worker_processes_give_the_upstreams_bytes(tmp_path: Path) -> None:
+    """Read by two worker processes, the 20-file corpus still gives the upstream's report,
+    pool file and trial."""
+    name = "bench-many-files"
+    upstream = _upstream(name)
+    spec = json.loads((DATA / name / "spec.json").read_text(encoding="utf-8"))
+    common = [
+        "--sessions", str(DATA / name / "sessions"), "--metric-version", "3",
+        "--format", "fabric", "--engine", "processes", "--jobs", "2", "--no-progress",
+    ]  # fmt: skip
+    surface = ["--surface", str(DATA / name / spec["surface"])]
+    code, measured = run_cli(["measure", *common, *surface, "--json"])
+    assert code == 0 and measured["reportHash"] == upstream["reportHash"]
+    pool = tmp_path / "pool.json"
+    code, _ = run_cli(["pool", *common, "--out", str(pool), "--json"])
+    assert code == 0
+    value = json.loads(pool.read_text(encoding="utf-8"))
+    for session in value["tracked"]:
+        session["file"] = Path(session["file"]).name
+    assert file_text(value) == upstream["poolJson"]
+    code, trial = run_cli(["trial", *common, *surface, "--json"])
+    assert code == 0 and sha_compact(trial) == upstream["compact"]["trialBare"]
