@@ -13,6 +13,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from pytest_entropy.cli import main
 from tests.v3_upstream_support import run_cli, sha_compact
 
 CASE = Path(__file__).parent.parent / "data" / "v3-upstream-differences" / "duplicate-refs"
@@ -44,10 +47,15 @@ def test_the_outcome_is_the_upstreams(tmp_path: Path) -> None:
     assert sha_compact(trial) == upstream["compact"]["trialBare"]
 
 
-def test_the_artifact_is_not_written(tmp_path: Path) -> None:
+def test_the_artifact_is_not_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     upstream, args = _setup(tmp_path)
     out = tmp_path / "compiled.json"
-    code, _ = run_cli(["compile", *args, "--out", str(out), "--json"])
-    assert code == 2
+    argv = ["compile", *args, "--out", str(out), "--json"]
+    assert main(argv) == 2
     assert not out.exists()
     assert upstream["compiledJson"] is not None  # the upstream writes it
+    # the message says why: the surface declares a ref twice
+    error = capsys.readouterr().err
+    assert "refusing to write a compiled surface its own loader would reject" in error
+    assert "two normal-form plans name mcp.report.render" in error
+    assert "the surface declares that ref more than once" in error
