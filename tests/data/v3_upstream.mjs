@@ -27,7 +27,7 @@
 //      runs  node tests/data/v3_upstream.mjs /tmp/h19-upstream/out SPEC  for each).
 //
 // SPEC is a JSON file {"sessions": [file, ...], "surface": file, "repairs"?: file,
-// "artifacts"?: [file, ...]}; the
+// "artifacts"?: [file, ...], "poolSteps"?: [[file, ...], ...]}; the
 // session files are read one at a time in the order given (the upstream scans each file with
 // its own model cursor), lines split at "\n". Pool windows are named by file basename.
 import fs from 'node:fs'
@@ -171,6 +171,20 @@ const enforcement = (active) => {
   return { count: calls.length, changed: calls.filter((call) => call.changed).length, sha: sha(text), calls: text.length < 60_000 ? calls : null }
 }
 out.enforcement = artifact ? enforcement(artifact) : null
+
+// The spec's "poolSteps": pool runs one after the other, each merging its files' windows into
+// the pool the previous run wrote (a grown file keeps its name: its old counts are retracted).
+out.poolSteps = []
+let stepPool
+for (const step of spec.poolSteps ?? []) {
+  const stepWindows = step.map((file) => ({
+    file: path.basename(file),
+    observations: entropySessionEvidenceFromJsonl(fs.readFileSync(at(file), 'utf8').split('\n')).valueObservations,
+  }))
+  const merged = mergeObservationWindow(stepPool, stepWindows)
+  stepPool = merged.file
+  out.poolSteps.push({ mergedSessions: merged.mergedSessions, skippedSessions: merged.skippedSessions, json: fileText(merged.file) })
+}
 
 // Artifacts of the spec's "artifacts" list, each read as the upstream's loader reads a file
 // (parseCompiledSurfaceArtifact: undefined for a file it refuses): a compile over the corpus

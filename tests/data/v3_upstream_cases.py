@@ -893,6 +893,31 @@ def _write_case(
     return case
 
 
+def _pool_growth_case(scratch: Path) -> Path:
+    """Three pool runs: files, then one grown, one rewritten, one new and one unchanged,
+    then the first files again (skipped by digest)."""
+    from corpus_gen import write_corpus  # type: ignore[import-not-found]
+
+    first, second = scratch / "growth-1", scratch / "growth-2"
+    write_corpus(first, files=3, megabytes=0.06, seed=5)
+    write_corpus(second, files=4, megabytes=0.1, seed=6)
+    case = _write_case("pool-growth", first, BENCH_SURFACE)
+    steps: list[list[str]] = [[f"sessions/{path.name}" for path in sorted(first.glob("*.jsonl"))]]
+    (case / "step-2").mkdir()
+    grown = (first / "session-0000.jsonl").read_text(encoding="utf-8")
+    grown += (second / "session-0003.jsonl").read_text(encoding="utf-8")
+    (case / "step-2" / "session-0000.jsonl").write_text(grown, encoding="utf-8", newline="")
+    for name in ("session-0001.jsonl", "session-0003.jsonl"):
+        shutil.copyfile(second / name, case / "step-2" / name)
+    shutil.copyfile(first / "session-0002.jsonl", case / "step-2" / "session-0002.jsonl")
+    steps.append([f"step-2/{path.name}" for path in sorted((case / "step-2").glob("*.jsonl"))])
+    steps.append(steps[0])
+    spec = json.loads((case / "spec.json").read_text(encoding="utf-8"))
+    spec["poolSteps"] = steps
+    _write_json(case / "spec.json", spec)
+    return case
+
+
 DIFFERENCES = HERE / "v3-upstream-differences"
 
 
@@ -938,6 +963,7 @@ def write_synthetic_cases(scratch: Path) -> list[Path]:
     bench = scratch / "bench"
     write_corpus(bench, files=3, megabytes=0.25, seed=19)
     cases.append(_write_case("bench", bench, BENCH_SURFACE))
+    cases.append(_pool_growth_case(scratch))
     many = scratch / "bench-many"
     write_corpus(many, files=20, megabytes=0.2, seed=1930)
     cases.append(_write_case("bench-many-files", many, BENCH_SURFACE))

@@ -13,6 +13,7 @@ of compiled.json, the pool file and the imported artifact.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,41 @@ def test_worker_processes_give_the_upstreams_bytes(tmp_path: Path) -> None:
     assert file_text(value) == upstream["poolJson"]
     code, trial = run_cli(["trial", *common, *surface, "--json"])
     assert code == 0 and sha_compact(trial) == upstream["compact"]["trialBare"]
+
+
+POOL_STEP_CASES = [
+    name
+    for name in CASES
+    if json.loads((DATA / name / "spec.json").read_text(encoding="utf-8")).get("poolSteps")
+]
+
+
+@pytest.mark.parametrize("name", POOL_STEP_CASES)
+def test_pool_runs_one_after_another(name: str, tmp_path: Path) -> None:
+    """``pool --pool-in``: a grown file retracts its old counts, a rewritten one replaces
+    them, an unchanged one is skipped by digest; each pool file is the upstream's."""
+    spec = json.loads((DATA / name / "spec.json").read_text(encoding="utf-8"))
+    upstream = _upstream(name)["poolSteps"]
+    sessions = tmp_path / "sessions"
+    previous: Path | None = None
+    for index, (files, expected) in enumerate(zip(spec["poolSteps"], upstream, strict=True)):
+        shutil.rmtree(sessions, ignore_errors=True)
+        sessions.mkdir()
+        for file in files:  # the same names in the same place: a file keeps its identity
+            shutil.copyfile(DATA / name / file, sessions / Path(file).name)
+        out = tmp_path / f"pool-{index}.json"
+        argv = ["pool", "--sessions", str(sessions), "--metric-version", "3", "--format", "fabric"]
+        if previous is not None:
+            argv += ["--pool-in", str(previous)]
+        code, value = run_cli([*argv, "--out", str(out), "--no-progress", "--json"])
+        assert code == 0
+        assert (value["mergedSessions"], value["skippedSessions"]) == (
+            expected["mergedSessions"],
+            expected["skippedSessions"],
+        )
+        pool = json.loads(out.read_text(encoding="utf-8"))
+        for session in pool["tracked"]:
+            session["file"] = Path(session["file"]).name
+        assert file_text(pool) == expected["json"]
+        # the next run reads the pool as written, with the names it gave the files
+        previous = out
