@@ -190,6 +190,20 @@ def _non_finite_at(value: Any) -> str | None:
     return None
 
 
+def _repeated_plan_ref(value: Any) -> str | None:
+    """A ref that two normal-form plans of ``value`` name (a version-2 artifact holds one
+    plan per ref; a surface that declares a ref twice derives two)."""
+    plans = value.get("normalizations") if type(value) is dict else None
+    seen: set[str] = set()
+    for plan in plans if type(plans) is list else ():
+        ref = plan.get("ref") if type(plan) is dict else None
+        if type(ref) is str:
+            if ref in seen:
+                return ref
+            seen.add(ref)
+    return None
+
+
 def document_text(path: Path, kind: StoreKind, value: dict[str, Any]) -> str:
     """The file text of ``value``, once the loader that reads ``path`` accepts it.
 
@@ -201,6 +215,12 @@ def document_text(path: Path, kind: StoreKind, value: dict[str, Any]) -> str:
     if problem is not None:
         where = _non_finite_at(value)
         detail = f"; {where} is a number JSON cannot represent" if where is not None else ""
+        repeated = _repeated_plan_ref(value)
+        if repeated is not None:
+            detail += (
+                f"; two normal-form plans name {repeated}: the surface declares that ref"
+                " more than once"
+            )
         raise StoreError(
             f"{path}: refusing to write a {kind.label} its own loader would reject"
             f" ({problem}{detail}); nothing was written"
