@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_entropy import _aliases
 from pytest_entropy._version import __version__
-
-_aliases.install()
 
 
 def _select_paths() -> None:

@@ -1,7 +1,7 @@
 """The ``pytest-entropy`` command line. :func:`main` returns the exit status; it never exits.
 
 Exit codes: 0 ok, 1 a gate or check failed, 2 usage or input error, 3 internal error.
-Each command lives in its own module under :mod:`pytest_entropy.commands`.
+Each command lives in its own module under :mod:`pytest_entropy.cli.commands`.
 """
 
 from __future__ import annotations

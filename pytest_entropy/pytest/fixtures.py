@@ -1,7 +1,7 @@
 """Fixtures for tool authors (``pytest --fixtures`` shows these docstrings).
 
 Loading this module is cheap: the meter, the ratchet and syrupy are imported only when a
-fixture is used. The assertion helpers live in :mod:`pytest_entropy.assertions`.
+fixture is used. The assertion helpers live in :mod:`pytest_entropy.testing.assertions`.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def entropy_surface(request: pytest.FixtureRequest) -> dict[str, Any]:
     ``mcp+stdio:COMMAND ARGS`` or an ``http(s)://`` URL. Example::
 
         def test_no_free_strings(entropy_surface):
-            from pytest_entropy.assertions import assert_no_entropy_increase
+            from pytest_entropy.testing.assertions import assert_no_entropy_increase
             assert_no_entropy_increase(entropy_surface, my_server.snapshot())
     """
     settings = _settings(request.config)

@@ -4,7 +4,7 @@ Import this module only where hypothesis is installed (it is a runtime dependenc
 plugin, but nothing else in the package imports it)::
 
     from hypothesis import given
-    from pytest_entropy import strategies as es
+    from pytest_entropy.testing import strategies as es
 
     @given(es.traces())
     def test_my_tool_surface(traces): ...
