@@ -9,9 +9,11 @@ The public API re-exported here imports no pytest and does no I/O at import time
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from pytest_entropy._version import __version__
+
+# typing costs a third of the interpreter's start-up, and the CLI and the pytest plugin
+# import this package on every start (issue 32): its names here are for mypy only.
+TYPE_CHECKING = False
 
 
 def _select_paths() -> None:
@@ -73,6 +75,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from pytest_entropy.core.canonical import canonical_json, schema_digest, stable_json_hash
     from pytest_entropy.core.errors import EntropyError, EntropyInputError
     from pytest_entropy.core.fingerprint import (

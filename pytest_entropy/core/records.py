@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
+
 __all__ = [
     "ENTROPY_METRIC_VERSION",
     "AuditCall",
@@ -29,8 +31,6 @@ __all__ = [
     "observation_fields",
     "operations_of",
 ]
-
-ENTROPY_METRIC_VERSION = 2
 
 
 class Operation(NamedTuple):
