@@ -162,14 +162,17 @@ def entropy_ratchet(request: pytest.FixtureRequest) -> EntropyRatchet:
 
 
 @pytest.fixture
-def entropy_snapshot(snapshot: Any) -> Any:
+def entropy_snapshot(request: pytest.FixtureRequest) -> Any:
     """syrupy's ``snapshot`` storing an entropy report as its hash plus canonical JSON.
 
-    One ``.entropy.json`` file per assertion; update with ``--snapshot-update``. Example::
+    One ``.entropy.json`` file per assertion; update with ``--snapshot-update``. Needs the
+    ``syrupy`` extra (``pip install "pytest-entropy[syrupy]"``). Example::
 
         def test_report_snapshot(entropy_meter, entropy_snapshot):
             assert entropy_meter() == entropy_snapshot
     """
+    # Imported first: without syrupy the test fails naming the extra, not a missing fixture.
     from pytest_entropy.testing.snapshot import EntropyReportExtension
 
+    snapshot = request.getfixturevalue("snapshot")
     return snapshot.use_extension(EntropyReportExtension)
