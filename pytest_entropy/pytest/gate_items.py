@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.report.names import terminal_line
-
 if TYPE_CHECKING:
     from pytest_entropy.core.records import Report
     from pytest_entropy.state.config import EntropySettings
@@ -221,10 +219,14 @@ class GateItem(pytest.Item):
         self.settings = settings
 
     def _lines(self, lines: list[str]) -> None:
+        from pytest_entropy.report.names import terminal_line
+
         # Display lines (the summary prints them): a name's controls are escaped.
         self.user_properties.extend((GATE_LINE, terminal_line(line)) for line in lines)
 
     def runtest(self) -> None:
+        from pytest_entropy.report.names import terminal_line
+
         measured = measure_gate(self.config, self.settings)
         self._lines(measured.lines)
         report = measured.report

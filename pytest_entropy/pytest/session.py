@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from pytest_entropy.pytest.gate_items import GATE_LINE
-from pytest_entropy.report.names import terminal_line
 from pytest_entropy.state.config import EntropySettings
 
 if TYPE_CHECKING:
@@ -52,6 +51,7 @@ class CheckFailed(Exception):
 
     def explain(self) -> str:
         from pytest_entropy.core.certify import CHECKS
+        from pytest_entropy.report.names import terminal_line
 
         result = self.outcome.result
         described = {check.id: check for check in CHECKS}.get(result.id)
@@ -301,6 +301,8 @@ class EntropySession:
         except Exception as error:  # never raise from the summary (STYLE.md)
             lines = [f"entropy: the summary failed: {type(error).__name__}: {error}"]
         if lines:
+            from pytest_entropy.report.names import terminal_line  # only when there is a line
+
             terminalreporter.write_sep("=", "entropy")
             encoding = getattr(getattr(terminalreporter, "_tw", None), "_file", None)
             encoding = getattr(encoding, "encoding", None) or "utf-8"
