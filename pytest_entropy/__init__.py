@@ -72,12 +72,21 @@ _LAZY = {
     "surface_from_value": ".core.inputs",
     "surface_hash": ".core.status",
     "trend_from_scores": ".core.fingerprint",
+    # The gate, enforcement and the tool-author assertions (none of them imports pytest).
+    "CallVerdict": ".core.enforce",
+    "validate_call": ".core.enforce",
+    "evaluate_gate": ".core.gate",
+    "assert_deterministic": ".testing.assertions",
+    "assert_no_entropy_increase": ".testing.assertions",
+    "assert_ratchet": ".testing.assertions",
+    "compare_surfaces": ".testing.assertions",
 }
 
 if TYPE_CHECKING:
     from typing import Any
 
     from pytest_entropy.core.canonical import canonical_json, schema_digest, stable_json_hash
+    from pytest_entropy.core.enforce import CallVerdict, validate_call
     from pytest_entropy.core.errors import EntropyError, EntropyInputError
     from pytest_entropy.core.fingerprint import (
         shannon_entropy_bits,
@@ -87,6 +96,7 @@ if TYPE_CHECKING:
         surface_freedom_report,
         trend_from_scores,
     )
+    from pytest_entropy.core.gate import evaluate_gate
     from pytest_entropy.core.inputs import (
         entropy_repair_rows,
         live_surface_snapshot,
@@ -110,6 +120,16 @@ if TYPE_CHECKING:
         surface_hash,
     )
     from pytest_entropy.sources.surface import diff_surfaces, load_surface
+    from pytest_entropy.testing.assertions import (
+        assert_deterministic,
+        assert_no_entropy_increase,
+        assert_ratchet,
+        compare_surfaces,
+    )
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def __getattr__(name: str) -> Any:
@@ -126,6 +146,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ENTROPY_METRIC_VERSION",
     "AuditCall",
+    "CallVerdict",
     "EntropyError",
     "EntropyInputError",
     "MeterState",
@@ -136,9 +157,14 @@ __all__ = [
     "Trace",
     "ValueObservation",
     "__version__",
+    "assert_deterministic",
+    "assert_no_entropy_increase",
+    "assert_ratchet",
     "canonical_json",
+    "compare_surfaces",
     "diff_surfaces",
     "entropy_repair_rows",
+    "evaluate_gate",
     "live_surface_snapshot",
     "load_surface",
     "measure",
@@ -156,4 +182,5 @@ __all__ = [
     "surface_from_value",
     "surface_hash",
     "trend_from_scores",
+    "validate_call",
 ]

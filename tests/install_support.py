@@ -165,7 +165,16 @@ def make_base_install(venv: Path) -> list[str]:
     (info / "METADATA").write_text(_metadata_text(project), encoding="utf-8")
     (info / "entry_points.txt").write_text(_entry_points_text(project), encoding="utf-8")
     (info / "INSTALLER").write_text("tests/install_support.py\n", encoding="utf-8")
-    (info / "RECORD").write_text("", encoding="utf-8")
+    # pytest reads RECORD to find a plugin's modules (it rewrites their asserts): list them
+    # all, as an installer would.
+    listed = sorted(
+        str(path.relative_to(target))
+        for folder in (target / "pytest_entropy", info)
+        for path in folder.rglob("*")
+        if path.is_file()
+    )
+    record = [f"{name},," for name in [*listed, f"{info.name}/RECORD"]]
+    (info / "RECORD").write_text("\n".join(record) + "\n", encoding="utf-8")
     return [canonicalize_name(distribution.metadata["Name"]) for distribution in closure]
 
 

@@ -112,11 +112,35 @@ def test_importing_the_package_under_w_error_prints_nothing() -> None:
 
 
 def test_public_names_import() -> None:
+    """The curated API is the one public import path: every name of ``__all__`` resolves,
+    to the object its home module defines, and nothing else is lazily exported."""
+    import importlib
+
     import pytest_entropy
 
+    assert set(pytest_entropy.__all__) == {*pytest_entropy._LAZY, "__version__"}
     for name in pytest_entropy.__all__:
         assert getattr(pytest_entropy, name) is not None
+        assert name in dir(pytest_entropy)
+    for name, home in pytest_entropy._LAZY.items():
+        module = importlib.import_module(home, "pytest_entropy")
+        assert getattr(pytest_entropy, name) is getattr(module, name)
+    with pytest.raises(AttributeError):
+        _ = pytest_entropy.store  # type: ignore[attr-defined]
     import pytest_entropy.plugin as plugin
 
     for name in plugin.__all__:
         assert callable(getattr(plugin, name))
+
+
+def test_the_curated_api_imports_no_pytest() -> None:
+    code = (
+        "import sys, pytest_entropy;"
+        "[getattr(pytest_entropy, name) for name in pytest_entropy.__all__];"
+        "heavy = ('pytest', '_pytest', 'hypothesis', 'syrupy');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "[]"
