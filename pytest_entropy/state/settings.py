@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.extras import extra_hint
 
 __all__ = [
     "ENV_PREFIX",
@@ -356,6 +355,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except ModuleNotFoundError as error:
         if error.name != "yaml":
             raise
+        from pytest_entropy.core.extras import extra_hint
+
         raise EntropyInputError(
             f"a YAML configuration file needs PyYAML: {extra_hint('yaml')}"
             " (or move the settings to [tool.entropy] in pyproject.toml)",
