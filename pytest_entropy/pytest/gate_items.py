@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_entropy.pytest.stash import GATE_LINE
+
 if TYPE_CHECKING:
     from pytest_entropy.core.records import Report
     from pytest_entropy.state.config import EntropySettings
@@ -39,8 +41,6 @@ __all__ = [
 NODE: Final = "entropy-gate"
 MAX_SCORE: Final = "max-score"
 BASELINE: Final = "baseline"
-# The user property that carries a line for the entropy section of the terminal summary.
-GATE_LINE: Final = "entropy_gate_line"
 CORPUS_BASELINE_ENTRY: Final = "corpus"
 _MEASUREMENT_KEY: pytest.StashKey[GateMeasurement] = pytest.StashKey()
 

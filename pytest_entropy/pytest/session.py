@@ -14,13 +14,12 @@ Importing this module is cheap; the metric is imported when a check or the gate 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.pytest.gate_items import GATE_LINE
+from pytest_entropy.pytest.stash import GATE_LINE
 from pytest_entropy.state.config import EntropySettings
 
 if TYPE_CHECKING:
@@ -98,13 +97,18 @@ class CertificationCollector(pytest.Collector):
         return [CheckItem.from_parent(self, name=check_id) for check_id in ids]
 
 
-@dataclass(slots=True)
 class _State:
-    outcomes: dict[str, CheckOutcome] = field(default_factory=dict)
-    report: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    gate_lines: list[str] = field(default_factory=list)
+    """What one run gathered (a plain class: a dataclass costs every pytest start its
+    generated methods, and this one needs none of them)."""
+
+    __slots__ = ("gate_lines", "notes", "outcomes", "problems", "report")
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, CheckOutcome] = {}
+        self.report: dict[str, Any] | None = None
+        self.notes: list[str] = []
+        self.problems: list[str] = []
+        self.gate_lines: list[str] = []
 
 
 class EntropySession:
