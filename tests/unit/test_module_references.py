@@ -49,11 +49,16 @@ def _resolves(reference: str) -> bool:
             return True  # a built module (its attributes are not checked here)
         if part.startswith("__"):
             return True  # __file__, __path__, __version__: every module has its dunders
-        # An attribute of the module reached so far: its source must mention the name.
+        # An attribute of the module reached so far: its source must define or import the
+        # name, or list it as a string (``__all__``, the lazy table of ``__init__.py``).
         if module is None:
             return False
-        source = module.read_text(encoding="utf-8")
-        return re.search(rf"\b{re.escape(part)}\b", source) is not None
+        name = re.escape(part)
+        defined = re.compile(
+            rf"(?:def|class)\s+{name}\b|^\s*{name}\s*[:=]|import[^\n]*\b{name}\b|\"{name}\"",
+            re.MULTILINE,
+        )
+        return defined.search(module.read_text(encoding="utf-8")) is not None
     return True
 
 
