@@ -191,18 +191,6 @@ def parse_floor(paths: list[Path]) -> int:
     return lines
 
 
-def native_kernels_in_use() -> str:
-    """The native kernels this run uses (built, and allowed by the switches)."""
-    from hatch_build import kernel_sources, module_name
-    from pytest_entropy.core.fastpath import kernel
-
-    names = []
-    for source in kernel_sources(REPO):
-        name = module_name(source, REPO).removeprefix("pytest_entropy.")
-        names.append(name + ("" if kernel(name) is not None else " (not used)"))
-    return ", ".join(names) or "none"
-
-
 def run_main(argv: list[str], ok: tuple[int, ...] = (0, 1)) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()) as err:
@@ -319,7 +307,9 @@ def main_bench() -> None:
         f" PYTEST_ENTROPY_PURE={pure or '(unset)'};"
         f" PYTEST_ENTROPY_NO_NATIVE={no_native or '(unset)'}"
     )
-    print(f"native kernels in use: {native_kernels_in_use()}")
+    from pytest_entropy.core.native_core import core
+
+    print(f"native core (pytest_entropy._core): {'loaded' if core() else 'not loaded'}")
     floor = repeated(lambda: parse_floor(paths), args.repeat)
     print(f"parse floor: {floor['wall']:.3f} s wall, {floor['cpu']:.3f} s CPU")
     selected = args.only or list(runs)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO, overload
 
 from pytest_entropy.cli.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
@@ -238,6 +239,7 @@ def read_options_of(args: argparse.Namespace, surface: dict[str, Any] | None) ->
         redact=bool(getattr(args, "redact", False)),
         storage_options=_storage_options_of(args),
         max_inflated_bytes=max_inflated_bytes_of(args),
+        metric_version=metric_version_of(args),
     )
 
 
@@ -442,10 +444,12 @@ def add_corpus_inputs(
 def add_corpus_reading(
     parser: argparse.ArgumentParser, *, catalog_digest: str | None = None, engine: bool = True
 ) -> None:
-    """How a corpus command reads it: the format options, ``--allow-empty``, then (given
-    its help text) ``--catalog-digest`` and (with ``engine``) the engine options."""
+    """How a corpus command reads it: the format options, ``--allow-empty``,
+    ``--metric-version``, then (given its help text) ``--catalog-digest`` and (with
+    ``engine``) the engine options."""
     add_format_options(parser)
     add_allow_empty(parser)
+    add_metric_version_option(parser)
     if catalog_digest is not None:
         parser.add_argument("--catalog-digest", metavar="TEXT", help=catalog_digest)
     if engine:

@@ -6,17 +6,15 @@ specification. ``PYTEST_ENTROPY_PURE=1`` in the environment selects the plain co
 everywhere; the package reads the variable when it is imported (``pytest_entropy/__init__``:
 the core does no I/O), and tests switch with :func:`use_fast_paths`.
 
-Some fast paths have a native kernel too: a C extension module (``_*_native.c`` beside the
-Python it speeds up, built by ``hatch_build.py`` when the package is installed). A kernel is
-used only while the fast paths are on and :func:`use_native_kernels` allows it, and only when
-it was built: a machine without a compiler runs the Python fast path, with the same bytes.
+The C kernels that once sat beside some fast paths are gone (issue 28: the Rust core,
+``pytest_entropy._core`` through ``core/native_core.py``, replaces them). :func:`kernel`
+still answers its callers, always with ``None``, so they take their Python fast path; the
+``use_native_kernels`` switch (``PYTEST_ENTROPY_NO_NATIVE=1``) is still accepted and no
+longer changes anything.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import sys
 from types import ModuleType
 
 __all__ = [
@@ -45,43 +43,21 @@ def use_fast_paths(enabled: bool) -> bool:
 
 
 def native_kernels() -> bool:
-    """Whether built native kernels may be used (with the fast paths on)."""
+    """Whether the (former) native kernels are allowed; nothing reads it now."""
     return _switch["native"]
 
 
 def use_native_kernels(enabled: bool) -> bool:
-    """Allow (``True``) or refuse the native kernels; returns the previous choice."""
+    """Allow or refuse the (former) native kernels; returns the previous choice. Kept for
+    ``PYTEST_ENTROPY_NO_NATIVE=1`` and old callers: it no longer changes any path."""
     previous = _switch["native"]
     _switch["native"] = bool(enabled)
     return previous
 
 
-# The kernels read CPython 3.11's object layouts (hatch_build.py builds them only there): on
-# 3.12 and 3.13 they abort the interpreter, so a kernel found on any other interpreter (a
-# stale build in a checkout, a copied wheel) is never imported.
-KERNEL_INTERPRETER = ("cpython", (3, 11))
-
-
-def kernels_supported() -> bool:
-    """Whether this interpreter is the one the native kernels are written for."""
-    return (sys.implementation.name, tuple(sys.version_info[:2])) == KERNEL_INTERPRETER
-
-
-@functools.cache
-def _import_kernel(name: str) -> ModuleType | None:
-    # A pure memo: whether the extension was built does not change within a process.
-    try:
-        return importlib.import_module("pytest_entropy." + name)
-    except ImportError:
-        return None
-
-
 def kernel(name: str) -> ModuleType | None:
-    """The native kernel ``name`` (``"ingest._guard_native"``) when it may be used, else None.
+    """The C kernel ``name`` (``"ingest._guard_native"``): there are none now, so ``None``.
 
-    Call sites ask once per object they build (a scanner, a tally), not per record, so a
-    switch flipped by a test takes effect for the next object.
+    Call sites take their Python fast path on ``None``, which gives the same bytes.
     """
-    if not (_switch["fast"] and _switch["native"] and kernels_supported()):
-        return None
-    return _import_kernel(name)
+    return None

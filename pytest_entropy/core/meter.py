@@ -29,8 +29,11 @@ from pytest_entropy.core.records import (
     Report,
     Totals,
     Trace,
+    check_metric_version,
     coerce_repairs,
 )
+from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
+from pytest_entropy.core.v3.meter import finalize_v3
 
 __all__ = [
     "DISCOVERY_PREFIX",
@@ -38,6 +41,7 @@ __all__ = [
     "INVOCATION_REJECTION_STAGES",
     "WORKFLOW_PREFIX",
     "MeterState",
+    "check_metric_version",
     "measure",
     "report_hash",
 ]
@@ -385,8 +389,13 @@ class MeterState:
         surface: Mapping[str, Any] | None = None,
         repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
         catalog_digest: str | None = None,
+        *,
+        metric_version: int = ENTROPY_METRIC_VERSION,
     ) -> Report:
-        """The report of everything accumulated so far (spec §3.3-§3.5)."""
+        """The report of everything accumulated so far (spec §3.3-§3.5); ``metric_version=3``
+        finalises as the upstream's metric v3 (:mod:`pytest_entropy.core.v3.meter`)."""
+        if check_metric_version(metric_version) == ENTROPY_METRIC_VERSION_V3:
+            return finalize_v3(self, surface, repairs, catalog_digest)
         rows = coerce_repairs(repairs)
         lexicon: dict[str, int] = {}
         for row in rows:
@@ -498,15 +507,22 @@ def measure(
     surface: Mapping[str, Any] | None = None,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
     catalog_digest: str | None = None,
+    *,
+    metric_version: int = ENTROPY_METRIC_VERSION,
 ) -> Report:
-    """``measureEntropy``: the report of a corpus of traces (spec §3).
+    """``measureEntropy``: the report of a corpus of traces (spec §3); ``metric_version``
+    2 (the default, the reference) or 3 (the upstream's current generation).
 
     >>> measure([{"operations": [{"ref": "pi.read", "args": {}, "outcome": "succeeded"}]}]).score
     0.0
+    >>> failed = {"ref": "pi.read", "args": {}, "outcome": "failed", "failureStage": "validate"}
+    >>> measure([{"operations": [failed]}], metric_version=3).score
+    1.0
     """
+    check_metric_version(metric_version)
     state = MeterState(retain_terms=False)
     state.add_traces(traces)
-    return state.finalize(surface, repairs, catalog_digest)
+    return state.finalize(surface, repairs, catalog_digest, metric_version=metric_version)
 
 
 def report_hash(report: Report | Mapping[str, Any]) -> str:

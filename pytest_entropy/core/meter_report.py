@@ -19,7 +19,7 @@ from pytest_entropy.core.jscompat import code_unit_key, round_metric
 from pytest_entropy.core.meter_apply import _RefAccumulator
 from pytest_entropy.core.records import RefRow, ShapeCount
 
-__all__ = ["RefScores", "SurfaceIndex", "flow_terms", "ref_order", "ref_scores"]
+__all__ = ["RefScores", "SurfaceIndex", "flow_terms", "ref_order", "ref_scores", "top_shapes"]
 
 # A ref row lists its most frequent shape signatures, at most this many (spec §3).
 _SHAPES_SHOWN: Final = 8
@@ -187,6 +187,10 @@ def _top_shapes(signatures: dict[str, int]) -> tuple[ShapeCount, ...]:
     shapes = sorted(signatures.items(), key=lambda item: code_unit_key(item[0]))
     shapes.sort(key=lambda item: -item[1])
     return tuple(ShapeCount(sig, count) for sig, count in shapes[:_SHAPES_SHOWN])
+
+
+# Public name of the same function for the metric-v3 finalisation (core/v3/meter.py).
+top_shapes = _top_shapes
 
 
 def flow_terms(task_sequences: dict[str, dict[str, int]]) -> tuple[float, int]:

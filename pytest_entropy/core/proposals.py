@@ -19,10 +19,12 @@ from typing import Any, Final
 from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import code_unit_key, js_own_keys, round_metric, value_key
 from pytest_entropy.core.records import (
+    ENTROPY_METRIC_VERSION,
     RepairRow,
     Report,
     Trace,
     ValueObservation,
+    check_metric_version,
     observation_fields,
     operations_of,
 )
@@ -32,6 +34,8 @@ from pytest_entropy.core.review_signals import (
     entropy_review_signals,
     format_review_signal,
 )
+from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
+from pytest_entropy.core.v3.proposals import normal_form_proposals
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
@@ -383,18 +387,20 @@ class ProposalEvidence:
         return out
 
     def proposals(
-        self, report: Report | Mapping[str, Any], surface: Mapping[str, Any] | None
+        self,
+        report: Report | Mapping[str, Any],
+        surface: Mapping[str, Any] | None,
+        *,
+        metric_version: int = ENTROPY_METRIC_VERSION,
     ) -> list[Proposal]:
-        """``proposeEntropyReductions`` over this evidence and the report it measured."""
+        """``proposeEntropyReductions`` over this evidence and the report it measured
+        (``metric_version=3``: normal forms, then the review signals; core/v3/)."""
         rows = _report_rows(report)
         tightens, declares = _enum_proposals(list(self.tallies.values()), surface)
-        return [
-            *tightens,
-            *declares,
-            *_split_proposals(rows, self),
-            *_fuse_proposals(self),
-            *_quarantine_proposals(rows, surface),
-        ]
+        structural = [*_split_proposals(rows, self), *_fuse_proposals(self)]
+        if metric_version == METRIC_VERSION_V3:
+            return [*normal_form_proposals(surface), *declares, *structural]
+        return [*tightens, *declares, *structural, *_quarantine_proposals(rows, surface)]
 
 
 # --------------------------------------------------------------------- proposals
@@ -575,10 +581,14 @@ def propose_entropy_reductions(
     surface: Mapping[str, Any] | None = None,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
     value_observations: Iterable[ValueObservation | Mapping[str, Any]] | None = None,
+    *,
+    metric_version: int = ENTROPY_METRIC_VERSION,
 ) -> list[Proposal]:
-    """``proposeEntropyReductions`` (spec §5): pure; repairs never propose (§5.8)."""
+    """``proposeEntropyReductions`` (spec §5; v3 with ``metric_version=3``): pure; repairs
+    never propose (§5.8)."""
+    check_metric_version(metric_version)
     evidence = ProposalEvidence(trace_values=value_observations is None)
     evidence.add_traces(traces)
     if value_observations is not None:
         evidence.add_observations(value_observations)
-    return evidence.proposals(report, surface)
+    return evidence.proposals(report, surface, metric_version=metric_version)

@@ -15,6 +15,7 @@ from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
 
 __all__ = [
     "ENTROPY_METRIC_VERSION",
+    "METRIC_VERSIONS",
     "AuditCall",
     "ModelRow",
     "Operation",
@@ -27,10 +28,22 @@ __all__ = [
     "ValueObservation",
     "action_schemas",
     "audit_fields",
+    "check_metric_version",
     "coerce_repairs",
     "observation_fields",
     "operations_of",
 ]
+
+# The generations a report, a state directory and every command can be asked for: 2 (the
+# reference, the default) and 3 (the upstream's current generation, core/v3/).
+METRIC_VERSIONS = (2, 3)
+
+
+def check_metric_version(metric_version: object) -> int:
+    """``metric_version`` itself when it names a generation (2 or 3), else ``ValueError``."""
+    if type(metric_version) is not int or metric_version not in METRIC_VERSIONS:
+        raise ValueError(f"metric version must be 2 or 3, not {metric_version!r}")
+    return metric_version
 
 
 class Operation(NamedTuple):

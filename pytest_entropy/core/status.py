@@ -88,8 +88,10 @@ def measure_session_corpus(
     surface: Mapping[str, Any] | None = None,
     catalog_digest: str | None = None,
     repairs: Iterable[RepairRow | Mapping[str, Any]] | None = None,
+    *,
+    metric_version: int = 2,
 ) -> SessionCorpus:
-    """Measure each session file alone (spec §4.3).
+    """Measure each session file alone (spec §4.3), in metric ``metric_version``.
 
     ``files`` are ``(name, state)`` pairs, newest first, where ``state`` accumulated that
     file's traces with its own model cursor (``None`` for an unreadable file).
@@ -98,7 +100,7 @@ def measure_session_corpus(
     for name, state in files:
         if state is None or state.traces == 0:
             continue
-        report = state.finalize(surface, repairs, catalog_digest)
+        report = state.finalize(surface, repairs, catalog_digest, metric_version=metric_version)
         if report.totals.operations == 0:
             continue
         kept.append(SessionReport(name, report.totals.operations, report))
@@ -156,8 +158,10 @@ def format_status_lines(
     scope: str = "machine",
     compiled_line: str | None = None,
     review_line: str | None = None,
+    metric_version: int = 2,
 ) -> list[str]:
-    """The ``/fabric entropy`` display lines in order (spec §4.5).
+    """The ``/fabric entropy`` display lines in order (spec §4.5); ``metric_version=3``
+    names metric v3 and shows its rate (with the static diagnostic beside it, not added).
 
     ``surface`` is the effective surface the corpus was measured against; ``scope`` is
     ``"machine"`` or ``"project"``. The compiled and review lines are supplied by callers
@@ -166,7 +170,8 @@ def format_status_lines(
     freedom = surface_freedom_report(surface)
     digest = surface_hash(surface)
     lines = [
-        f"entropy: metric v2 · surface {digest[:12]} · {len(freedom['actions'])} actions",
+        f"entropy: metric v{metric_version} · surface {digest[:12]} ·"
+        f" {len(freedom['actions'])} actions",
     ]
     if compiled_line is not None:
         lines.append(compiled_line)
@@ -186,10 +191,16 @@ def format_status_lines(
         latest = corpus.latest
         behavioral = latest.behavioral_score
         static = latest.static_score
+        if metric_version == 3:
+            observed = f"rejection rate {_fmt(latest.score)} · static diagnostic {_fmt(static)}"
+        else:
+            observed = (
+                f"behavioral {_fmt(behavioral)} + surface {_fmt(static)} ="
+                f" {_fmt(behavioral + static)}"
+            )
         lines.append(
             f"session entropy (observed): {len(corpus.sessions)} sessions · latest "
-            f"{latest.totals.operations} ops · behavioral {_fmt(behavioral)} + surface "
-            f"{_fmt(static)} = {_fmt(behavioral + static)} · lower is better · slope "
+            f"{latest.totals.operations} ops · {observed} · lower is better · slope "
             f"{_fmt(corpus.trend['slopePerStep'])}/session · {ratchet_verdict(corpus)}"
         )
     if len(corpus.models) > 1:

@@ -35,6 +35,8 @@ class ReadOptions:
     keys, ...), on the client and on every worker; they may hold credentials, so they are
     left out of the ``repr`` (and so of every log line and task description that shows it).
     ``max_inflated_bytes`` caps what one compressed file may inflate to (``ingest.inflation``).
+    ``metric_version`` is the generation the scanner reads as (2, the reference; 3, the
+    upstream's current one: see ``SessionScanner``).
     """
 
     session_format: str = "auto"
@@ -43,6 +45,7 @@ class ReadOptions:
     redact: bool = False
     storage_options: Mapping[str, Any] | None = field(default=None, repr=False)
     max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
+    metric_version: int = 2
 
 
 # A foreign reader turns one file into native session lines (model_change lines and

@@ -12,7 +12,9 @@ from typing import Any, Final
 
 from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.core.jscompat import MAX_SAFE_INTEGER
-from pytest_entropy.core.records import Operation
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION, Operation
+from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
+from pytest_entropy.core.v3.normal_form import is_normal_form_witness
 from pytest_entropy.ingest.argtree import (
     MAX_FLOAT_GROWTH,
     SignedOperation,
@@ -46,6 +48,9 @@ _OPERATION_KEYS: Final = frozenset(
         "resultTruncated",
     }
 )
+# Metric v3's guard also lists ``normalization`` (a normal-form witness, which must be
+# well formed); the v2 guard rejects a trace whose operation carries one (spec §1.2).
+_OPERATION_KEYS_V3: Final = _OPERATION_KEYS | {"normalization"}
 _COUNT_KEYS: Final = frozenset(
     {"droppedValues", "truncatedValues", "redactedValues", "droppedOperations"}
 )
@@ -56,17 +61,24 @@ FAILURE_STAGES: Final = frozenset({"resolve", "prepare", "validate", "approve", 
 # ------------------------------------------------------------------------------ guard
 
 
-def guard_trace(trace: Any) -> tuple[tuple[Operation, ...], str]:
-    """Check a trace against the V1 guard (spec §1.2).
+def guard_trace(
+    trace: Any, *, metric_version: int = ENTROPY_METRIC_VERSION
+) -> tuple[tuple[Operation, ...], str]:
+    """Check a trace against the V1 guard (spec §1.2); ``metric_version=3`` is the v3
+    guard, which also accepts an operation's ``normalization`` witness.
 
     Returns ``(operations, "")`` when it passes and ``((), reason)`` when it fails.
     """
-    signed, reason = guard_signed(trace, None)
+    signed, reason = guard_signed(trace, None, metric_version=metric_version)
     return tuple(tuple.__new__(Operation, op[:4]) for op in signed), reason
 
 
 def guard_signed(
-    trace: Any, source_length: int | None, signer: Signer | None = None
+    trace: Any,
+    source_length: int | None,
+    signer: Signer | None = None,
+    *,
+    metric_version: int = ENTROPY_METRIC_VERSION,
 ) -> tuple[list[SignedOperation], str]:
     """The guard on the ingest hot path: passing operations come back with their signature.
 
@@ -77,13 +89,13 @@ def guard_signed(
     argument tree back to the Python).
     """
     try:
-        return _guard(trace, source_length, signer)
+        return _guard(trace, source_length, signer, metric_version == METRIC_VERSION_V3)
     except Exception as error:  # the reference treats any exception as a failure
         return [], f"guard error: {type(error).__name__}"
 
 
 def _guard(
-    trace: Any, source_length: int | None, signer: Signer | None
+    trace: Any, source_length: int | None, signer: Signer | None, v3: bool = False
 ) -> tuple[list[SignedOperation], str]:
     if type(trace) is not dict:
         return [], "trace is not an object"
@@ -120,7 +132,7 @@ def _guard(
     signed: list[SignedOperation] = []
     append = signed.append
     previous: int | float = -1
-    operation_keys = _OPERATION_KEYS.issuperset
+    operation_keys = (_OPERATION_KEYS_V3 if v3 else _OPERATION_KEYS).issuperset
     outcomes = OUTCOMES
     sign = signed_args if signer is None else signer
     for op in operations:
@@ -168,6 +180,8 @@ def _guard(
                 floats += result_floats
             if "resultTruncated" in op and type(op["resultTruncated"]) is not bool:
                 return [], "resultTruncated is not a boolean"
+            if "normalization" in op and not is_normal_form_witness(op["normalization"]):
+                return [], "normalization is not a normal-form witness"
         shape = sign(args)
         if shape is NotImplemented:
             shape = signed_args(args)

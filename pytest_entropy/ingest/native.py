@@ -33,6 +33,11 @@ from pytest_entropy.ingest.jsonparse import (
 )
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
 from pytest_entropy.ingest.mentions import mention_lines
+from pytest_entropy.ingest.model_lines import (
+    METRIC_VERSION_V3,
+    is_model_line_v3,
+    metric_version_checked,
+)
 from pytest_entropy.ingest.native_decode import (
     FAST_ERRORS,
     audited_decoder,
@@ -212,6 +217,9 @@ class SessionScanner:
     ``on_values``, when given, hears each line's values at once, as one flat
     :func:`harvest_values` tuple, in place of ``on_value`` and ``on_value_fields``: a
     :func:`value_tallier` then tallies them in one call.
+
+    ``metric_version=3`` reads as metric v3 does (``ingest/model_lines.py``), on the plain
+    path: the native kernels and the msgspec fast path read as v2 does.
     """
 
     __slots__ = (
@@ -227,6 +235,7 @@ class SessionScanner:
         "line_number",
         "mentions",
         "meter",
+        "metric_version",
         "name",
         "on_audit",
         "on_signed",
@@ -251,7 +260,12 @@ class SessionScanner:
         mentions: tuple[bytes, ...] | None = None,
         on_values: Callable[[tuple[Any, ...]], None] | None = None,
         on_signed: Callable[[list[SignedOperation], str, str | None], None] | None = None,
+        metric_version: int = 2,
     ) -> None:
+        self.metric_version = metric_version_checked(metric_version)
+        v3 = metric_version == METRIC_VERSION_V3
+        if v3:
+            accelerate = False
         self.on_trace = on_trace
         self.on_signed = on_signed
         self.mentions = mentions
@@ -268,18 +282,18 @@ class SessionScanner:
             or on_values is not None
         )
         # The native twin of audit_records, asked once per scanner (None: the Python one).
-        self._native = kernel(AUDIT_KERNEL)
+        self._native = None if v3 else kernel(AUDIT_KERNEL)
         self._decoder = audited_decoder if self._want_audits else meter_decoder
         # The native kernel (_guard_native.c) takes over the trace guard's value checks and
         # the shape signatures when it is built; its Python twins are native_decode's
         # struct_guard and argtree's signed_args, which also decide whatever it hands back
         # (NotImplemented).
-        native = kernel("ingest._guard_native")
+        native = None if v3 else kernel("ingest._guard_native")
         self._guard = struct_guard if native is None else native.struct_guard
         self._signer = None if native is None else native.signed_args
         # The native kernel (_scan_native.c) runs scan_stream's batch loop, the fast trace
         # path and _emit; its Python twins are the loop below, _trace_line_fast and _emit.
-        self._scan = kernel(SCAN_KERNEL)
+        self._scan = None if v3 else kernel(SCAN_KERNEL)
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -302,6 +316,7 @@ class SessionScanner:
         fast_trace = self._trace_line_fast if self._accelerate else _never
         mentions = self.mentions
         select = None if mentions is None else mention_lines(mentions, _may_mention)
+        v3_model_line = is_model_line_v3 if self.metric_version == METRIC_VERSION_V3 else None
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         native = self._scan if type(self) is SessionScanner else None
@@ -353,7 +368,11 @@ class SessionScanner:
                             diagnostics.note(f"{self.name}:{number}", "line longer than the cap")
                         else:
                             empty += 1
-                    elif change_mark in raw or assistant_mark in raw:
+                    elif (
+                        (change_mark in raw or assistant_mark in raw)
+                        if v3_model_line is None
+                        else v3_model_line(raw)
+                    ):
                         model_lines += 1
                         self.line_number = number
                         self._model_line(raw, None)
@@ -397,7 +416,11 @@ class SessionScanner:
             if text is None and self._accelerate and self._trace_line_fast(raw):
                 return
             self._trace_line(raw, text)
-        elif _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw:
+        elif (
+            is_model_line_v3(raw)
+            if self.metric_version == METRIC_VERSION_V3
+            else _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw
+        ):
             diagnostics.model_lines += 1
             self._model_line(raw, text)
         else:
@@ -478,6 +501,12 @@ class SessionScanner:
             return
         record, fast = parsed
         diagnostics = self.diagnostics
+        v3 = self.metric_version == METRIC_VERSION_V3
+        if v3:
+            # v3 moves the cursor on every parsed line, a trace line included.
+            model = model_from_record(record)
+            if model is not None:
+                self.current_model = model
         details = record.get("details")
         if type(details) is not dict:
             message = record.get("message")
@@ -485,18 +514,24 @@ class SessionScanner:
             if type(details) is not dict:
                 diagnostics.lines_without_details += 1
                 return
+        guarded = False
         if "trace" in details:
             signed, reason = guard_signed(
-                details["trace"], len(raw) if fast else None, self._signer
+                details["trace"],
+                len(raw) if fast else None,
+                self._signer,
+                metric_version=self.metric_version,
             )
             if reason:
                 diagnostics.reject(reason, f"{self.name}:{self.line_number}")
             else:
+                guarded = True
                 phases = details["trace"]["phases"]
                 self._emit(signed, phases[0] if phases else "(none)")
         else:
             diagnostics.lines_without_trace += 1
-        if self._want_audits:
+        # v2 harvests a line's audits whatever its trace; v3 only those of a guarded trace.
+        if self._want_audits and (guarded or not v3):
             self._harvest(details.get("audits"))
 
     def _emit(self, signed: list[SignedOperation], task_key: str) -> None:
@@ -544,6 +579,7 @@ def scan_lines(
     current_model: str | None = None,
     diagnostics: ScanDiagnostics | None = None,
     name: str = "<session>",
+    metric_version: int = 2,
 ) -> ScanRecords:
     """One scan over ``lines``: the scan records (traces, observations, audit calls)."""
     evidence = ScanRecords()
@@ -554,6 +590,7 @@ def scan_lines(
         diagnostics=diagnostics,
         name=name,
         current_model=current_model,
+        metric_version=metric_version,
     )
     scanner.feed_lines(lines)
     return evidence

@@ -125,7 +125,13 @@ def entropy_meter(request: pytest.FixtureRequest) -> EntropyMeter:
         return _load_surface(settings)
 
     # Session files are read as `measure` reads them under --entropy-format (default auto).
-    return EntropyMeter(settings.sessions, surface, repairs, session_format=settings.session_format)
+    return EntropyMeter(
+        settings.sessions,
+        surface,
+        repairs,
+        session_format=settings.session_format,
+        metric_version=settings.metric_version,
+    )
 
 
 @pytest.fixture

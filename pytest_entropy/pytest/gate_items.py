@@ -93,7 +93,11 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
     repairs = load_repairs(settings.repairs) if settings.repairs is not None else None
     # The same rule as `pytest-entropy measure`: every file scanned alone, in order, with
     # the surface at hand for foreign readers that classify failure stages by it.
-    options = ReadOptions(session_format=settings.session_format, surface=surface)
+    options = ReadOptions(
+        session_format=settings.session_format,
+        surface=surface,
+        metric_version=settings.metric_version,
+    )
     exclude = [str(path) for path in (settings.surface, settings.repairs) if path is not None]
     listing = session_listing([settings.sessions], options, exclude)
     read = read_corpus(source_files(listing.files, listing.skipped), measure_plan(options))
@@ -112,7 +116,7 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
     )
     warning = skipped_files_warning(diagnostics)
     digest = surface_hash(surface) if surface is not None else ""
-    report = read.state.finalize(surface, repairs, digest)
+    report = read.state.finalize(surface, repairs, digest, metric_version=settings.metric_version)
     from pytest_entropy.core.meter import report_hash
 
     document = {

@@ -245,7 +245,7 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     state = configured.get("state-dir")  # no flag of its own: environment or files
     state_dir = (config.invocation_params.dir / str(state.value)) if state else None
     session_format, surface_format = _formats(config, configured)
-    return EntropySettings(
+    settings = EntropySettings(
         certify=_flag(config, option("certify"), configured)
         or _flag(config, option("certify-only"), configured),
         certify_only=_flag(config, option("certify-only"), configured),
@@ -276,4 +276,44 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         surface_format=surface_format,
         surface_from_ini=_raw(config, option("surface"), configured)[1] == "ini",
         mcp_timeout=_seconds(config, option("mcp-timeout"), configured),
+        metric_version=_metric_version(config, configured),
     )
+    if settings.metric_version == 3 and settings.certify:
+        # The v3 list reads the upstream's corpus-mode options only (docs/metric-v3.md).
+        used = [
+            name
+            for name, value in (
+                ("--entropy-repairs", settings.repairs),
+                ("--entropy-lint", settings.lint),
+                ("--entropy-strict", settings.strict),
+                ("--entropy-require-ratchet", settings.require_ratchet),
+                ("--entropy-holdout", settings.holdout),
+                ("--entropy-max-malformed-share", settings.max_malformed_share),
+            )
+            if value
+        ]
+        if used:
+            raise pytest.UsageError(
+                f"{used[0]} is a metric v2 certification option; drop it with"
+                " --entropy-metric-version 3"
+            )
+    return settings
+
+
+def _metric_version(config: pytest.Config, configured: Configured) -> int:
+    """``--entropy-metric-version`` (or its ini key, the environment, the files): 2 or 3."""
+    import argparse
+
+    import pytest
+
+    from pytest_entropy.state.values import metric_version_value
+
+    entry = option("metric-version")
+    value, origin = _raw(config, entry, configured)
+    if value is None:
+        return 2
+    try:
+        return metric_version_value(str(value))
+    except argparse.ArgumentTypeError as error:
+        where = {"cli": entry.flag, "ini": f"ini option {entry.dest}"}.get(origin, entry.name)
+        raise pytest.UsageError(f"{where} {error}") from None

@@ -133,6 +133,12 @@ class EntropySession:
     @property
     def certification(self) -> Certification:
         if self._certification is None:
+            if self.settings.metric_version == 3:
+                from pytest_entropy.run.certification_v3 import v3_certification_of
+
+                # The v3 list has the interface of Certification the items use.
+                self._certification = v3_certification_of(self.settings)
+                return self._certification
             from pytest_entropy.run.certification import Certification, CertificationOptions
 
             options = CertificationOptions(**self.settings.certification_arguments())
@@ -230,12 +236,15 @@ class EntropySession:
 
         outcomes = list(self.state.outcomes.values())
         try:
-            report = build_report(
-                self.certification.fixture_summary(),
-                outcomes,
-                self.certification.planned_check_ids(),
-                self.certification.planned_corpus_check_ids(),
-            )
+            if self.settings.metric_version == 3:
+                report = self.certification.report(outcomes)
+            else:
+                report = build_report(
+                    self.certification.fixture_summary(),
+                    outcomes,
+                    self.certification.planned_check_ids(),
+                    self.certification.planned_corpus_check_ids(),
+                )
         except Exception as error:
             self.state.problems.append(f"the certification report failed: {error}")
             return False
@@ -354,7 +363,8 @@ def _certification_lines(report: dict[str, Any], settings: EntropySettings) -> l
     failed = evaluation["failed"]
     verdict = "PASS" if evaluation["passed"] else "FAIL"
     lines = [
-        f"entropy certification (metric v2): {verdict} · {len(checks) - len(failed)} of"
+        f"entropy certification (metric v{report.get('metricVersion', 2)}): {verdict} ·"
+        f" {len(checks) - len(failed)} of"
         f" {len(checks)} checks passed · report {stable_json_hash(spec_part(report))[:12]}"
     ]
     for check in checks:

@@ -97,12 +97,18 @@ _TERM_LABELS: Final = (
 
 
 def score_terms(report: Mapping[str, Any]) -> list[ScoreTerm]:
-    """The score split into its weighted terms (spec §3.4), each term's share of the score.
+    """The score split into its weighted terms (spec §3.4), each term's share of the score
+    (a metric v3 report: its one term, the invocation-rejection rate).
 
     The score is ``(Σ per-tool terms + 4·navigation + flow) / max(1, succeeded)``, so a
     per-tool term's share is its weighted sum over the tools divided by the successes; the
     shares add up to the score within the report's rounding.
     """
+    if report.get("metricVersion") == 3:
+        # Metric v3's score is one rate, not a weighted sum: the decomposition has one term.
+        score = float(report.get("score", 0))
+        label = "invocation rejections / action calls"
+        return [ScoreTerm("rejections", label, score, 1.0, score, False)]
     refs = report.get("refs") or []
     successes = max(1, int((report.get("totals") or {}).get("succeeded", 0)))
     per_tool = {

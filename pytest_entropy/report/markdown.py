@@ -150,12 +150,17 @@ def _inputs(inputs: Sequence[str]) -> list[str]:
 
 def _measure(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> list[str]:
     report = doc["report"]
+    split = (
+        f"invocation-rejection rate (metric v3) · static diagnostic"
+        f" {human_number(report['staticScore'])}, not part of the score"
+        if report.get("metricVersion") == 3
+        else f"static {human_number(report['staticScore'])} + behavioral"
+        f" {human_number(report['behavioralScore'])}"
+    )
     return [
         f"## Entropy report: score {human_number(report['score'])}",
         "",
-        f"static {human_number(report['staticScore'])} + behavioral"
-        f" {human_number(report['behavioralScore'])} ·"
-        f" {human_number(report['totals']['operations'])} operations · lower is better",
+        f"{split} · {human_number(report['totals']['operations'])} operations · lower is better",
         "",
         *_decomposition([("report", report)]),
         *_tools(report),

@@ -47,14 +47,24 @@ def _decomposition(columns: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     totals = ["score", columns[0][1].get("score"), None] + [
         report.get("score") for _, report in columns
     ]
+    v3 = columns[0][1].get("metricVersion") == 3
     return section(
         "decomposition",
         "Score decomposition",
         _chart(decomposition_chart(split)),
         table("terms", headers, [*rows, totals], sortable=False),
-        note="score = (Σ per-tool terms + 4·navigation + flow) / max(1, successful actions);"
-        " static share = the static freedom term, behavioral share = the rest",
+        note=_V3_NOTE if v3 else _V2_NOTE,
     )
+
+
+_V2_NOTE = (
+    "score = (Σ per-tool terms + 4·navigation + flow) / max(1, successful actions);"
+    " static share = the static freedom term, behavioral share = the rest"
+)
+_V3_NOTE = (
+    "metric v3: score = calls rejected at resolve, prepare or validate / all action calls;"
+    " the static diagnostic (0.25 × the calls-weighted schema freedom) is not part of it"
+)
 
 
 def _tools(report: Mapping[str, Any], title: str = "Tools, worst first") -> str:
@@ -160,7 +170,10 @@ def _measure(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Pag
         "Entropy report",
         (
             card("score", report["score"]),
-            card("static share", report["staticScore"]),
+            card(
+                "static diagnostic" if report.get("metricVersion") == 3 else "static share",
+                report["staticScore"],
+            ),
             card("behavioral share", report["behavioralScore"]),
             card("operations", totals["operations"]),
             card("rejections / 1k actions", totals["invocationRejectionsPer1k"]),
@@ -253,7 +266,8 @@ def _status(doc: Mapping[str, Any], surface: Any, inputs: Sequence[str]) -> Page
         _meta(
             [
                 ("surface digest", (doc.get("surface") or {}).get("digest")),
-                ("metric version", (latest or {}).get("metricVersion")),
+                # The status document names its generation even when no session was kept.
+                ("metric version", (latest or {}).get("metricVersion", doc.get("metricVersion"))),
                 ("compiled artifact", "present" if doc.get("compiled") else "none"),
                 ("sessions in window", len(corpus.get("files") or [])),
             ],

@@ -8,10 +8,10 @@ from typing import Any, Final
 from pytest_entropy.core.jscompat import js_string, js_to_fixed
 from pytest_entropy.core.proposals import (
     AUTO_APPLY_PROPOSAL_KINDS,
-    entropy_review_signals,
     format_review_signal,
 )
 from pytest_entropy.core.records import Report
+from pytest_entropy.core.v3.proposals import V3_AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 __all__ = [
@@ -41,9 +41,19 @@ def _num(value: float) -> str:
 def report_lines(report: Report, digest: str, *, top: int = 10) -> list[str]:
     """A readable summary: score and split, totals, the worst refs, per-model rows."""
     totals = report.totals
+    if report.metric_version == 3:
+        # v3's score is a rate; staticScore is a diagnostic beside it, never a part of it.
+        headline = (
+            f"entropy score {_num(report.score)} (lower is better; metric v3: invocation"
+            f" rejections / action calls) · static diagnostic {_num(report.static_score)}"
+        )
+    else:
+        headline = (
+            f"entropy score {_num(report.score)} (lower is better) = static"
+            f" {_num(report.static_score)} + behavioral {_num(report.behavioral_score)}"
+        )
     lines = [
-        f"entropy score {_num(report.score)} (lower is better) = static {_num(report.static_score)}"
-        f" + behavioral {_num(report.behavioral_score)}",
+        headline,
         f"operations: {totals.operations} in {totals.traces} traces · {totals.action_operations}"
         f" actions · {totals.discovery_operations} discovery · {totals.workflow_operations}"
         f" workflow",
@@ -134,13 +144,24 @@ def proposal_line(proposal: Mapping[str, Any]) -> str:
             f" {proposal['succeeded']} succeeded, stage entropy"
             f" {js_string(proposal['failureStageEntropyBits'])} bits)"
         )
+    if kind == "normal-form":
+        rules = ", ".join(f"{rule['kind']} {rule['key']}" for rule in proposal["rules"][:4])
+        more = ", ..." if len(proposal["rules"]) > 4 else ""
+        return (
+            f"normal-form {proposal['ref']} ({len(proposal['rules'])} proven rules: {rules}{more})"
+        )
     return format_review_signal(proposal)
+
+
+# What a compile applies: v2's restrictions, or metric v3's normal forms (a v2 proposal list
+# never holds one, a v3 list never holds the others).
+_AUTOMATIC_KINDS: Final = (*AUTO_APPLY_PROPOSAL_KINDS, *V3_AUTO_APPLY_PROPOSAL_KINDS)
 
 
 def proposal_lines(proposals: list[dict[str, Any]]) -> list[str]:
     """Automatic proposals first, then the review suggestions, each on its own line."""
-    automatic = [p for p in proposals if p.get("kind") in AUTO_APPLY_PROPOSAL_KINDS]
-    review = entropy_review_signals(proposals)
+    automatic = [p for p in proposals if p.get("kind") in _AUTOMATIC_KINDS]
+    review = [p for p in proposals if p.get("kind") not in _AUTOMATIC_KINDS]
     lines = [f"automatic proposals ({len(automatic)}):"]
     lines.extend(f"  {proposal_line(p)}" for p in automatic)
     lines.append(f"review suggestions ({len(review)}):")

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.certify import (
     NO_AGENT_ARTIFACT,
     ArtifactStore,
@@ -23,9 +22,16 @@ from pytest_entropy.core.certify import (
 )
 from pytest_entropy.core.certify.scopes import CORPUS_CHECK_ORDER, ScopedResult, scoped_report
 from pytest_entropy.sources.agent_dir import agent_dir_from_env, agent_state_dir, default_state_dir
-from pytest_entropy.state.store import COMPILED, load_path, save_path
+from pytest_entropy.state.store import COMPILED, COMPILED_V3, StoreKind, load_path, save_path
 
-__all__ = ["CheckOutcome", "build_report", "default_ports", "temporary_store", "trial_artifact"]
+__all__ = [
+    "CheckOutcome",
+    "build_report",
+    "default_ports",
+    "temporary_store",
+    "trial_artifact",
+    "v3_ports",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +95,15 @@ def _scan_lines(lines: Sequence[str]) -> SessionScan:
 class _AgentDirStore:
     """``compiled.json`` in one agent directory, through the locked store (spec §1.8)."""
 
-    def __init__(self, agent_dir: Path) -> None:
-        self.path = agent_state_dir(agent_dir) / COMPILED.filename
+    def __init__(self, agent_dir: Path, kind: StoreKind = COMPILED) -> None:
+        self.kind = kind
+        self.path = agent_state_dir(agent_dir) / kind.filename
 
     def save(self, artifact: Mapping[str, Any]) -> bool:
-        return save_path(self.path, COMPILED, dict(artifact)).written
+        return save_path(self.path, self.kind, dict(artifact)).written
 
     def load(self) -> tuple[dict[str, Any] | None, str | None]:
-        loaded = load_path(self.path, COMPILED)
+        loaded = load_path(self.path, self.kind)
         return loaded.file, loaded.error
 
 
@@ -107,9 +114,28 @@ def temporary_store() -> Iterator[ArtifactStore]:
         yield _AgentDirStore(Path(agent_dir))
 
 
+@contextmanager
+def temporary_store_v3() -> Iterator[ArtifactStore]:
+    """:func:`temporary_store` of metric v3 (it loads version-2 artifacts)."""
+    with tempfile.TemporaryDirectory(prefix="entropy-certify-") as agent_dir:
+        yield _AgentDirStore(Path(agent_dir), COMPILED_V3)
+
+
 def default_ports() -> Ports:
     """The real ports: the native session scanner and a temporary agent directory."""
     return Ports(scan_lines=_scan_lines, temporary_store=temporary_store)
+
+
+def v3_ports(scan_lines: Any = None) -> Ports:
+    """The ports of the v3 check list: a scanner that follows metric v3's ingestion and a
+    temporary version-2 store (``scan_lines`` overrides the scanner)."""
+    return Ports(scan_lines=scan_lines or _scan_lines_v3, temporary_store=temporary_store_v3)
+
+
+def _scan_lines_v3(lines: Sequence[str]) -> SessionScan:
+    from pytest_entropy.ingest.native import scan_lines
+
+    return scan_lines(lines, metric_version=3)
 
 
 def build_report(
@@ -152,10 +178,11 @@ def _spec_report(
 
 
 def trial_artifact(
-    given: str | None, state_dir: str | None
+    given: str | None, state_dir: str | None, kind: StoreKind = COMPILED
 ) -> tuple[dict[str, Any] | None, str, str]:
     """``(artifact, problem, where)``: the trial's artifact (``--artifact``, else the
-    project's state directory, else the agent directory's) or why there is none."""
+    project's state directory, else the agent directory's) or why there is none; ``kind``
+    is the generation's store kind (:data:`COMPILED_V3` reads version-2 artifacts)."""
     if given is not None:
         path = Path(given)
         if not path.is_file():
@@ -166,19 +193,19 @@ def trial_artifact(
             value, _ = parse_json_bytes(path.read_bytes())
         except (JSONParseError, OSError):
             return None, f"artifact is invalid: {given}", given
-        artifact = parse_compiled_surface_artifact(value)
+        artifact = kind.parser(value)
         if artifact is None:
             return None, f"artifact is invalid: {given}", given
         return artifact, "", given
     state = Path(state_dir) if state_dir else default_state_dir()
-    local = state / COMPILED.filename
-    loaded = load_path(local, COMPILED)
+    local = state / kind.filename
+    loaded = load_path(local, kind)
     if loaded.error is not None:
         return None, loaded.error, str(local)
     if loaded.file is not None:
         return loaded.file, "", str(local)
-    path = agent_state_dir(agent_dir_from_env()) / COMPILED.filename
-    loaded = load_path(path, COMPILED)
+    path = agent_state_dir(agent_dir_from_env()) / kind.filename
+    loaded = load_path(path, kind)
     if loaded.error is not None:
         return None, loaded.error, str(path)
     if loaded.file is None:

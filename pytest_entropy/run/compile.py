@@ -57,6 +57,7 @@ from pytest_entropy.core.steering import (
     proposal_gains,
     steer_from_evidence,
 )
+from pytest_entropy.core.v3.compiler import V3CompileOutcome, compile_from_evidence_v3
 from pytest_entropy.core.validation import CallChecks
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -169,7 +170,7 @@ class CompileRun:
     """A compile over session files: the outcome, the pool merge (when a pool was given)
     and what the reads saw."""
 
-    outcome: CompileOutcome
+    outcome: CompileOutcome | V3CompileOutcome
     pool: PoolMerge | None
     diagnostics: ScanDiagnostics
     steered: SteeredOutcome | None = None  # what steering left out, when it was asked for
@@ -188,6 +189,7 @@ def compile_sources(
     engine: EngineOptions | None = None,
     steering: Steering | None = None,
     redact_values: bool = False,
+    metric_version: int = 2,
 ) -> CompileRun:
     """``compile_entropy_surface`` over session files, read where ``engine`` says.
 
@@ -196,9 +198,25 @@ def compile_sources(
     files' own, or (``use_pool``) those of ``pool`` after the files' windows merged into it.
     ``steering`` (opt-in) compiles as :func:`~pytest_entropy.core.steering.steer_from_evidence`
     does; ``redact_values`` redacts the windows merged into the pool (opt-in).
+    ``metric_version=3`` compiles normal-form plans instead (:func:`compile_sources_v3`).
     """
     options = options or ReadOptions()
     engine = engine or EngineOptions()
+    if metric_version >= 3:
+        if steering is not None:
+            raise ValueError("steering chooses among v2 restrictions; metric v3 compiles none")
+        return compile_sources_v3(
+            sources,
+            surface,
+            options=options,
+            repairs=repairs,
+            artifact=artifact,
+            catalog_digest=catalog_digest,
+            pool=pool,
+            use_pool=use_pool,
+            engine=engine,
+            redact_values=redact_values,
+        )
     plan = CorpusPlan(
         options,
         observation_values=not use_pool,
@@ -315,6 +333,48 @@ def compile_sources(
     return CompileRun(outcome, merged, corpus.diagnostics)
 
 
+def compile_sources_v3(
+    sources: Sequence[SourceFile],
+    surface: Mapping[str, Any],
+    *,
+    options: ReadOptions | None = None,
+    repairs: Sequence[RepairRow | Mapping[str, Any]] | None = None,
+    artifact: Artifact | None = None,
+    catalog_digest: str | None = None,
+    pool: Mapping[str, Any] | None = None,
+    use_pool: bool = False,
+    engine: EngineOptions | None = None,
+    redact_values: bool = False,
+) -> CompileRun:
+    """The metric v3 compile over session files: one read, no replay.
+
+    Plans come from the surface alone, so the corpus is read once, for the v3 report and
+    the review signals' evidence (and, with ``use_pool``, the pool's windows); nothing is
+    read twice, and a file changing after its read cannot change the artifact.
+    """
+    # The corpus is read as metric v3 ingests it (its guard, audits and model cursor).
+    plan = CorpusPlan(
+        replace(options or ReadOptions(), metric_version=3),
+        observation_values=not use_pool,
+        windows=use_pool,
+        audit_refs=False,  # audits never influence a v3 plan
+        redact_values=redact_values,
+    )
+    corpus = read_corpus(sources, plan, engine or EngineOptions(), pool=pool)
+    merged = corpus.merged_pool() if use_pool else None
+    if merged is not None:
+        corpus.evidence.add_observations(pool_to_value_observations(merged.file))
+    outcome = compile_from_evidence_v3(
+        corpus.state,
+        corpus.evidence,
+        surface,
+        repairs=repairs,
+        artifact=artifact,
+        catalog_digest=catalog_digest,
+    )
+    return CompileRun(outcome, merged, corpus.diagnostics)
+
+
 # ---------------------------------------------------------------------------- propose
 
 
@@ -349,8 +409,9 @@ def propose_sources(
         options or ReadOptions(), trace_values=not audit_values, observation_values=audit_values
     )
     corpus = read_corpus(sources, plan, engine or EngineOptions())
-    report = corpus.state.finalize(surface, repairs, catalog_digest)
-    proposals = corpus.evidence.proposals(report, surface)
+    version = plan.options.metric_version
+    report = corpus.state.finalize(surface, repairs, catalog_digest, metric_version=version)
+    proposals = corpus.evidence.proposals(report, surface, metric_version=version)
     if not explain:
         return ProposeRun(report, proposals, corpus.diagnostics)
     gains = proposal_gains(corpus.state, report, surface, proposals, repairs)

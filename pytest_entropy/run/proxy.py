@@ -189,6 +189,8 @@ class _Pending:
     ref: str = ""
     args: Any = None
     cursor: bool = False
+    # Metric v3: the arguments to forward when a normal form rewrote the call's.
+    forward: Any = None
 
 
 class ProxyConnection:
@@ -204,6 +206,7 @@ class ProxyConnection:
         self.model: str | None = None
         self.server_name: str | None = None
         self.initialized = False
+        self._rewritten = False  # the client message being routed had its arguments rewritten
         self._tools: list[Any] = []  # the pages of the listing in progress
         self._diagnostics = ScanDiagnostics()
         self._writer = NativeWriter(ReadOptions(), self._diagnostics)
@@ -253,6 +256,7 @@ class ProxyConnection:
     def _from_client(self, raw: bytes) -> Routed:
         routed = Routed()
         message = self._parse(raw, "client")
+        self._rewritten = False
         if isinstance(message, list):
             kept = []
             for item in message:
@@ -261,14 +265,14 @@ class ProxyConnection:
                     kept.append(item)
                 else:
                     routed.to_client.append(answer)
-            if len(kept) == len(message):
+            if len(kept) == len(message) and not self._rewritten:
                 routed.to_server.append(raw)
             elif kept:
                 routed.to_server.append(_dumps(kept))
             return routed
         answer = self._client_item(message) if type(message) is dict else None
         if answer is None:
-            routed.to_server.append(raw)
+            routed.to_server.append(_dumps(message) if self._rewritten else raw)
         else:
             routed.to_client.append(answer)
         return routed
@@ -332,12 +336,11 @@ class ProxyConnection:
             name = params.get("name")
             if type(name) is not str:
                 return None
-            args = params.get("arguments", {})
-            if self.hub.redact:
-                args = redacted(args, "")
+            sent = params.get("arguments", {})
+            args = redacted(sent, "") if self.hub.redact else sent
             call = _Pending(method, name, self.prefix + name, args)
             self.hub.stats.calls += 1
-            refusal = self._enforce(call)
+            refusal = self._enforce(call, sent)
             if refusal is not None:
                 stage, text = refusal
                 self.hub.stats.refused += 1
@@ -349,15 +352,26 @@ class ProxyConnection:
                     result["resultType"] = "complete"  # protocol 2026-07-28 results say so
                 return _dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
             self.pending[key] = call
+            if call.forward is not None:
+                # A normal form rewrote the arguments: the server gets the rewritten call.
+                message["params"] = {**params, "arguments": call.forward}
+                self._rewritten = True
         return None
 
-    def _enforce(self, call: _Pending) -> tuple[str, str] | None:
-        """``(stage, message)`` when the compiled surface refuses the call."""
+    def _enforce(self, call: _Pending, sent: Any = None) -> tuple[str, str] | None:
+        """``(stage, message)`` when the compiled surface refuses the call. Under metric v3
+        the call's normal form (of ``sent``, the arguments as the client sent them) is kept
+        in ``call.forward`` when a rule rewrote them."""
         artifact = self.hub.artifact.current()
         surface = self.hub.surface
         if artifact is None or surface is None:
             return None
-        verdict = validate_call(call.ref, call.args, surface, artifact)
+        if self.hub.artifact.metric_version >= 3:
+            verdict = validate_call(call.ref, sent, surface, artifact, metric_version=3)
+            if verdict.accepted and verdict.witness is not None:
+                call.forward = verdict.args
+        else:
+            verdict = validate_call(call.ref, call.args, surface, artifact)
         if verdict.accepted:
             return None
         if verdict.stage == "resolve":
@@ -420,8 +434,8 @@ class ProxyConnection:
         if not (type(result) is dict and result.get("nextCursor")):
             self._keep_listing(self._tools)
         artifact = self.hub.artifact.current()
-        if artifact is None:
-            return None
+        if artifact is None or self.hub.artifact.metric_version >= 3:
+            return None  # metric v3 never restricts or hides a listed tool
         shown = []
         changed = False
         for tool in tools:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from pytest_entropy.state.store import COMPILED, load_path
+from pytest_entropy.state.store import COMPILED, COMPILED_V3, load_path
 
 __all__ = ["ArtifactHolder", "proxy_notice", "set_notice_renderer"]
 
@@ -40,14 +40,16 @@ def proxy_notice(line: str) -> None:
 class ArtifactHolder:
     """The compiled artifact the proxy enforces, re-read whenever its file changes.
 
-    A missing file enforces nothing; a damaged one (or a version-2 artifact, which needs
-    metric v3) disables enforcement and says so on stderr once per distinct problem, and
-    traffic keeps flowing.
+    A missing file enforces nothing; a damaged one (or, under metric v2, a version-2
+    artifact) disables enforcement and says so on stderr once per distinct problem, and
+    traffic keeps flowing. ``metric_version=3`` reads version-2 artifacts (and version-1 ones
+    as inert migration data) and enforces their normal forms.
     """
 
-    def __init__(self, path: Path | None, *, enabled: bool = True) -> None:
+    def __init__(self, path: Path | None, *, enabled: bool = True, metric_version: int = 2) -> None:
         self.path = path
         self.enabled = enabled and path is not None
+        self.metric_version = metric_version
         self._stamp: tuple[int, int, int] | None = None
         self._artifact: dict[str, Any] | None = None
         self._said: str | None = None
@@ -69,7 +71,7 @@ class ArtifactHolder:
             return self._artifact
 
     def _load(self, path: Path) -> dict[str, Any] | None:
-        loaded = load_path(path, COMPILED)
+        loaded = load_path(path, COMPILED_V3 if self.metric_version >= 3 else COMPILED)
         if loaded.file is not None:
             self._said = None
             return loaded.file
@@ -80,9 +82,9 @@ class ArtifactHolder:
             version = orjson.loads(path.read_bytes()).get("version")
         except (OSError, orjson.JSONDecodeError, AttributeError):
             version = None
-        if version == 2:
+        if version == 2 and self.metric_version < 3:
             problem = (
-                "a version-2 artifact (metric v3) is not enforced by this proxy yet;"
+                "a version-2 artifact (metric v3) is enforced with --metric-version 3;"
                 " enforcement is off (traffic is forwarded)"
             )
         message = f"entropy: proxy: {path}: {problem}"

@@ -55,16 +55,19 @@ class LiveCompile:
     def surface_listed(self, surface: dict[str, Any]) -> None:
         """A new listing: compile against it from now on (and start, the first time)."""
         with self._lock:
+            version = self.hub.artifact.metric_version
             if self.loop is not None:
                 self.loop.surface = surface
-                self.loop.options = ReadOptions(surface=surface)
+                self.loop.options = ReadOptions(surface=surface, metric_version=version)
                 return
             self.sessions.mkdir(parents=True, exist_ok=True)
             self.loop = CompileLoop(
                 window=lambda: directory_session_files(self.sessions, self.window),
                 surface=surface,
                 state_dir=self.hub.state_dir,
+                options=ReadOptions(surface=surface, metric_version=version),
                 redact_values=self.redact_values,
+                metric_version=version,
             )
             self.watcher = Watcher(
                 self.loop,
@@ -85,7 +88,8 @@ class LiveCompile:
     def notify(self, notice: Notice) -> None:
         self.notices.append(notice)
         proxy_notice(notice.text)
-        if notice.kind == "compiled":
+        # Under metric v3 the listed tools never change (normal forms act on calls only).
+        if notice.kind == "compiled" and self.hub.artifact.metric_version < 3:
             self.hub.surface_changed()
 
     def stop(self) -> None:

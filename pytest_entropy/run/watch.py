@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_entropy.core.artifact import compiled_surface_effect_changed
-from pytest_entropy.core.compiler import ABSENT_REASON, INVALID_REASON, compile_entropy_surface
+from pytest_entropy.core.compiler import (
+    ABSENT_REASON,
+    INVALID_REASON,
+    CompileOutcome,
+    compile_entropy_surface,
+)
 from pytest_entropy.core.notices import (
     format_compile_notice,
     format_external_refs_note,
@@ -34,14 +39,24 @@ from pytest_entropy.core.pool import pool_to_value_observations
 from pytest_entropy.core.proposals import entropy_review_key, entropy_review_signals
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.core.steering import Steering, steer_entropy_surface
+from pytest_entropy.core.v3.artifact import (
+    compiled_surface_effect_changed as v3_effect_changed,
+)
+from pytest_entropy.core.v3.compiler import (
+    V3CompileOutcome,
+    compile_entropy_surface_v3,
+    format_compile_notice_v3,
+)
 from pytest_entropy.core.validation import collect_external_refs
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.locate import SessionFile
+from pytest_entropy.state.generation import record_generation
 from pytest_entropy.state.store import (
     COMPILED,
+    COMPILED_V3,
     POOL,
     Snapshot,
     StoreDamagedError,
@@ -136,17 +151,23 @@ class CompileLoop:
         strict: bool = False,
         steering: Steering | None = None,
         redact_values: bool = False,
+        metric_version: int = 2,
     ) -> None:
+        if metric_version >= 3 and steering is not None:
+            raise ValueError("steering chooses among metric v2's restrictions; v3 compiles none")
         self.window = window
         self.surface = surface
         self.state_dir = Path(state_dir)
         self.repairs = list(repairs) if repairs is not None else None
-        self.options = options or ReadOptions(surface=surface)
+        self.options = options or ReadOptions(surface=surface, metric_version=metric_version)
         self.cache = cache or EvidenceCache()
         self.clock = clock
         self.strict = strict
         self.steering = steering  # opt-in: partial compiles, selection (compile --partial)
         self.redact_values = redact_values  # opt-in: the pool's values redacted
+        # Metric v3: version-2 artifacts of normal forms, compiled without review signals
+        # (the upstream's background compiler finishes without them).
+        self.metric_version = metric_version
         self.last_review_key: str | None = None
         self.last_rejection: frozenset[tuple[str, str]] | None = None
         self.last_damage: str | None = None
@@ -178,8 +199,10 @@ class CompileLoop:
             return TickResult(NO_FILES)
         # Snapshots of both state files; the tick writes only if they are unchanged when it
         # commits, and otherwise merges and compiles again from what the other writer left.
+        v3 = self.metric_version >= 3
+        compiled_kind = COMPILED_V3 if v3 else COMPILED
         reads = [
-            (self.state_dir / COMPILED.filename, COMPILED),
+            (self.state_dir / COMPILED.filename, compiled_kind),
             (self.state_dir / POOL.filename, POOL),
         ]
         try:
@@ -219,7 +242,11 @@ class CompileLoop:
                     again.records.audit_calls,
                     incumbent,
                 )
-                if self.steering is None:
+                outcome: CompileOutcome | V3CompileOutcome
+                if v3:
+                    outcome = compile_entropy_surface_v3(*inputs)
+                    shown = outcome.proposals
+                elif self.steering is None:
                     outcome = compile_entropy_surface(*inputs)
                     shown = outcome.proposals
                 else:
@@ -230,7 +257,7 @@ class CompileLoop:
             external.update(found)
             writes = [Write(reads[1][0], POOL, merged.file)]
             if outcome.status == "compiled" and outcome.artifact is not None:
-                writes.append(Write(reads[0][0], COMPILED, outcome.artifact))
+                writes.append(Write(reads[0][0], compiled_kind, outcome.artifact))
             return (outcome, incumbent), writes
 
         try:
@@ -239,7 +266,9 @@ class CompileLoop:
             return self._damaged(error.problem)
         except StoreError as error:
             return TickResult("error", [Notice("error", f"entropy: {error}")])
-        review = entropy_review_signals(outcome.proposals)
+        if v3:
+            record_generation(self.state_dir, self.metric_version)  # the directory holds v3
+        review = [] if v3 else entropy_review_signals(outcome.proposals)
         review_key = entropy_review_key(review)
         review_changed = review_key != self.last_review_key
         notices: list[Notice] = []
@@ -251,7 +280,13 @@ class CompileLoop:
         shown_compile = False
         if outcome.status == "compiled" and outcome.artifact is not None:
             written = saved[-1].written
-            if written and compiled_surface_effect_changed(incumbent, outcome.artifact):
+            if v3:
+                if written and v3_effect_changed(incumbent, outcome.artifact):
+                    score = outcome.report.score
+                    text = format_compile_notice_v3(score, score, review_hint=REVIEW_HINT)
+                    notices.append(Notice("compiled", text))
+                    shown_compile = True
+            elif written and compiled_surface_effect_changed(incumbent, outcome.artifact):
                 after = outcome.after if outcome.after is not None else outcome.report
                 notices.append(
                     Notice(

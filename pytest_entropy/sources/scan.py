@@ -120,6 +120,7 @@ def scan_source(
     ``on_values`` each line's values as one flat tuple in place of ``on_value`` and
     ``on_value_fields`` (the same).
     """
+    read_options = options or ReadOptions()
     scanner = SessionScanner(
         on_trace,
         meter=meter,
@@ -132,9 +133,10 @@ def scan_source(
         diagnostics=diagnostics,
         name=os.fspath(source),
         current_model=cursor.model if cursor is not None else None,
+        metric_version=read_options.metric_version,
     )
     try:
-        return _scan_source(scanner, options or ReadOptions())
+        return _scan_source(scanner, read_options)
     finally:
         if cursor is not None:
             cursor.model = scanner.current_model

@@ -305,6 +305,7 @@ OPTIONS: Final = (
         bare=True,
     ),
     Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
+    Option("metric-version", "text", "the gate's and fixtures' metric: 2 (default) or 3", "2|3"),
     Option(
         "accept",
         "list",
@@ -372,7 +373,7 @@ class CommandFlag:
     metavar: str | None
     many: bool = False
     action: str | None = None  # "store_true" (a switch) or "append" (repeatable)
-    choices: tuple[str, ...] = ()
+    choices: tuple[Any, ...] = ()
     switch: bool = False  # an on/off flag (``--allow-empty``), no value
     value_type: Callable[[str], Any] | None = None  # argparse's ``type`` (positive_int)
 
@@ -466,6 +467,14 @@ COMMAND_FLAGS: Final = {
         "BYTES",
         value_type=positive_int,
     ),
+    "metric-version": CommandFlag(
+        "--metric-version",
+        "the metric generation: 2 (the reference) or 3 (the upstream's current one, see"
+        " docs/metric-v3.md); default: metric-version in [tool.entropy], else 2",
+        "2|3",
+        choices=(2, 3),
+        value_type=int,
+    ),
     "allow-empty": CommandFlag(
         "--allow-empty",
         "pass on a corpus that yields no operations (default: exit 2, naming what was read;"
@@ -546,6 +555,7 @@ class EntropySettings:
     # does not put certification into corpus mode on its own.
     surface_from_ini: bool = False
     mcp_timeout: float | None = None  # seconds a live MCP server has to list (None: 30)
+    metric_version: int = 2  # --entropy-metric-version (docs/metric-v3.md)
 
     @property
     def gate(self) -> bool:

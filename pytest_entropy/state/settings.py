@@ -115,6 +115,13 @@ SETTINGS: Final = (
     Setting("grace-ms", "int", "watch: wait after a change, in milliseconds", default=250),
     Setting("poll-ms", "int", "watch: polling interval, in milliseconds", default=500),
     Setting("window", "int", "watch: how many newest session files a tick reads", default=8),
+    Setting(
+        "metric-version",
+        "int",
+        "the metric generation: 2 (the reference, the default) or 3 (the upstream's current"
+        " one, docs/metric-v3.md)",
+        default=2,
+    ),
     Setting("jobs", "int", "worker processes", default=1),
     Setting("engine", "choice", "where to run", ("local", "processes", "dask"), default="local"),
     Setting("scheduler", "text", "a Dask scheduler address"),

@@ -29,6 +29,9 @@ from typing import Any, Final, TypeVar
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.pool import parse_observation_pool
+from pytest_entropy.core.v3.artifact import (
+    parse_compiled_surface_artifact as parse_compiled_surface_artifact_v3,
+)
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
 from pytest_entropy.state.files import (
     StoreDamagedError,
@@ -45,6 +48,7 @@ from pytest_entropy.state.transaction import recover, write_files
 
 __all__ = [
     "COMPILED",
+    "COMPILED_V3",
     "POOL",
     "LoadResult",
     "SaveResult",
@@ -99,6 +103,10 @@ COMPILED: Final = StoreKind(
     "compiled surface",
     "Timed out waiting for the compiled entropy surface lock",
     parse_compiled_surface_artifact,
+)
+# The same file under metric v3: version-2 artifacts, and version-1 ones as migration data.
+COMPILED_V3: Final = StoreKind(
+    COMPILED.filename, COMPILED.label, COMPILED.timeout_message, parse_compiled_surface_artifact_v3
 )
 POOL: Final = StoreKind(
     "observation-pool.json",

@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
 
-__all__ = ["positive_int", "positive_seconds", "storage_options_value"]
+__all__ = ["metric_version_value", "positive_int", "positive_seconds", "storage_options_value"]
 
 
 def positive_seconds(value: Any, name: str, source: str) -> float:
@@ -39,3 +39,11 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def metric_version_value(text: str) -> int:
+    """argparse's type of ``--metric-version``: the generation 2 (the reference) or 3."""
+    value = text.strip() if isinstance(text, str) else text
+    if value not in ("2", "3"):
+        raise argparse.ArgumentTypeError(f"must be 2 or 3, not {str(text)[:20]!r}")
+    return int(value)

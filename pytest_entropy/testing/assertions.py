@@ -67,6 +67,7 @@ def traces_of(
     *,
     session_format: str | None = None,
     surface: Mapping[str, Any] | None = None,
+    metric_version: int = 2,
 ) -> list[Trace | Mapping[str, Any]]:
     """Traces from session files/directories, or the traces themselves when given.
 
@@ -83,6 +84,7 @@ def traces_of(
         options = ReadOptions(
             session_format=session_format or configured_session_format(),
             surface=dict(surface) if surface is not None else None,
+            metric_version=metric_version,
         )
         read = read_corpus(
             source_files(expand_session_paths(items, options)), records_plan(options)
@@ -444,11 +446,13 @@ class EntropyMeter:
         repairs: Callable[[], list[RepairRow] | None] | None = None,
         *,
         session_format: str | None = None,
+        metric_version: int = 2,
     ) -> None:
         self._sessions = sessions
         self._surface = surface or (lambda: None)
         self._repairs = repairs or (lambda: None)
         self._session_format = session_format  # None: see traces_of
+        self._metric_version = metric_version  # --entropy-metric-version
 
     def __call__(
         self,
@@ -468,8 +472,16 @@ class EntropyMeter:
         chosen_repairs = self._repairs() if repairs is self._CONFIGURED else repairs
         if catalog_digest is None:
             catalog_digest = surface_hash(chosen_surface) if chosen_surface is not None else ""
-        traces = traces_of(source, session_format=self._session_format, surface=chosen_surface)
-        return measure(traces, chosen_surface, chosen_repairs, catalog_digest)
+        version = self._metric_version
+        traces = traces_of(
+            source,
+            session_format=self._session_format,
+            surface=chosen_surface,
+            metric_version=version,
+        )
+        return measure(
+            traces, chosen_surface, chosen_repairs, catalog_digest, metric_version=version
+        )
 
     def freedom(self, surface: Any = _CONFIGURED) -> dict[str, Any]:
         """Static freedom per action, worst first, with total and mean."""

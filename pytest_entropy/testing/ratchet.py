@@ -474,6 +474,9 @@ def check_baseline(
         return result("damaged", False, detail=str(error))
     stored = (entries or {}).get(name)
     written = {**current.to_json(), **({"corpusSize": size} if size is not None else {})}
+    generation = _generation_of(value)
+    if generation == 3:  # a v2 entry stays as it always was: no key of its own
+        written["metricVersion"] = generation
     if update:
         _write_entry(path, name, written)
         return result("updated", True)
@@ -489,6 +492,15 @@ def check_baseline(
     if baseline.kind != current.kind:
         return result(
             "kind-mismatch", False, detail=f"tracks a {baseline.kind}, not a {current.kind}"
+        )
+    stored_generation = stored.get("metricVersion", 2)
+    if generation is not None and stored_generation != generation:
+        # A metric v2 score and a metric v3 rate are different numbers: never compared.
+        return result(
+            "kind-mismatch",
+            False,
+            detail=f"tracks a metric v{stored_generation} report, not a metric v{generation}"
+            f" one (start a baseline of its own, or rewrite it with {update_hint})",
         )
     off = _size_mismatch(stored.get("corpusSize"), size, size_factor or SIZE_FACTOR)
     if off is not None:
@@ -509,6 +521,15 @@ def check_baseline(
     if falls:
         return result("lowered", True, **changes, **extra)
     return result("unchanged", True, **changes, **extra)
+
+
+def _generation_of(value: Any) -> int | None:
+    """The metric generation of a report (or its JSON), else ``None`` (a surface)."""
+    if isinstance(value, Report):
+        return value.metric_version
+    if isinstance(value, Mapping) and "metricVersion" in value:
+        return int(value["metricVersion"])
+    return None
 
 
 def corpus_size(value: Any) -> dict[str, int] | None:

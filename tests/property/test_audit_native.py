@@ -22,22 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
-from pytest_entropy.core.jscompat import js_own_keys, value_key
 from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
-from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
+from pytest_entropy.core.records import Operation, Trace, ValueObservation
 from pytest_entropy.ingest.native import (
-    audit_records,
     harvest_values,
     tally_values,
-    value_tallier,
 )
-from pytest_entropy.run import deferred as deferred_module
-from pytest_entropy.run.deferred import (
-    DeferredEvidence,
-    replay_evidence_into,
-    values_listener,
-)
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 
 NAME = "ingest._audit_native"
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -143,150 +134,11 @@ def outcome(function: Any, *args: Any) -> Any:
 # ------------------------------------------------------------------------ own keys
 
 
-@SETTINGS
-@given(obj=argument_objects)
-def test_own_keys_is_the_javascript_order(obj: dict[str, Any]) -> None:
-    native = native_kernel(NAME)
-    assert native.own_keys(obj, js_own_keys) == js_own_keys(obj)
-
-
-def test_own_keys_hands_foreign_keys_to_the_python_order() -> None:
-    native = native_kernel(NAME)
-    for obj in ({1: "x"}, {"a": 1, 2: 3}, {"10": 1, (1,): 2}):
-        assert outcome(native.own_keys, obj, js_own_keys) == outcome(js_own_keys, obj)
-    assert outcome(native.own_keys, ["a"], js_own_keys) == outcome(js_own_keys, ["a"])
-
-
-def test_own_keys_keeps_canonical_indexes_first_in_numeric_order() -> None:
-    native = native_kernel(NAME)
-    obj = {"b": 0, "10": 0, "01": 0, "2": 0, "-1": 0, "4294967295": 0, "4294967294": 0, "0": 0}
-    assert native.own_keys(obj, js_own_keys) == js_own_keys(obj)
-    assert native.own_keys(obj, js_own_keys)[:4] == ["0", "2", "10", "4294967294"]
-
-
 # ------------------------------------------------------------------- audit_records
-
-
-def harvest(kind: str, audits: Any, calls: bool, mode: str) -> Any:
-    """Every callback audit_records makes, in order, with the counts it returns."""
-    heard: list[Any] = []
-
-    def on_call(call: AuditCall) -> None:
-        heard.append(("call", type(call).__name__, call.ref, call.args))
-
-    def on_value_fields(ref: str, key: str, value: Any) -> None:
-        heard.append(("fields", ref, key, typed(value)))
-
-    def on_value(observation: ValueObservation) -> None:
-        value = observation.value
-        heard.append(("observation", observation.ref, observation.key, typed(value)))
-
-    listeners: tuple[Any, Any, Any] = (
-        on_call if calls else None,
-        on_value if mode == "observations" else None,
-        on_value_fields if mode == "fields" else None,
-    )
-    if kind == "native":
-        native = native_kernel(NAME)
-        counts = native.audit_records(
-            audits,
-            listeners[0],
-            AuditCall,
-            listeners[1],
-            ValueObservation,
-            listeners[2],
-            js_own_keys,
-        )
-    else:
-        counts = audit_records(audits, *listeners)
-    return counts, heard
-
-
-@SETTINGS
-@given(
-    audits=audits_lists,
-    calls=st.booleans(),
-    mode=st.sampled_from(["fields", "observations", "none"]),
-)
-def test_audit_records_heard_the_same(audits: Any, calls: bool, mode: str) -> None:
-    assert harvest("native", audits, calls, mode) == harvest("python", audits, calls, mode)
-
-
-def gathered(kind: str, audits: Any, calls: bool) -> Any:
-    heard: list[Any] = []
-
-    def on_call(call: AuditCall) -> None:
-        heard.append((type(call).__name__, call.ref, call.args))
-
-    listener = on_call if calls else None
-    if kind == "native":
-        native = native_kernel(NAME)
-        kept, skipped, values = native.harvest_values(audits, listener, AuditCall, js_own_keys)
-    else:
-        kept, skipped, values = harvest_values(audits, listener)
-    assert values is None or (type(values) is tuple and values)
-    typed_values = None if values is None else [typed(item) for item in values]
-    return kept, skipped, typed_values, heard
-
-
-@SETTINGS
-@given(audits=audits_lists, calls=st.booleans())
-def test_harvest_values_gathers_the_same(audits: Any, calls: bool) -> None:
-    assert gathered("native", audits, calls) == gathered("python", audits, calls)
 
 
 class _Key(str):
     pass
-
-
-@SETTINGS
-@given(
-    head=st.lists(records(), max_size=3),
-    args=st.dictionaries(
-        st.one_of(keys, keys.map(_Key), st.integers(-2, 12), st.none()), values, max_size=5
-    ),
-    calls=st.booleans(),
-)
-def test_harvest_values_orders_foreign_keys_as_python_does(
-    head: list[Any], args: dict[Any, Any], calls: bool
-) -> None:
-    """The kernel walks an argument dict as it stands only when its keys are exact str and
-    none is an array index; any other key (int, None, a str subclass) goes through
-    js_own_keys, which orders or refuses it as the Python does."""
-    audits = [*head, {"ref": "r", "args": args}, {"ref": "r", "args": {"b": 1, "a": 2}}]
-    native = outcome(gathered, "native", audits, calls)
-    assert native == outcome(gathered, "python", audits, calls)
-
-
-def test_audit_records_builds_real_audit_calls() -> None:
-    native = native_kernel(NAME)
-    args = {"q": 1}
-    got: list[Any] = []
-    kept = native.audit_records(
-        [{"ref": "r", "args": args}, {"ref": "", "args": {}}],
-        got.append,
-        AuditCall,
-        None,
-        ValueObservation,
-        None,
-        js_own_keys,
-    )
-    assert kept == (1, 1)
-    assert type(got[0]) is AuditCall and got[0] == ("r", args) and got[0].args is args
-
-
-def test_a_failing_listener_propagates() -> None:
-    native = native_kernel(NAME)
-
-    def refuse(*_: Any) -> None:
-        raise ZeroDivisionError
-
-    audits = [{"ref": "r", "args": {"k": 1}}]
-    for listeners in ((refuse, None, None), (None, refuse, None), (None, None, refuse)):
-        python = outcome(audit_records, audits, *listeners)
-        args = (audits, listeners[0], AuditCall, listeners[1], ValueObservation, listeners[2])
-        assert outcome(native.audit_records, *args, js_own_keys) == python
-        assert python == ("raised", "ZeroDivisionError")
 
 
 # -------------------------------------------------------------------- tallies
@@ -303,26 +155,6 @@ def tallies_of(evidence: ProposalEvidence) -> list[Any]:
         )
         for ref_key, tally in evidence.tallies.items()
     ]
-
-
-def tallied(kind: str, batches: list[Any], prior: list[ValueObservation]) -> list[Any]:
-    evidence = ProposalEvidence()
-    for observation in prior:
-        evidence.add_observation(observation)
-    with paths(kind):
-        tally = value_tallier(evidence)
-        if kind == "native":
-            assert tally.func is native_kernel(NAME).tally_values  # type: ignore[attr-defined]
-        for audits in batches:
-            if kind == "plain":
-                audit_records(audits, None, evidence.add_observation)
-            elif kind == "python":
-                audit_records(audits, None, None, evidence.add_value)
-            else:
-                values = native_kernel(NAME).harvest_values(audits, None, AuditCall, js_own_keys)[2]
-                if values is not None:
-                    tally(values)
-    return tallies_of(evidence)
 
 
 def twin_tallied(batches: list[Any], prior: list[ValueObservation]) -> list[Any]:
@@ -347,25 +179,6 @@ prior_observations = st.lists(
     ),
     max_size=4,
 )
-
-
-@SETTINGS
-@given(batches=st.lists(audits_lists, max_size=5), prior=prior_observations)
-def test_the_tallies_are_the_same_on_every_path(
-    batches: list[Any], prior: list[ValueObservation]
-) -> None:
-    native_kernel(NAME)
-    found = [tallied(kind, batches, prior) for kind in ("native", "python", "plain")]
-    assert found[0] == found[1] == found[2] == twin_tallied(batches, prior)
-
-
-def test_a_tally_past_the_distinct_limit_overflows_and_keeps_counting() -> None:
-    native_kernel(NAME)
-    audits = [{"ref": "r", "args": {"k": n}} for n in range(ENUM_MAX_DISTINCT + 3)]
-    found = tallied("native", [audits], [])
-    assert found == tallied("python", [audits], []) == tallied("plain", [audits], [])
-    assert found == twin_tallied([audits], [])
-    assert found[0][2] == typed(ENUM_MAX_DISTINCT + 3) and found[0][3] is True
 
 
 # ------------------------------------------------------------ tally_values triples
@@ -435,36 +248,6 @@ triple_priors = st.lists(
     ),
     max_size=6,
 )
-
-
-def triples_tallied(kind: str, prior: list[ValueObservation], values: tuple[Any, ...]) -> Any:
-    evidence = ProposalEvidence()
-    for observation in prior:
-        evidence.add_observation(observation)
-    if kind == "native":
-        native = native_kernel(NAME)
-        done = outcome(
-            native.tally_values, evidence.tallies, _Tally, value_key, ENUM_MAX_DISTINCT, values
-        )
-    elif kind == "python":
-        done = outcome(tally_values, evidence, values)
-    else:
-
-        def observe_all() -> None:
-            for at in range(0, len(values), 3):
-                evidence.add_observation(ValueObservation(*values[at : at + 3]))
-
-        done = outcome(observe_all)
-    return done, tallies_of(evidence)
-
-
-@SETTINGS
-@given(prior=triple_priors, values=triples())
-def test_tally_values_on_triples_is_the_python_add_value(
-    prior: list[ValueObservation], values: tuple[Any, ...]
-) -> None:
-    found = [triples_tallied(kind, prior, values) for kind in ("native", "python", "plain")]
-    assert found[0] == found[1] == found[2]
 
 
 def reference_tally(
@@ -584,101 +367,6 @@ def state_of(tallies: dict[Any, Any]) -> list[Any]:
     ]
 
 
-@SETTINGS
-@given(
-    tally_type=st.sampled_from([_Tally, SubTally, LooseTally]),
-    states=st.lists(st.sampled_from(ODD_STATES), max_size=4, unique=True),
-    limit=st.sampled_from([0, 1, 2, ENUM_MAX_DISTINCT]),
-    head=triples(),
-    markers=st.lists(
-        st.tuples(
-            st.integers(0, 40),
-            st.sampled_from(["replace", "delete", "overflow", "clear", "raise", "none"]),
-        ),
-        max_size=3,
-    ),
-)
-def test_tally_values_with_hostile_hooks_is_the_reference(
-    tally_type: Any, states: list[str], limit: int, head: tuple[Any, ...], markers: list[Any]
-) -> None:
-    """The kernel against the reference above on tallies of any class and state, with a
-    value_key that replaces, deletes, overflows or empties tallies (or raises) midway: what
-    the kernel remembered of the tallies before the hook ran is not trusted after it."""
-    native = native_kernel(NAME)
-    values = list(head)
-    for position, action in markers:
-        at = 3 * min(position, len(values) // 3)
-        values[at:at] = [fresh("r"), "k", Marker(action)]
-    values.extend(("r", "k", 7, fresh("r"), fresh("k"), 8, "ref.é", "10", 9.5))
-
-    def run(kind: str) -> Any:
-        tallies = odd_tallies(tally_type, states)
-
-        def hostile(value: Any) -> str:
-            if type(value) is Marker:
-                if value.action == "replace":
-                    tallies[("r", "k")] = tally_type("r", "k")
-                elif value.action == "delete":
-                    tallies.pop(("ref.é", "10"), None)
-                elif value.action == "overflow" and ("r", "k") in tallies:
-                    tallies[("r", "k")].overflow()
-                elif value.action == "clear":
-                    for tally in tallies.values():
-                        tally.counts.clear()
-                elif value.action == "raise":
-                    raise ZeroDivisionError
-                return "marker:" + value.action
-            return value_key(value)
-
-        arguments = (tallies, tally_type, hostile, limit, tuple(values))
-        if kind == "native":
-            done = outcome(native.tally_values, *arguments)
-        else:
-            done = outcome(reference_tally, *arguments)
-        return done, state_of(tallies)
-
-    assert run("native") == run("reference")
-
-
-_CHANGED_CLASS = """
-import sys
-from pytest_entropy.core.jscompat import value_key
-from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, _Tally
-from pytest_entropy.ingest import _audit_native as native
-
-members = {name: getattr(_Tally, name) for name in ("total", "counts")}
-stale = _Tally("r", "k")  # its own slots hold 0 and {}
-tallies = {("r", "k"): stale}
-side = {"total": 50, "counts": {}}
-_Tally.total = property(lambda self: side["total"], lambda self, v: side.__setitem__("total", v))
-_Tally.counts = property(lambda self: side["counts"])
-native.tally_values(tallies, _Tally, value_key, ENUM_MAX_DISTINCT, ("r", "k", 1, "r", "k", 1))
-own = [members[name].__get__(stale) for name in ("total", "counts")]
-print(side["total"], own[0], side["counts"], own[1])
-"""
-
-
-def test_a_tally_class_changed_after_import_is_read_through_its_attributes() -> None:
-    """The kernel read _Tally's slots when it was imported; once the class changes (here its
-    total and counts become properties kept elsewhere) it goes through getattr and setattr."""
-    native_kernel(NAME)
-    import os
-    import subprocess
-    import sys
-
-    switches = ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")  # the kernel in use there
-    env = {name: value for name, value in os.environ.items() if name not in switches}
-    result = subprocess.run(
-        [sys.executable, "-c", _CHANGED_CLASS],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-    )
-    assert result.stdout.split(None, 1) == ["52", "0 {'number:1': [1, 2]} {}\n"]
-
-
 # ------------------------------------------------------------------- deferral
 
 
@@ -705,50 +393,6 @@ def evidence_state(evidence: ProposalEvidence) -> Any:
         ],
         evidence._executions,
     )
-
-
-def heard_deferred(kind: str, script: list[Any], trace_values: bool) -> Any:
-    """What a corpus evidence holds after one file's deferred evidence was replayed."""
-    evidence = ProposalEvidence(trace_values=trace_values, origin=1)
-    with paths(kind):
-        if kind == "plain":
-            for what, item in script:
-                if what == "trace":
-                    evidence.add_trace(item)
-                else:
-                    audit_records(item, None, evidence.add_observation)
-            return evidence_state(evidence)
-        deferred = DeferredEvidence(ProposalEvidence(trace_values=trace_values, origin=1))
-        listener = values_listener(deferred)
-        assert (listener is None) == (kind == "python")
-        for what, item in script:
-            if what == "trace":
-                deferred.add_trace(item)
-            elif listener is None:
-                audit_records(item, None, None, deferred.add_value)
-            else:
-                values = native_kernel(NAME).harvest_values(item, None, AuditCall, js_own_keys)[2]
-                if values is not None:
-                    listener(values)
-        if deferred.pending is None:  # it settled into the file's own evidence
-            return evidence_state(deferred.evidence)
-        replay_evidence_into(evidence, 1, deferred.pending)
-    return evidence_state(evidence)
-
-
-@SETTINGS
-@given(script=events, trace_values=st.booleans(), limit=st.sampled_from([0, 1, 4096]))
-def test_deferred_values_keep_their_place_among_the_traces(
-    script: list[Any], trace_values: bool, limit: int
-) -> None:
-    native_kernel(NAME)
-    previous = deferred_module.DEFERRED_TRACES
-    deferred_module.DEFERRED_TRACES = limit  # 0, 1: the deferral settles midway
-    try:
-        found = [heard_deferred(kind, script, trace_values) for kind in ("native", "python")]
-    finally:
-        deferred_module.DEFERRED_TRACES = previous
-    assert found[0] == found[1] == heard_deferred("plain", script, trace_values)
 
 
 # ---------------------------------------------------------------- end to end
@@ -850,7 +494,6 @@ def propose_bytes(kind: str, folder: Path, flags: list[str]) -> tuple[int, str, 
 def test_propose_prints_the_same_bytes_on_every_path(
     tmp_path_factory: pytest.TempPathFactory, files: list[list[str]], flags: list[str]
 ) -> None:
-    native_kernel(NAME)
     folder = tmp_path_factory.mktemp("propose")
     (folder / "surface.json").write_text(json.dumps(SURFACE), encoding="utf-8")
     sessions = folder / "sessions"

@@ -29,9 +29,8 @@ from pytest_entropy.core.canonical import (
     stable_json_hash,
     stable_json_hash_array,
 )
-from pytest_entropy.core.jscompat import _float_text
 from pytest_entropy.testing import strategies as es
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 
 KERNEL = "core._canonical_native"
 PATHS = ("native", "python", "plain")
@@ -153,7 +152,6 @@ def outcome(function: Any, value: Any) -> tuple[str, Any]:
 
 
 def on_every_path(function: Any, value: Any) -> None:
-    native_kernel(KERNEL)
     results = {}
     for kind in PATHS:
         with paths(kind):
@@ -177,40 +175,6 @@ def test_every_writer_agrees_on_every_path(value: Any) -> None:
     on_every_path(file_text, value)
 
 
-@settings(max_examples=100, deadline=None)
-@given(value=plain_values, canonical_order=st.booleans())
-def test_the_kernel_writes_the_general_writers_text(value: Any, canonical_order: bool) -> None:
-    native = native_kernel(KERNEL)
-    order = canonical._CANONICAL if canonical_order else canonical._OWN
-    callback = canonical._canonical_key_order if canonical_order else canonical._own_key_order
-    data = native.write(value, canonical_order, callback, None)
-    expected = outcome(lambda v: canonical._write_general(v, order), value)
-    # Nothing of these values is handed back: an int beyond the double range is written
-    # null, as JSON.stringify writes the Infinity JavaScript reads (issue 26, item 2).
-    assert data is not NotImplemented
-    assert ("ok", data.decode()) == expected
-    with paths("plain"):
-        assert data.decode() == canonical._write_general(value, order)
-
-
-@pytest.mark.parametrize("x", [x for x in BOUNDARY_FLOATS if math.isfinite(x)])
-def test_number_text_at_the_boundaries(x: float) -> None:
-    native = native_kernel(KERNEL)
-    assert native.float_text(x) == _float_text(x)
-    assert native.write(x, True, canonical._canonical_key_order, None) == _float_text(x).encode()
-
-
-@settings(max_examples=300, deadline=None)
-@given(x=floats)
-def test_number_text_of_any_float(x: float) -> None:
-    native = native_kernel(KERNEL)
-    if not math.isfinite(x):
-        assert native.float_text(x) is NotImplemented
-        assert native.write(x, False, canonical._own_key_order, None) == b"null"
-        return
-    assert native.float_text(x) == _float_text(x)
-
-
 @pytest.mark.parametrize("value", BOUNDARY_INTS + STRINGS + [None, True, False])
 def test_scalars_on_every_path(value: Any) -> None:
     on_every_path(canonical_json, value)
@@ -223,68 +187,6 @@ def test_deep_nesting(depth: int) -> None:
     on_every_path(canonical_json, value)
     on_every_path(js_stringify, value)
     on_every_path(stable_json_hash, value)
-
-
-def test_outside_the_domain_the_python_decides() -> None:
-    native = native_kernel(KERNEL)
-    cyclic: dict[str, Any] = {"a": 1}
-    cyclic["self"] = cyclic
-    hostile = [
-        cyclic,
-        [cyclic],
-        {1: "int key"},
-        {"a": {1, 2}},
-        {"a": object()},
-        Sub(b=1, a=2),
-        [collections.OrderedDict(b=1, a=2)],
-        {"s": type("S", (str,), {})("x")},
-        {"i": type("I", (int,), {})(3)},
-        {"f": type("F", (float,), {})(0.5)},
-    ]
-    for value in hostile:
-        for order in (True, False):
-            callback = canonical._canonical_key_order if order else canonical._own_key_order
-            assert native.write(value, order, callback, None) is NotImplemented
-        on_every_path(canonical_json, value)
-        on_every_path(js_stringify, value)
-
-
-@pytest.mark.parametrize(
-    ("value", "text"), [(10**400, "null"), ([True, 1.5, -(10**400)], "[true,1.5,null]")]
-)
-def test_an_int_beyond_the_double_range_is_written_null(value: Any, text: str) -> None:
-    """JavaScript reads it as Infinity, which JSON writes null; the kernel used to hand it
-    back to a Python writer that raised OverflowError (issue 26, item 2)."""
-    native = native_kernel(KERNEL)
-    for order in (True, False):
-        callback = canonical._canonical_key_order if order else canonical._own_key_order
-        assert native.write(value, order, callback, None) == text.encode()
-    on_every_path(canonical_json, value)
-    on_every_path(js_stringify, value)
-    with paths("plain"):
-        assert canonical_json(value) == js_stringify(value) == text
-
-
-def test_key_order_callbacks_see_insertion_order() -> None:
-    native = native_kernel(KERNEL)
-    seen: list[tuple[str, ...]] = []
-
-    def order(keys: tuple[str, ...]) -> list[str]:
-        seen.append(keys)
-        return sorted(keys)
-
-    written = native.write({"b": 1, "a": {"y": 1, "x": 2}}, True, order, None)
-    assert written == b'{"a":{"x":2,"y":1},"b":1}'
-    assert seen == [("b", "a"), ("y", "x")]
-    seen.clear()
-    # own order: only a dict with a key starting with a digit asks the callback
-    assert native.write({"b": 1, "a": {"1": 0}}, False, order, None) == b'{"b":1,"a":{"1":0}}'
-    assert seen == [("1",)]
-    bad: list[Any] = [lambda keys: ["a"], lambda keys: ["x", "y"], lambda keys: "ab"]
-    for callback in bad:
-        assert native.write({"b": 1, "a": 2}, True, callback, None) is NotImplemented
-    with pytest.raises(ZeroDivisionError):
-        native.write({"b": 1, "a": 2}, True, lambda keys: 1 / 0, None)
 
 
 @settings(max_examples=30, deadline=None)
@@ -346,31 +248,9 @@ def test_key_order_on_every_path(keys: tuple[str, ...]) -> None:
         assert canonical._order_keys(keys) == icu_order(keys)
 
 
-def test_known_orders_are_read_before_the_callback() -> None:
-    native = native_kernel(KERNEL)
-    calls: list[tuple[str, ...]] = []
-
-    def order(keys: tuple[str, ...]) -> list[str]:
-        calls.append(keys)
-        return sorted(keys)
-
-    known = {("b", "a"): ("a", "b")}
-    assert native.write([{"b": 1, "a": 2}, {"d": 0, "c": 0}], True, order, known) == (
-        b'[{"a":2,"b":1},{"c":0,"d":0}]'
-    )
-    assert calls == [("d", "c")]
-    with pytest.raises(TypeError):
-        native.write({}, True, order, [])
-    # what the Python memo holds is what the callback computes
-    canonical_json({"zeta": 1, "Alpha": 2, "beta": {"y": 0, "x": 0}})
-    for keys, ordered in list(canonical._KEY_ORDERS.items())[:200]:
-        assert list(ordered) == icu_order(keys)
-
-
 @settings(max_examples=100, deadline=None)
 @given(value=values)
 def test_json_copy_on_every_path(value: Any) -> None:
-    native_kernel(KERNEL)
     copies = {}
     for kind in PATHS:
         with paths(kind):

@@ -28,12 +28,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
-from pytest_entropy.core.jscompat import js_own_keys, value_key
 from pytest_entropy.core.meter import MeterState, report_hash
-from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
-from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
+from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.records import Operation, Trace, ValueObservation
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import SessionScanner, audit_records, harvest_values
+from pytest_entropy.ingest.native import SessionScanner
 from pytest_entropy.ingest.native_sinks import AuditRefs
 from pytest_entropy.run import deferred as deferred_module
 from pytest_entropy.run.deferred import (
@@ -48,7 +47,7 @@ from pytest_entropy.run.deferred import (
     _replay_python,
     values_listener,
 )
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 from tests.property.test_audit_native import (
     SURFACE,
     argument_objects,
@@ -61,11 +60,6 @@ from tests.property.test_audit_native import session_files as audited_files
 KERNELS = ("core._proposals_native", "ingest._scan_native", "ingest._audit_native")
 PATHS = ("native", "python", "plain")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def kernels() -> None:
-    for name in KERNELS:
-        native_kernel(name)
 
 
 @contextlib.contextmanager
@@ -147,25 +141,13 @@ def replayed(kind: str, script: list[Any], start: int, origin: Any, trace_values
 def test_the_replay_kernel_replays_what_the_python_loop_replays(
     script: list[Any], start: int, origin: Any, trace_values: bool
 ) -> None:
-    kernels()
     found = [replayed(kind, script, start, origin, trace_values) for kind in ("native", "twin")]
     assert found[0] == found[1]
     assert found[0] == replayed("python", script, start, origin, trace_values)
     assert found[0] == replayed("plain", script, start, origin, trace_values)
 
 
-def test_the_replay_kernel_hands_back_what_is_not_a_list() -> None:
-    native = native_kernel("core._proposals_native")
-    evidence = ProposalEvidence()
-    handed = native.replay_evidence(evidence, ((_OPERATIONS, []),), None, _replay_python)
-    assert handed is NotImplemented and evidence._executions == 0
-    with paths("native"):
-        _replay_evidence(evidence, [(_OPERATIONS, [("a.one", {}, "succeeded")])])
-    assert evidence._executions == 1 and evidence.clusters == {"a.one": {(): 1}}
-
-
 def test_a_failing_entry_stops_the_replay_where_the_python_stops() -> None:
-    kernels()
     script = [
         (_OPERATIONS, [("a.one", {}, "succeeded")]),
         (_OPERATIONS, [(7, {}, "succeeded")]),  # 7.startswith: AttributeError in the twin
@@ -262,7 +244,6 @@ def scanned(
 def test_the_scan_defers_what_the_listeners_would_defer(
     files: list[list[str]], limit: int, meddle: int, subclass: bool, refs: bool
 ) -> None:
-    kernels()
     data = lines_of(files)
     found = [
         scanned(kind, data, limit, meddle, subclass, refs)
@@ -294,7 +275,6 @@ def test_the_harvest_counts_what_the_python_harvest_counts(
 ) -> None:
     """Audits of every shape (not a list, records that are not objects, foreign keys) on
     trace lines, heard through on_values or through on_value_fields and on_value."""
-    kernels()
     lines = []
     for audits in batches:
         trace = {
@@ -332,42 +312,6 @@ def both(first: Any, then: Any) -> Any:
     return heard
 
 
-@SETTINGS
-@given(audits=audits_lists, calls=st.booleans(), given_set=st.sampled_from([set(), {"a"}]))
-def test_the_audit_kernel_keeps_the_refs_an_audit_refs_listener_keeps(
-    audits: Any, calls: bool, given_set: set[str]
-) -> None:
-    native = native_kernel("ingest._audit_native")
-    heard: list[Any] = []
-    on_call = (lambda call: heard.append(tuple(call))) if calls else None
-    found = []
-    for run in ("native-values", "twin-values", "native-records", "twin-records", "listener"):
-        heard.clear()
-        refs = set(given_set)
-        if run == "native-values":
-            out = native.harvest_values(audits, on_call, AuditCall, js_own_keys, refs)
-        elif run == "twin-values":
-            out = harvest_values(audits, on_call, refs)
-        elif run == "native-records":
-            out = native.audit_records(
-                audits, on_call, AuditCall, None, ValueObservation, None, js_own_keys, refs
-            )
-        elif run == "twin-records":
-            out = audit_records(audits, on_call, None, None, refs)
-        else:
-            out = audit_records(audits, both(AuditRefs(refs), on_call), None)
-        found.append((repr(out[:2]), sorted(refs), list(heard)))
-    assert all(item == found[0] for item in found)
-
-
-def test_the_audit_kernel_refuses_refs_that_are_not_a_set() -> None:
-    native = native_kernel("ingest._audit_native")
-    with pytest.raises(TypeError):
-        native.harvest_values([], None, AuditCall, js_own_keys, frozenset())
-    with pytest.raises(TypeError):
-        native.audit_records([], None, AuditCall, None, ValueObservation, None, js_own_keys, [])
-
-
 def swapped(kind: str, data: bytes) -> Any:
     with paths("native"):
         first = DeferredMeter(MeterState(retain_terms=True))
@@ -396,7 +340,6 @@ def swapped(kind: str, data: bytes) -> Any:
 def test_a_swapped_listener_is_called_not_bypassed() -> None:
     """The kernel's sinks are fixed per scan: a meter or listener replaced midway is
     called like any other."""
-    kernels()
     trace = {
         "kind": "pi-fabric.execution",
         "version": 1,
@@ -467,7 +410,6 @@ def command_bytes(kind: str, folder: Path, command: str, limit: int) -> Any:
 def test_measure_propose_and_compile_write_the_same_bytes_on_every_path(
     tmp_path_factory: pytest.TempPathFactory, files: list[list[str]], command: str, limit: int
 ) -> None:
-    kernels()
     folder = tmp_path_factory.mktemp(command)
     (folder / "surface.json").write_text(json.dumps(SURFACE), encoding="utf-8")
     sessions = folder / "sessions"
@@ -512,15 +454,3 @@ EDGE_FLOATS = [
     -2.5e-5,
     -1e300,
 ]
-
-
-@SETTINGS
-@given(value=st.one_of(st.floats(), st.sampled_from(EDGE_FLOATS)), negate=st.booleans())
-def test_the_tally_spells_a_float_as_value_key_does(value: float, negate: bool) -> None:
-    """The audit kernel spells an exact float's identity itself (JavaScript's
-    Number::toString): the same text as the Python value_key, on every float."""
-    native = native_kernel("ingest._audit_native")
-    value = -value if negate else value
-    tallies: dict[Any, Any] = {}
-    native.tally_values(tallies, _Tally, value_key, ENUM_MAX_DISTINCT, ("r", "k", value))
-    assert list(tallies[("r", "k")].counts) == [value_key(value)]

@@ -28,20 +28,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.core.canonical import js_stringify
-from pytest_entropy.core.fingerprint import shape_signature
-from pytest_entropy.ingest.argtree import _tree_floats, signed_args, value_floats
-from pytest_entropy.ingest.guard import guard_signed
-from pytest_entropy.ingest.jsonparse import parse_json_bytes
 from pytest_entropy.ingest.native import ScanRecords, SessionScanner
 from pytest_entropy.ingest.native_decode import (
-    CountsV1,
-    OperationV1,
-    TraceV1,
-    meter_decoder,
     struct_guard,
 )
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -203,60 +194,6 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-@SETTINGS
-@given(trace=traces())
-def test_struct_guard_native_python_and_plain_agree(trace: dict[str, Any]) -> None:
-    kernel = native_kernel("ingest._guard_native")
-    data = _line(trace)
-    decoded = meter_decoder.decode(data).details.trace
-    native = kernel.struct_guard(decoded)
-    # Every number msgspec can decode is inside the kernel's exact domain.
-    assert native is not NotImplemented
-    python = struct_guard(decoded)
-    assert _same(native, python)
-    for (n_ref, n_args, *_), (p_ref, p_args, *_) in zip(native[0], python[0], strict=True):
-        assert n_args is p_args and n_ref is p_ref
-    # The generic parser reads numbers as JavaScript does (integers beyond 64 bits become
-    # doubles), so the arguments are compared by their JavaScript serialisation.
-    parsed = parse_json_bytes(data)[0]["details"]["trace"]
-    plain_signed, plain_reason = guard_signed(parsed, None)
-    assert native[2] == plain_reason
-    # The generic guard with the kernel's signed_args (as the scanner calls it).
-    assert _same(guard_signed(parsed, None, kernel.signed_args), (plain_signed, plain_reason))
-    assert [(*op[:1], *op[2:]) for op in native[0]] == [(*op[:1], *op[2:]) for op in plain_signed]
-    assert [js_stringify(op[1]) for op in native[0]] == [js_stringify(op[1]) for op in plain_signed]
-
-
-@SETTINGS
-@given(args=arg_trees)
-def test_signed_args_and_shape_signature_agree(args: dict[str, Any]) -> None:
-    kernel = native_kernel("ingest._guard_native")
-    # Decoded by msgspec as the scanner decodes arguments (big integers and all).
-    decoded = meter_decoder.decode(
-        _line(
-            {
-                "kind": "pi-fabric.execution",
-                "version": 1,
-                "outcome": "succeeded",
-                "phases": [],
-                "operations": [{"type": "call", "sequence": 0, "ref": "r", "args": args,
-                                "outcome": "failed"}],
-                "counts": {"droppedValues": 0, "truncatedValues": 0, "redactedValues": 0,
-                           "droppedOperations": 0},
-            }
-        )
-    ).details.trace.operations[0].args  # fmt: skip
-    for tree in (args, decoded):
-        native = kernel.signed_args(tree)
-        assert native is not NotImplemented
-        assert _same(native, signed_args(tree))
-        floats = _tree_floats(tree, 0)
-        plain = None if floats < 0 else (shape_signature(tree), floats)
-        assert _same(native, plain)
-        assert _same(kernel.shape_signature(tree), shape_signature(tree))
-        assert kernel.value_floats(tree) == value_floats(tree)
-
-
 class _Key(str):
     pass
 
@@ -294,56 +231,6 @@ def _python_or_error(function: Any, value: Any) -> Any:
         return type(error)
 
 
-@SETTINGS
-@given(
-    args=st.one_of(
-        hostile_trees, st.builds(lambda wide, tree: {**wide, **tree}, wide_dicts(), hostile_trees)
-    )
-)
-def test_hostile_trees_agree_or_go_back_to_python(args: dict[str, Any]) -> None:
-    kernel = native_kernel("ingest._guard_native")
-    native = kernel.signed_args(args)
-    if native is not NotImplemented:
-        assert _same(native, signed_args(args))
-    shape = kernel.shape_signature(args)
-    if shape is not NotImplemented:
-        assert _same(shape, shape_signature(args))
-    assert kernel.value_floats(args) == value_floats(args)
-    for value in args.values():
-        assert kernel.value_floats(value) == value_floats(value)
-
-
-@SETTINGS
-@given(
-    version=st.sampled_from([1, 1.0, True, math.nan, math.inf, "1", None, 2**80]),
-    count=st.sampled_from([0, 1.0, math.inf, -math.inf, math.nan, True, None, "0", 2**80]),
-    sequence=st.sampled_from([0, 2.0, math.inf, math.nan, False, "0", -(2**80), 2**80]),
-    result=st.one_of(HOSTILE_LEAVES, hostile_trees),
-    args=st.one_of(hostile_trees, st.sampled_from([[], (), "x"])),
-    operations=st.sampled_from(["list", "tuple"]),
-)
-def test_hostile_structs_agree_or_go_back_to_python(
-    version: Any, count: Any, sequence: Any, result: Any, args: Any, operations: str
-) -> None:
-    """Structs built directly (no decoder) with values msgspec would refuse."""
-    kernel = native_kernel("ingest._guard_native")
-    op = OperationV1(type="call", sequence=sequence, ref="r", args=args, outcome="failed")
-    op.result = result
-    ops: Any = [op, op] if operations == "list" else (op,)
-    trace = TraceV1(
-        kind="pi-fabric.execution",
-        version=version,
-        outcome="failed",
-        phases=[],
-        operations=ops,
-        counts=CountsV1(
-            droppedValues=0, truncatedValues=count, redactedValues=0, droppedOperations=0
-        ),
-    )
-    native = _python_or_error(lambda t: _native_guard(kernel, t), trace)
-    assert _same(native, _python_or_error(struct_guard, trace))
-
-
 def _scan(data: bytes) -> tuple[list[str], dict[str, Any]]:
     evidence = ScanRecords()
     scanner = SessionScanner(evidence.traces.append)
@@ -365,7 +252,6 @@ def test_scanning_agrees_on_every_path(
 ) -> None:
     """Whole lines: msgspec-decoded ones meet the kernel's struct_guard; lines with a lone
     surrogate (which msgspec refuses) meet the generic guard with the kernel's signed_args."""
-    native_kernel("ingest._guard_native")
     if lone is not None:
         for trace in batch:
             for op in trace["operations"]:
@@ -380,14 +266,3 @@ def test_scanning_agrees_on_every_path(
         with paths(kind):
             results.append(_scan(data))
     assert results[0] == results[1] == results[2]
-
-
-def test_the_scanner_takes_the_kernel_once_and_only_when_allowed() -> None:
-    kernel = native_kernel("ingest._guard_native")
-    with paths("native"):
-        scanner = SessionScanner()
-    assert scanner._guard is kernel.struct_guard and scanner._signer is kernel.signed_args
-    for kind in ("python", "plain"):
-        with paths(kind):
-            scanner = SessionScanner()
-        assert scanner._guard is struct_guard and scanner._signer is None

@@ -12,9 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.ingest import lines as lines_module
 from pytest_entropy.ingest.lines import OVERSIZED, LineRead, iter_line_batches, iter_lines
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 
 KERNEL = "ingest._lines_native"
 
@@ -25,51 +24,6 @@ pieces = st.one_of(
     st.builds(lambda n, c: c * n, st.integers(0, 3000), st.sampled_from([b"a", b"\n", b"\r"])),
 )
 chunks = st.lists(pieces, max_size=30).map(b"".join)
-
-
-@settings(max_examples=300, deadline=None)
-@given(chunk=chunks, data=st.data())
-def test_the_split_is_bytes_split(chunk: bytes, data: st.DataObject) -> None:
-    split = native_kernel(KERNEL).split_lines
-    start = data.draw(st.integers(0, len(chunk)))
-    got = split(chunk, start)
-    assert type(got) is list
-    assert all(type(part) is bytes for part in got)
-    assert got == chunk[start:].split(b"\n")
-
-
-def test_edge_chunks_split_as_bytes_split() -> None:
-    split = native_kernel(KERNEL).split_lines
-    for chunk in (b"", b"\n", b"\n\n\n", b"abc", b"abc\n", b"\nabc", b"a\r\nb\r", b"\x00\n\x00"):
-        for start in range(len(chunk) + 1):
-            assert split(chunk, start) == chunk[start:].split(b"\n")
-    big = b"y" * (3 << 20)
-    assert split(big, 0) == [big]
-    assert split(big, 0)[0] is big  # like bytes.split, the chunk itself when nothing splits
-    assert split(big + b"\n" + big, 5) == (big + b"\n" + big)[5:].split(b"\n")
-
-
-def test_inputs_outside_the_domain_are_handed_back() -> None:
-    split = native_kernel(KERNEL).split_lines
-
-    class Sub(bytes):
-        pass
-
-    class Int(int):
-        pass
-
-    for chunk, start in (
-        (bytearray(b"a\nb"), 0),
-        (memoryview(b"a\nb"), 0),
-        (Sub(b"a\nb"), 0),
-        (b"a\nb", Int(0)),
-        (b"a\nb", -1),
-        (b"a\nb", 4),
-        (b"a\nb", 1 << 80),
-        (b"a\nb", 1.0),
-        ("a\nb", 0),
-    ):
-        assert split(chunk, start) is NotImplemented
 
 
 def read(kind: str, data: bytes, chunk: int, cap: int, whole: bool) -> list[Any]:
@@ -96,7 +50,6 @@ def read(kind: str, data: bytes, chunk: int, cap: int, whole: bool) -> list[Any]
 def test_the_reader_yields_the_same_lines_on_every_path(
     data: bytes, chunk: int, cap: int, whole: bool
 ) -> None:
-    native_kernel(KERNEL)
     results = [read(kind, data, chunk, cap, whole) for kind in ("native", "python", "plain")]
     assert results[0] == results[1] == results[2]
 
@@ -112,7 +65,6 @@ class ByteArrays(io.RawIOBase):
 
 
 def test_a_stream_of_bytearrays_reads_as_in_python() -> None:
-    native_kernel(KERNEL)
     data = b"a\nbb\r\n\n" + b"c" * 50 + b"\nd"
     seen = []
     for kind in ("native", "python", "plain"):
@@ -122,18 +74,3 @@ def test_a_stream_of_bytearrays_reads_as_in_python() -> None:
     assert [type(line) for batch in seen[0] for line in batch] == [
         type(line) for batch in seen[1] for line in batch
     ]
-
-
-def test_the_reader_asks_for_the_kernel_once_per_stream(monkeypatch: Any) -> None:
-    native = native_kernel(KERNEL)
-    asked: list[str] = []
-
-    def counting(name: str) -> Any:
-        asked.append(name)
-        return native
-
-    monkeypatch.setattr(lines_module, "kernel", counting)
-    data = b"line\n" * 100
-    batches = list(iter_line_batches(io.BytesIO(data), chunk_size=16))
-    assert asked == [KERNEL]
-    assert [line for batch in batches for line in batch] == [b"line"] * 100

@@ -14,14 +14,9 @@ from hypothesis import strategies as st
 from pytest_entropy.ingest.lines import OVERSIZED
 from pytest_entropy.ingest.mentions import mention_lines
 from pytest_entropy.ingest.native import _may_mention
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 
 PATHS = ("native", "python", "plain")
-
-
-@pytest.fixture(autouse=True)
-def _kernel() -> None:
-    native_kernel("ingest._mentions_native")
 
 
 _ALPHABET = b'ab"\\.:,{}[] \n\xc3\xa9\xff\x00'
@@ -80,66 +75,8 @@ def test_the_three_paths_select_what_the_plain_rule_selects(
         assert _selected(kind, mentions, batch) == expected, kind
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_the_kernel_answers_exactly_or_refuses(data: st.DataObject) -> None:
-    kernel = native_kernel("ingest._mentions_native")
-    mentions = data.draw(refs)
-    batch = data.draw(batches(mentions))
-    shuffled = data.draw(st.permutations(mentions))
-    needles = (*mentions, *data.draw(st.lists(_piece.filter(lambda p: len(p) >= 2), max_size=2)))
-    found = kernel.select(batch, tuple(shuffled))
-    if any(raw is OVERSIZED for raw in batch):
-        assert found is NotImplemented  # OVERSIZED is a bytes subclass
-    else:
-        assert found == {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
-        assert kernel.select(batch, needles) == {
-            i for i, raw in enumerate(batch) if _may_mention(raw, needles)
-        }
-
-
-def test_the_needles_are_matched_exactly() -> None:
-    kernel = native_kernel("ingest._mentions_native")
-    needles = (b'"abc"', b'""', b'"ab"', b'"ba"')
-    batch = [
-        b'x "ab" y',  # exact
-        b'"aab"',  # a longer run holding the needle: no
-        b'"ab',  # unclosed: no
-        b'ab"',  # unopened: no
-        b'"x""ab"',  # the quote closing one run opens the next
-        b'{"k":""}',  # the empty ref
-        b'"abc"',
-        b'"ab\\"',  # an escape: always read
-        b"",
-        b'"b"a"',
-    ]
-    expected = {i for i, raw in enumerate(batch) if _may_mention(raw, needles)}
-    assert kernel.select(batch, needles) == expected == {0, 4, 5, 6, 7}
-    assert kernel.select(batch, ()) == {7}
-    assert kernel.select([], needles) == set()
-
-
 class Bytes(bytes):
     """A bytes subclass: outside the kernel's exact domain."""
-
-
-@pytest.mark.parametrize(
-    ("batch", "needles"),
-    [
-        ([b'"a"'], (b'"',)),  # shorter than two bytes
-        ([b'"a"'], (b'"a"', b"")),
-        ([b'"a"'], ('"a"',)),  # not bytes
-        ([b'"a"'], (Bytes(b'"a"'),)),
-        ([b'"a"'], [b'"a"']),  # not a tuple
-        ([Bytes(b'"a"')], (b'"a"',)),  # a line that is not exact bytes
-        ([bytearray(b'"a"')], (b'"a"',)),
-        ([b"x", "str"], (b'"a"',)),
-        ((b'"a"',), (b'"a"',)),  # not a list
-    ],
-)
-def test_the_kernel_refuses_what_is_outside_its_domain(batch: object, needles: object) -> None:
-    kernel = native_kernel("ingest._mentions_native")
-    assert kernel.select(batch, needles) is NotImplemented
 
 
 @pytest.mark.parametrize(
@@ -165,9 +102,3 @@ def test_a_refused_batch_is_answered_by_the_python_twin() -> None:
     expected = {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
     for kind in PATHS:
         assert _selected(kind, mentions, batch) == expected == {0, 1, 4}, kind
-
-
-def test_the_kernel_takes_two_arguments() -> None:
-    kernel = native_kernel("ingest._mentions_native")
-    with pytest.raises(TypeError):
-        kernel.select([b""])

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pytest_entropy.core.meter import MeterState, measure, report_hash
 from pytest_entropy.core.meter_apply import _RefAccumulator
 from pytest_entropy.testing import strategies as es
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 
 KERNEL = "core._meter_native"
 PATHS = ("native", "python", "plain")
@@ -122,7 +122,6 @@ def run_paths(
 def assert_paths_agree(
     traces: list[Any], *, retain: bool, prepare: Callable[[MeterState], None] | None = None
 ) -> list[MeterState]:
-    native_kernel(KERNEL)
     seen = list(run_paths(traces, retain=retain, prepare=prepare))
     assert_agree([(dump(state), results) for _, state, results in seen])
     return [state for _, state, _ in seen]
@@ -138,22 +137,6 @@ def assert_agree(seen: list[tuple[Any, list[Any]]]) -> None:
     assert native == python
     if not any(native_results):
         assert native == plain
-
-
-@settings(max_examples=200)
-@given(st.lists(traces, max_size=10), st.booleans())
-def test_the_three_paths_fill_every_slot_alike(batch: list[Any], retain: bool) -> None:
-    states = assert_paths_agree(batch, retain=retain)
-    # These inputs are all in the kernel's domain: it fills a state itself, call by call.
-    kernel = native_kernel(KERNEL)
-    direct = MeterState(retain_terms=retain)
-    assert all(kernel.add_signed(direct, *trace) is None for trace in batch)
-    assert dump(direct) == dump(states[0])
-    hashes = {report_hash(state.finalize()) for state in states}
-    assert len(hashes) == 1
-    if retain:  # the native states merge on as the others do (churn terms kept)
-        merged = {report_hash(MeterState().merge(s).merge(s).finalize()) for s in states}
-        assert len(merged) == 1
 
 
 @settings(max_examples=100)
@@ -173,7 +156,6 @@ def test_failures_followed_by_the_same_ref_churn_alike(
 def test_spec_shaped_traces_measure_alike(batch: list[Any], retain: bool) -> None:
     reports = set()
     dumps = []
-    native_kernel(KERNEL)
     for kind in PATHS:
         with paths(kind):
             state = MeterState(retain_terms=retain)
@@ -182,25 +164,6 @@ def test_spec_shaped_traces_measure_alike(batch: list[Any], retain: bool) -> Non
             reports.add(report_hash(measure(batch)))
     assert dumps[0] == dumps[1] == dumps[2]
     assert len(reports) == 1
-
-
-def test_the_kernel_does_an_in_domain_trace_itself() -> None:
-    kernel = native_kernel(KERNEL)
-    state = MeterState()
-    operations = [
-        ("pi.read", {}, "failed", None, "(path:str)"),
-        ("fabric.discovery.list", {}, "succeeded", None, "()"),
-        ("pi.read", {}, "succeeded", None, "(path:str,limit:int)"),
-    ]
-    assert kernel.add_signed(state, operations, "t", "p/a") is None
-    assert kernel.add_signed(state, tuple(operations), None, "") is None
-    with paths("plain"):
-        plain = MeterState()
-        plain.add_signed(operations, "t", "p/a")
-        plain.add_signed(tuple(operations), None, "")
-    assert dump(state) == dump(plain)
-    assert state.refs["pi.read"].stages == {"unknown": 2}
-    assert list(state.models) == ["p/a"]
 
 
 class _Str(str):
@@ -236,7 +199,6 @@ def test_odd_operations_behave_as_in_python(label: str, change: Any, retain: boo
     ]
     # A fresh operations object per call and path (a generator is used up once).
     batch = [("model", "p/a"), ("unstamped", None)]
-    native_kernel(KERNEL)
     seen = []
     for kind in PATHS:
         with paths(kind):
@@ -265,28 +227,6 @@ def test_odd_operations_behave_as_in_python(label: str, change: Any, retain: boo
 def test_odd_task_keys_and_models_behave_as_in_python(task_key: Any, model: Any) -> None:
     operations = [("pi.read", {}, "succeeded", None, "()"), ("pi.read", {}, "failed", None, "()")]
     assert_paths_agree([(operations, task_key, model)] * 2, retain=True)
-
-
-def test_the_kernel_hands_back_what_it_does_not_take_untouched() -> None:
-    kernel = native_kernel(KERNEL)
-    operations = [
-        ("pi.read", {}, "failed", None, "(a:str)"),
-        ("pi.read", {}, "succeeded", None, "()"),
-    ]
-    state = MeterState()
-    state.add_signed(operations, "t", "p/a")
-    before = dump(state)
-    for odd in (
-        (state, iter(operations), "t", "p/a"),
-        (state, [(*operations[0][:4],)], "t", "p/a"),
-        (state, operations, 5, "p/a"),
-        (state, operations, "t", 5),
-        (_SubState(), operations, "t", None),
-    ):
-        assert kernel.add_signed(*odd) is NotImplemented
-    assert dump(state) == before
-    with pytest.raises(TypeError):
-        kernel.add_signed(state, operations, "t")
 
 
 class _SubState(MeterState):
@@ -373,7 +313,6 @@ def test_a_distance_of_another_type_is_summed_as_python_sums_it(
         ("pi.read", {}, "succeeded", None, "()"),
     ]
     for retain in (True, False):
-        native_kernel(KERNEL)
         seen = []
         for kind in PATHS:
             answers = iter([1, None, 0.1, 2**70, 0.2] * 10)
@@ -397,7 +336,6 @@ odd_traces = st.one_of(
 @settings(max_examples=100)
 @given(st.lists(odd_traces, max_size=10), st.booleans())
 def test_a_batch_of_traces_fills_as_one_call_per_trace(batch: list[Any], retain: bool) -> None:
-    native_kernel(KERNEL)
     seen = []
     for kind in PATHS:
         with paths(kind):
@@ -414,47 +352,9 @@ def test_a_batch_of_traces_fills_as_one_call_per_trace(batch: list[Any], retain:
 def test_a_batch_stops_where_a_trace_fails_as_a_loop_would() -> None:
     good = ([("pi.read", {}, "succeeded", None, "()")], "t", "p/a")
     batch = [good, ([("pi.read", {}, "failed", [], "()")], "t", "p/a"), good]
-    native_kernel(KERNEL)
     seen = []
     for kind in PATHS:
         with paths(kind):
             state = MeterState()
             seen.append(outcome_of(lambda s=state: s.add_signed_many(batch)))
     assert seen == [("TypeError", "unhashable type: 'list'")] * 3
-
-
-def test_the_batch_kernel_hands_back_the_entry_it_does_not_take() -> None:
-    kernel = native_kernel(KERNEL)
-    operations = [("pi.read", {}, "succeeded", None, "()")]
-    state = MeterState()
-    batch = [(operations, "t", None), (iter(operations), "t", None), (operations, "t", None)]
-    assert kernel.add_signed_many(state, batch, 0) == 1
-    assert state.traces == 1
-    assert kernel.add_signed_many(state, batch, 2) is None
-    assert kernel.add_signed_many(state, batch, 9) is None
-    assert state.traces == 2
-    assert kernel.add_signed_many(state, [[operations, "t", None]], 0) == 0
-    with pytest.raises(TypeError):
-        kernel.add_signed_many(state, tuple(batch), 0)
-
-
-def test_a_model_state_keeps_its_own_retain_terms_as_the_plain_code_does() -> None:
-    # Unreachable through the package (a model's state is always made with its parent's
-    # retain_terms), but the kernel follows the plain specification: each state its own.
-    def prepare(state: MeterState) -> None:
-        state.models["p/a"] = MeterState(retain_terms=not state.retain_terms)
-
-    operations = [
-        ("pi.read", {}, "failed", None, "(a:str)"),
-        ("pi.read", {}, "succeeded", None, "()"),
-    ]
-    native_kernel(KERNEL)
-    for retain in (True, False):
-        seen = {
-            kind: state
-            for kind, state, _ in run_paths(
-                [(operations, "t", "p/a")], retain=retain, prepare=prepare
-            )
-        }
-        assert dump(seen["native"]) == dump(seen["plain"])
-        assert len(seen["native"].models["p/a"].churn_terms) == (0 if retain else 1)

@@ -12,9 +12,7 @@ looks at the states or changes them in the middle of a batch.
 
 from __future__ import annotations
 
-import gc
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +23,8 @@ from hypothesis import strategies as st
 from pytest_entropy.core import meter
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.meter_apply import _RefAccumulator
-from tests.native_support import native_kernel, paths
-from tests.property.test_meter_native import KERNEL, PATHS, dump, outcome_of, traces
+from tests.native_support import paths
+from tests.property.test_meter_native import PATHS, dump, outcome_of, traces
 
 LONG_MAX = 2**63 - 1
 
@@ -76,7 +74,6 @@ def batch_paths(
 ) -> list[tuple[Any, Any, Any]]:
     """Per path: the state after one add_signed_many, its outcome, and the state after one
     add_signed per trace (each from a fresh prepared state)."""
-    native_kernel(KERNEL)
     seen = []
     for kind in PATHS:
         with paths(kind):
@@ -133,7 +130,6 @@ def _observed(
 ) -> list[tuple[Any, Any, list[Any]]]:
     """Each path's state, outcome and what ``hook`` saw, with hook(state, seen) run by every
     signature_distance call (which then answers 0.25)."""
-    native_kernel(KERNEL)
     results = []
     for kind in kinds:
         state = MeterState()
@@ -218,7 +214,6 @@ def test_the_accumulator_constructor_sees_the_totals_so_far(
     monkeypatch.setattr(_RefAccumulator, "__init__", init)
     operations = [("a", {}, "succeeded", None, "()"), ("b", {}, "failed", None, "()")]
     batch = [(operations, "t", "p/a"), ([("c", {}, "succeeded", None, "()")], "t", "p/b")]
-    native_kernel(KERNEL)
     logs = []
     for kind in ("native", "python"):
         created.clear()
@@ -248,7 +243,6 @@ def test_an_accumulator_met_again_is_looked_up_again_after_python_ran(
 
     monkeypatch.setattr(_RefAccumulator, "__init__", init)
     operations = [("a", {}, "succeeded", None, "()"), ("a", {}, "failed", None, "(x:str)")]
-    native_kernel(KERNEL)
     dumps = []
     for kind in ("native", "python"):
         made[0] = 0
@@ -263,24 +257,6 @@ def test_an_accumulator_met_again_is_looked_up_again_after_python_ran(
 ref_text = st.text(
     alphabet=st.sampled_from(["a", ".", "é", "ÿ", "→", "读", "\U0001f600", "\x00"]), max_size=6
 )
-
-
-@settings(max_examples=150)
-@given(st.lists(ref_text, min_size=1, max_size=6))
-def test_a_sequence_key_is_the_str_python_joins(refs: list[str]) -> None:
-    # The kernel builds the key itself: the same characters in the same (narrowest) kind,
-    # so it is equal, hashes alike and takes as much memory as the str.join one.
-    kernel = native_kernel(KERNEL)
-    state = MeterState()
-    operations = [(ref, {}, "succeeded", None, "()") for ref in refs]
-    assert kernel.add_signed_many(state, [(operations, "t", "p/a")], 0) is None
-    wanted = meter._SEQUENCE_JOIN.join(ref for ref in refs if not ref.startswith("fabric."))
-    for counts in (state.task_sequences["t"], state.models["p/a"].task_sequences["t"]):
-        (key,) = counts
-        assert key == wanted
-        assert hash(key) == hash(wanted)
-        assert sys.getsizeof(key) == sys.getsizeof(wanted)
-        assert counts[wanted] == 1
 
 
 def test_a_replaced_state_constructor_is_called_as_python_calls_it(
@@ -299,7 +275,6 @@ def test_a_replaced_state_constructor_is_called_as_python_calls_it(
 
     operations = [("a", {}, "succeeded", None, "()")]
     batch = [(operations, "t", "p/a"), (operations, "t", "p/b"), (operations, "u", "p/a")]
-    native_kernel(KERNEL)
     logs = []
     for kind in ("native", "python"):
         created.clear()
@@ -349,90 +324,3 @@ def _whole(state: MeterState) -> bool:
     sequences = sum(sum(counts.values()) for counts in state.task_sequences.values())
     calls = sum(acc.calls for acc in state.refs.values())
     return state.traces == sequences and state.operations == calls
-
-
-def test_code_the_garbage_collector_runs_sees_whole_states() -> None:
-    # The kernel holds the automatic collection off while totals wait, so a collection
-    # (forced here at nearly every allocation) runs only where the states are whole. (The
-    # Python paths are not held to it: a collection may come in the middle of a trace.)
-    native_kernel(KERNEL)
-    churning = [
-        ("pi.read", {}, "failed", "resolve", "(a:str)"),
-        ("pi.read", {}, "succeeded", None, "(a:str,b:int)"),
-    ]
-    batch = [
-        (
-            [(f"r{n % 7}", {}, "succeeded", None, "()"), *(churning if n % 4 == 0 else ())],
-            f"t{n % 5}",
-            f"m{n % 3}",
-        )
-        for n in range(80)
-    ]
-    state = MeterState()
-    seen: list[bool] = []
-
-    def look(phase: str, _info: dict[str, int]) -> None:
-        if phase == "start":
-            seen.append(_whole(state) and all(_whole(m) for m in list(state.models.values())))
-
-    thresholds = gc.get_threshold()
-    enabled = gc.isenabled()
-    gc.enable()
-    gc.callbacks.append(look)
-    try:
-        gc.set_threshold(1, 1, 1)
-        with paths("native"):
-            state.add_signed_many(list(batch))
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.callbacks.remove(look)
-        if not enabled:
-            gc.disable()
-    assert seen  # collections did run during the batch
-    assert all(seen)
-    assert state.traces == 80
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_the_collection_switch_is_left_as_it_was(
-    monkeypatch: pytest.MonkeyPatch, enabled: bool
-) -> None:
-    # However a kernel call ends (done, a trace handed back, an error), the automatic
-    # collection is on exactly when it was on before; Python code it calls sees it so too.
-    kernel = native_kernel(KERNEL)
-    seen: list[bool] = []
-
-    def distance(_a: str, _b: str) -> float:
-        seen.append(gc.isenabled())
-        if len(seen) == 2:
-            raise RuntimeError("no distance")
-        return 0.5
-
-    monkeypatch.setattr(meter, "signature_distance", distance)
-    fresh = [([(f"r{n}", {}, "succeeded", None, "()")], "t", f"m{n}") for n in range(3)]
-    calls: list[tuple[list[Any], Any]] = [
-        (fresh, None),
-        ([*fresh, ("not operations", "t", None)], 3),
-        ([*fresh, (CHURNING, "t", "p/a")], None),
-        ([(CHURNING, "t", "p/a"), *fresh], RuntimeError),
-    ]
-    was = gc.isenabled()
-    try:
-        if enabled:
-            gc.enable()
-        else:
-            gc.disable()
-        for entries, wanted in calls:
-            state = MeterState()
-            if wanted is RuntimeError:
-                with pytest.raises(RuntimeError):
-                    kernel.add_signed_many(state, entries, 0)
-            else:
-                assert kernel.add_signed_many(state, entries, 0) == wanted
-            assert gc.isenabled() is enabled
-    finally:
-        if was:
-            gc.enable()
-        else:
-            gc.disable()
-    assert seen == [enabled, enabled]

@@ -25,15 +25,10 @@ from pytest_entropy.core.pool import (
 )
 from pytest_entropy.core.pool_window import sorted_code_units, window_tally
 from pytest_entropy.core.records import ValueObservation
-from tests.native_support import native_kernel, paths
+from tests.native_support import paths
 from tests.sessions_support import write_native_sessions
 
 PATHS = ("native", "python", "plain")
-
-
-@pytest.fixture(autouse=True)
-def _kernel() -> None:
-    native_kernel("core._pool_native")
 
 
 class Text(str):
@@ -180,32 +175,6 @@ def test_the_code_unit_sort_is_stable_and_exact(items: list[str]) -> None:
         assert [id(x) for x in sorted_code_units(items)] == [id(x) for x in expected]
     with paths("python"):
         assert sorted_code_units(items) == expected
-
-
-def test_the_sort_hands_back_foreign_items() -> None:
-    kernel = native_kernel("core._pool_native")
-    assert kernel.sorted_code_units([Text("a"), "b"]) is NotImplemented
-    assert kernel.sorted_code_units(("a",)) is NotImplemented
-    with paths("native"):
-        assert sorted_code_units([Text("b"), "a"]) == ["a", "b"]
-
-
-def test_a_failing_fallback_propagates() -> None:
-    kernel = native_kernel("core._pool_native")
-
-    def broken(ref: Any, key: Any, value: Any) -> Any:
-        raise ZeroDivisionError
-
-    tally = kernel.Window(True, None, broken)
-    tally.add("r", "k", "v")
-    with pytest.raises(ZeroDivisionError):
-        tally.add("r", "k", [1])
-    with pytest.raises(TypeError):
-        kernel.Window(True, None, lambda *a: 1).add("r", "k", 2**80)
-    with pytest.raises(TypeError):
-        tally.add("r", "k")
-    with pytest.raises(OverflowError):
-        kernel.Window(True, 2**70, broken)
 
 
 WINDOW_VALUES = st.one_of(st.integers(0, 40), st.sampled_from(["a", "é", ASTRAL, "\uffff"]), TEXTS)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from pytest_entropy.run.corpus import CorpusPlan, read_corpus, source_files
 from pytest_entropy.run.deferred import _OPERATIONS, _TRACE, replay_evidence_into
 from pytest_entropy.testing import strategies as es
 
-from ..native_support import native_kernel, paths
+from ..native_support import paths
 
 PATHS = ("native", "python", "plain")
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,23 +118,6 @@ def _feed(evidence: ProposalEvidence, batches: list[tuple[Any, list[tuple[str, A
                 evidence.add_trace(_as(form, ops))
 
 
-def test_the_kernel_shares_the_python_constants() -> None:
-    k = native_kernel("core._proposals_native")
-    assert k.FUSE_MIN_SEQUENCE_LENGTH == proposals_module.FUSE_MIN_SEQUENCE_LENGTH
-    assert k.FUSE_MAX_SEQUENCE_LENGTH == proposals_module.FUSE_MAX_SEQUENCE_LENGTH
-    assert k.FUSE_MIN_EXECUTIONS == proposals_module.FUSE_MIN_EXECUTIONS
-    assert k.SEQUENCE_JOIN == proposals_module._SEQUENCE_JOIN
-
-
-def test_each_path_takes_its_implementation() -> None:
-    k = native_kernel("core._proposals_native")
-    with paths("native"):
-        assert ProposalEvidence()._native is k.add_operations
-    for kind in ("python", "plain"):
-        with paths(kind):
-            assert ProposalEvidence()._native is None
-
-
 @FEWER
 @given(
     batches=st.lists(
@@ -154,7 +136,6 @@ def test_each_path_takes_its_implementation() -> None:
 def test_the_evidence_is_the_same_on_every_path(
     batches: list[tuple[Any, list[tuple[str, Any]]]], trace_values: bool
 ) -> None:
-    native_kernel("core._proposals_native")
     seen = []
     for kind in PATHS:
         with paths(kind):
@@ -174,7 +155,6 @@ def test_the_evidence_is_the_same_on_every_path(
 def test_many_executions_and_merges_agree(traces: list[Any], split: int) -> None:
     """Windows met in many executions: the execution sets stop at FUSE_MIN_EXECUTIONS,
     a merge of two halves equals one pass, and the proposals agree."""
-    native_kernel("core._proposals_native")
     seen = []
     report = {"refs": [{"ref": ref, "shapeEntropyBits": 1} for ref in REFS]}
     for kind in PATHS:
@@ -232,7 +212,6 @@ HOSTILE_OPS = st.one_of(
 def test_what_the_kernel_refuses_goes_the_python_way(
     before: list[Any], hostile: list[Any], origin: Any, container: Any
 ) -> None:
-    native_kernel("core._proposals_native")
     seen = []
     for kind in PATHS:
         with paths(kind):
@@ -250,7 +229,6 @@ def test_what_the_kernel_refuses_goes_the_python_way(
 def test_odd_evidence_contents_are_updated_as_python_does() -> None:
     """Entries read through the object protocol: a count that is a float, an execution
     set that is full, a per-ref dict made by a merge."""
-    native_kernel("core._proposals_native")
     seen = []
     ops = [("a.one", {"q": 1}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
     for kind in PATHS:
@@ -327,7 +305,6 @@ def test_odd_clusters_are_counted_as_the_dict_counts_them(
     """The kernel finds an operation's key set among a small per-ref dict's keys itself: on
     clusters of any contents, equal keys that are other objects, and traces whose argument
     keys outgrow its stack scratch, it counts what the Python loop counts."""
-    native_kernel("core._proposals_native")
     seen = []
     for kind in PATHS:
         with paths(kind):
@@ -387,7 +364,6 @@ def test_a_count_that_runs_python_code_is_followed_as_python_follows_it(
 ) -> None:
     """Until a count's ``+`` runs Python code the kernel trusts what it read of the clusters
     and the arguments before; after it, it reads them again as the Python loop does."""
-    native_kernel("core._proposals_native")
     ops = [("a.one", {"q": 1}, "succeeded"), (hooked, {}, "succeeded"), *ops]
     seen = []
     for kind in PATHS:
@@ -404,64 +380,6 @@ def test_a_count_that_runs_python_code_is_followed_as_python_follows_it(
                 raised.append(type(error).__name__)
             seen.append((raised, state(evidence)))
     assert seen[0] == seen[1] == seen[2]
-
-
-_CHANGED_EVIDENCE = """
-from pytest_entropy.core.fastpath import kernel
-from pytest_entropy.core.proposals import ProposalEvidence
-from pytest_entropy.run.deferred import _OPERATIONS, _replay_evidence, _replay_python
-
-own = ProposalEvidence._executions
-side = {}
-ProposalEvidence._executions = property(
-    lambda self: side.get(id(self), 0), lambda self, v: side.__setitem__(id(self), v)
-)
-assert kernel("core._proposals_native") is not None
-ops = [("a.one", {}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
-found = []
-for replay in (_replay_evidence, _replay_python):
-    evidence = ProposalEvidence(origin=9)
-    own.__set__(evidence, 100)
-    replay(evidence, [(_OPERATIONS, ops)] * 4)
-    entry = evidence.sequences["a.one\u2192a.two\u2192b.x"]
-    found.append((side[id(evidence)], own.__get__(evidence), entry[1], sorted(entry[2])))
-print(found[0] == found[1], found[0])
-"""
-
-
-def test_an_evidence_class_changed_after_import_is_read_through_its_attributes() -> None:
-    """The kernel read ProposalEvidence's _executions slot when it was imported; once the
-    class changes (here the counter becomes a property kept elsewhere) it goes through
-    getattr and setattr, as the Python does."""
-    native_kernel("core._proposals_native")
-    import os
-    import subprocess
-    import sys
-
-    switches = ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")  # the kernel in use there
-    env = {name: value for name, value in os.environ.items() if name not in switches}
-    result = subprocess.run(
-        [sys.executable, "-c", _CHANGED_EVIDENCE],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-    )
-    assert result.stdout == "True (4, 100, 4, [(9, 0), (9, 1), (9, 2)])\n"
-
-
-def test_a_pickled_evidence_asks_its_own_process_for_the_kernel() -> None:
-    native_kernel("core._proposals_native")
-    with paths("native"):
-        evidence = ProposalEvidence(origin=3)
-        evidence.add_operations([("a.one", {}, "succeeded")] * 2)
-        copy = pickle.loads(pickle.dumps(evidence))
-        assert copy._native is evidence._native is not None
-    with paths("python"):
-        again = pickle.loads(pickle.dumps(evidence))
-        assert again._native is None
-    assert state(copy) == state(again) == state(evidence)
 
 
 # ------------------------------------------------------------------ end to end
@@ -537,7 +455,6 @@ session_corpora = st.lists(
 def test_a_corpus_read_gives_the_same_evidence_and_proposals(
     tmp_path_factory: Any, files: list[Any], audit_values: bool
 ) -> None:
-    native_kernel("core._proposals_native")
     directory = tmp_path_factory.mktemp("corpus")
     for index, (traces, audits) in enumerate(files):
         _session_file(directory / f"{index:02d}.jsonl", traces, audits)
@@ -556,7 +473,6 @@ def test_a_corpus_read_gives_the_same_evidence_and_proposals(
 
 @pytest.mark.parametrize("flags", [[], ["--json"], ["--no-audit-values", "--json"], ["--explain"]])
 def test_propose_prints_the_same_bytes_on_every_path(tmp_path: Path, flags: list[str]) -> None:
-    native_kernel("core._proposals_native")
     refs = ["a.one", "a.two", "a.three", "b.x", "pi.read", "\U0001f600.tool"]
     for index in range(4):
         traces = [
@@ -585,7 +501,6 @@ def test_propose_prints_the_same_bytes_on_every_path(tmp_path: Path, flags: list
 def test_replayed_deferred_operations_equal_the_traces() -> None:
     """A file's deferred entries hold signed operations; replayed, they fill the evidence
     as the traces they stand for do."""
-    native_kernel("core._proposals_native")
     ops = [("a.one", {"q": 1}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
     seen = []
     for kind in PATHS:
@@ -596,30 +511,3 @@ def test_replayed_deferred_operations_equal_the_traces() -> None:
             assert state(by_operations) == state(by_traces)
             seen.append(state(by_operations))
     assert seen[0] == seen[1] == seen[2]
-
-
-def test_the_kernel_takes_records_and_signed_operations_and_refuses_the_rest() -> None:
-    k = native_kernel("core._proposals_native")
-    ops = [("a.one", {"q": 1}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
-    for form in ("trace", "signed", "records"):
-        clusters: dict[str, Any] = {}
-        sequences: dict[str, Any] = {}
-        operations = _as(form, ops)
-        operations = operations.operations if form == "trace" else operations
-        assert k.add_operations(clusters, sequences, operations, "o", 7) is True
-        assert list(sequences.values()) == [[["a.one", "a.two", "b.x"], 1, {("o", 7)}]]
-    for hostile in (
-        [*ops, (_Str("a.one"), {}, "succeeded")],
-        [*ops, ("a.one", _Dict(), "succeeded")],
-        [*ops, ("a.one", {}, None)],
-        [*ops, ["a.one", {}, "succeeded"]],
-        [*ops, ("a.one", {}), ("a.two",)],
-        iter(ops),
-    ):
-        clusters, sequences = {}, {}
-        assert k.add_operations(clusters, sequences, hostile, 0, 0) is NotImplemented
-        assert clusters == {} and sequences == {}
-    assert k.add_operations({"a.one": []}, {}, ops, 0, 0) is NotImplemented
-    assert k.add_operations(_Dict(), {}, ops, 0, 0) is NotImplemented
-    with pytest.raises(TypeError):
-        k.add_operations({}, {}, ops)

@@ -24,7 +24,7 @@ from pytest_entropy.core.validation import CallChecks, collect_external_refs
 from pytest_entropy.testing import strategies as entropy_st
 
 from ..distributed_support import SURFACE, write_corpus
-from ..native_support import native_kernel, paths
+from ..native_support import paths
 from .test_schema_check_properties import SCHEMAS, VALUES
 
 PATHS = ("native", "python", "plain")
@@ -104,11 +104,6 @@ def _tally(
                     on_audit(AuditCall(ref, args) if number % 2 else {"ref": ref, "args": args})
             found.append(_ordered(tally.counts))
     return tuple(found), sorted(patterns), sorted(refs)
-
-
-@pytest.fixture(autouse=True)
-def _kernel() -> None:
-    native_kernel("core._trial_native")
 
 
 @settings(max_examples=200)
@@ -216,21 +211,6 @@ def test_merges_agree_on_every_path(
 ) -> None:
     results = {kind: _merged(kind, pieces, odd) for kind in PATHS}
     assert results["native"] == results["python"] == results["plain"]
-
-
-def test_the_kernel_is_used_only_on_the_fast_path() -> None:
-    live = {"actions": [{"ref": "a", "inputSchema": {"type": "object"}}]}
-    kernel = native_kernel("core._trial_native")
-    with paths("native"):
-        on_trace, _, on_signed = TrialTally(live, live, CallChecks()).hooks()
-        assert isinstance(on_trace.__self__, kernel.Tally)  # type: ignore[attr-defined]
-    with paths("python"):
-        on_trace, _, on_signed = TrialTally(live, live, CallChecks()).hooks()
-        assert not isinstance(on_trace.__self__, kernel.Tally)  # type: ignore[attr-defined]
-        assert on_signed is not None
-    with paths("plain"):
-        _, _, on_signed = TrialTally(live, live, CallChecks()).hooks()
-        assert on_signed is None  # the scanner builds its Trace records as before
 
 
 # ------------------------------------------------------------------ end to end

@@ -391,3 +391,113 @@ def test_a_fault_of_the_proxy_forwards_the_message_as_it_came(
     answer = b'{"jsonrpc":"2.0","id":1,"result":{}}'
     assert wire.connection.from_server(answer).to_client == [answer]
     assert capsys.readouterr().err.count("internal error (RuntimeError('boom'))") == 2
+
+
+# ----------------------------------------------------------------- metric v3 (normal forms)
+
+RENDER = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "outputFormat": {"type": "string", "enum": ["pdf", "html", "rare-format"]},
+        "limit": {"type": "integer", "minimum": 1},
+    },
+    "required": ["outputFormat", "limit"],
+}
+V3_TOOLS = [{"name": "render", "inputSchema": RENDER}, {"name": "book", "inputSchema": BOOK}]
+
+
+def _v3_wire(tmp_path: Path, artifact: dict[str, Any]) -> Wire:
+    from pytest_entropy.core.canonical import file_text
+
+    wire = Wire(tmp_path)
+    (wire.state / "compiled.json").write_text(file_text(artifact))
+    wire.hub.artifact = ArtifactHolder(wire.state / "compiled.json", metric_version=3)
+    return wire
+
+
+def _v3_artifact() -> dict[str, Any]:
+    from pytest_entropy.core.v3.compiler import compile_entropy_surface_v3
+
+    live = {"version": 1, "actions": [{"ref": "calendar.render", "inputSchema": RENDER}]}
+    artifact = compile_entropy_surface_v3([], live).artifact
+    assert artifact is not None
+    return artifact
+
+
+def test_v3_forwards_the_normal_form_of_a_misspelt_call(tmp_path: Path) -> None:
+    wire = _v3_wire(tmp_path, _v3_artifact())
+    wire.handshake(V3_TOOLS)
+    routed = wire.call(1, "render", {"output-format": "RARE FORMAT", "limit": "2"})
+    assert routed.to_client == []
+    forwarded = orjson.loads(routed.to_server[0])
+    assert forwarded["params"] == {
+        "name": "render",
+        "arguments": {"outputFormat": "rare-format", "limit": 2},
+    }
+    # A canonical call is forwarded as the very bytes the client sent.
+    raw = _line(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "render", "arguments": {"outputFormat": "pdf", "limit": 1}},
+        }
+    )
+    assert wire.connection.from_client(raw).to_server == [raw]
+    # What no rule repairs is refused at validate, as an enforced schema refuses it.
+    refused = wire.call(3, "render", {"outputFormat": "PDF", "output-format": "pdf", "limit": 1})
+    assert refused.to_server == [] and b"refused by the compiled surface" in refused.to_client[0]
+
+
+def test_v3_lists_the_declared_tools_and_ignores_legacy_restrictions(tmp_path: Path) -> None:
+    legacy = _artifact(quarantined=True)  # a version-1 file: an overlay and a quarantine
+    wire = _v3_wire(tmp_path, legacy)
+    shown = wire.handshake([*V3_TOOLS, {"name": "cancel", "inputSchema": CANCEL}])
+    assert [tool["name"] for tool in shown["result"]["tools"]] == ["render", "book", "cancel"]
+    assert shown["result"]["tools"][1]["inputSchema"] == BOOK
+    # v2 would refuse room "blue" (the overlay's enum is ["red"]) and hide cancel.
+    assert wire.call(1, "book", {"room": "blue"}).to_server
+    assert wire.call(2, "cancel", {"booking_id": "b1"}).to_server
+    # No stored plan for render: one derived from the live schema still normalises it.
+    forwarded = orjson.loads(
+        wire.call(3, "render", {"outputFormat": "HTML", "limit": 1}).to_server[0]
+    )
+    assert forwarded["params"]["arguments"] == {"outputFormat": "html", "limit": 1}
+
+
+def test_v3_live_compile_writes_normal_forms_without_changing_the_listing(
+    tmp_path: Path,
+) -> None:
+    from pytest_entropy.run.proxy_compile import LiveCompile
+    from pytest_entropy.run.watch import Notice
+
+    wire = Wire(tmp_path, advertise_list_changed=True)
+    wire.hub.artifact = ArtifactHolder(wire.state / "compiled.json", metric_version=3)
+    wire.handshake(V3_TOOLS)
+    wire.call(1, "render", {"output-format": "PDF", "limit": 1})
+    wire.answer(1, result={"content": []})
+    wire.connection.flush()  # the recorded call on disk; the client stays connected
+    live = LiveCompile(
+        wire.hub,
+        wire.state / "sessions",
+        window=8,
+        grace_seconds=0.01,
+        poll_seconds=0.05,
+        use_inotify=False,
+        redact_values=False,
+    )
+    assert wire.hub.surface is not None
+    live.surface_listed(wire.hub.surface)
+    live.stop()
+    assert live.loop is not None and live.loop.metric_version == 3
+    live.loop.tick()  # whatever the background tick did, one more is a no-op or the compile
+    written = json.loads((wire.state / "compiled.json").read_text())
+    assert written["version"] == 2
+    assert [plan["ref"] for plan in written["normalizations"]] == ["calendar.render"]
+    wire.sent.clear()
+    live.notify(Notice("compiled", "entropy: compiled"))
+    assert wire.sent == []  # the listed tools did not change: no tools/list_changed
+    wire.hub.artifact.metric_version = 2  # under v2 the same notice re-lists the clients
+    live.notify(Notice("compiled", "entropy: compiled"))
+    assert wire.sent == [LIST_CHANGED]

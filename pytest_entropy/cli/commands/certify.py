@@ -21,6 +21,7 @@ from pytest_entropy.cli.common import (
     print_lines,
     storage_options_of,
 )
+from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.report.names import terminal_text
 from pytest_entropy.state.config import BASELINE_FILENAME, add_cli_option
@@ -77,10 +78,66 @@ def register(commands: Any) -> None:
         " markdown and json here still select the output format; use --output-format",
     )
     add_report_options(parser)
+    add_metric_version_option(parser)
     parser.set_defaults(handler=run)
 
 
+# The certify options metric v3's check list has no use for (the upstream's v3 script reads
+# --sessions, --surface, --trial and --artifact only).
+V2_ONLY_OPTIONS = (
+    ("entropy_repairs", "--repairs"),
+    ("entropy_lint", "--lint"),
+    ("entropy_strict", "--strict"),
+    ("entropy_require_ratchet", "--require-ratchet"),
+    ("entropy_holdout", "--holdout"),
+    ("entropy_max_malformed_share", "--max-malformed-share"),
+)
+
+
+def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_entropy.core.canonical import file_text
+    from pytest_entropy.core.certify.v3 import v3_summary_lines
+    from pytest_entropy.core.errors import EntropyInputError
+    from pytest_entropy.run.certification_v3 import V3CertificationOptions, certify_v3
+
+    for attribute, flag in V2_ONLY_OPTIONS:
+        if getattr(args, attribute, None):
+            raise EntropyInputError(f"{flag} is a metric v2 certification option")
+    sessions = args.entropy_sessions
+    if isinstance(sessions, list | tuple):
+        if len(sessions) > 1:
+            raise EntropyInputError("metric v3 certification reads one --sessions directory")
+        sessions = sessions[0] if sessions else None
+    options = V3CertificationOptions(
+        sessions=sessions,
+        surface=args.entropy_surface,
+        trial=bool(args.entropy_trial),
+        artifact=args.entropy_artifact,
+        state_dir=args.state_dir,
+    )
+    try:
+        report = certify_v3(options)
+    except Exception as error:  # a run that raises is a failure with this line
+        sys.stderr.write(f"{FAILED_TO_EXECUTE}: {terminal_text(str(error))}\n")
+        return EXIT_FAILED
+    text = file_text(report)
+    if output_format_of(args) == "json":
+        out.write(text)
+    else:
+        print_lines(out, v3_summary_lines(report), spec=True)
+        out.write("\n")
+        out.write(text)
+    if args.report:
+        from pytest_entropy.state.store import write_file_atomic
+
+        write_file_atomic(Path(args.report), text, mode=0o644)
+    write_reports(args, "certify", report)
+    return EXIT_OK if report["evaluation"]["passed"] else EXIT_FAILED
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    if metric_version_of(args) >= 3:
+        return _run_v3(args, out)
     from pytest_entropy.core.canonical import file_text
     from pytest_entropy.core.certify import markdown_lines, summary_lines
     from pytest_entropy.run.certification import Certification, CertificationOptions

@@ -30,6 +30,11 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.generation import (
+    check_state_generation,
+    metric_version_of,
+    record_state_generation,
+)
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.cli.steering import (
     add_redact_option,
@@ -44,10 +49,12 @@ from pytest_entropy.core.notices import format_compile_notice
 from pytest_entropy.core.proposals import entropy_review_signals, format_review_signal
 from pytest_entropy.core.regex import Unenforced, watch_unenforced
 from pytest_entropy.core.steering import unmatched_tokens
+from pytest_entropy.core.v3.compiler import REVIEW_KINDS, format_compile_notice_v3
 from pytest_entropy.report.names import terminal_text
 from pytest_entropy.run.compile import CompileRun, compile_sources
 from pytest_entropy.state.store import (
     COMPILED,
+    COMPILED_V3,
     POOL,
     SaveResult,
     Snapshot,
@@ -63,6 +70,9 @@ CONVERGED_INCUMBENT = (
     "converged: the surface is already as tight as the evidence allows; the incumbent"
     " artifact stays in force"
 )
+
+CONVERGED_V3 = "converged: the artifact already holds every normal form the surface proves"
+CONVERGED_V3_EMPTY = "converged: no action of the surface has a normal form; nothing to compile"
 
 
 def _written_lines(
@@ -129,9 +139,13 @@ def _same_file(first: Path | None, second: Path | None) -> bool:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
+    metric_version = metric_version_of(args)
+    # Metric v3 reads and writes version-2 artifacts (a version-1 file is migration data).
+    compiled_kind = COMPILED_V3 if metric_version >= 3 else COMPILED
     surface = surface_of(args, args.surface)
     repairs = load_optional_repairs(args.repairs)
     state_dir = state_dir_of(args)
+    check_state_generation(args, state_dir)
     artifact_path = Path(args.artifact) if args.artifact else None
     if artifact_path is None and args.write:
         artifact_path = state_dir / COMPILED.filename
@@ -145,11 +159,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     checked_artifact = _same_file(artifact_path, compiled_target)
     reads: list[tuple[Path, StoreKind]] = []
     if checked_artifact and compiled_target is not None:
-        reads.append((compiled_target, COMPILED))
+        reads.append((compiled_target, compiled_kind))
     if pool_path is not None:
         reads.append((pool_path, POOL))
     options = read_options_of(args, surface)
     steering = steering_of(args)
+    if steering is not None and metric_version >= 3:
+        raise EntropyInputError(
+            "steering chooses among metric v2's restrictions; metric v3 compiles none"
+            " (drop the steering options or use --metric-version 2)"
+        )
     redact_values = redact_values_of(args)
 
     def plan(
@@ -160,7 +179,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             incumbent = held[COMPILED.filename].file
         else:
             incumbent = (
-                load_state_file(artifact_path, COMPILED, required=False) if artifact_path else None
+                load_state_file(artifact_path, compiled_kind, required=False)
+                if artifact_path
+                else None
             )
         if args.artifact and incumbent is None:
             raise EntropyInputError("compiled surface file not found", source=args.artifact)
@@ -178,6 +199,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 engine=engine_options_of(args),
                 steering=steering,
                 redact_values=redact_values,
+                metric_version=metric_version,
             )
         check_corpus(args, run_.diagnostics)  # before anything is written
         writes = []
@@ -185,10 +207,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             writes.append(Write(pool_path, POOL, run_.pool.file))
         artifact = run_.outcome.artifact
         if compiled_target is not None and run_.outcome.status == "compiled" and artifact:
-            writes.append(Write(compiled_target, COMPILED, artifact))
+            writes.append(Write(compiled_target, compiled_kind, artifact))
         return (run_, met), writes  # a redo's record replaces what an earlier try met
 
     (run_, met), saved = update_many(reads, plan)  # damage raises, naming the file (exit 2)
+    if args.write:
+        record_state_generation(args, state_dir)  # a v3 compile marks its state (v2: nothing)
     outcome = run_.outcome
     pool_note = ""
     if pool_path is not None and run_.pool is not None:
@@ -201,7 +225,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     written = []
     if outcome.status == "compiled" and outcome.artifact is not None:
         if args.out:
-            write_document(Path(args.out), COMPILED, outcome.artifact)
+            write_document(Path(args.out), compiled_kind, outcome.artifact)
             written.append(args.out)
         if compiled_target is not None:
             written.append(str(compiled_target))
@@ -227,8 +251,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print_json(out, result)
     else:
         review = entropy_review_signals(outcome.proposals)
+        if metric_version >= 3:
+            review = [p for p in outcome.proposals if p["kind"] in REVIEW_KINDS]
         lines = []
-        if outcome.status == "compiled" and outcome.after is not None:
+        if outcome.status == "compiled" and outcome.after is not None and metric_version >= 3:
+            notice = format_compile_notice_v3(
+                outcome.report.score, outcome.after.score, len(review), review_hint=REVIEW_HINT
+            )
+            if not written:
+                notice = notice.replace(
+                    "entropy: background optimization complete", "entropy: compiled, not saved", 1
+                )
+            lines.append(notice)
+        elif outcome.status == "compiled" and outcome.after is not None:
             notice = format_compile_notice(
                 run_.steered.shown_proposals() if run_.steered else outcome.proposals,
                 outcome.report.score,
@@ -245,6 +280,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         elif outcome.status == "converged":
             # With an incumbent the trial has something to replay; without one, nothing.
             held = CONVERGED_INCUMBENT if outcome.artifact is not None else CONVERGED
+            if metric_version >= 3:
+                held = CONVERGED_V3 if outcome.artifact is not None else CONVERGED_V3_EMPTY
             lines.append(
                 f"entropy: {held} · score {js_string(outcome.report.score)} (lower is better)"
             )

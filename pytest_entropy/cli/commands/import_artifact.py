@@ -16,15 +16,22 @@ from pytest_entropy.cli.common import (
     state_dir_of,
     surface_of,
 )
+from pytest_entropy.cli.generation import (
+    add_metric_version_option,
+    check_state_generation,
+    metric_version_of,
+    record_state_generation,
+)
 from pytest_entropy.core.artifact import (
     merge_compiled_surfaces,
     parse_compiled_surface_artifact,
     without_widening_overlays,
 )
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.v3 import artifact as v3_artifact
 from pytest_entropy.ingest.surfaces import load_json_file
 from pytest_entropy.report.names import terminal_text
-from pytest_entropy.state.store import COMPILED, update_path
+from pytest_entropy.state.store import COMPILED, COMPILED_V3, update_path
 
 # The entry lists of an artifact an import can add to.
 ENTRY_LISTS: Final = ("actions", "quarantined")
@@ -37,6 +44,7 @@ def register(commands: Any) -> None:
     parser.add_argument("path", metavar="ARTIFACT", help="the artifact file to import")
     add_surface_option(parser, required=True)
     add_format_options(parser, sessions=False)
+    add_metric_version_option(parser)
     add_state_options(parser)
     parser.add_argument(
         "--no-quarantines",
@@ -47,7 +55,69 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
+    """Metric v3's import: keep the peer's plans that re-derive exactly from the live
+    schemas; every legacy overlay and quarantine (the peer's and the local file's) is
+    dropped and counted, and the state file becomes a version-2 artifact."""
+    incoming = v3_artifact.parse_compiled_surface_artifact(load_json_file(args.path, "artifact"))
+    if incoming is None:
+        raise EntropyInputError(f"Artifact is invalid: {args.path}")
+    live = surface_of(args, args.surface)
+    target = state_dir_of(args) / COMPILED_V3.filename
+    outcome: dict[str, Any] = {}
+
+    def merge(local: dict[str, Any] | None) -> dict[str, Any]:
+        merged = v3_artifact.merge_compiled_surfaces(local, incoming, live)
+        outcome.update(merged)
+        outcome["local"] = local
+        return dict(merged["file"])
+
+    def adopts_nothing(local: dict[str, Any] | None, merged: dict[str, Any]) -> bool:
+        # As under v2 (docs/decisions.md): a version-2 local file whose plans in force the
+        # import leaves as they are keeps its bytes; a version-1 file is migrated.
+        if local is None or local.get("version") != v3_artifact.COMPILED_SURFACE_VERSION_2:
+            return False
+        return not v3_artifact.compiled_surface_effect_changed(local, merged)
+
+    saved = update_path(Path(target), COMPILED_V3, merge, keep=adopts_nothing)
+    if saved.written:
+        record_state_generation(args, target.parent)  # the directory now holds v3 state
+    artifact = saved.file if saved.written or outcome["local"] is None else outcome["local"]
+    local_plans = len(v3_artifact.plans_of(outcome["local"]))
+    plans = len(v3_artifact.plans_of(artifact))
+    if args.json:
+        print_json(
+            out,
+            {
+                "path": str(target.resolve()),
+                "written": saved.written,
+                "normalizations": plans,
+                "adoptedNormalizations": plans - local_plans if saved.written else 0,
+                "droppedOverlays": outcome["droppedOverlays"],
+                "droppedQuarantines": outcome["droppedQuarantines"],
+                "droppedNormalizations": outcome["droppedNormalizations"],
+                "artifact": artifact,
+            },
+        )
+    else:
+        legacy = outcome["droppedOverlays"] + outcome["droppedQuarantines"]
+        out.write(
+            f"Imported compiled surface: {plans} normal forms ·"
+            f" {outcome['droppedNormalizations']} dropped (not proven against the live surface)"
+            f" · {legacy} legacy restrictions dropped (inert under metric v3)\n"
+        )
+        where = terminal_text(str(target.resolve()))
+        if saved.written:
+            out.write(f"wrote {where}\n")
+        else:
+            out.write(f"adopted nothing: {where} left as it was\n")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    check_state_generation(args, state_dir_of(args))
+    if metric_version_of(args) >= 3:
+        return _run_v3(args, out)
     incoming = parse_compiled_surface_artifact(load_json_file(args.path, "artifact"))
     if incoming is None:
         raise EntropyInputError(f"Artifact is invalid: {args.path}")

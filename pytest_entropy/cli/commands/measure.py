@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         digest = surface_hash(surface) if surface is not None else ""
     result = read_corpus(sources, measure_plan(options), engine_options_of(args))
     check_corpus(args, result.diagnostics)
-    report = result.state.finalize(surface, repairs, digest)
+    report = result.state.finalize(surface, repairs, digest, metric_version=options.metric_version)
     hashed = report_hash(report)
     document = {
         "reportHash": hashed,

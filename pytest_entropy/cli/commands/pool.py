@@ -22,6 +22,7 @@ from pytest_entropy.cli.common import (
     read_options_of,
     session_sources_of,
 )
+from pytest_entropy.cli.generation import check_state_generation, record_state_generation
 from pytest_entropy.cli.steering import add_redact_option, redact_values_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.pool import PoolMerge
@@ -62,6 +63,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     surface = optional_surface_of(args)
     options = read_options_of(args, surface)
     redact_values = redact_values_of(args)
+    # A pool written as a state directory's observation-pool.json belongs to that
+    # directory's generation (state/generation.py); any other --out is a plain file.
+    in_state_dir = target.name == POOL.filename
+    if in_state_dir:
+        check_state_generation(args, target.parent)
 
     def plan(snapshots: Sequence[Snapshot]) -> tuple[PoolMerge, list[Write]]:
         if in_place:
@@ -86,6 +92,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         merged, writes = plan(())
         written = write_document(target, POOL, writes[0].value)
+    if in_state_dir:
+        record_state_generation(args, target.parent)
     if args.json:
         print_json(
             out, {**merged.to_json(), "out": str(Path(args.out).resolve()), "written": written}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, TextIO
 
 from pytest_entropy.cli.common import (
@@ -20,12 +21,14 @@ from pytest_entropy.cli.common import (
     read_options_of,
     session_sources_of,
 )
+from pytest_entropy.cli.generation import metric_version_of
 from pytest_entropy.cli.steering import add_explain_option, explain_of, steering_lines
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.proposals import entropy_review_signals
 from pytest_entropy.core.status import surface_hash
+from pytest_entropy.core.v3.proposals import review_signals_v3
 from pytest_entropy.report.text import proposal_lines
 from pytest_entropy.run.compile import propose_sources
 from pytest_entropy.state.store import COMPILED
@@ -53,10 +56,20 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    version = metric_version_of(args)
+    if version == 3 and explain_of(args):
+        raise EntropyInputError("--explain is not available yet with --metric-version 3")
     surface = optional_surface_of(args)
     repairs = load_optional_repairs(args.repairs)
     effective = surface
-    if args.artifact:
+    if args.artifact and version == 3:
+        # A v3 artifact's plans act at validation, never on the surface, and a legacy
+        # artifact's overlays are inert: the proposals are the declared surface's.
+        sys.stderr.write(
+            "note: --artifact does not change metric v3 proposals (artifacts never alter the"
+            " declared surface)\n"
+        )
+    elif args.artifact:
         compiled = load_state_file(args.artifact, COMPILED)
         if surface is None:
             raise EntropyInputError("--artifact needs the declared --surface it applies to")
@@ -74,7 +87,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     check_corpus(args, run_.diagnostics)
     report, proposals = run_.report, run_.proposals
-    review = entropy_review_signals(proposals)
+    review = review_signals_v3(proposals) if version == 3 else entropy_review_signals(proposals)
     if args.json:
         value = {"reportHash": report_hash(report), "proposals": proposals, "reviewSignals": review}
         if run_.explanations is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_entropy.cli.common import add_state_options, state_dir_of
+from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.sources.agent_dir import state_sessions_dir
 from pytest_entropy.state.config import add_command_flag, load_config
@@ -49,6 +50,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--grace-ms", type=int, metavar="MS", help="with --compile: wait (250)")
     parser.add_argument("--poll", action="store_true", help="with --compile: poll, no inotify")
     add_command_flag(parser, "redact-values")
+    add_metric_version_option(parser)
     add_command_flag(parser, "cwd", help="the current project (default: here)")
     add_state_options(parser)
     parser.add_argument(
@@ -123,6 +125,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.artifact and not Path(args.artifact).exists():
         raise EntropyInputError("artifact not found", source=args.artifact)
     enforce = config.compile and not args.no_enforce
+    # The generation follows --metric-version, else the configuration, as for every command.
+    metric_version = metric_version_of(args)
     if not config.compile:
         where = config.sources.get("compile", "the configuration")
         proxy_notice(
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     hub = ProxyHub(
         record_dir=record,
         state_dir=state_dir,
-        artifact=ArtifactHolder(artifact_path, enabled=enforce),
+        artifact=ArtifactHolder(artifact_path, enabled=enforce, metric_version=metric_version),
         ref_prefix=args.ref_prefix,
         redact=config.redact_values,
         advertise_list_changed=bool(args.compile and config.compile),

@@ -25,6 +25,7 @@ from pytest_entropy.cli.common import (
     surface_files_of,
     surface_of,
 )
+from pytest_entropy.cli.generation import check_state_generation
 from pytest_entropy.cli.reports import add_report_options, wants_reports, write_reports
 from pytest_entropy.core.artifact import apply_compiled_surface
 from pytest_entropy.core.errors import EntropyInputError
@@ -41,6 +42,7 @@ from pytest_entropy.core.status import (
     ratchet_verdict,
     surface_hash,
 )
+from pytest_entropy.core.v3.proposals import review_signals_v3
 from pytest_entropy.report.text import diagnostics_lines
 from pytest_entropy.run.corpus import CorpusRead, read_corpus, records_plan, source_files
 from pytest_entropy.sources.agent_dir import (
@@ -78,6 +80,7 @@ def _review_line(
     digest: str,
     repairs: list[RepairRow] | None,
     pool_error: str | None,
+    metric_version: int = 2,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Review signals computed read-only: the pool is merged in memory and never saved."""
     traces = read.records.traces
@@ -85,11 +88,19 @@ def _review_line(
         return format_review_line(None, pool_error=pool_error, has_window_evidence=bool(traces)), []
     try:
         merged = read.merged_pool()
-        report = measure(traces, effective, repairs, digest)
-        review = entropy_review_signals(
-            propose_entropy_reductions(
-                report, traces, effective, repairs, pool_to_value_observations(merged.file)
-            )
+        report = measure(traces, effective, repairs, digest, metric_version=metric_version)
+        proposals = propose_entropy_reductions(
+            report,
+            traces,
+            effective,
+            repairs,
+            pool_to_value_observations(merged.file),
+            metric_version=metric_version,
+        )
+        review = (
+            review_signals_v3(proposals)
+            if metric_version == 3
+            else entropy_review_signals(proposals)
         )
     except Exception:  # the display never fails because of the review line
         return format_review_line(None), []
@@ -134,8 +145,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     live = surface_of(args, surface_path) if surface_path else EMPTY_SURFACE
     options = read_options_of(args, live if surface_path else None)
     repairs = load_optional_repairs(args.repairs)
+    version = check_state_generation(args, state_dir)
     compiled = load(state_dir, COMPILED)
-    surface = dict(apply_compiled_surface(live, compiled.file)) if compiled.file else live
+    # In metric v3 an artifact never alters the declared surface (its plans act only at
+    # validation), so the status measures the live surface itself.
+    inert = version == 3 or not compiled.file
+    surface = live if inert else dict(apply_compiled_surface(live, compiled.file))
     digest = surface_hash(surface)
     pool = load(state_dir, POOL)
     plan = records_plan(options, file_states=True, windows=pool.error is None)
@@ -143,14 +158,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     diagnostics = read.diagnostics
     check_corpus(args, diagnostics)
     states = [(source.location, state) for source, state in read.files]
-    corpus = measure_session_corpus(states, surface, digest, repairs)
-    review_line, review = _review_line(read, surface, digest, repairs, pool.error)
+    corpus = measure_session_corpus(states, surface, digest, repairs, metric_version=version)
+    review_line, review = _review_line(read, surface, digest, repairs, pool.error, version)
     lines = format_status_lines(
         surface,
         corpus,
         scope=scope,
         compiled_line=format_compiled_line(compiled.file, compiled.error),
         review_line=review_line,
+        metric_version=version,
     )
     if args.json or wants_reports(args):
         document = {
@@ -165,6 +181,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "review": review,
             "lines": lines,
             "diagnostics": diagnostics.to_json(),
+            "metricVersion": version,
         }
         write_reports(args, "status", document, surface=surface)
     if args.json:

@@ -30,6 +30,7 @@ from pytest_entropy.cli.common import (
     surface_of,
     unsupported_pattern_lines,
 )
+from pytest_entropy.cli.generation import check_state_generation, metric_version_of
 from pytest_entropy.cli.reports import add_report_options, write_reports
 from pytest_entropy.cli.steering import (
     add_explain_option,
@@ -37,13 +38,25 @@ from pytest_entropy.cli.steering import (
     explain_of,
     redact_values_of,
 )
+from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import js_string
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
+from pytest_entropy.core.v3.trial import V3TrialReport
 from pytest_entropy.report.text import TRIAL_CLASSES
-from pytest_entropy.run.trial import trial_sources
+from pytest_entropy.run.trial import trial_sources, trial_sources_v3
 from pytest_entropy.run.trial_explain import explained_trial_sources
-from pytest_entropy.state.store import COMPILED
+from pytest_entropy.state.store import COMPILED, COMPILED_V3, StoreKind
+
+# The v3 trial's classes in its summary line (notes §7.2).
+V3_TRIAL_CLASSES = (
+    ("bothAccept", "both accept"),
+    ("bothReject", "both reject"),
+    ("normalizationWin", "normalization wins"),
+    ("tighteningCost", "tightening costs"),
+    ("canonicalIdentityCost", "canonical identity costs"),
+    ("idempotenceCost", "idempotence costs"),
+)
 
 
 def register(commands: Any) -> None:
@@ -65,11 +78,61 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _artifact(args: argparse.Namespace) -> tuple[dict[str, Any] | None, Path]:
+def _artifact(
+    args: argparse.Namespace, kind: StoreKind = COMPILED
+) -> tuple[dict[str, Any] | None, Path]:
     """The artifact to replay against and where it was looked for; ``None`` when the state
     directory holds none (the trial then runs against an empty overlay: ``no-evidence``)."""
-    path = Path(args.artifact) if args.artifact else state_dir_of(args) / COMPILED.filename
-    return load_state_file(path, COMPILED, required=bool(args.artifact)), path
+    path = Path(args.artifact) if args.artifact else state_dir_of(args) / kind.filename
+    return load_state_file(path, kind, required=bool(args.artifact)), path
+
+
+def trial_lines_v3(trial: V3TrialReport) -> list[str]:
+    """The human summary of a v3 trial (representation replay)."""
+    totals = trial.totals
+    lines = [
+        f"trial: {trial.verdict} · representation wins {totals['normalizationWin']} ·"
+        f" historical score unchanged {js_string(trial.declared_score)} · costs {trial.costs()}",
+        f"calls: {totals['operations']} replayed · "
+        + " · ".join(f"{totals[key]} {label}" for key, label in V3_TRIAL_CLASSES),
+    ]
+    if trial.divergences:
+        lines.append("divergences:")
+        lines.extend(
+            f"  {row['ref']}  {row['trialClass']}  {row['count']}" for row in trial.divergences
+        )
+    if trial.costs():
+        lines.append(
+            f"FAIL: {trial.costs()} replayed calls broke a normal-form law (tightening,"
+            " canonical identity or idempotence)"
+        )
+    return lines
+
+
+def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
+    if explain_of(args):
+        raise EntropyInputError("--explain explains metric v2's trial classes; drop it under v3")
+    surface = surface_of(args, args.surface)
+    artifact, artifact_path = _artifact(args, COMPILED_V3)
+    options = read_options_of(args, surface)
+    with watch_unenforced() as met:
+        sources = session_sources_of(args, options)
+        trial, diagnostics = trial_sources_v3(
+            sources, surface, artifact, options=options, engine=engine_options_of(args)
+        )
+    check_corpus(args, diagnostics)
+    if args.json:
+        print_json(out, trial.to_json())
+    else:
+        print_lines(out, trial_lines_v3(trial))
+        if artifact is None:
+            print_lines(
+                out,
+                [f"no compiled artifact at {artifact_path}: no plan to replay; nothing written"],
+            )
+        print_lines(out, unsupported_pattern_lines(met))
+    write_reports(args, "trial", trial.to_json(), surface=surface, inputs=args.sessions)
+    return EXIT_FAILED if trial.costs() > 0 else EXIT_OK
 
 
 def trial_lines(trial: TrialReport) -> list[str]:
@@ -99,6 +162,10 @@ def trial_lines(trial: TrialReport) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.artifact:
+        check_state_generation(args, state_dir_of(args))
+    if metric_version_of(args) >= 3:
+        return _run_v3(args, out)
     surface = surface_of(args, args.surface)
     artifact, artifact_path = _artifact(args)
     options = read_options_of(args, surface)

@@ -24,6 +24,11 @@ from pytest_entropy.cli.common import (
     read_options_of,
     surface_of,
 )
+from pytest_entropy.cli.generation import (
+    add_metric_version_option,
+    check_state_generation,
+    metric_version_of,
+)
 from pytest_entropy.cli.steering import min_gain_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.steering import Steering
@@ -54,6 +59,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--poll", action="store_true", help="poll instead of inotify")
     parser.add_argument("--once", action="store_true", help="run one compile tick and exit")
     add_format_options(parser)
+    add_metric_version_option(parser)
     for name in ("partial", "only", "exclude", "min-gain", "redact-values"):
         add_command_flag(parser, name)
     add_allow_empty(parser)
@@ -81,6 +87,7 @@ def _steering(args: argparse.Namespace, partial: bool) -> Steering | None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    metric_version = metric_version_of(args)
     cwd = args.cwd or os.getcwd()
     config = load_config(
         cwd,
@@ -144,7 +151,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "watch needs the declared surface it compiles against (--surface FILE)",
             source=surface_path,
         )
+    check_state_generation(args, state_dir)
     surface = surface_of(args, surface_path)
+    steering = _steering(args, config.partial)
+    if steering is not None and metric_version >= 3:
+        raise EntropyInputError(
+            "steering chooses among metric v2's restrictions; metric v3 compiles none"
+            " (drop the steering options or use --metric-version 2)"
+        )
     loop = CompileLoop(
         window=window,
         surface=surface,
@@ -152,8 +166,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         repairs=load_optional_repairs(repairs_path),
         options=read_options_of(args, surface),
         strict=config.strict,
-        steering=_steering(args, config.partial),
+        steering=steering,
         redact_values=config.redact_values,
+        metric_version=metric_version,
     )
     if args.once:
         result = loop.tick()

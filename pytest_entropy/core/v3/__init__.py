@@ -1,0 +1,16 @@
+"""Metric v3: what the upstream's current generation does differently from v2.
+
+Everything both generations share (the accumulation pass, the primitives, the stable hash,
+TypeBox's decisions) stays in :mod:`pytest_entropy.core`; the modules here hold only what v3
+changes, so a reader sees the difference at a glance (issue 30, spec notes §0.2):
+
+* :mod:`.normal_form` — statically derived, capability-preserving normal-form plans;
+* :mod:`.meter` — finalisation: the invocation-rejection rate as the objective;
+* :mod:`.proposals` — ``normal-form`` proposals beside the advisory review signals.
+"""
+
+from __future__ import annotations
+
+ENTROPY_METRIC_VERSION_V3 = 3
+
+__all__ = ["ENTROPY_METRIC_VERSION_V3"]
