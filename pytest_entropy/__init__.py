@@ -42,7 +42,7 @@ _select_paths()
 # start, and most of them never need the meter (PEP 562 module __getattr__).
 _LAZY = {
     "AuditCall": ".core.records",
-    "ENTROPY_METRIC_VERSION": ".core.records",
+    "ENTROPY_METRIC_VERSION": ".core.versions",
     "EntropyError": ".core.errors",
     "EntropyInputError": ".core.errors",
     "MeterState": ".core.meter",
@@ -105,7 +105,6 @@ if TYPE_CHECKING:
     from pytest_entropy.core.jscompat import round_metric
     from pytest_entropy.core.meter import MeterState, measure, report_hash
     from pytest_entropy.core.records import (
-        ENTROPY_METRIC_VERSION,
         AuditCall,
         Operation,
         RepairRow,
@@ -119,6 +118,7 @@ if TYPE_CHECKING:
         ratchet_verdict,
         surface_hash,
     )
+    from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
     from pytest_entropy.sources.surface import diff_surfaces, load_surface
     from pytest_entropy.testing.assertions import (
         assert_deterministic,
