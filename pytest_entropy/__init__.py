@@ -9,12 +9,11 @@ The public API re-exported here imports no pytest and does no I/O at import time
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from pytest_entropy import _aliases
 from pytest_entropy._version import __version__
 
-_aliases.install()
+# typing costs a third of the interpreter's start-up, and the CLI and the pytest plugin
+# import this package on every start (issue 32): its names here are for mypy only.
+TYPE_CHECKING = False
 
 
 def _select_paths() -> None:
@@ -43,7 +42,7 @@ _select_paths()
 # start, and most of them never need the meter (PEP 562 module __getattr__).
 _LAZY = {
     "AuditCall": ".core.records",
-    "ENTROPY_METRIC_VERSION": ".core.records",
+    "ENTROPY_METRIC_VERSION": ".core.versions",
     "EntropyError": ".core.errors",
     "EntropyInputError": ".core.errors",
     "MeterState": ".core.meter",
@@ -73,10 +72,21 @@ _LAZY = {
     "surface_from_value": ".core.inputs",
     "surface_hash": ".core.status",
     "trend_from_scores": ".core.fingerprint",
+    # The gate, enforcement and the tool-author assertions (none of them imports pytest).
+    "CallVerdict": ".core.enforce",
+    "validate_call": ".core.enforce",
+    "evaluate_gate": ".core.gate",
+    "assert_deterministic": ".testing.assertions",
+    "assert_no_entropy_increase": ".testing.assertions",
+    "assert_ratchet": ".testing.assertions",
+    "compare_surfaces": ".testing.assertions",
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from pytest_entropy.core.canonical import canonical_json, schema_digest, stable_json_hash
+    from pytest_entropy.core.enforce import CallVerdict, validate_call
     from pytest_entropy.core.errors import EntropyError, EntropyInputError
     from pytest_entropy.core.fingerprint import (
         shannon_entropy_bits,
@@ -86,6 +96,7 @@ if TYPE_CHECKING:
         surface_freedom_report,
         trend_from_scores,
     )
+    from pytest_entropy.core.gate import evaluate_gate
     from pytest_entropy.core.inputs import (
         entropy_repair_rows,
         live_surface_snapshot,
@@ -94,7 +105,6 @@ if TYPE_CHECKING:
     from pytest_entropy.core.jscompat import round_metric
     from pytest_entropy.core.meter import MeterState, measure, report_hash
     from pytest_entropy.core.records import (
-        ENTROPY_METRIC_VERSION,
         AuditCall,
         Operation,
         RepairRow,
@@ -108,7 +118,18 @@ if TYPE_CHECKING:
         ratchet_verdict,
         surface_hash,
     )
+    from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
     from pytest_entropy.sources.surface import diff_surfaces, load_surface
+    from pytest_entropy.testing.assertions import (
+        assert_deterministic,
+        assert_no_entropy_increase,
+        assert_ratchet,
+        compare_surfaces,
+    )
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def __getattr__(name: str) -> Any:
@@ -125,6 +146,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ENTROPY_METRIC_VERSION",
     "AuditCall",
+    "CallVerdict",
     "EntropyError",
     "EntropyInputError",
     "MeterState",
@@ -135,9 +157,14 @@ __all__ = [
     "Trace",
     "ValueObservation",
     "__version__",
+    "assert_deterministic",
+    "assert_no_entropy_increase",
+    "assert_ratchet",
     "canonical_json",
+    "compare_surfaces",
     "diff_surfaces",
     "entropy_repair_rows",
+    "evaluate_gate",
     "live_surface_snapshot",
     "load_surface",
     "measure",
@@ -155,4 +182,5 @@ __all__ = [
     "surface_from_value",
     "surface_hash",
     "trend_from_scores",
+    "validate_call",
 ]

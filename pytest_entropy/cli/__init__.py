@@ -8,12 +8,15 @@ traceback from inside an import (issue 26, item 16).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import sys
 
 from pytest_entropy.cli.interrupt import EXIT_INTERRUPTED, interrupted
 
+TYPE_CHECKING = False  # typing is not imported on the way to --version (issue 32)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     from pytest_entropy.cli.app import build_parser
 
 __all__ = ["EXIT_INTERRUPTED", "build_parser", "interrupted", "main"]
@@ -22,6 +25,14 @@ __all__ = ["EXIT_INTERRUPTED", "build_parser", "interrupted", "main"]
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never calls ``sys.exit``)."""
     try:
+        if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
+            # The one-word form needs no grammar: answered before argparse is imported.
+            from pytest_entropy.cli.version import version_text
+            from pytest_entropy.report.encoding import degrade_stream
+
+            degrade_stream(sys.stdout)
+            sys.stdout.write(version_text() + "\n")
+            return 0
         from pytest_entropy.cli.app import main as run
 
         return run(argv)

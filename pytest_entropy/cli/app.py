@@ -1,31 +1,31 @@
 """The ``pytest-entropy`` command line. :func:`main` returns the exit status; it never exits.
 
 Exit codes: 0 ok, 1 a gate or check failed, 2 usage or input error, 3 internal error.
-Each command lives in its own module under :mod:`pytest_entropy.commands`.
+Each command lives in its own module under :mod:`pytest_entropy.cli.commands`, imported
+only when that command runs or shows its own help: ``--help`` and ``--version`` import no
+command module, and a command imports what it uses (issue 32). The top-level help lists
+every command from :data:`~pytest_entropy.cli.commands.COMMANDS`, byte for byte as the
+full grammar shows it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-import traceback
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
 
-from pytest_entropy._version import __version__
-from pytest_entropy.cli.commands import COMMAND_MODULES
-from pytest_entropy.cli.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from pytest_entropy.cli.configured import prepare
+from pytest_entropy.cli.commands import COMMANDS, command_named
+from pytest_entropy.cli.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.interrupt import interrupted
-from pytest_entropy.cli.terminal import StyledStream, colour_wanted
-from pytest_entropy.core.canonical import icu_version
+from pytest_entropy.cli.version import PROG, native_core_text, version_text
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
-from pytest_entropy.core.records import ENTROPY_METRIC_VERSION
 from pytest_entropy.report.encoding import degrade_stream
-from pytest_entropy.report.names import terminal_line, terminal_text
-from pytest_entropy.run.collector import relaxed_collector
-from pytest_entropy.run.memos import command_memos
+
+TYPE_CHECKING = False  # typing is not imported on the way to --version (issue 32)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, TextIO
+
+    Handler = Callable[[argparse.Namespace, TextIO], int]
 
 __all__ = [
     "EXIT_FAILED",
@@ -33,19 +33,12 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "build_parser",
+    "invoked_command",
     "main",
+    "native_core_text",
     "parse_arguments",
     "version_text",
 ]
-
-PROG = "pytest-entropy"
-
-Handler = Callable[[argparse.Namespace, TextIO], int]
-
-
-def version_text() -> str:
-    """``pytest-entropy X (metric v2, ICU Y)``."""
-    return f"{PROG} {__version__} (metric v{ENTROPY_METRIC_VERSION}, ICU {icu_version()})"
 
 
 class _UsageError(Exception):
@@ -99,8 +92,17 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: error: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full command-line grammar."""
+def invoked_command(words: Sequence[str]) -> str | None:
+    """The command ``words`` name: the first word that is not an option (the global options
+    take no value), or ``None``; the same rule the configuration uses to pick a command."""
+    return next((word for word in words if not word.startswith("-")), None)
+
+
+def build_parser(loaded: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The command-line grammar: every command's module registers its options, or, when
+    ``loaded`` names commands, only theirs; the others are listed with their name and help
+    (what the top-level help shows) and import nothing."""
+    wanted = None if loaded is None else set(loaded)
     parser = _Parser(
         prog=PROG,
         description="Measure and reduce the tool entropy of LLM tool surfaces.",
@@ -108,12 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print versions and exit")
     _add_terminal_options(parser, False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"{__package__}.commands.{name}").register(commands)
-    for command in commands.choices.values():
+    for command in COMMANDS:
+        if wanted is None or command.name in wanted:
+            from importlib import import_module
+
+            import_module(f"{__package__}.commands.{command.module}").register(commands)
+        else:
+            commands.add_parser(command.name, help=command.help)
+    for command_parser in commands.choices.values():
         # Before or after the command name; the command's copy never resets the global one.
-        _add_terminal_options(command, argparse.SUPPRESS)
+        _add_terminal_options(command_parser, argparse.SUPPRESS)
     return parser
+
+
+def _parser_for(words: Sequence[str]) -> argparse.ArgumentParser:
+    """The grammar with only the command ``words`` name loaded (none for ``--help``,
+    ``--version`` or a misspelt command: argparse's messages need only the names)."""
+    name = invoked_command(words)
+    return build_parser(() if name is None else (name,))
 
 
 def _add_terminal_options(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -143,9 +157,18 @@ def parse_arguments(
 ) -> argparse.Namespace:
     """The command line with the project configuration applied to whatever it left out
     (``args.configured``: ``{dest: source}`` of the values the configuration gave)."""
-    parser = parser or build_parser()
-    configured = prepare(_commands(parser), words)
+    parser = parser or _parser_for(words)
+    configured = None
+    name = invoked_command(words)
+    if name is not None and command_named(name) is not None:
+        from pytest_entropy.cli.configured import prepare  # reads the project's files
+
+        configured = prepare(_commands(parser), words)
     args = parser.parse_args(list(words))
+    if args.command is not None and getattr(args, "handler", None) is None:
+        # The command argparse chose is not the one loaded (a word the rule above read
+        # differently): parse again with every command's grammar.
+        return parse_arguments(words, build_parser())
     args.configured = configured.apply(args) if configured is not None else {}
     return args
 
@@ -165,11 +188,13 @@ def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         degrade_stream(stream)  # a stream that cannot encode a symbol gets ASCII, no crash
     out, err = sys.stdout, sys.stderr
-    parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser_for(words)
 
     def shown(error: BaseException) -> str:
         # Names, paths and values reach messages raw: escaped for a terminal, secrets out.
+        from pytest_entropy.report.names import terminal_text
+
         return terminal_text(redact_arguments(str(error), words))
 
     try:
@@ -189,6 +214,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if handler is None:
         parser.print_help(err)
         return EXIT_USAGE
+    from pytest_entropy.cli.terminal import StyledStream, colour_wanted
+    from pytest_entropy.run.collector import relaxed_collector
+    from pytest_entropy.run.memos import command_memos
+
     if colour_wanted(out, args.no_color):
         out = StyledStream(out)
     try:
@@ -205,6 +234,10 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception:
+        import traceback
+
+        from pytest_entropy.report.names import terminal_line
+
         err.write(f"{PROG}: internal error\n")
         # A bug's message may quote a name: escaped like every other line.
         err.writelines(terminal_line(line) + "\n" for line in traceback.format_exc().splitlines())

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.report.names import terminal_line
-from pytest_entropy.testing.ratchet import check_baseline
 
 __all__ = [
     "CORPUS_ENTRY",
@@ -49,6 +48,9 @@ def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = N
         if getattr(args, "entropy_update", False):
             raise EntropyInputError("--update-baseline needs --baseline FILE")
         return 0
+    # The ratchet (surface diffs, freedom reports) loads only for a run that has a baseline.
+    from pytest_entropy.testing.ratchet import check_baseline
+
     result = check_baseline(
         Path(path),
         entry or CORPUS_ENTRY,

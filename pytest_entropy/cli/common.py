@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO, overload
 
+from pytest_entropy.cli.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
@@ -67,11 +68,6 @@ __all__ = [
     "storage_options_of",
     "surface_of",
 ]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
 
 EMPTY_SURFACE: dict[str, Any] = {"version": 1, "actions": []}
 

@@ -7,7 +7,12 @@ command runner (``cli/app.py``) use it without importing each other.
 from __future__ import annotations
 
 import sys
-from typing import Final
+
+# typing costs a third of the interpreter's start-up; this module is on the path of
+# `pytest-entropy --version` and of every pytest start (issue 32): its names are for mypy.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["EXIT_INTERRUPTED", "INTERRUPTED_LINE", "interrupted"]
 

@@ -11,7 +11,8 @@ Everything here is for interactive use and changes nothing else:
   started) goes to standard error, only when it is a terminal, only after about a second of
   work, and is erased when the read ends. ``--no-progress`` turns it off.
 
-``rich`` draws the bar; it is imported only when a bar is actually shown.
+``rich`` draws the bar when the ``rich`` extra is installed (imported only when a bar is
+actually shown); without it a plain line is redrawn in place with the same figures.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TextIO
 
 __all__ = [
+    "PlainProgressLine",
     "StyledStream",
     "TerminalProgress",
     "colour_wanted",
@@ -186,6 +188,14 @@ class TerminalProgress:
         self._task = None
 
     def _show(self) -> None:
+        what = "reading" if self._reads == 1 else "replaying"
+        total = self._total_bytes or self._total_files
+        try:
+            import rich  # noqa: F401  (the optional extra: a plain line without it)
+        except ImportError:
+            self._bar = PlainProgressLine(self._stream, what, total, bool(self._total_bytes))
+            self._task = None
+            return
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -202,8 +212,51 @@ class TerminalProgress:
         columns += [TextColumn("{task.fields[files]}"), TimeRemainingColumn()]
         console = Console(file=self._stream, stderr=True)
         self._bar = Progress(*columns, console=console, transient=True)
-        what = "reading" if self._reads == 1 else "replaying"
-        self._task = self._bar.add_task(
-            what, total=self._total_bytes or self._total_files, files=""
-        )
+        self._task = self._bar.add_task(what, total=total, files="")
         self._bar.start()
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} GB"  # pragma: no cover - the loop returns
+
+
+class PlainProgressLine:
+    """The progress bar without rich: one line redrawn in place (a carriage return, at most
+    ten times a second), erased when the read ends. It takes rich's ``update``/``stop``
+    calls, so :class:`TerminalProgress` drives either."""
+
+    def __init__(self, stream: TextIO, what: str, total: int, in_bytes: bool) -> None:
+        self._stream = stream
+        self._what = what
+        self._total = total
+        self._in_bytes = in_bytes
+        self._started = time.monotonic()
+        self._drawn = 0.0
+        self._width = 0
+
+    def update(self, _task: Any, *, completed: int, files: str) -> None:
+        now = time.monotonic()
+        if now - self._drawn < 0.1 and completed < self._total:
+            return
+        self._drawn = now
+        share = completed / self._total if self._total else 1.0
+        parts = [self._what, f"{share:4.0%}"]
+        elapsed = max(now - self._started, 1e-9)
+        if self._in_bytes:
+            parts.append(f"{_size(completed)}/{_size(self._total)} {_size(completed / elapsed)}/s")
+        parts.append(files)
+        if 0 < share < 1:
+            parts.append(f"eta {elapsed * (1 - share) / share:.0f} s")
+        line = " ".join(part for part in parts if part)
+        self._stream.write("\r" + line.ljust(self._width))
+        self._stream.flush()
+        self._width = max(self._width, len(line))
+
+    def stop(self) -> None:
+        if self._width:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()

@@ -33,6 +33,7 @@ from pytest_entropy.core.jscompat import (
     js_own_keys,
     js_string,
 )
+from pytest_entropy.core.versions import icu_version
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",
@@ -71,13 +72,6 @@ def _get_collator() -> Any:
     # strings compare equal), so "A\u030a" and "\u00c5" tie and keep their order.
     collator.setAttribute(icu.UCollAttribute.NORMALIZATION_MODE, icu.UCollAttributeValue.ON)
     return collator
-
-
-def icu_version() -> str:
-    """The ICU version behind the stable hash's key order."""
-    import icu
-
-    return str(icu.ICU_VERSION)
 
 
 @lru_cache(maxsize=65536)

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
+
 __all__ = [
     "ENTROPY_METRIC_VERSION",
     "METRIC_VERSIONS",
@@ -32,7 +34,6 @@ __all__ = [
     "operations_of",
 ]
 
-ENTROPY_METRIC_VERSION = 2
 # The generations a report, a state directory and every command can be asked for: 2 (the
 # reference, the default) and 3 (the upstream's current generation, core/v3/).
 METRIC_VERSIONS = (2, 3)

@@ -1,7 +1,7 @@
 """Fixtures for tool authors (``pytest --fixtures`` shows these docstrings).
 
 Loading this module is cheap: the meter, the ratchet and syrupy are imported only when a
-fixture is used. The assertion helpers live in :mod:`pytest_entropy.assertions`.
+fixture is used. The assertion helpers live in :mod:`pytest_entropy.testing.assertions`.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def entropy_surface(request: pytest.FixtureRequest) -> dict[str, Any]:
     ``mcp+stdio:COMMAND ARGS`` or an ``http(s)://`` URL. Example::
 
         def test_no_free_strings(entropy_surface):
-            from pytest_entropy.assertions import assert_no_entropy_increase
+            from pytest_entropy.testing.assertions import assert_no_entropy_increase
             assert_no_entropy_increase(entropy_surface, my_server.snapshot())
     """
     settings = _settings(request.config)
@@ -168,14 +168,17 @@ def entropy_ratchet(request: pytest.FixtureRequest) -> EntropyRatchet:
 
 
 @pytest.fixture
-def entropy_snapshot(snapshot: Any) -> Any:
+def entropy_snapshot(request: pytest.FixtureRequest) -> Any:
     """syrupy's ``snapshot`` storing an entropy report as its hash plus canonical JSON.
 
-    One ``.entropy.json`` file per assertion; update with ``--snapshot-update``. Example::
+    One ``.entropy.json`` file per assertion; update with ``--snapshot-update``. Needs the
+    ``syrupy`` extra (``pip install "pytest-entropy[syrupy]"``). Example::
 
         def test_report_snapshot(entropy_meter, entropy_snapshot):
             assert entropy_meter() == entropy_snapshot
     """
+    # Imported first: without syrupy the test fails naming the extra, not a missing fixture.
     from pytest_entropy.testing.snapshot import EntropyReportExtension
 
+    snapshot = request.getfixturevalue("snapshot")
     return snapshot.use_extension(EntropyReportExtension)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.report.names import terminal_line
+from pytest_entropy.pytest.stash import GATE_LINE
 
 if TYPE_CHECKING:
     from pytest_entropy.core.records import Report
@@ -41,8 +41,6 @@ __all__ = [
 NODE: Final = "entropy-gate"
 MAX_SCORE: Final = "max-score"
 BASELINE: Final = "baseline"
-# The user property that carries a line for the entropy section of the terminal summary.
-GATE_LINE: Final = "entropy_gate_line"
 CORPUS_BASELINE_ENTRY: Final = "corpus"
 _MEASUREMENT_KEY: pytest.StashKey[GateMeasurement] = pytest.StashKey()
 
@@ -225,10 +223,14 @@ class GateItem(pytest.Item):
         self.settings = settings
 
     def _lines(self, lines: list[str]) -> None:
+        from pytest_entropy.report.names import terminal_line
+
         # Display lines (the summary prints them): a name's controls are escaped.
         self.user_properties.extend((GATE_LINE, terminal_line(line)) for line in lines)
 
     def runtest(self) -> None:
+        from pytest_entropy.report.names import terminal_line
+
         measured = measure_gate(self.config, self.settings)
         self._lines(measured.lines)
         report = measured.report

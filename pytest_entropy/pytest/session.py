@@ -14,14 +14,12 @@ Importing this module is cheap; the metric is imported when a check or the gate 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.pytest.gate_items import GATE_LINE
-from pytest_entropy.report.names import terminal_line
+from pytest_entropy.pytest.stash import GATE_LINE
 from pytest_entropy.state.config import EntropySettings
 
 if TYPE_CHECKING:
@@ -52,6 +50,7 @@ class CheckFailed(Exception):
 
     def explain(self) -> str:
         from pytest_entropy.core.certify import CHECKS
+        from pytest_entropy.report.names import terminal_line
 
         result = self.outcome.result
         described = {check.id: check for check in CHECKS}.get(result.id)
@@ -98,13 +97,18 @@ class CertificationCollector(pytest.Collector):
         return [CheckItem.from_parent(self, name=check_id) for check_id in ids]
 
 
-@dataclass(slots=True)
 class _State:
-    outcomes: dict[str, CheckOutcome] = field(default_factory=dict)
-    report: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    gate_lines: list[str] = field(default_factory=list)
+    """What one run gathered (a plain class: a dataclass costs every pytest start its
+    generated methods, and this one needs none of them)."""
+
+    __slots__ = ("gate_lines", "notes", "outcomes", "problems", "report")
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, CheckOutcome] = {}
+        self.report: dict[str, Any] | None = None
+        self.notes: list[str] = []
+        self.problems: list[str] = []
+        self.gate_lines: list[str] = []
 
 
 class EntropySession:
@@ -310,6 +314,8 @@ class EntropySession:
         except Exception as error:  # never raise from the summary (STYLE.md)
             lines = [f"entropy: the summary failed: {type(error).__name__}: {error}"]
         if lines:
+            from pytest_entropy.report.names import terminal_line  # only when there is a line
+
             terminalreporter.write_sep("=", "entropy")
             encoding = getattr(getattr(terminalreporter, "_tw", None), "_file", None)
             encoding = getattr(encoding, "encoding", None) or "utf-8"

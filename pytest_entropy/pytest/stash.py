@@ -11,6 +11,9 @@ import pytest
 
 from pytest_entropy.state.config import EntropySettings
 
-__all__ = ["SETTINGS_KEY"]
+__all__ = ["GATE_LINE", "SETTINGS_KEY"]
 
 SETTINGS_KEY: pytest.StashKey[EntropySettings] = pytest.StashKey()
+# The user property that carries a line for the entropy section of the terminal summary
+# (here, not in gate_items.py, so the session reads it without importing the gate).
+GATE_LINE = "entropy_gate_line"

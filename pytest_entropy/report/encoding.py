@@ -11,7 +11,12 @@ stream can encode is written unchanged, so UTF-8 output keeps every byte.
 from __future__ import annotations
 
 import codecs
-from typing import Any, Final
+
+# typing costs a third of the interpreter's start-up; this module is on the path of
+# `pytest-entropy --version` and of every pytest start (issue 32): its names are for mypy.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["ERRORS", "ascii_fallback", "degrade_stream"]
 

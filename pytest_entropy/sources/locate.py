@@ -155,7 +155,7 @@ def expand_session_sources(
 ) -> list[str]:
     """Local paths and URLs expanded in the order given, as strings a worker can open.
 
-    Local paths expand as :func:`~pytest_entropy.sessions.expand_session_paths` does (with
+    Local paths expand as :func:`~pytest_entropy.sources.locate.expand_session_paths` does (with
     ``options``, a foreign format's directory rule); URLs as :func:`expand_url` (always the
     native rule).
     """

@@ -357,7 +357,18 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    import yaml  # the plugin and CLI load YAML only when such a file exists
+    try:
+        import yaml  # the plugin and CLI load YAML only when such a file exists
+    except ModuleNotFoundError as error:
+        if error.name != "yaml":
+            raise
+        from pytest_entropy.core.extras import extra_hint
+
+        raise EntropyInputError(
+            f"a YAML configuration file needs PyYAML: {extra_hint('yaml')}"
+            " (or move the settings to [tool.entropy] in pyproject.toml)",
+            source=str(path),
+        ) from None
 
     try:
         with open(path, encoding="utf-8") as stream:

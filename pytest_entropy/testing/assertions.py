@@ -1,8 +1,8 @@
 """Assertion helpers and small objects for tool authors' own tests.
 
-They need no pytest (the fixtures in :mod:`pytest_entropy.fixtures` hand out the objects)::
+They need no pytest (the fixtures in :mod:`pytest_entropy.pytest.fixtures` hand out the objects)::
 
-    from pytest_entropy.assertions import assert_no_entropy_increase
+    from pytest_entropy.testing.assertions import assert_no_entropy_increase
 
     def test_new_schema_is_not_looser(old_surface, new_surface):
         assert_no_entropy_increase(old_surface, new_surface)

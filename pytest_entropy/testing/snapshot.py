@@ -1,6 +1,9 @@
 """A syrupy extension that snapshots an entropy report as its hash plus canonical JSON.
 
-Use it through the ``entropy_snapshot`` fixture (syrupy is imported only then)::
+Use it through the ``entropy_snapshot`` fixture (syrupy is imported only then). syrupy comes
+with the ``syrupy`` (or ``testing``) extra, not with the plugin: ``pip install
+"pytest-entropy[syrupy]"``; without it, importing this module (or using the fixture) raises a
+:class:`~pytest_entropy.core.extras.MissingExtraError` that says so::
 
     def test_report_is_stable(entropy_meter, entropy_snapshot):
         assert entropy_meter() == entropy_snapshot
@@ -14,9 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-
+from pytest_entropy.core.extras import missing_extra
 from pytest_entropy.testing.assertions import snapshot_text
+
+try:
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+except ModuleNotFoundError as error:
+    raise missing_extra(error, "syrupy", "syrupy", __name__) from None
 
 __all__ = ["EntropyReportExtension"]
 

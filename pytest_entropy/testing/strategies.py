@@ -1,10 +1,11 @@
 """Hypothesis strategies for operations, traces, schemas, surfaces and session lines.
 
-Import this module only where hypothesis is installed (it is a runtime dependency of the
-plugin, but nothing else in the package imports it)::
+hypothesis comes with the ``hypothesis`` (or ``testing``) extra, not with the plugin:
+``pip install "pytest-entropy[hypothesis]"``. Without it, importing this module raises a
+:class:`~pytest_entropy.core.extras.MissingExtraError` (an ``ImportError``) that says so::
 
     from hypothesis import given
-    from pytest_entropy import strategies as es
+    from pytest_entropy.testing import strategies as es
 
     @given(es.traces())
     def test_my_tool_surface(traces): ...
@@ -16,7 +17,12 @@ import json
 from functools import cache
 from typing import Any
 
-from hypothesis import strategies as st
+from pytest_entropy.core.extras import missing_extra
+
+try:
+    from hypothesis import strategies as st
+except ModuleNotFoundError as error:
+    raise missing_extra(error, "hypothesis", "hypothesis", __name__) from None
 
 __all__ = [
     "args",

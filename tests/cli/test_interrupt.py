@@ -47,6 +47,7 @@ runpy.run_module("pytest_entropy", run_name="__main__", alter_sys=True)
 """
 
 # From the first heavy import to the parser build, the configuration and the command's run.
+# The parser imports the one command that runs (issue 32): measure's module, never watch's.
 TARGETS = [
     "pytest_entropy.cli.app",
     "pytest_entropy.core.meter",
@@ -54,7 +55,7 @@ TARGETS = [
     "pytest_entropy.state.config",
     "pytest_entropy.cli.reports",
     "pytest_entropy.cli.commands.measure",
-    "pytest_entropy.cli.commands.watch",
+    "pytest_entropy.cli.configured",
 ]
 
 

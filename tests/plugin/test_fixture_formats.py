@@ -22,7 +22,7 @@ SURFACE = {"version": 1, "actions": [{"ref": "render", "inputSchema": RENDER}]}
 
 PROBE = """
 import json
-from pytest_entropy.assertions import assert_no_entropy_increase, compare_surfaces
+from pytest_entropy.testing.assertions import assert_no_entropy_increase, compare_surfaces
 
 def test_probe(entropy_meter, entropy_sessions, entropy_surface):
     report = entropy_meter()

@@ -68,7 +68,7 @@ def test_fixtures_read_the_configured_corpus(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nentropy_sessions = sessions\nentropy_surface = surface.json\n")
     pytester.makepyfile(
         """
-        from pytest_entropy.assertions import assert_no_entropy_increase
+        from pytest_entropy.testing.assertions import assert_no_entropy_increase
 
         def test_corpus(entropy_sessions, entropy_surface, entropy_meter):
             assert [path.name for path in entropy_sessions][0] == "2026-01-05-notes-release.jsonl"

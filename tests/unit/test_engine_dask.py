@@ -272,7 +272,7 @@ def test_cli_dask_extra_missing(
 def test_imports_stay_light() -> None:
     """The package and its CLI import neither Dask nor fsspec until they are used."""
     code = (
-        "import sys, pytest_entropy, pytest_entropy.cli, pytest_entropy.engine;"
+        "import sys, pytest_entropy, pytest_entropy.cli, pytest_entropy.run.executor;"
         "pytest_entropy.cli.build_parser();"
         "print([m for m in ('dask', 'distributed', 'fsspec') if m in sys.modules])"
     )

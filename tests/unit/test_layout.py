@@ -6,12 +6,14 @@ The layer contracts themselves are import-linter's (``[tool.importlinter]`` in
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_entropy"
-TOP_LEVEL = {"__init__.py", "__main__.py", "_version.py", "plugin.py", "_aliases.py"}
+TOP_LEVEL = {"__init__.py", "__main__.py", "_version.py", "plugin.py"}
 ROOMS = {"core", "ingest", "sources", "state", "run", "report", "testing", "cli", "pytest"}
 MAX_LINES = 600
 
@@ -86,23 +88,60 @@ def test_no_module_over_the_size_limit(module: str) -> None:
     assert lines <= MAX_LINES, f"{module} has {lines} lines; split it along a real seam"
 
 
-def test_old_module_paths_still_import() -> None:
-    """The first layout's module paths are aliases of the new homes (same objects)."""
-    import importlib
+def test_importing_the_package_installs_no_import_hook() -> None:
+    """No meta-path finder of ours, and the first layout's top-level paths are gone."""
+    code = (
+        "import sys; before = list(sys.meta_path); import pytest_entropy, importlib.util;"
+        "print(len(sys.meta_path) - len(before));"
+        "old = ('assertions', 'store', 'fixtures', 'strategies', 'sessions', 'engine');"
+        "print(sum(importlib.util.find_spec('pytest_entropy.' + name) is None for name in old))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert out == ["0", "6"]
 
-    from pytest_entropy._aliases import MODULE_ALIASES
 
-    for old, new in MODULE_ALIASES.items():
-        aliased = importlib.import_module(f"pytest_entropy.{old}")
-        assert aliased is importlib.import_module(f"pytest_entropy.{new}")
+def test_importing_the_package_under_w_error_prints_nothing() -> None:
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", "import pytest_entropy"],
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
 def test_public_names_import() -> None:
+    """The curated API is the one public import path: every name of ``__all__`` resolves,
+    to the object its home module defines, and nothing else is lazily exported."""
+    import importlib
+
     import pytest_entropy
 
+    assert set(pytest_entropy.__all__) == {*pytest_entropy._LAZY, "__version__"}
     for name in pytest_entropy.__all__:
         assert getattr(pytest_entropy, name) is not None
+        assert name in dir(pytest_entropy)
+    for name, home in pytest_entropy._LAZY.items():
+        module = importlib.import_module(home, "pytest_entropy")
+        assert getattr(pytest_entropy, name) is getattr(module, name)
+    removed = "store"  # a first-layout module: no longer an attribute either
+    with pytest.raises(AttributeError):
+        getattr(pytest_entropy, removed)
     import pytest_entropy.plugin as plugin
 
     for name in plugin.__all__:
         assert callable(getattr(plugin, name))
+
+
+def test_the_curated_api_imports_no_pytest() -> None:
+    code = (
+        "import sys, pytest_entropy;"
+        "[getattr(pytest_entropy, name) for name in pytest_entropy.__all__];"
+        "heavy = ('pytest', '_pytest', 'hypothesis', 'syrupy');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "[]"

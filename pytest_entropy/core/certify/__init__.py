@@ -3,7 +3,7 @@
 Every check is a :class:`Check` - an id and a pure ``run(FixtureRun) -> CheckResult`` - that
 computes its actual values from the spec's fixed corpora (§13.0) and compares them with the
 values the spec states, exactly. The two effects a check needs come in as ports from the
-non-core runner (:mod:`pytest_entropy.certification`): scanning session lines (the ingestion
+non-core runner (:mod:`pytest_entropy.run.certification`): scanning session lines (the ingestion
 layer) and a temporary artifact store (the round-trip check). Nothing here reads files,
 imports pytest or looks at a clock.
 

@@ -1,0 +1,173 @@
+"""Commands load lazily (issue 32, item 2).
+
+``--help`` and ``--version`` import no command module (and none of the libraries the
+commands use); a command imports its own module only; the grammar built lazily is the full
+grammar, byte for byte: the top-level help lists every command from the table in
+``cli/commands/__init__.py``, which must say what the modules register.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from pytest_entropy.cli import app, main
+from pytest_entropy.cli.commands import COMMANDS
+from pytest_entropy.cli.version import version_text
+from pytest_entropy.core import native_core
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "corpora" / "demo"
+# What a command-free start must not pay for: every command module, the commands' shared
+# helpers, the pipeline, the hashing code, the JSON engines, the schema validator and typing
+# (a third of the interpreter's own start-up).
+HEAVY = (
+    "pytest_entropy.cli.common",
+    "pytest_entropy.cli.configured",
+    "pytest_entropy.run.corpus",
+    "pytest_entropy.core.canonical",
+    "pytest_entropy.core.records",
+    "orjson",
+    "msgspec",
+    "jsonschema",
+    "typing",
+)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    raise AssertionError("no sub-commands")
+
+
+def _imported_after(argv: list[str], cwd: Path = REPO) -> tuple[int, list[str], str]:
+    """Run ``main(argv)`` in a fresh interpreter; its status and the modules it imported."""
+    code = (
+        "import json, sys\n"
+        "from pytest_entropy.cli import main\n"
+        f"status = main({argv!r})\n"
+        "sys.stderr.write('\\n@@' + json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    status, modules = json.loads(result.stderr.rpartition("@@")[2])
+    return status, modules, result.stdout
+
+
+def _commands_in(modules: list[str]) -> list[str]:
+    prefix = "pytest_entropy.cli.commands."
+    return sorted(name[len(prefix) :] for name in modules if name.startswith(prefix))
+
+
+def test_the_table_says_what_the_modules_register() -> None:
+    full = _subparsers(app.build_parser())
+    listed = [(choice.dest, choice.help) for choice in full._choices_actions]
+    assert listed == [(command.name, command.help) for command in COMMANDS]
+
+
+@pytest.mark.parametrize("loaded", [(), *[(command.name,) for command in COMMANDS]])
+def test_a_lazily_built_grammar_shows_the_full_help(
+    loaded: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    full, lazy = app.build_parser(), app.build_parser(loaded)
+    assert lazy.format_help() == full.format_help()
+    for name in loaded:
+        assert (
+            _subparsers(lazy).choices[name].format_help()
+            == _subparsers(full).choices[name].format_help()
+        )
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--no-color", "--version"], ["--help"]])
+def test_help_and_version_import_no_command_module(argv: list[str]) -> None:
+    status, modules, out = _imported_after(argv)
+    assert status == 0
+    assert out.startswith("usage: pytest-entropy" if "--help" in argv else "pytest-entropy ")
+    assert _commands_in(modules) == []
+    assert [name for name in HEAVY if name in modules] == []
+
+
+def test_the_top_level_help_is_unchanged_by_laziness(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The help a user sees (the lazy grammar) against the full grammar's rendering.
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out == app.build_parser().format_help()
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    argv = [
+        "measure",
+        "--sessions",
+        str(DEMO / "sessions"),
+        "--surface",
+        str(DEMO / "surface.json"),
+        "--repairs",
+        str(DEMO / "repairs.json"),
+    ]
+    status, modules, out = _imported_after(argv)
+    assert status == 0 and "report hash" in out
+    assert _commands_in(modules) == ["measure"]
+    # What other commands need: the compiler, the trial, the watch loop, Dask, the ratchet.
+    unused = ("core.compiler", "core.trial", "run.watch", "testing.ratchet", "cli.steering")
+    assert [name for name in unused if f"pytest_entropy.{name}" in modules] == []
+    assert "dask" not in modules
+
+
+def test_a_command_s_own_help_loads_that_command(tmp_path: Path) -> None:
+    status, modules, out = _imported_after(["freedom", "--help"], cwd=tmp_path)
+    assert status == 0 and out.startswith("usage: pytest-entropy freedom")
+    assert _commands_in(modules) == ["freedom"]
+
+
+def test_a_misspelt_command_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mesure"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'mesure'" in err
+    assert all(repr(command.name) in err for command in COMMANDS)
+
+
+def test_version_says_whether_the_native_core_is_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = version_text().splitlines()[0]
+    assert first.startswith("pytest-entropy ") and "metric v2" in first and "ICU " in first
+    monkeypatch.setattr(native_core, "_import_core", lambda: types.ModuleType("fake core"))
+    assert version_text().splitlines()[1] == "native core: loaded (pytest_entropy._core)"
+    previous = native_core.use_native_core(False)
+    try:
+        assert version_text().splitlines()[1].startswith("native core: off")
+        monkeypatch.setattr(native_core, "_import_core", lambda: None)
+        assert version_text().splitlines()[1].startswith("native core: not installed")
+    finally:
+        native_core.use_native_core(previous)
+
+
+def test_version_line_in_a_process(tmp_path: Path) -> None:
+    # PYTEST_ENTROPY_PURE=1 refuses the core whether or not it is built here.
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTEST_ENTROPY_PURE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest_entropy", "--version"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len(out) == 2 and out[0].startswith("pytest-entropy ")
+    assert out[1] in (
+        "native core: off (PYTEST_ENTROPY_PURE=1), the plain Python runs",
+        "native core: not installed, the plain Python runs",
+    )
