@@ -46,6 +46,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -54,6 +55,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
+import issue28_goals  # noqa: E402
+import real_call_corpus  # noqa: E402
 from launcher import Launcher  # noqa: E402
 
 from pytest_entropy.cli import main  # noqa: E402
@@ -278,8 +281,52 @@ def main_bench() -> None:
     parser.add_argument("--no-rss", action="store_true", help="skip the peak RSS runs")
     parser.add_argument("--no-watch", action="store_true", help="skip the watch runs")
     parser.add_argument("--profile", help="print a cProfile of one command and stop")
+    parser.add_argument(
+        "--issue28",
+        action="store_true",
+        help="the issue 28 goals: generated and real-call corpora, memory, linearity",
+    )
+    parser.add_argument(
+        "--corpus",
+        nargs="*",
+        choices=["generated", "real-calls"],
+        default=["generated", "real-calls"],
+        help="--issue28: the corpora to run (default both)",
+    )
+    parser.add_argument(
+        "--rss-files",
+        nargs="*",
+        type=int,
+        default=[36, 160, 288],
+        help="--issue28: corpus sizes (files) whose peak RSS is measured",
+    )
+    parser.add_argument(
+        "--linear-files",
+        nargs=2,
+        type=int,
+        default=[160, 1600],
+        metavar=("SMALL", "LARGE"),
+        help="--issue28: the two corpus sizes (files, 10x apart) of the linearity check",
+    )
+    parser.add_argument(
+        "--linear-repeat",
+        type=int,
+        default=1,
+        help="--issue28: timed runs of each linearity size other than the main corpus",
+    )
+    parser.add_argument(
+        "--no-linearity", action="store_true", help="--issue28: skip the linearity runs"
+    )
+    parser.add_argument(
+        "--json-out", type=Path, help="--issue28: the JSON file (default bench/out/issue28-*)"
+    )
     args = parser.parse_args()
     launcher = None if args.no_rss else Launcher()  # started while this process is small
+    if args.issue28:
+        issue28(args, launcher)
+        if launcher is not None:
+            launcher.close()
+        return
     corpus, surface = ensure_corpus(args.cache, args.copies, args.corpora)
     scratch = args.cache / "scratch"
     scratch.mkdir(exist_ok=True)
@@ -351,6 +398,184 @@ def main_bench() -> None:
         watch_rows(corpus, surface, scratch, args.repeat, launcher)
     if launcher is not None:
         launcher.close()
+
+
+# ------------------------------------------------------------------------------ issue 28
+
+
+def _machine() -> dict[str, Any]:
+    import platform
+    import subprocess
+
+    from pytest_entropy.core.native_core import core
+
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    loaded = core() is not None
+    return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": commit,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "path": "rust core (pytest_entropy._core)" if loaded else "python (no native core)",
+        "native_core_loaded": loaded,
+        "PYTEST_ENTROPY_PURE": os.environ.get("PYTEST_ENTROPY_PURE", ""),
+        "load_average_start": list(os.getloadavg()),
+    }
+
+
+def _with_sessions(argv: list[str], directory: Path) -> list[str]:
+    """``argv`` with its ``--sessions`` directory replaced."""
+    out = list(argv)
+    out[out.index("--sessions") + 1] = str(directory)
+    return out
+
+
+def issue28_corpus(
+    built: real_call_corpus.BuiltCorpus,
+    scratch: Path,
+    args: argparse.Namespace,
+    launcher: Launcher | None,
+) -> dict[str, Any]:
+    """Every command against the floor on one corpus, with its memory and linearity."""
+    corpus = built.view(built.main_files)
+    scratch.mkdir(parents=True, exist_ok=True)
+    runs = commands(corpus, built.surface, scratch)
+    paths = corpus_files(corpus)
+    stats = built.stats["main_corpus"]
+    summary = (
+        f"{stats['files']} files, {stats['bytes'] / 1e6:.1f} MB, {stats['lines']:,} lines,"
+        f" {stats['trace_lines']:,} trace lines, {stats['operations']:,} operations"
+        f" ({stats['operations_per_trace_line']} per trace line)"
+    )
+    print(f"\n{built.kind}: {summary}; {corpus}", flush=True)
+    floor = repeated(lambda: parse_floor(paths), args.repeat)
+    measured: dict[str, Any] = {
+        "summary": summary,
+        "corpus": built.stats,
+        "directory": str(corpus),
+        "surface": str(built.surface),
+        "floor": floor,
+        "commands": {},
+    }
+    linear_sizes = [] if args.no_linearity else list(args.linear_files)
+    if linear_sizes:
+        measured["linear_files"] = linear_sizes
+        factor = linear_sizes[1] / linear_sizes[0]
+        small_paths, large_paths = (corpus_files(built.view(n)) for n in linear_sizes)
+        small_floor, large_floor = (
+            floor
+            if n == built.main_files
+            else repeated(lambda p=p: parse_floor(p), args.linear_repeat)
+            for n, p in zip(linear_sizes, (small_paths, large_paths), strict=True)
+        )
+        measured["floor_linearity"] = issue28_goals.judge_linearity(
+            small_floor["cpu"], large_floor["cpu"], factor
+        )
+    for name in args.only or issue28_goals.COMMANDS:
+        argv = runs[name]
+        figures, beside = paired(
+            lambda argv=argv: run_main(argv), lambda: parse_floor(paths), args.repeat
+        )
+        row: dict[str, Any] = {
+            "figures": figures,
+            "floor_beside": beside,
+            "time": issue28_goals.judge_ratio(name, figures["cpu"], beside["cpu"]),
+            "wall_ratio": figures["wall"] / beside["wall"],
+            "before_issue28": issue28_goals.BEFORE[name],
+        }
+        if linear_sizes:
+            sized = []
+            for files in linear_sizes:
+                if files == built.main_files:
+                    sized.append(figures)
+                    continue
+                sized_argv = _with_sessions(argv, built.view(files))
+                sized.append(
+                    repeated(
+                        lambda sized_argv=sized_argv: run_main(sized_argv),
+                        args.linear_repeat,
+                        warm_up=files < built.main_files,
+                    )
+                )
+            row["linear_figures"] = dict(zip(map(str, linear_sizes), sized, strict=True))
+            row["linearity"] = issue28_goals.judge_linearity(
+                sized[0]["cpu"], sized[1]["cpu"], linear_sizes[1] / linear_sizes[0]
+            )
+        if launcher is not None:
+            peaks = {}
+            for files in args.rss_files:
+                view_argv = _with_sessions(argv, built.view(files))
+                result = launcher.run([sys.executable, "-m", "pytest_entropy", *view_argv], (0, 1))
+                peaks[files] = int(result["maxrss"])
+            row["rss"] = issue28_goals.judge_rss(name, peaks)
+        measured["commands"][name] = row
+        time_row = row["time"]
+        print(
+            f"  {name}: {time_row['seconds']:.3f} s CPU, floor beside it"
+            f" {time_row['floor_seconds']:.3f} s: {time_row['ratio']:.2f}x"
+            f" (goal {time_row['goal']}x)"
+            + (f", 10x corpus {row['linearity']['ratio']:.2f}x time" if "linearity" in row else "")
+            + (
+                f", peak RSS {' / '.join(f'{mb:.0f}' for mb in row['rss']['peak_mb'].values())} MB"
+                if "rss" in row
+                else ""
+            ),
+            flush=True,
+        )
+    return measured
+
+
+def issue28(args: argparse.Namespace, launcher: Launcher | None) -> None:
+    """``--issue28``: the goals of issue 28 item 5 on both corpora, a table and a JSON file."""
+    results: dict[str, Any] = {"machine": _machine(), "corpora": {}}
+    machine = results["machine"]
+    print(
+        f"path: {machine['path']}; python {machine['python']}; {machine['cpus']} CPUs;"
+        f" load average {' '.join(f'{load:.2f}' for load in machine['load_average_start'])}"
+    )
+    for kind in args.corpus:
+        try:
+            built = real_call_corpus.build(
+                kind,
+                args.cache,
+                args.corpora,
+                files=max([*args.rss_files, real_call_corpus.MAIN_FILES]),
+            )
+        except real_call_corpus.CorporaMissingError as error:
+            print(f"{kind}: skipped: {error}", flush=True)
+            results["corpora"][kind] = {"skipped": str(error)}
+            continue
+        results["corpora"][kind] = issue28_corpus(
+            built, args.cache / "scratch-issue28" / kind, args, launcher
+        )
+    results["machine"]["load_average_end"] = list(os.getloadavg())
+    measured_corpora = {k: v for k, v in results["corpora"].items() if "skipped" not in v}
+    print()
+    for kind, measured in measured_corpora.items():
+        print("\n".join(issue28_goals.table_lines(kind, measured)))
+        if "floor_linearity" in measured:
+            print(
+                f"(the floor itself: {measured['floor_linearity']['ratio']:.2f}x time for the"
+                " 10x corpus)"
+            )
+        print()
+    judged = issue28_goals.verdicts({"corpora": measured_corpora})
+    failed = [label for label, passed in judged if not passed]
+    results["all_passed"] = issue28_goals.all_passed({"corpora": measured_corpora})
+    results["failed"] = failed
+    print(f"goals judged: {len(judged)}, met: {len(judged) - len(failed)}, missed: {len(failed)}")
+    for label in failed:
+        print(f"  missed: {label}")
+    out = args.json_out
+    if out is None:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        out = HERE / "out" / f"issue28-{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"JSON: {out}")
 
 
 def watch_rows(
