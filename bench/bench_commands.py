@@ -28,6 +28,21 @@ file; both are a new ``main()``, so neither can reuse an earlier read. The in-pr
 loop (``CompileLoop.tick``) is timed too: an unchanged window (a cache hit per file) and one
 appended turn (only the appended bytes are scanned).
 
+**Issue 28** (``--issue28``): the same in-process runs, against the goals of issue 28 item 5
+(``bench/issue28_goals.py``), on two corpora built by ``bench/real_call_corpus.py``: the
+generated one (``bench/corpus_gen.py``) and the real-call one (every session corpus of
+``../shared/corpora`` and of ``tests/data`` converted, ~64 MB, several calls to a line). For
+each command: CPU seconds over the floor's timed beside it (pass/fail per goal), peak RSS in
+its own process on 36 files, the main corpus's and 288 (goal and flatness), and the CPU time
+on ten times the corpus (``--linear-files``) over that on the corpus. It prints which path
+ran (``core/native_core.core()``: the Rust core or the Python), the load average, a table
+per corpus, and writes everything as JSON to ``bench/out/issue28-<UTC time>.json``
+(``--json-out``; ``python bench/issue28_goals.py RUN.json...`` turns runs into the docs'
+table). Without ``../shared/corpora`` the real-call corpus is skipped with a message.
+
+    python bench/bench_commands.py --issue28                    # both corpora, ~10 minutes
+    python bench/bench_commands.py --issue28 --corpus real-calls --only trial --no-rss
+
 Nothing here is a test; ``docs/performance.md`` records the figures.
 """
 
@@ -297,16 +312,16 @@ def main_bench() -> None:
         "--rss-files",
         nargs="*",
         type=int,
-        default=[36, 160, 288],
-        help="--issue28: corpus sizes (files) whose peak RSS is measured",
+        help="--issue28: corpus sizes (files) whose peak RSS is measured (default: 36, the"
+        " main corpus's and 288)",
     )
     parser.add_argument(
         "--linear-files",
         nargs=2,
         type=int,
-        default=[160, 1600],
         metavar=("SMALL", "LARGE"),
-        help="--issue28: the two corpus sizes (files, 10x apart) of the linearity check",
+        help="--issue28: the two corpus sizes (files) of the linearity check (default: the"
+        " main corpus's and ten times it)",
     )
     parser.add_argument(
         "--linear-repeat",
@@ -438,8 +453,12 @@ def issue28_corpus(
     scratch: Path,
     args: argparse.Namespace,
     launcher: Launcher | None,
+    *,
+    rss_files: list[int],
+    linear_files: list[int],
 ) -> dict[str, Any]:
-    """Every command against the floor on one corpus, with its memory and linearity."""
+    """Every command against the floor on one corpus, with its peak RSS on ``rss_files``
+    files and its linearity from ``linear_files[0]`` to ``linear_files[1]`` files."""
     corpus = built.view(built.main_files)
     scratch.mkdir(parents=True, exist_ok=True)
     runs = commands(corpus, built.surface, scratch)
@@ -460,7 +479,7 @@ def issue28_corpus(
         "floor": floor,
         "commands": {},
     }
-    linear_sizes = [] if args.no_linearity else list(args.linear_files)
+    linear_sizes = list(linear_files)
     if linear_sizes:
         measured["linear_files"] = linear_sizes
         factor = linear_sizes[1] / linear_sizes[0]
@@ -506,7 +525,7 @@ def issue28_corpus(
             )
         if launcher is not None:
             peaks = {}
-            for files in args.rss_files:
+            for files in rss_files:
                 view_argv = _with_sessions(argv, built.view(files))
                 result = launcher.run([sys.executable, "-m", "pytest_entropy", *view_argv], (0, 1))
                 peaks[files] = int(result["maxrss"])
@@ -538,18 +557,28 @@ def issue28(args: argparse.Namespace, launcher: Launcher | None) -> None:
     )
     for kind in args.corpus:
         try:
-            built = real_call_corpus.build(
-                kind,
-                args.cache,
-                args.corpora,
-                files=max([*args.rss_files, real_call_corpus.MAIN_FILES]),
-            )
+            built = real_call_corpus.build(kind, args.cache, args.corpora, files=288)
+            main_files = built.main_files
+            rss_files = sorted(set(args.rss_files or [36, main_files, 288]))
+            linear_files: list[int] = []
+            if not args.no_linearity:
+                linear_files = args.linear_files or [
+                    main_files,
+                    main_files * issue28_goals.LINEAR_FACTOR,
+                ]
+            needed = max([*rss_files, *linear_files, main_files])
+            built = real_call_corpus.build(kind, args.cache, args.corpora, files=needed)
         except real_call_corpus.CorporaMissingError as error:
             print(f"{kind}: skipped: {error}", flush=True)
             results["corpora"][kind] = {"skipped": str(error)}
             continue
         results["corpora"][kind] = issue28_corpus(
-            built, args.cache / "scratch-issue28" / kind, args, launcher
+            built,
+            args.cache / "scratch-issue28" / kind,
+            args,
+            launcher,
+            rss_files=rss_files,
+            linear_files=linear_files,
         )
     results["machine"]["load_average_end"] = list(os.getloadavg())
     measured_corpora = {k: v for k, v in results["corpora"].items() if "skipped" not in v}

@@ -127,6 +127,18 @@ def _mark(passed: bool) -> str:
     return "pass" if passed else "FAIL"
 
 
+def _peaks(rss: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """(files, MB) in increasing corpus size (a JSON round trip sorts the keys as text)."""
+    return sorted((int(files), peak) for files, peak in rss["peak_mb"].items())
+
+
+def _rss_sizes(measured: Mapping[str, Any]) -> str:
+    for row in measured["commands"].values():
+        if row.get("rss"):
+            return " / ".join(str(files) for files, _ in _peaks(row["rss"]))
+    return "–"
+
+
 def table_lines(corpus: str, measured: Mapping[str, Any]) -> list[str]:
     """The Markdown table of one corpus's figures and verdicts."""
     floor = measured["floor"]
@@ -135,7 +147,8 @@ def table_lines(corpus: str, measured: Mapping[str, Any]) -> list[str]:
         f"parse floor: {floor['cpu']:.3f} s CPU, {floor['wall']:.3f} s wall",
         "",
         "| command | CPU s | floor beside it (CPU s) | × floor | goal | time | wall × floor"
-        " | peak RSS (MB, by files) | RSS goal | memory | × time for 10× corpus | linear |",
+        f" | peak RSS (MB, {_rss_sizes(measured)} files) | RSS goal | memory"
+        " | × time for 10× corpus | linear |",
         "| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | :---: | ---: | :---: |",
     ]
     for command in COMMANDS:
@@ -145,7 +158,7 @@ def table_lines(corpus: str, measured: Mapping[str, Any]) -> list[str]:
         time = row["time"]
         rss = row.get("rss")
         linear = row.get("linearity")
-        peaks = " / ".join(f"{peak:.0f}" for peak in rss["peak_mb"].values()) if rss else "–"
+        peaks = " / ".join(f"{peak:.0f}" for _, peak in _peaks(rss)) if rss else "–"
         linear_ratio = f"{linear['ratio']:.2f}" if linear else "–"
         lines.append(
             f"| {command} | {time['seconds']:.2f} | {time['floor_seconds']:.2f}"
@@ -156,3 +169,76 @@ def table_lines(corpus: str, measured: Mapping[str, Any]) -> list[str]:
             f" | {_mark(linear['passed']) if linear else '–'} |"
         )
     return lines
+
+
+def _met(values: list[bool]) -> str:
+    return "**yes**" if values and all(values) else "no"
+
+
+def docs_lines(runs: list[Mapping[str, Any]]) -> list[str]:
+    """Markdown for ``docs/performance.md`` from the JSON of one or more runs: per corpus, each
+    command's time ratio, peak RSS and linearity in every run, and whether each goal is met in
+    all of them."""
+    lines = []
+    for run_index, run in enumerate(runs, 1):
+        machine = run["machine"]
+        start = " ".join(f"{load:.1f}" for load in machine["load_average_start"])
+        end = " ".join(f"{load:.1f}" for load in machine.get("load_average_end", []))
+        lines.append(
+            f"- run {run_index}: {machine['date']}, commit {machine['commit'][:10]},"
+            f" {machine['path']}, load average {start} at the start and {end} at the end"
+        )
+    for corpus in runs[0]["corpora"]:
+        measured = [run["corpora"].get(corpus, {}) for run in runs]
+        if any("commands" not in item for item in measured):
+            continue
+        sizes = _rss_sizes(measured[0])
+        lines += [
+            "",
+            f"**{corpus}**: {measured[0]['summary']}; parse floor "
+            + ", ".join(f"{item['floor']['cpu']:.2f}" for item in measured)
+            + " s CPU.",
+            "",
+            "| command | × floor (CPU), by run | goal | met | before issue 28 | peak RSS MB"
+            f" ({sizes} files) | goal | flat, under goal | × time for 10× corpus | linear |",
+            "| --- | ---: | ---: | :---: | ---: | ---: | ---: | :---: | ---: | :---: |",
+        ]
+        for command in COMMANDS:
+            rows = [item["commands"].get(command) for item in measured]
+            if any(row is None for row in rows):
+                continue
+            ratios = " / ".join(f"{row['time']['ratio']:.2f}" for row in rows)
+            rss_rows = [row["rss"] for row in rows if row.get("rss")]
+            linear_rows = [row["linearity"] for row in rows if row.get("linearity")]
+            peaks = "; ".join(
+                " / ".join(f"{peak:.0f}" for _, peak in _peaks(rss)) for rss in rss_rows
+            )
+            linear = " / ".join(f"{row['ratio']:.2f}" for row in linear_rows)
+            lines.append(
+                f"| {command} | {ratios} | ≤ {RATIO_GOALS[command]}"
+                f" | {_met([row['time']['passed'] for row in rows])} | {BEFORE[command]}"
+                f" | {peaks or '–'} | ≤ {RSS_GOALS_MB[command]:.0f}"
+                f" | {_met([rss['passed'] for rss in rss_rows]) if rss_rows else '–'}"
+                f" | {linear or '–'}"
+                f" | {_met([row['passed'] for row in linear_rows]) if linear_rows else '–'} |"
+            )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/issue28_goals.py RUN.json...``: the Markdown of those runs for the docs."""
+    import json
+    import sys
+    from pathlib import Path
+
+    paths = sys.argv[1:] if argv is None else argv
+    if not paths:
+        print("usage: python bench/issue28_goals.py bench/out/issue28-*.json", file=sys.stderr)
+        return 2
+    runs = [json.loads(Path(path).read_text(encoding="utf-8")) for path in paths]
+    print("\n".join(docs_lines(runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -16,11 +16,15 @@ the build stops with a message saying so (``CorporaMissingError``, exit status 2
 **Generated.** ``bench/corpus_gen.py``'s sessions (one seeded generator per file) and a
 surface written from its own argument generators.
 
-Both are laid out the same way: numbered files of about the same size, where file ``i``
-depends only on ``i`` (real calls: the converted sessions taken in a fixed rotation), so the
-first ``n`` files of a bigger corpus are exactly the smaller one. Corpora of several sizes
-(the ~64 MB one of 160 files, ten times it for the linearity check, 36 and 288 files for
-the memory flatness) are directories of hard links to one set of files. Everything is deterministic:
+Both are pools of numbered files where file ``i`` depends only on ``i``, so the first ``n``
+files of a bigger corpus are exactly the smaller one. Real calls: every converted session,
+in order and once, packed into 36 files of about equal size (a session is never cut), and
+file ``i`` is file ``i % 36`` of that pass, so any 36 consecutive files hold all the
+distinct content (the issue-18 corpus had the same property: three copies of twelve
+models); the main corpus is the number of files nearest to ~64 MB (150 today). Generated:
+160 files of 400 kB, file ``i`` from seed ``seed + i``. Corpora of several sizes (the main
+one, ten times it for the linearity check, 36 and 288 files for the memory flatness) are
+directories of hard links into the pool. Everything is deterministic:
 the same inputs give the same bytes. Built once under ``--cache`` (by default
 ``/tmp/pytest-entropy-bench``, outside the repository).
 """
@@ -57,12 +61,15 @@ CORPORA = REPO.parent / "shared" / "corpora"
 DEFAULT_CACHE = Path("/tmp/pytest-entropy-bench")
 TRACE_MARK = b'"kind":"pi-fabric.execution"'
 EMPTY_TRACE = (b'"operations":[]', b'"audits":[]')
-# The main corpus: about 64 MB in 160 files (its tenth: 16 files); memory at 36 and 288.
+# The main corpus: about 64 MB (generated: 160 files); memory at 36, main and 288 files.
 TARGET_MEGABYTES = 64.0
 MAIN_FILES = 160
 GENERATED_SEED = 20261202
 # Bump when the layout or the filtering changes, so an old cache is not reused.
-LAYOUT = "2"
+LAYOUT = "3"
+# One pass over every converted session fills this many files of the real-call corpus, so
+# its 36-file corpus already holds all the distinct content (as the issue-18 corpus did).
+ROTATION_FILES = 36
 # Every session corpus bench/real_corpora.py reads: the shared corpora's and the samples of
 # the other agent formats kept in tests/data (Codex, Gemini CLI, Inspect, OpenTelemetry).
 REAL_CALL_CORPORA = (*SESSION_CORPORA, *BUNDLED_CORPORA)
@@ -168,40 +175,28 @@ def merged_surfaces(paths: Sequence[Path]) -> dict[str, Any]:
     return {"version": 1, "actions": actions}
 
 
-def _file_sessions(sizes: Sequence[int], index: int, file_bytes: int) -> list[int]:
-    """The sessions of file ``index``: from session ``index`` of the rotation on, in order,
-    until the file holds at least ``file_bytes`` (a session is never cut)."""
-    chosen: list[int] = []
-    size = 0
-    position = index % len(sizes)
-    while size < file_bytes:
-        chosen.append(position)
-        size += sizes[position]
-        position = (position + 1) % len(sizes)
-    return chosen
+def packed_rotation(sizes: Sequence[int], files: int) -> list[list[int]]:
+    """Every session, in order and once, packed into ``files`` consecutive groups of about
+    equal size (a session is never cut, no group is empty): one pass over the corpora."""
+    if len(sizes) < files:
+        raise SystemExit(f"{len(sizes)} sessions hold a call: fewer than the {files} files")
+    total = sum(sizes)
+    groups: list[list[int]] = [[] for _ in range(files)]
+    group = written = 0
+    for index, size in enumerate(sizes):
+        groups[group].append(index)
+        written += size
+        files_left = files - group - 1
+        sessions_left = len(sizes) - index - 1
+        if files_left and (written * files >= (group + 1) * total or sessions_left <= files_left):
+            group += 1
+    return groups
 
 
-def scaled_file_bytes(sizes: Sequence[int], main_files: int, main_bytes: int) -> int:
-    """The per-file target that makes the first ``main_files`` files total about
-    ``main_bytes``: a first guess scaled a few times by the goal over what it gave (sessions
-    are whole, so a file overshoots its target by part of one)."""
-    if not sizes:
-        raise SystemExit("no converted session holds a call")
-    file_bytes = max(1, main_bytes // max(1, main_files))
-    for _ in range(4):
-        total = sum(
-            sizes[position]
-            for index in range(main_files)
-            for position in _file_sessions(sizes, index, file_bytes)
-        )
-        file_bytes = max(1, int(file_bytes * main_bytes / max(1, total)))
-    return file_bytes
-
-
-def rotated_file(sessions: Sequence[bytes], index: int, file_bytes: int) -> bytes:
-    """File ``index`` of the real-call corpus: it depends only on its index and the sessions."""
-    sizes = [len(session) for session in sessions]
-    return b"".join(sessions[p] for p in _file_sessions(sizes, index, file_bytes))
+def rotated_file(sessions: Sequence[bytes], groups: Sequence[Sequence[int]], index: int) -> bytes:
+    """File ``index`` of the real-call corpus: group ``index`` modulo the rotation's length,
+    so every ``len(groups)`` consecutive files hold each session exactly once."""
+    return b"".join(sessions[position] for position in groups[index % len(groups)])
 
 
 def line_stats(data: bytes) -> dict[str, int]:
@@ -257,24 +252,25 @@ def build_real_calls(
     corpora: Path = CORPORA,
     *,
     files: int = 288,
-    main_files: int = MAIN_FILES,
+    rotation_files: int = ROTATION_FILES,
     megabytes: float = TARGET_MEGABYTES,
     specs: Sequence[SessionCorpus] = REAL_CALL_CORPORA,
 ) -> BuiltCorpus:
-    """The real-call corpus: ``files`` files, the first ``main_files`` about ``megabytes``."""
+    """The real-call corpus: a pool of ``files`` files, one pass over every session in each
+    ``rotation_files`` of them, the main corpus its first files up to about ``megabytes``."""
     if not corpora.is_dir() and not all(spec.bundled for spec in specs):
         raise CorporaMissingError(
             f"the shared corpora are not here ({corpora}): the real-call corpus is built from"
             " them (see its INDEX.md); pass --corpora DIR, or run the generated corpus only"
-            " (bench_commands.py --corpus generated)"
+            " (bench_commands.py --issue28 --corpus generated)"
         )
     work = cache / f"real-calls-v{LAYOUT}"
-    pool = work / f"pool-{main_files}-{megabytes:g}MB"
+    pool = work / f"pool-{rotation_files}-{megabytes:g}MB"
     surface_path = work / "surface.json"
     stats_path = pool / "stats.json"
     if pool_files(pool) >= files and surface_path.exists() and stats_path.exists():
         stats = json.loads(stats_path.read_text(encoding="utf-8"))
-        return BuiltCorpus("real-calls", pool, surface_path, main_files, stats)
+        return BuiltCorpus("real-calls", pool, surface_path, stats["main_corpus"]["files"], stats)
     work.mkdir(parents=True, exist_ok=True)
     converted, surfaces = [], []
     sources: dict[str, int] = {}
@@ -288,11 +284,16 @@ def build_real_calls(
             surfaces.append(surface)
     surface_path.write_text(json.dumps(merged_surfaces(surfaces), sort_keys=True), "utf-8")
     sessions = converted_sessions(converted)
-    sizes = [len(session) for session in sessions]
-    file_bytes = scaled_file_bytes(sizes, main_files, int(megabytes * 1e6))
-    grow_pool(pool, max(files, main_files), lambda i: rotated_file(sessions, i, file_bytes))
+    groups = packed_rotation([len(session) for session in sessions], rotation_files)
+    rotation_bytes = sum(len(session) for session in sessions)
+    main_files = max(1, round(megabytes * 1e6 * rotation_files / rotation_bytes))
+    grow_pool(pool, max(files, main_files), lambda i: rotated_file(sessions, groups, i))
     stats = _summary(pool, main_files, sources)
-    stats["file_bytes_target"] = file_bytes
+    stats["rotation"] = {
+        "files": rotation_files,
+        "bytes": rotation_bytes,
+        "sessions": len(sessions),
+    }
     stats_path.write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return BuiltCorpus("real-calls", pool, surface_path, main_files, stats)
 
@@ -390,17 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpora", type=Path, default=CORPORA, help="the shared corpora")
     parser.add_argument("--kind", choices=["real-calls", "generated"], default="real-calls")
     parser.add_argument("--files", type=int, default=288, help="files in the pool")
-    parser.add_argument("--main-files", type=int, default=MAIN_FILES)
     parser.add_argument("--megabytes", type=float, default=TARGET_MEGABYTES)
     args = parser.parse_args(argv)
     try:
         built = build(
-            args.kind,
-            args.cache,
-            args.corpora,
-            files=args.files,
-            main_files=args.main_files,
-            megabytes=args.megabytes,
+            args.kind, args.cache, args.corpora, files=args.files, megabytes=args.megabytes
         )
     except CorporaMissingError as error:
         print(error, file=sys.stderr)

@@ -158,37 +158,52 @@ def test_call_less_trace_lines_are_left_out(builder: ModuleType) -> None:
     assert builder.call_lines(other + empty + full + empty) == other + full
 
 
-def test_a_file_takes_whole_sessions_from_its_own_index_until_big_enough(
+def test_one_pass_packs_every_session_once_into_groups_of_about_equal_size(
     builder: ModuleType,
 ) -> None:
-    sizes = [10, 20, 30]
-    assert builder._file_sessions(sizes, 0, 25) == [0, 1]
-    assert builder._file_sessions(sizes, 1, 25) == [1, 2]
-    assert builder._file_sessions(sizes, 2, 25) == [2]
-    assert builder._file_sessions(sizes, 4, 35) == [1, 2]  # the rotation wraps
-    sessions = [b"a" * 10, b"b" * 20, b"c" * 30]
-    assert builder.rotated_file(sessions, 2, 31) == b"c" * 30 + b"a" * 10
-    target = builder.scaled_file_bytes([1_000] * 50, 10, 20_000)
-    assert target == 2_000  # ten files of two sessions each: 20,000 bytes
+    assert builder.packed_rotation([10, 10, 10, 10, 10, 10], 3) == [[0, 1], [2, 3], [4, 5]]
+    # a big session fills its group; no group is left empty
+    assert builder.packed_rotation([100, 1, 1, 1], 3) == [[0], [1], [2, 3]]
+    assert builder.packed_rotation([1, 1, 1, 100], 3) == [[0, 1], [2], [3]]
+    with pytest.raises(SystemExit, match="fewer than"):
+        builder.packed_rotation([1, 2], 3)
+    sessions = [b"a", b"bb", b"ccc"]
+    groups = [[0, 1], [2]]
+    assert [builder.rotated_file(sessions, groups, i) for i in range(5)] == [
+        b"abb",
+        b"ccc",
+        b"abb",
+        b"ccc",
+        b"abb",
+    ]
 
 
 def test_the_real_call_corpus_is_deterministic_and_a_prefix_of_a_bigger_one(
     builder: ModuleType, tmp_path: Path
 ) -> None:
     spec = _codex_spec(builder)
-    sizes = {"main_files": 2, "megabytes": 0.05, "specs": [spec]}
+    sizes = {"rotation_files": 2, "megabytes": 0.11, "specs": [spec]}
     missing = tmp_path / "no-corpora"
-    small = builder.build_real_calls(tmp_path / "a", missing, files=3, **sizes)
-    big = builder.build_real_calls(tmp_path / "b", missing, files=5, **sizes)
+    small = builder.build_real_calls(tmp_path / "a", missing, files=4, **sizes)
+    big = builder.build_real_calls(tmp_path / "b", missing, files=6, **sizes)
     small_files = sorted(small.pool.glob("*.jsonl"))
     big_files = sorted(big.pool.glob("*.jsonl"))
-    assert [p.name for p in small_files] == [f"session-{i:04d}.jsonl" for i in range(3)]
-    assert len(big_files) == 5
-    assert [p.read_bytes() for p in small_files] == [p.read_bytes() for p in big_files[:3]]
+    assert [p.name for p in small_files] == [f"session-{i:04d}.jsonl" for i in range(4)]
+    assert len(big_files) == 6
+    assert [p.read_bytes() for p in small_files] == [p.read_bytes() for p in big_files[:4]]
+    # one pass over the sessions fills two files, then it repeats
+    assert small_files[2].read_bytes() == small_files[0].read_bytes()
+    assert small.stats["rotation"]["files"] == 2
+    rotation = small.stats["rotation"]["bytes"]
+    assert rotation == sum(len(p.read_bytes()) for p in small_files[:2])
+    # the main corpus is the number of files nearest to the size asked for
+    assert small.main_files == round(0.11e6 * 2 / rotation) == 4
     # a view is the first files of the pool; the stats count the main corpus's lines
+    view = sorted(big.view(4).glob("*.jsonl"))
+    assert [p.read_bytes() for p in view] == [p.read_bytes() for p in big_files[:4]]
     view = sorted(small.view(2).glob("*.jsonl"))
     assert [p.read_bytes() for p in view] == [p.read_bytes() for p in small_files[:2]]
-    data = b"".join(p.read_bytes() for p in view)
+    data = b"".join(p.read_bytes() for p in big_files[:4])
     stats = small.stats["main_corpus"]
     assert stats["bytes"] == len(data)
     assert stats["lines"] == len([line for line in data.splitlines() if line])
@@ -200,7 +215,7 @@ def test_the_real_call_corpus_is_deterministic_and_a_prefix_of_a_bigger_one(
         if TRACE_MARK in line:
             assert b'"operations":[]' not in line or b'"audits":[]' not in line
     # growing a pool keeps its files; a second build reuses the cache
-    grown = builder.build_real_calls(tmp_path / "a", missing, files=5, **sizes)
+    grown = builder.build_real_calls(tmp_path / "a", missing, files=6, **sizes)
     assert [p.read_bytes() for p in sorted(grown.pool.glob("*.jsonl"))] == [
         p.read_bytes() for p in big_files
     ]
@@ -238,3 +253,32 @@ def test_the_generated_corpus_is_deterministic_with_a_surface_of_its_refs(
         "offset": {"type": "integer"},
         "path": {"type": "string"},
     }
+
+
+def test_the_docs_table_keeps_corpus_sizes_in_numeric_order_after_json(
+    goals: ModuleType,
+) -> None:
+    row = _row(goals, "measure", 0.4, 50_000_000)
+    row["rss"] = goals.judge_rss("measure", {36: 40_000_000, 115: 41_000_000, 288: 42_000_000})
+    run = {
+        "machine": {
+            "date": "2026-12-02T08:00:00Z",
+            "commit": "0123456789abcdef",
+            "path": "python (no native core)",
+            "load_average_start": [1.0, 2.0, 3.0],
+            "load_average_end": [1.5, 2.0, 3.0],
+        },
+        "corpora": {
+            "real-calls": {
+                "summary": "115 files",
+                "floor": {"cpu": 0.2, "wall": 0.3},
+                "commands": {"measure": row},
+            }
+        },
+    }
+    lines = goals.docs_lines([json.loads(json.dumps(run, sort_keys=True))] * 2)
+    assert "peak RSS MB (36 / 115 / 288 files)" in next(line for line in lines if "RSS" in line)
+    measure = next(line for line in lines if line.startswith("| measure |"))
+    assert measure.startswith("| measure | 0.40 / 0.40 | ≤ 0.5 | **yes** | 2.4 |")
+    assert "| 40 / 41 / 42; 40 / 41 / 42 | ≤ 64 | **yes** |" in measure
+    assert lines[0].startswith("- run 1: 2026-12-02T08:00:00Z, commit 0123456789,")
