@@ -503,7 +503,7 @@ def issue28_corpus(
             "floor_beside": beside,
             "time": issue28_goals.judge_ratio(name, figures["cpu"], beside["cpu"]),
             "wall_ratio": figures["wall"] / beside["wall"],
-            "before_issue28": issue28_goals.BEFORE[name],
+            "issue_today": issue28_goals.BEFORE.get(built.kind, {}).get(name),
         }
         if linear_sizes:
             sized = []
