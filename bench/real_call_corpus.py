@@ -241,10 +241,8 @@ def _summary(pool: Path, main_files: int, sources: dict[str, int]) -> dict[str, 
         for key, value in line_stats(data).items():
             totals[key] += value
     totals["files"] = main_files
-    totals["operations_per_trace_line"] = round(
-        totals["operations"] / max(1, totals["trace_lines"]), 2
-    )
-    return {"main_corpus": totals, "sources": sources}
+    per_line = round(totals["operations"] / max(1, totals["trace_lines"]), 2)
+    return {"main_corpus": {**totals, "operations_per_trace_line": per_line}, "sources": sources}
 
 
 def build_real_calls(
