@@ -42,6 +42,7 @@ table). Without ``../shared/corpora`` the real-call corpus is skipped with a mes
 
     python bench/bench_commands.py --issue28                    # both corpora, ~10 minutes
     python bench/bench_commands.py --issue28 --corpus real-calls --only trial --no-rss
+    python bench/bench_commands.py --issue28 --corpus real-calls --profile compile
 
 Nothing here is a test; ``docs/performance.md`` records the figures.
 """
@@ -282,6 +283,20 @@ def one_turn(window: Path) -> bytes:
 # ------------------------------------------------------------------------------ report
 
 
+def profile(argv: list[str]) -> None:
+    """Print a cProfile of one command (after a warm-up run): own time, then cumulative."""
+    run_main(argv)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run_main(argv)
+    profiler.disable()
+    stream = io.StringIO()
+    stats = pstats.Stats(profiler, stream=stream)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(30)
+    print(stream.getvalue())
+
+
 def ratio(seconds: float, floor: float) -> str:
     return f"{seconds / floor:.2f}x"
 
@@ -350,16 +365,7 @@ def main_bench() -> None:
     traces = sum(path.read_bytes().count(TRACE_MARK) for path in paths)
     runs = commands(corpus, surface, scratch)
     if args.profile:
-        run_main(runs[args.profile])
-        profiler = cProfile.Profile()
-        profiler.enable()
-        run_main(runs[args.profile])
-        profiler.disable()
-        stream = io.StringIO()
-        stats = pstats.Stats(profiler, stream=stream)
-        stats.sort_stats("tottime").print_stats(30)
-        stats.sort_stats("cumulative").print_stats(30)
-        print(stream.getvalue())
+        profile(runs[args.profile])
         return
     pure = os.environ.get("PYTEST_ENTROPY_PURE", "")
     no_native = os.environ.get("PYTEST_ENTROPY_NO_NATIVE", "")
@@ -572,6 +578,13 @@ def issue28(args: argparse.Namespace, launcher: Launcher | None) -> None:
             print(f"{kind}: skipped: {error}", flush=True)
             results["corpora"][kind] = {"skipped": str(error)}
             continue
+        if args.profile:
+            corpus = built.view(built.main_files)
+            scratch = args.cache / "scratch-issue28" / kind
+            scratch.mkdir(parents=True, exist_ok=True)
+            print(f"{kind}: cProfile of {args.profile} on {corpus}", flush=True)
+            profile(commands(corpus, built.surface, scratch)[args.profile])
+            continue
         results["corpora"][kind] = issue28_corpus(
             built,
             args.cache / "scratch-issue28" / kind,
@@ -580,6 +593,8 @@ def issue28(args: argparse.Namespace, launcher: Launcher | None) -> None:
             rss_files=rss_files,
             linear_files=linear_files,
         )
+    if args.profile:
+        return
     results["machine"]["load_average_end"] = list(os.getloadavg())
     measured_corpora = {k: v for k, v in results["corpora"].items() if "skipped" not in v}
     print()
