@@ -28,6 +28,22 @@ file; both are a new ``main()``, so neither can reuse an earlier read. The in-pr
 loop (``CompileLoop.tick``) is timed too: an unchanged window (a cache hit per file) and one
 appended turn (only the appended bytes are scanned).
 
+**Issue 28** (``--issue28``): the same in-process runs, against the goals of issue 28 item 5
+(``bench/issue28_goals.py``), on two corpora built by ``bench/real_call_corpus.py``: the
+generated one (``bench/corpus_gen.py``) and the real-call one (every session corpus of
+``../shared/corpora`` and of ``tests/data`` converted, ~64 MB, several calls to a line). For
+each command: CPU seconds over the floor's timed beside it (pass/fail per goal), peak RSS in
+its own process on 36 files, the main corpus's and 288 (goal and flatness), and the CPU time
+on ten times the corpus (``--linear-files``) over that on the corpus. It prints which path
+ran (``core/native_core.core()``: the Rust core or the Python), the load average, a table
+per corpus, and writes everything as JSON to ``bench/out/issue28-<UTC time>.json``
+(``--json-out``; ``python bench/issue28_goals.py RUN.json...`` turns runs into the docs'
+table). Without ``../shared/corpora`` the real-call corpus is skipped with a message.
+
+    python bench/bench_commands.py --issue28                    # both corpora, ~10 minutes
+    python bench/bench_commands.py --issue28 --corpus real-calls --only trial --no-rss
+    python bench/bench_commands.py --issue28 --corpus real-calls --profile compile
+
 Nothing here is a test; ``docs/performance.md`` records the figures.
 """
 
@@ -46,6 +62,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -54,6 +71,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
+import issue28_goals  # noqa: E402
+import real_call_corpus  # noqa: E402
 from launcher import Launcher  # noqa: E402
 
 from pytest_entropy.cli import main  # noqa: E402
@@ -264,6 +283,20 @@ def one_turn(window: Path) -> bytes:
 # ------------------------------------------------------------------------------ report
 
 
+def profile(argv: list[str]) -> None:
+    """Print a cProfile of one command (after a warm-up run): own time, then cumulative."""
+    run_main(argv)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run_main(argv)
+    profiler.disable()
+    stream = io.StringIO()
+    stats = pstats.Stats(profiler, stream=stream)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(30)
+    print(stream.getvalue())
+
+
 def ratio(seconds: float, floor: float) -> str:
     return f"{seconds / floor:.2f}x"
 
@@ -278,8 +311,52 @@ def main_bench() -> None:
     parser.add_argument("--no-rss", action="store_true", help="skip the peak RSS runs")
     parser.add_argument("--no-watch", action="store_true", help="skip the watch runs")
     parser.add_argument("--profile", help="print a cProfile of one command and stop")
+    parser.add_argument(
+        "--issue28",
+        action="store_true",
+        help="the issue 28 goals: generated and real-call corpora, memory, linearity",
+    )
+    parser.add_argument(
+        "--corpus",
+        nargs="*",
+        choices=["generated", "real-calls"],
+        default=["generated", "real-calls"],
+        help="--issue28: the corpora to run (default both)",
+    )
+    parser.add_argument(
+        "--rss-files",
+        nargs="*",
+        type=int,
+        help="--issue28: corpus sizes (files) whose peak RSS is measured (default: 36, the"
+        " main corpus's and 288)",
+    )
+    parser.add_argument(
+        "--linear-files",
+        nargs=2,
+        type=int,
+        metavar=("SMALL", "LARGE"),
+        help="--issue28: the two corpus sizes (files) of the linearity check (default: the"
+        " main corpus's and ten times it)",
+    )
+    parser.add_argument(
+        "--linear-repeat",
+        type=int,
+        default=1,
+        help="--issue28: timed runs of each linearity size other than the main corpus",
+    )
+    parser.add_argument(
+        "--no-linearity", action="store_true", help="--issue28: skip the linearity runs"
+    )
+    parser.add_argument(
+        "--json-out", type=Path, help="--issue28: the JSON file (default bench/out/issue28-*)"
+    )
     args = parser.parse_args()
     launcher = None if args.no_rss else Launcher()  # started while this process is small
+    if args.issue28:
+        issue28(args, launcher)
+        if launcher is not None:
+            launcher.close()
+        return
     corpus, surface = ensure_corpus(args.cache, args.copies, args.corpora)
     scratch = args.cache / "scratch"
     scratch.mkdir(exist_ok=True)
@@ -288,16 +365,7 @@ def main_bench() -> None:
     traces = sum(path.read_bytes().count(TRACE_MARK) for path in paths)
     runs = commands(corpus, surface, scratch)
     if args.profile:
-        run_main(runs[args.profile])
-        profiler = cProfile.Profile()
-        profiler.enable()
-        run_main(runs[args.profile])
-        profiler.disable()
-        stream = io.StringIO()
-        stats = pstats.Stats(profiler, stream=stream)
-        stats.sort_stats("tottime").print_stats(30)
-        stats.sort_stats("cumulative").print_stats(30)
-        print(stream.getvalue())
+        profile(runs[args.profile])
         return
     pure = os.environ.get("PYTEST_ENTROPY_PURE", "")
     no_native = os.environ.get("PYTEST_ENTROPY_NO_NATIVE", "")
@@ -351,6 +419,207 @@ def main_bench() -> None:
         watch_rows(corpus, surface, scratch, args.repeat, launcher)
     if launcher is not None:
         launcher.close()
+
+
+# ------------------------------------------------------------------------------ issue 28
+
+
+def _machine() -> dict[str, Any]:
+    import platform
+    import subprocess
+
+    from pytest_entropy.core.native_core import core
+
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    loaded = core() is not None
+    return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": commit,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "path": "rust core (pytest_entropy._core)" if loaded else "python (no native core)",
+        "native_core_loaded": loaded,
+        "PYTEST_ENTROPY_PURE": os.environ.get("PYTEST_ENTROPY_PURE", ""),
+        "load_average_start": list(os.getloadavg()),
+    }
+
+
+def _with_sessions(argv: list[str], directory: Path) -> list[str]:
+    """``argv`` with its ``--sessions`` directory replaced."""
+    out = list(argv)
+    out[out.index("--sessions") + 1] = str(directory)
+    return out
+
+
+def issue28_corpus(
+    built: real_call_corpus.BuiltCorpus,
+    scratch: Path,
+    args: argparse.Namespace,
+    launcher: Launcher | None,
+    *,
+    rss_files: list[int],
+    linear_files: list[int],
+) -> dict[str, Any]:
+    """Every command against the floor on one corpus, with its peak RSS on ``rss_files``
+    files and its linearity from ``linear_files[0]`` to ``linear_files[1]`` files."""
+    corpus = built.view(built.main_files)
+    scratch.mkdir(parents=True, exist_ok=True)
+    runs = commands(corpus, built.surface, scratch)
+    paths = corpus_files(corpus)
+    stats = built.stats["main_corpus"]
+    summary = (
+        f"{stats['files']} files, {stats['bytes'] / 1e6:.1f} MB, {stats['lines']:,} lines,"
+        f" {stats['trace_lines']:,} trace lines, {stats['operations']:,} operations"
+        f" ({stats['operations_per_trace_line']} per trace line)"
+    )
+    print(f"\n{built.kind}: {summary}; {corpus}", flush=True)
+    floor = repeated(lambda: parse_floor(paths), args.repeat)
+    measured: dict[str, Any] = {
+        "summary": summary,
+        "corpus": built.stats,
+        "directory": str(corpus),
+        "surface": str(built.surface),
+        "floor": floor,
+        "commands": {},
+    }
+    linear_sizes = list(linear_files)
+    if linear_sizes:
+        measured["linear_files"] = linear_sizes
+        factor = linear_sizes[1] / linear_sizes[0]
+        small_paths, large_paths = (corpus_files(built.view(n)) for n in linear_sizes)
+        small_floor, large_floor = (
+            floor
+            if n == built.main_files
+            else repeated(lambda p=p: parse_floor(p), args.linear_repeat)
+            for n, p in zip(linear_sizes, (small_paths, large_paths), strict=True)
+        )
+        measured["floor_linearity"] = issue28_goals.judge_linearity(
+            small_floor["cpu"], large_floor["cpu"], factor
+        )
+    for name in args.only or issue28_goals.COMMANDS:
+        argv = runs[name]
+        figures, beside = paired(
+            lambda argv=argv: run_main(argv), lambda: parse_floor(paths), args.repeat
+        )
+        row: dict[str, Any] = {
+            "figures": figures,
+            "floor_beside": beside,
+            "time": issue28_goals.judge_ratio(name, figures["cpu"], beside["cpu"]),
+            "wall_ratio": figures["wall"] / beside["wall"],
+            "issue_today": issue28_goals.BEFORE.get(built.kind, {}).get(name),
+        }
+        if linear_sizes:
+            sized = []
+            for files in linear_sizes:
+                if files == built.main_files:
+                    sized.append(figures)
+                    continue
+                sized_argv = _with_sessions(argv, built.view(files))
+                sized.append(
+                    repeated(
+                        lambda sized_argv=sized_argv: run_main(sized_argv),
+                        args.linear_repeat,
+                        warm_up=files < built.main_files,
+                    )
+                )
+            row["linear_figures"] = dict(zip(map(str, linear_sizes), sized, strict=True))
+            row["linearity"] = issue28_goals.judge_linearity(
+                sized[0]["cpu"], sized[1]["cpu"], linear_sizes[1] / linear_sizes[0]
+            )
+        if launcher is not None:
+            peaks = {}
+            for files in rss_files:
+                view_argv = _with_sessions(argv, built.view(files))
+                result = launcher.run([sys.executable, "-m", "pytest_entropy", *view_argv], (0, 1))
+                peaks[files] = int(result["maxrss"])
+            row["rss"] = issue28_goals.judge_rss(name, peaks)
+        measured["commands"][name] = row
+        time_row = row["time"]
+        print(
+            f"  {name}: {time_row['seconds']:.3f} s CPU, floor beside it"
+            f" {time_row['floor_seconds']:.3f} s: {time_row['ratio']:.2f}x"
+            f" (goal {time_row['goal']}x)"
+            + (f", 10x corpus {row['linearity']['ratio']:.2f}x time" if "linearity" in row else "")
+            + (
+                f", peak RSS {' / '.join(f'{mb:.0f}' for mb in row['rss']['peak_mb'].values())} MB"
+                if "rss" in row
+                else ""
+            ),
+            flush=True,
+        )
+    return measured
+
+
+def issue28(args: argparse.Namespace, launcher: Launcher | None) -> None:
+    """``--issue28``: the goals of issue 28 item 5 on both corpora, a table and a JSON file."""
+    results: dict[str, Any] = {"machine": _machine(), "corpora": {}}
+    machine = results["machine"]
+    print(
+        f"path: {machine['path']}; python {machine['python']}; {machine['cpus']} CPUs;"
+        f" load average {' '.join(f'{load:.2f}' for load in machine['load_average_start'])}"
+    )
+    for kind in args.corpus:
+        try:
+            built = real_call_corpus.build(kind, args.cache, args.corpora, files=288)
+            main_files = built.main_files
+            rss_files = sorted(set(args.rss_files or [36, main_files, 288]))
+            linear_files: list[int] = []
+            if not args.no_linearity:
+                linear_files = args.linear_files or [
+                    main_files,
+                    main_files * issue28_goals.LINEAR_FACTOR,
+                ]
+            needed = max([*rss_files, *linear_files, main_files])
+            built = real_call_corpus.build(kind, args.cache, args.corpora, files=needed)
+        except real_call_corpus.CorporaMissingError as error:
+            print(f"{kind}: skipped: {error}", flush=True)
+            results["corpora"][kind] = {"skipped": str(error)}
+            continue
+        if args.profile:
+            corpus = built.view(built.main_files)
+            scratch = args.cache / "scratch-issue28" / kind
+            scratch.mkdir(parents=True, exist_ok=True)
+            print(f"{kind}: cProfile of {args.profile} on {corpus}", flush=True)
+            profile(commands(corpus, built.surface, scratch)[args.profile])
+            continue
+        results["corpora"][kind] = issue28_corpus(
+            built,
+            args.cache / "scratch-issue28" / kind,
+            args,
+            launcher,
+            rss_files=rss_files,
+            linear_files=linear_files,
+        )
+    if args.profile:
+        return
+    results["machine"]["load_average_end"] = list(os.getloadavg())
+    measured_corpora = {k: v for k, v in results["corpora"].items() if "skipped" not in v}
+    print()
+    for kind, measured in measured_corpora.items():
+        print("\n".join(issue28_goals.table_lines(kind, measured)))
+        if "floor_linearity" in measured:
+            print(
+                f"(the floor itself: {measured['floor_linearity']['ratio']:.2f}x time for the"
+                " 10x corpus)"
+            )
+        print()
+    judged = issue28_goals.verdicts({"corpora": measured_corpora})
+    failed = [label for label, passed in judged if not passed]
+    results["all_passed"] = issue28_goals.all_passed({"corpora": measured_corpora})
+    results["failed"] = failed
+    print(f"goals judged: {len(judged)}, met: {len(judged) - len(failed)}, missed: {len(failed)}")
+    for label in failed:
+        print(f"  missed: {label}")
+    out = args.json_out
+    if out is None:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        out = HERE / "out" / f"issue28-{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"JSON: {out}")
 
 
 def watch_rows(

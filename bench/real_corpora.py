@@ -433,14 +433,18 @@ def proposal_lines(
     return lines
 
 
-def session_section(root: Path, corpus: SessionCorpus) -> list[str]:
+def corpus_surface(root: Path, corpus: SessionCorpus) -> dict[str, Any]:
+    """The surface a session corpus was recorded with (empty when none is recorded)."""
     surface_paths = [(REPO if corpus.bundled else root) / path for path in corpus.surfaces]
     if corpus.session_format == "toolbench":
-        surface = toolbench_surface(surface_paths[0])
-    elif corpus.session_format == "tau-bench":
-        surface = tau_bench_domain(surface_paths[0], "airline")
-    else:
-        surface = merged_surface(surface_paths)
+        return toolbench_surface(surface_paths[0])
+    if corpus.session_format == "tau-bench":
+        return tau_bench_domain(surface_paths[0], "airline")
+    return merged_surface(surface_paths)
+
+
+def session_section(root: Path, corpus: SessionCorpus) -> list[str]:
+    surface = corpus_surface(root, corpus)
     traces, observations, diagnostics, files = read_corpus(root, corpus, surface)
     report = measure(traces, surface, None, surface_hash(surface))
     lines = [
