@@ -366,6 +366,25 @@ fn is_json_whitespace(c: char) -> bool {
 
 /// `parse_json_bytes`: one line's bytes to a value.
 pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
+    parse_selected(raw, &Select::All)
+}
+
+/// Which parts of a value to build; the rest is read (every byte checked exactly as the
+/// full parse checks it, and counted in [`Parsed::fast`]) but never built.
+#[derive(Debug)]
+pub enum Select {
+    /// The whole value.
+    All,
+    /// For an object, only these members (each by its own selection), in the object's
+    /// order, a repeated key's last value winning; any other value is read and becomes
+    /// `null` (the reader then only learns that it was not an object).
+    Members(&'static [(&'static str, Select)]),
+}
+
+/// [`parse`] building only what `select` names: a line's record navigated to the few
+/// members a reader looks at, without building the rest (tool output, message text).
+/// It accepts and refuses exactly what [`parse`] does, with the same `fast`.
+pub fn parse_selected(raw: &[u8], select: &Select) -> Result<Parsed, ParseError> {
     let (text, valid) = match std::str::from_utf8(raw) {
         Ok(text) => (Cow::Borrowed(text), true),
         Err(_) => (String::from_utf8_lossy(raw), false),
@@ -379,7 +398,11 @@ pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
         fast: valid && trimmed.len() == json_trimmed.len(),
         big: false,
     };
-    let mut value = parser.value()?;
+    let mut value = parser.selected(select, 0)?;
+    parser.skip();
+    if parser.at != parser.text.len() {
+        return parser.fail("extra data after the JSON value");
+    }
     if parser.fast && parser.big {
         to_doubles(&mut value);
     }
@@ -445,8 +468,9 @@ impl Parser<'_> {
         self.text.get(self.at).copied()
     }
 
-    /// The whole text as one value, with an explicit stack instead of recursion.
-    fn value(&mut self) -> Result<Value, ParseError> {
+    /// One value that sits inside `open` containers, with an explicit stack instead of
+    /// recursion.
+    fn value(&mut self, open: usize) -> Result<Value, ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         loop {
             self.skip();
@@ -456,12 +480,12 @@ impl Parser<'_> {
                     self.skip();
                     if self.peek() == Some(b'}') {
                         self.at += 1;
-                        self.note_depth(stack.len() + 1);
+                        self.note_depth(open + stack.len() + 1);
                         Value::Object(Object::default())
                     } else {
                         let key = self.key()?;
                         stack.push(Frame::Object(Object::default(), key));
-                        self.note_depth(stack.len());
+                        self.note_depth(open + stack.len());
                         continue;
                     }
                 }
@@ -470,11 +494,11 @@ impl Parser<'_> {
                     self.skip();
                     if self.peek() == Some(b']') {
                         self.at += 1;
-                        self.note_depth(stack.len() + 1);
+                        self.note_depth(open + stack.len() + 1);
                         Value::Array(Vec::new())
                     } else {
                         stack.push(Frame::Array(Vec::new()));
-                        self.note_depth(stack.len());
+                        self.note_depth(open + stack.len());
                         continue;
                     }
                 }
@@ -485,10 +509,6 @@ impl Parser<'_> {
             // Attach the value, closing every container that ends here.
             loop {
                 let Some(frame) = stack.last_mut() else {
-                    self.skip();
-                    if self.at != self.text.len() {
-                        return self.fail("extra data after the JSON value");
-                    }
                     return Ok(value);
                 };
                 self.skip();
@@ -526,6 +546,176 @@ impl Parser<'_> {
         }
     }
 
+    /// One value inside `open` containers, built as `select` says.
+    fn selected(&mut self, select: &Select, open: usize) -> Result<Value, ParseError> {
+        let Select::Members(members) = select else {
+            return self.value(open);
+        };
+        self.skip();
+        if self.peek() != Some(b'{') {
+            self.skip_value(open)?;
+            return Ok(Value::Null);
+        }
+        self.at += 1;
+        self.note_depth(open + 1);
+        let mut object = Object::default();
+        self.skip();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(Value::Object(object));
+        }
+        loop {
+            let key = self.key()?;
+            match members
+                .iter()
+                .find(|(name, _)| name.as_bytes() == key.as_wtf8())
+            {
+                Some((_, inner)) => {
+                    let value = self.selected(inner, open + 1)?;
+                    object.insert(key, value);
+                }
+                None => self.skip_value(open + 1)?,
+            }
+            self.skip();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(Value::Object(object));
+                }
+                _ => return self.fail("expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// Reads one value inside `open` containers without building it.
+    fn skip_value(&mut self, open: usize) -> Result<(), ParseError> {
+        // The open containers of the skipped value: true for an object.
+        let mut stack: Vec<bool> = Vec::new();
+        loop {
+            self.skip();
+            match self.peek() {
+                Some(b'{') | Some(b'[') => {
+                    let object = self.peek() == Some(b'{');
+                    self.at += 1;
+                    self.skip();
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.at += 1;
+                        self.note_depth(open + stack.len() + 1);
+                    } else {
+                        stack.push(object);
+                        self.note_depth(open + stack.len());
+                        if object {
+                            self.skip_key()?;
+                        }
+                        continue;
+                    }
+                }
+                Some(b'"') => self.skip_string()?,
+                Some(b't' | b'f' | b'n') => {
+                    self.scalar()?;
+                }
+                Some(_) => self.skip_number()?,
+                None => return self.fail("unexpected end of text"),
+            }
+            // After a value: close every container that ends here.
+            loop {
+                let Some(&object) = stack.last() else {
+                    return Ok(());
+                };
+                self.skip();
+                let next = self.peek();
+                if next == Some(b',') {
+                    self.at += 1;
+                    if object {
+                        self.skip_key()?;
+                    }
+                    break;
+                }
+                if next != Some(if object { b'}' } else { b']' }) {
+                    return self.fail("expected ',' or a closing bracket");
+                }
+                self.at += 1;
+                stack.pop();
+            }
+        }
+    }
+
+    fn skip_key(&mut self) -> Result<(), ParseError> {
+        self.skip();
+        if self.peek() != Some(b'"') {
+            return self.fail("expected a string key");
+        }
+        self.skip_string()?;
+        self.skip();
+        if self.peek() != Some(b':') {
+            return self.fail("expected ':'");
+        }
+        self.at += 1;
+        Ok(())
+    }
+
+    /// A string literal read, not built: what [`Parser::string`] checks and notes.
+    fn skip_string(&mut self) -> Result<(), ParseError> {
+        self.at += 1;
+        loop {
+            let rest = &self.text[self.at..];
+            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            if has_control(&rest[..end]) {
+                self.at += rest.iter().position(|&b| b < 0x20).unwrap_or(0);
+                return self.fail("invalid control character in a string");
+            }
+            if end == rest.len() {
+                return self.fail("unterminated string");
+            }
+            self.at += end;
+            if self.text[self.at] == b'"' {
+                self.at += 1;
+                return Ok(());
+            }
+            match self.text.get(self.at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
+                Some(b'u') => {
+                    let unit = u32::from(self.hex4(self.at + 2)?);
+                    self.at += 6;
+                    let mut paired = false;
+                    if (0xD800..0xDC00).contains(&unit) && self.text[self.at..].starts_with(b"\\u")
+                    {
+                        let low = u32::from(self.hex4(self.at + 2)?);
+                        if (0xDC00..0xE000).contains(&low) {
+                            self.at += 6;
+                            paired = true;
+                        }
+                    }
+                    if !paired && (0xD800..0xE000).contains(&unit) {
+                        self.fast = false; // orjson refuses lone surrogates
+                    }
+                }
+                Some(_) => return self.fail("invalid escape"),
+                None => return self.fail("unterminated string"),
+            }
+        }
+    }
+
+    /// A number read, not built: the grammar, and whether a double overflows.
+    fn skip_number(&mut self) -> Result<(), ParseError> {
+        let (start, integral, exponent) = self.number_token()?;
+        let length = self.at - start;
+        if integral && length <= EXACT_INTEGER_CHARS {
+            return Ok(());
+        }
+        // Without an exponent only more than 308 integer digits can overflow a double.
+        if !exponent && length <= 308 {
+            return Ok(());
+        }
+        let token = std::str::from_utf8(&self.text[start..self.at]).unwrap_or("");
+        if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+            self.fast = false;
+        }
+        Ok(())
+    }
+
     fn note_depth(&mut self, depth: usize) {
         if depth > FAST_DEPTH {
             self.fast = false;
@@ -561,8 +751,9 @@ impl Parser<'_> {
         self.number().map(Value::Number)
     }
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`
-    fn number(&mut self) -> Result<Number, ParseError> {
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`: moves past the token; returns
+    /// where it starts, whether it is integral and whether it has an exponent.
+    fn number_token(&mut self) -> Result<(usize, bool, bool), ParseError> {
         let start = self.at;
         let text = self.text;
         let digits = |mut at: usize| {
@@ -578,6 +769,7 @@ impl Parser<'_> {
             _ => return self.fail("expected a JSON value"),
         }
         let mut integral = true;
+        let mut exponent = false;
         if text.get(at) == Some(&b'.') && text.get(at + 1).is_some_and(u8::is_ascii_digit) {
             at = digits(at + 1);
             integral = false;
@@ -587,9 +779,16 @@ impl Parser<'_> {
             if text.get(at + 1 + sign).is_some_and(u8::is_ascii_digit) {
                 at = digits(at + 1 + sign);
                 integral = false;
+                exponent = true;
             }
         }
         self.at = at;
+        Ok((start, integral, exponent))
+    }
+
+    fn number(&mut self) -> Result<Number, ParseError> {
+        let (start, integral, _) = self.number_token()?;
+        let (text, at) = (self.text, self.at);
         // The token is ASCII by construction.
         let token = std::str::from_utf8(&text[start..at]).unwrap_or("");
         if token == "-0" {

@@ -14,12 +14,33 @@
 //! ([`Scanner::malformed_notes`], [`Scanner::resolve_note`]), which it does after each chunk.
 
 use crate::guard::{get, guard};
-use crate::json::{self, JsString, Value};
+use crate::json::{self, JsString, Select, Value};
 use crate::lines::{Line, LineKind, LineSplitter, Prefilter};
 use crate::meter::{MeterState, Operation};
 
 /// `ScanDiagnostics.SAMPLE_LIMIT`: a file's notes past this many can never be shown.
 pub const NOTE_LIMIT: usize = 10;
+
+/// What a trace line's reader looks at: `details.trace`, or `message.details.trace`.
+const TRACE_DETAILS: Select = Select::Members(&[("trace", Select::All)]);
+pub const TRACE_LINE: Select = Select::Members(&[
+    ("details", TRACE_DETAILS),
+    ("message", Select::Members(&[("details", TRACE_DETAILS)])),
+]);
+/// What a model line's reader looks at (`model_from_record`).
+pub const MODEL_LINE: Select = Select::Members(&[
+    ("type", Select::All),
+    ("provider", Select::All),
+    ("modelId", Select::All),
+    (
+        "message",
+        Select::Members(&[
+            ("role", Select::All),
+            ("provider", Select::All),
+            ("model", Select::All),
+        ]),
+    ),
+]);
 
 /// What a note says: a text, or a malformed line waiting for the reader's error text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,7 +216,7 @@ impl Scanner {
             LineKind::Empty => self.counts.empty_lines += 1,
             LineKind::Model => {
                 self.counts.model_lines += 1;
-                if let Some(parsed) = self.parse(line.bytes()) {
+                if let Some(parsed) = self.parse(line.bytes(), &MODEL_LINE) {
                     if let Value::Object(record) = &parsed.value {
                         if let Some(model) = model_from_record(record) {
                             self.model = Some(model);
@@ -208,8 +229,8 @@ impl Scanner {
     }
 
     /// `_parse`: the line's object, counting and noting what makes it unusable.
-    fn parse(&mut self, raw: &[u8]) -> Option<json::Parsed> {
-        let parsed = match json::parse(raw) {
+    fn parse(&mut self, raw: &[u8], select: &Select) -> Option<json::Parsed> {
+        let parsed = match json::parse_selected(raw, select) {
             Ok(parsed) => parsed,
             Err(_) => {
                 self.counts.malformed_lines += 1;
@@ -232,7 +253,7 @@ impl Scanner {
 
     /// `_trace_line`: parse, navigate, guard, meter.
     fn trace_line(&mut self, raw: &[u8]) {
-        let Some(parsed) = self.parse(raw) else {
+        let Some(parsed) = self.parse(raw, &TRACE_LINE) else {
             return;
         };
         let Value::Object(record) = &parsed.value else {
