@@ -76,6 +76,16 @@ pub struct Guarded<'a> {
     pub task_key: Option<&'a JsString>,
 }
 
+/// Why a trace is not metered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The reason the diagnostics count.
+    Reason(&'static str),
+    /// The trace was read with its strings elided ([`crate::json::Select::Shape`]) and its
+    /// exact `JSON.stringify` size is needed: guard the whole trace instead.
+    NeedsWholeTrace,
+}
+
 /// The member `key` of an object (the last duplicate won at parse time).
 pub fn get<'a>(object: &'a Object, key: &str) -> Option<&'a Value> {
     object
@@ -254,27 +264,37 @@ fn check_operation<'a>(
     Ok((signed, floats))
 }
 
-/// `guard_signed(trace, source_length)`: the passing trace, or the reason it is skipped.
-/// `source_length` is the line's byte length when the fast reader read it, else `None`.
-pub fn guard(trace: &Value, source_length: Option<usize>) -> Result<Guarded<'_>, &'static str> {
+/// `guard_signed(trace, source_length)`: the passing trace, or why it is skipped.
+/// `source_length` is the line's byte length when the fast reader read it, else `None`;
+/// `whole` says whether the trace's strings were all read (not elided).
+pub fn guard(
+    trace: &Value,
+    source_length: Option<usize>,
+    whole: bool,
+) -> Result<Guarded<'_>, Refusal> {
     let Value::Object(envelope) = trace else {
-        return Err("trace is not an object");
+        return Err(Refusal::Reason("trace is not an object"));
     };
-    let mut floats = check_envelope(envelope)?;
+    let mut floats = check_envelope(envelope).map_err(Refusal::Reason)?;
     let Some(Value::Array(operations)) = get(envelope, "operations") else {
-        return Err("operations is not an array");
+        return Err(Refusal::Reason("operations is not an array"));
     };
     let mut signed = Vec::with_capacity(operations.len());
     let mut previous = -1.0;
     for op in operations {
-        let (operation, op_floats) = check_operation(op, &mut previous)?;
+        let (operation, op_floats) = check_operation(op, &mut previous).map_err(Refusal::Reason)?;
         floats += op_floats;
         signed.push(operation);
     }
     let estimate_fits =
         source_length.is_some_and(|length| length + MAX_FLOAT_GROWTH * floats <= TRACE_SIZE_BOUND);
-    if !estimate_fits && stringify(trace).len() > TRACE_SIZE_BOUND {
-        return Err("trace larger than 512 KiB");
+    if !estimate_fits {
+        if !whole {
+            return Err(Refusal::NeedsWholeTrace);
+        }
+        if stringify(trace).len() > TRACE_SIZE_BOUND {
+            return Err(Refusal::Reason("trace larger than 512 KiB"));
+        }
     }
     let task_key = match get(envelope, "phases") {
         Some(Value::Array(phases)) => match phases.first() {
@@ -296,9 +316,10 @@ mod tests {
 
     fn reason(raw: &str) -> &'static str {
         let value = parse(raw.as_bytes()).expect("valid JSON").value;
-        match guard(&value, Some(raw.len())) {
+        match guard(&value, Some(raw.len()), true) {
             Ok(_) => "",
-            Err(why) => why,
+            Err(Refusal::Reason(why)) => why,
+            Err(Refusal::NeedsWholeTrace) => "needs the whole trace",
         }
     }
 
@@ -354,7 +375,11 @@ mod tests {
         let fits = pad(TRACE_SIZE_BOUND - base);
         assert_eq!(reason(&fits), "");
         let value = parse(fits.as_bytes()).unwrap().value;
-        assert!(guard(&value, None).is_ok());
+        assert!(guard(&value, None, true).is_ok());
+        assert_eq!(
+            guard(&value, None, false).err(),
+            Some(Refusal::NeedsWholeTrace)
+        );
         assert_eq!(
             reason(&pad(TRACE_SIZE_BOUND - base + 1)),
             "trace larger than 512 KiB"

@@ -34,15 +34,32 @@ const INDEXED_OBJECT: usize = 12;
 
 /// A string as JavaScript holds it: UTF-8 text, or WTF-8 when it holds a lone surrogate
 /// (UTF-8 that also encodes U+D800-U+DFFF, never a high one followed by a low one).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct JsString {
     repr: Repr,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 enum Repr {
     Text(String),
     Wtf8(Vec<u8>),
+    /// One of the names a selective read looks for (no allocation for a known key).
+    Name(&'static str),
+}
+
+// Equal text is equal whatever holds it.
+impl PartialEq for JsString {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_wtf8() == other.as_wtf8()
+    }
+}
+
+impl Eq for JsString {}
+
+impl std::hash::Hash for JsString {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.as_wtf8());
+    }
 }
 
 impl Default for JsString {
@@ -58,6 +75,7 @@ impl JsString {
     pub fn as_str(&self) -> Option<&str> {
         match &self.repr {
             Repr::Text(text) => Some(text),
+            Repr::Name(text) => Some(text),
             Repr::Wtf8(_) => None,
         }
     }
@@ -66,6 +84,7 @@ impl JsString {
     pub fn as_wtf8(&self) -> &[u8] {
         match &self.repr {
             Repr::Text(text) => text.as_bytes(),
+            Repr::Name(text) => text.as_bytes(),
             Repr::Wtf8(bytes) => bytes,
         }
     }
@@ -96,13 +115,20 @@ impl JsString {
     }
 
     fn push_str(&mut self, text: &str) {
+        if let Repr::Name(name) = self.repr {
+            self.repr = Repr::Text(name.to_owned());
+        }
         match &mut self.repr {
             Repr::Text(own) => own.push_str(text),
             Repr::Wtf8(bytes) => bytes.extend_from_slice(text.as_bytes()),
+            Repr::Name(_) => {}
         }
     }
 
     fn push_code_point(&mut self, cp: u32) {
+        if let Repr::Name(name) = self.repr {
+            self.repr = Repr::Text(name.to_owned());
+        }
         if let (Some(c), Repr::Text(own)) = (char::from_u32(cp), &mut self.repr) {
             own.push(c);
             return;
@@ -243,7 +269,18 @@ impl PartialEq for Object {
     }
 }
 
+/// The members or items a container being parsed has room for before it first grows (most
+/// objects of a session line are small: one allocation instead of four).
+const ROOM: usize = 8;
+
 impl Object {
+    fn with_room() -> Self {
+        Object {
+            entries: Vec::with_capacity(ROOM),
+            index: None,
+        }
+    }
+
     /// Sets `key`, replacing the value of an existing key in place.
     pub fn insert(&mut self, key: JsString, value: Value) {
         if let Some(at) = self.position(&key) {
@@ -379,6 +416,14 @@ pub enum Select {
     /// order, a repeated key's last value winning; any other value is read and becomes
     /// `null` (the reader then only learns that it was not an object).
     Members(&'static [(&'static str, Select)]),
+    /// For an object, every member: the named ones by their own selection, the others by
+    /// the second; any other value by [`Select::Shape`].
+    Object(&'static [(&'static str, Select)], &'static Select),
+    /// For an array, every item by this selection; any other value by [`Select::Shape`].
+    Items(&'static Select),
+    /// The value's shape: containers (with their keys), numbers, booleans and `null` as
+    /// they are, every string value empty (read, checked, not built).
+    Shape,
 }
 
 /// [`parse`] building only what `select` names: a line's record navigated to the few
@@ -425,16 +470,23 @@ fn to_doubles(value: &mut Value) {
     }
 }
 
-/// Whether any byte is a control character (below 0x20), 32 bytes at a time: the fold over
-/// a fixed-size chunk has no early exit, so the compiler turns it into vector compares.
+/// Whether any byte is a control character (below 0x20), eight bytes at a time: a byte
+/// below 0x20 is the one whose subtraction of 0x20 borrows into its high bit while the byte
+/// itself has that bit clear (the borrow of an earlier byte can only set a later byte's
+/// high bit when that earlier byte already qualified, so the test is exact).
 fn has_control(bytes: &[u8]) -> bool {
-    let mut chunks = bytes.chunks_exact(32);
-    for chunk in &mut chunks {
-        if chunk.iter().fold(false, |seen, &b| seen | (b < 0x20)) {
+    const LOW: u64 = 0x2020_2020_2020_2020;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        if w.wrapping_sub(LOW) & !w & HIGH != 0 {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| b < 0x20)
+    words.remainder().iter().any(|&b| b < 0x20)
 }
 
 enum Frame {
@@ -469,8 +521,8 @@ impl Parser<'_> {
     }
 
     /// One value that sits inside `open` containers, with an explicit stack instead of
-    /// recursion.
-    fn value(&mut self, open: usize) -> Result<Value, ParseError> {
+    /// recursion; `elide`: string values are read but left empty ([`Select::Shape`]).
+    fn value(&mut self, open: usize, elide: bool) -> Result<Value, ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         loop {
             self.skip();
@@ -484,7 +536,7 @@ impl Parser<'_> {
                         Value::Object(Object::default())
                     } else {
                         let key = self.key()?;
-                        stack.push(Frame::Object(Object::default(), key));
+                        stack.push(Frame::Object(Object::with_room(), key));
                         self.note_depth(open + stack.len());
                         continue;
                     }
@@ -497,10 +549,14 @@ impl Parser<'_> {
                         self.note_depth(open + stack.len() + 1);
                         Value::Array(Vec::new())
                     } else {
-                        stack.push(Frame::Array(Vec::new()));
+                        stack.push(Frame::Array(Vec::with_capacity(ROOM)));
                         self.note_depth(open + stack.len());
                         continue;
                     }
+                }
+                Some(b'"') if elide => {
+                    self.skip_string()?;
+                    Value::String(JsString::default())
                 }
                 Some(b'"') => Value::String(self.string()?),
                 Some(_) => self.scalar()?,
@@ -548,29 +604,36 @@ impl Parser<'_> {
 
     /// One value inside `open` containers, built as `select` says.
     fn selected(&mut self, select: &Select, open: usize) -> Result<Value, ParseError> {
-        let Select::Members(members) = select else {
-            return self.value(open);
+        let (members, rest) = match select {
+            Select::All => return self.value(open, false),
+            Select::Shape => return self.value(open, true),
+            Select::Items(item) => return self.items(item, open),
+            Select::Members(members) => (*members, None),
+            Select::Object(members, rest) => (*members, Some(*rest)),
         };
         self.skip();
         if self.peek() != Some(b'{') {
+            if rest.is_some() {
+                return self.value(open, true);
+            }
             self.skip_value(open)?;
             return Ok(Value::Null);
         }
         self.at += 1;
         self.note_depth(open + 1);
-        let mut object = Object::default();
+        let mut object = Object::with_room();
         self.skip();
         if self.peek() == Some(b'}') {
             self.at += 1;
             return Ok(Value::Object(object));
         }
         loop {
-            let key = self.key()?;
-            match members
+            let key = self.named_key(members)?;
+            let named = members
                 .iter()
-                .find(|(name, _)| name.as_bytes() == key.as_wtf8())
-            {
-                Some((_, inner)) => {
+                .find(|(name, _)| name.as_bytes() == key.as_wtf8());
+            match named.map(|(_, inner)| inner).or(rest) {
+                Some(inner) => {
                     let value = self.selected(inner, open + 1)?;
                     object.insert(key, value);
                 }
@@ -584,6 +647,34 @@ impl Parser<'_> {
                     return Ok(Value::Object(object));
                 }
                 _ => return self.fail("expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// An array inside `open` containers, each item built as `item` says.
+    fn items(&mut self, item: &Select, open: usize) -> Result<Value, ParseError> {
+        self.skip();
+        if self.peek() != Some(b'[') {
+            return self.value(open, true);
+        }
+        self.at += 1;
+        self.note_depth(open + 1);
+        let mut items = Vec::with_capacity(ROOM);
+        self.skip();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            items.push(self.selected(item, open + 1)?);
+            self.skip();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return self.fail("expected ',' or ']'"),
             }
         }
     }
@@ -720,6 +811,30 @@ impl Parser<'_> {
         if depth > FAST_DEPTH {
             self.fast = false;
         }
+    }
+
+    /// [`Parser::key`], without allocating a key spelled exactly as one of `members`.
+    fn named_key(&mut self, members: &[(&'static str, Select)]) -> Result<JsString, ParseError> {
+        self.skip();
+        if self.peek() == Some(b'"') {
+            let rest = &self.text[self.at + 1..];
+            if let Some(end) = memchr::memchr2(b'"', b'\\', rest) {
+                let raw = &rest[..end];
+                let found = members.iter().find(|(name, _)| name.as_bytes() == raw);
+                if let (Some((name, _)), Some(b'"')) = (found, rest.get(end)) {
+                    self.at += end + 2;
+                    self.skip();
+                    if self.peek() != Some(b':') {
+                        return self.fail("expected ':'");
+                    }
+                    self.at += 1;
+                    return Ok(JsString {
+                        repr: Repr::Name(name),
+                    });
+                }
+            }
+        }
+        self.key()
     }
 
     /// A member's key and its `:`.

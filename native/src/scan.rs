@@ -13,7 +13,7 @@
 //! does not reproduce: the note keeps the line's bytes until the caller supplies the text
 //! ([`Scanner::malformed_notes`], [`Scanner::resolve_note`]), which it does after each chunk.
 
-use crate::guard::{get, guard};
+use crate::guard::{get, guard, Refusal};
 use crate::json::{self, JsString, Select, Value};
 use crate::lines::{Line, LineKind, LineSplitter, Prefilter};
 use crate::meter::{MeterState, Operation};
@@ -21,11 +21,58 @@ use crate::meter::{MeterState, Operation};
 /// `ScanDiagnostics.SAMPLE_LIMIT`: a file's notes past this many can never be shown.
 pub const NOTE_LIMIT: usize = 10;
 
+/// An operation as the guard and the meter read it: the members they compare built whole,
+/// every other string only checked to be one (argument values, results, errors).
+const OPERATION: Select = Select::Object(
+    &[
+        ("type", Select::All),
+        ("sequence", Select::All),
+        ("ref", Select::All),
+        ("outcome", Select::All),
+        ("failureStage", Select::All),
+        // Named only so that their keys are not allocated: read by shape, as the others.
+        ("args", Select::Shape),
+        ("provider", Select::Shape),
+        ("action", Select::Shape),
+        ("error", Select::Shape),
+        ("result", Select::Shape),
+        ("resultTruncated", Select::Shape),
+    ],
+    &Select::Shape,
+);
+const COUNTS: Select = Select::Object(
+    &[
+        ("droppedValues", Select::All),
+        ("truncatedValues", Select::All),
+        ("redactedValues", Select::All),
+        ("droppedOperations", Select::All),
+    ],
+    &Select::All,
+);
+/// The trace envelope as the guard reads it (every member kept: unknown keys matter).
+const ENVELOPE: Select = Select::Object(
+    &[
+        ("kind", Select::All),
+        ("version", Select::All),
+        ("outcome", Select::All),
+        ("phases", Select::All),
+        ("operations", Select::Items(&OPERATION)),
+        ("counts", COUNTS),
+        ("error", Select::Shape),
+    ],
+    &Select::Shape,
+);
 /// What a trace line's reader looks at: `details.trace`, or `message.details.trace`.
-const TRACE_DETAILS: Select = Select::Members(&[("trace", Select::All)]);
+const TRACE_DETAILS: Select = Select::Members(&[("trace", ENVELOPE)]);
 pub const TRACE_LINE: Select = Select::Members(&[
     ("details", TRACE_DETAILS),
     ("message", Select::Members(&[("details", TRACE_DETAILS)])),
+]);
+/// The same with the trace whole: for its exact `JSON.stringify` size, when needed.
+const WHOLE_DETAILS: Select = Select::Members(&[("trace", Select::All)]);
+pub const WHOLE_TRACE_LINE: Select = Select::Members(&[
+    ("details", WHOLE_DETAILS),
+    ("message", Select::Members(&[("details", WHOLE_DETAILS)])),
 ]);
 /// What a model line's reader looks at (`model_from_record`).
 pub const MODEL_LINE: Select = Select::Members(&[
@@ -107,6 +154,14 @@ fn model_from_record(record: &json::Object) -> Option<Vec<u8>> {
         }
         _ => None,
     }
+}
+
+/// The trace of a record read before (`details.trace` or `message.details.trace`).
+fn trace_of(record: &Value) -> Option<&Value> {
+    let Value::Object(record) = record else {
+        return None;
+    };
+    get(details_of(record)?, "trace")
 }
 
 /// `details`, or `message.details`, when it is an object.
@@ -256,20 +311,45 @@ impl Scanner {
         let Some(parsed) = self.parse(raw, &TRACE_LINE) else {
             return;
         };
-        let Value::Object(record) = &parsed.value else {
+        let source_length = parsed.fast.then_some(raw.len());
+        let Some(trace) = self.locate(&parsed.value) else {
             return;
+        };
+        if self.meter_trace(trace, source_length, false) {
+            return;
+        }
+        // The exact size of a trace read without its strings: read the line again, whole
+        // (the same bytes parse the same way; a failure would be this crate's bug).
+        let whole = json::parse_selected(raw, &WHOLE_TRACE_LINE);
+        match whole.as_ref().ok().and_then(|p| trace_of(&p.value)) {
+            Some(trace) => {
+                self.meter_trace(trace, source_length, true);
+            }
+            None => self.reject("guard error: native core"),
+        }
+    }
+
+    /// The line's trace, counting a line without details or without a trace.
+    fn locate<'v>(&mut self, record: &'v Value) -> Option<&'v Value> {
+        let Value::Object(record) = record else {
+            return None;
         };
         let Some(details) = details_of(record) else {
             self.counts.lines_without_details += 1;
-            return;
+            return None;
         };
-        let Some(trace) = get(details, "trace") else {
+        let trace = get(details, "trace");
+        if trace.is_none() {
             self.counts.lines_without_trace += 1;
-            return;
-        };
-        let source_length = parsed.fast.then_some(raw.len());
-        match guard(trace, source_length) {
-            Err(reason) => self.reject(reason),
+        }
+        trace
+    }
+
+    /// Guards and meters one trace; false when the whole trace is needed first.
+    fn meter_trace(&mut self, trace: &Value, source_length: Option<usize>, whole: bool) -> bool {
+        match guard(trace, source_length, whole) {
+            Err(Refusal::NeedsWholeTrace) => return false,
+            Err(Refusal::Reason(reason)) => self.reject(reason),
             Ok(guarded) => {
                 self.counts.traces += 1;
                 let operations: Vec<Operation<'_>> = guarded
@@ -287,6 +367,7 @@ impl Scanner {
                     .add_signed(&operations, task, self.model.as_deref());
             }
         }
+        true
     }
 
     fn reject(&mut self, reason: &'static str) {
