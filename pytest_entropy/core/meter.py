@@ -316,6 +316,27 @@ class MeterState:
         state.models = {model: cls.from_plain(inner) for model, inner in data[6]}
         return state
 
+    def merge_plain(self, data: Sequence[Any]) -> MeterState:
+        """``self.merge(MeterState.from_plain(data))``; a state that is still empty (a
+        file's fresh part) takes the built state's contents instead of copying them."""
+        other = MeterState.from_plain(data)
+        if self.traces or self.refs or self.models or self.task_sequences or self.churn_terms:
+            return self.merge(other)
+        for name in MeterState.__slots__:
+            if name != "retain_terms":
+                setattr(self, name, getattr(other, name))
+        if not self.retain_terms:
+            self._drop_terms()
+        return self
+
+    def _drop_terms(self) -> None:
+        self.retain_terms = False
+        self.churn_terms = []
+        for acc in self.refs.values():
+            acc.churn_terms = []
+        for model in self.models.values():
+            model._drop_terms()
+
     # ------------------------------------------------------------------------ merging
 
     def copy(self) -> MeterState:
