@@ -628,11 +628,8 @@ impl Parser<'_> {
             return Ok(Value::Object(object));
         }
         loop {
-            let key = self.named_key(members)?;
-            let named = members
-                .iter()
-                .find(|(name, _)| name.as_bytes() == key.as_wtf8());
-            match named.map(|(_, inner)| inner).or(rest) {
+            let (key, named) = self.named_key(members)?;
+            match named.map(|at| &members[at].1).or(rest) {
                 Some(inner) => {
                     let value = self.selected(inner, open + 1)?;
                     object.insert(key, value);
@@ -813,28 +810,37 @@ impl Parser<'_> {
         }
     }
 
-    /// [`Parser::key`], without allocating a key spelled exactly as one of `members`.
-    fn named_key(&mut self, members: &[(&'static str, Select)]) -> Result<JsString, ParseError> {
+    /// [`Parser::key`] and the position of the member it names in `members`, without
+    /// allocating a key spelled exactly as one of them.
+    fn named_key(
+        &mut self,
+        members: &[(&'static str, Select)],
+    ) -> Result<(JsString, Option<usize>), ParseError> {
         self.skip();
         if self.peek() == Some(b'"') {
             let rest = &self.text[self.at + 1..];
             if let Some(end) = memchr::memchr2(b'"', b'\\', rest) {
                 let raw = &rest[..end];
-                let found = members.iter().find(|(name, _)| name.as_bytes() == raw);
-                if let (Some((name, _)), Some(b'"')) = (found, rest.get(end)) {
+                let found = members.iter().position(|(name, _)| name.as_bytes() == raw);
+                if let (Some(at), Some(b'"')) = (found, rest.get(end)) {
                     self.at += end + 2;
                     self.skip();
                     if self.peek() != Some(b':') {
                         return self.fail("expected ':'");
                     }
                     self.at += 1;
-                    return Ok(JsString {
-                        repr: Repr::Name(name),
-                    });
+                    let key = JsString {
+                        repr: Repr::Name(members[at].0),
+                    };
+                    return Ok((key, Some(at)));
                 }
             }
         }
-        self.key()
+        let key = self.key()?;
+        let at = members
+            .iter()
+            .position(|(name, _)| name.as_bytes() == key.as_wtf8());
+        Ok((key, at))
     }
 
     /// A member's key and its `:`.
