@@ -470,23 +470,31 @@ fn to_doubles(value: &mut Value) {
     }
 }
 
-/// Whether any byte is a control character (below 0x20), eight bytes at a time: a byte
-/// below 0x20 is the one whose subtraction of 0x20 borrows into its high bit while the byte
-/// itself has that bit clear (the borrow of an earlier byte can only set a later byte's
-/// high bit when that earlier byte already qualified, so the test is exact).
-fn has_control(bytes: &[u8]) -> bool {
-    const LOW: u64 = 0x2020_2020_2020_2020;
+/// The position of the first quote, backslash or control character (what ends a run of a
+/// string's plain bytes), eight bytes at a time. In each word the lowest flagged byte is
+/// exact (a borrow only ever flags bytes above a byte that qualified).
+fn special_byte(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
     let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
     for word in &mut words {
         let w = u64::from_le_bytes([
             word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
         ]);
-        if w.wrapping_sub(LOW) & !w & HIGH != 0 {
-            return true;
+        let found = zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if found != 0 {
+            return Some(at + found.trailing_zeros() as usize / 8);
         }
+        at += 8;
     }
-    words.remainder().iter().any(|&b| b < 0x20)
+    let tail = words.remainder();
+    tail.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| at + p)
 }
 
 enum Frame {
@@ -749,18 +757,17 @@ impl Parser<'_> {
         self.at += 1;
         loop {
             let rest = &self.text[self.at..];
-            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-            if has_control(&rest[..end]) {
-                self.at += rest.iter().position(|&b| b < 0x20).unwrap_or(0);
-                return self.fail("invalid control character in a string");
-            }
-            if end == rest.len() {
+            let Some(end) = special_byte(rest) else {
                 return self.fail("unterminated string");
-            }
+            };
             self.at += end;
-            if self.text[self.at] == b'"' {
-                self.at += 1;
-                return Ok(());
+            match rest[end] {
+                b'"' => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                b'\\' => {}
+                _ => return self.fail("invalid control character in a string"),
             }
             match self.text.get(self.at + 1) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
@@ -943,22 +950,20 @@ impl Parser<'_> {
         };
         loop {
             let rest = &self.text[self.at..];
-            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-            if has_control(&rest[..end]) {
-                self.at += rest.iter().position(|&b| b < 0x20).unwrap_or(0);
-                return self.fail("invalid control character in a string");
-            }
-            if end == rest.len() {
+            let Some(end) = special_byte(rest) else {
                 return self.fail("unterminated string");
-            }
+            };
             // Both ends sit on ASCII bytes, so the slice is on character boundaries.
             out.push_str(&self.source[self.at..self.at + end]);
             self.at += end;
-            if self.text[self.at] == b'"' {
-                self.at += 1;
-                return Ok(out);
+            match rest[end] {
+                b'"' => {
+                    self.at += 1;
+                    return Ok(out);
+                }
+                b'\\' => self.escape(&mut out)?,
+                _ => return self.fail("invalid control character in a string"),
             }
-            self.escape(&mut out)?;
         }
     }
 
@@ -1143,6 +1148,33 @@ mod tests {
         assert!(!ok("1\u{2028}".as_bytes()).fast);
         assert!(!ok(b"\x0c1").fast);
         assert!(parse("1\u{85}".as_bytes()).is_err());
+    }
+
+    #[test]
+    fn special_bytes_are_found_first() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        let pieces: [&[u8]; 9] = [
+            b"a",
+            b"\"",
+            b"\\",
+            b"\x1f",
+            b"\x00",
+            b"\x20",
+            b"\x7f",
+            b"\xc3\xa9",
+            b"!",
+        ];
+        let mut state = 12345u64;
+        for _ in 0..20_000 {
+            let mut text = Vec::new();
+            for _ in 0..(state % 23) {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.extend_from_slice(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            assert_eq!(special_byte(&text), naive(&text), "{text:?}");
+        }
     }
 
     #[test]
