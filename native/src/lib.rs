@@ -5,9 +5,13 @@
 // No unsafe code of our own; only what PyO3's macros expand to, behind `python`.
 #![cfg_attr(not(feature = "python"), forbid(unsafe_code))]
 
+pub mod guard;
 pub mod jsnum;
 pub mod json;
 pub mod lines;
+pub mod meter;
+pub mod scan;
+pub mod signature;
 pub mod stringify;
 
 #[cfg(feature = "python")]
