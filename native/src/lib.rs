@@ -5,10 +5,16 @@
 // No unsafe code of our own; only what PyO3's macros expand to, behind `python`.
 #![cfg_attr(not(feature = "python"), forbid(unsafe_code))]
 
+pub mod audit;
+pub mod evidence;
 pub mod jsnum;
 pub mod json;
 pub mod lines;
+pub mod pool;
 pub mod stringify;
+pub mod trial;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_tallies;

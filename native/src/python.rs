@@ -44,7 +44,7 @@ fn string<'py>(py: Python<'py>, s: &JsString) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// Builds the Python object bottom-up with an explicit stack (no depth limit).
-fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
     enum Step<'v> {
         Visit(&'v Value),
         List(usize),
@@ -97,5 +97,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_lines, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
+    crate::python_tallies::register(m)?;
     Ok(())
 }

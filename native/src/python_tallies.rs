@@ -1,0 +1,447 @@
+//! The PyO3 side of the tallies (`audit`, `evidence`, `pool`, `trial`): each one's finished
+//! data as plain Python objects, and entry points that take JSON text so that a Python
+//! differential test can feed the native and the plain code the same input.
+//!
+//! * `audit_harvest(raw, values=True) -> (kept, skipped, calls, values)`: `raw` is a
+//!   details' `audits` member as JSON; `calls` the kept `(ref, args)` in order, `values`
+//!   the flat `(ref, key, value, ...)` tuple of `harvest_values` (or None).
+//! * `Evidence(trace_values)`: `add_operations_json(raw)` (one execution: a JSON array of
+//!   `[ref, args, outcome]`), `add_audits_json(raw)` (the audits' values), `export()`.
+//! * `WindowTally(drop_unloadable, max_value_bytes)`: `add_audits_json(raw)`, `summary()`
+//!   (as `pool_window.WindowTally.summary`), `digest_summary()` (the identities as the JSON
+//!   text orjson writes of them, or None: see `pool::WindowTally::digest_text`).
+//! * `TrialTally(declared, resolve)`: `resolve(ref)` gives `TrialSurfaces._native_parts`;
+//!   `add_trace_json(raw)`, `add_audits_json(raw)`, `counts()`.
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::audit::{self, Observation};
+use crate::evidence::{self, Operation};
+use crate::json::{self, Value};
+use crate::pool;
+use crate::python::to_python;
+use crate::trial::{self, Checks, Kind, RefSpec, Side};
+
+/// A WTF-8 string as a Python `str` (a lone surrogate through `surrogatepass`).
+pub(crate) fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(PyString::new(py, text).into_any()),
+        Err(_) => PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass")),
+    }
+}
+
+fn parse(raw: &[u8]) -> PyResult<Value> {
+    json::parse(raw)
+        .map(|parsed| parsed.value)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The flat `(ref, key, value, ...)` tuple of observations, or None when there is none.
+pub(crate) fn values_tuple<'py>(
+    py: Python<'py>,
+    found: &[Observation<'_>],
+) -> PyResult<Bound<'py, PyAny>> {
+    if found.is_empty() {
+        return Ok(py.None().into_bound(py));
+    }
+    let mut items = Vec::with_capacity(found.len() * 3);
+    for seen in found {
+        items.push(text(py, seen.reference.as_wtf8())?);
+        items.push(text(py, seen.key.as_wtf8())?);
+        items.push(to_python(py, seen.value)?);
+    }
+    Ok(PyTuple::new(py, items)?.into_any())
+}
+
+#[pyfunction]
+#[pyo3(signature = (raw, values = true))]
+fn audit_harvest<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    values: bool,
+) -> PyResult<(u64, u64, Bound<'py, PyList>, Bound<'py, PyAny>)> {
+    let parsed = parse(raw)?;
+    let found = audit::harvest(Some(&parsed), values);
+    let calls = PyList::empty(py);
+    for call in &found.calls {
+        let args = to_python(py, call.value)?;
+        calls.append((text(py, call.reference.as_wtf8())?, args))?;
+    }
+    Ok((
+        found.kept,
+        found.skipped,
+        calls,
+        values_tuple(py, &found.values)?,
+    ))
+}
+
+/// The operations of a JSON array of `[ref, args, outcome]` (what a guard has checked).
+fn operations(value: &Value) -> PyResult<Vec<Operation<'_>>> {
+    let bad = || PyValueError::new_err("expected an array of [ref, args, outcome]");
+    let Value::Array(items) = value else {
+        return Err(bad());
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::Array(parts) = item else {
+            return Err(bad());
+        };
+        match parts.as_slice() {
+            [Value::String(reference), Value::Object(args), Value::String(outcome)] => {
+                out.push(Operation {
+                    reference,
+                    args,
+                    succeeded: outcome.as_wtf8() == b"succeeded",
+                })
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
+/// The proposals' evidence of one input.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct Evidence {
+    pub(crate) inner: evidence::Evidence,
+}
+
+#[pymethods]
+impl Evidence {
+    #[new]
+    #[pyo3(signature = (trace_values = false))]
+    fn new(trace_values: bool) -> Self {
+        Evidence {
+            inner: evidence::Evidence::new(trace_values),
+        }
+    }
+
+    fn add_operations_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        self.inner.add_operations(&operations(&parsed)?);
+        Ok(())
+    }
+
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for seen in audit::harvest(Some(&parsed), true).values {
+            self.inner
+                .add_value(seen.reference.as_wtf8(), seen.key.as_wtf8(), seen.value);
+        }
+        Ok(())
+    }
+
+    /// `(executions, tallies, clusters, sequences)`: tallies as `(ref, key, total,
+    /// overflowed, [(identity, value, count)])`, clusters as `(ref, [(keys, calls)])`,
+    /// sequences as `(identity, window, occurrences, [execution numbers])`.
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        export_evidence(py, &self.inner)
+    }
+}
+
+pub(crate) fn export_evidence<'py>(
+    py: Python<'py>,
+    found: &evidence::Evidence,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let tallies = PyList::empty(py);
+    for ((reference, key), tally) in &found.tallies {
+        let counts = PyList::empty(py);
+        for (identity, value, count) in &tally.counts {
+            counts.append((text(py, identity)?, to_python(py, value)?, *count))?;
+        }
+        tallies.append((
+            text(py, reference)?,
+            text(py, key)?,
+            tally.total,
+            tally.overflowed,
+            counts,
+        ))?;
+    }
+    let clusters = PyList::empty(py);
+    for (reference, rows) in &found.clusters {
+        let per_ref = PyList::empty(py);
+        for (keys, calls) in rows {
+            let names = keys
+                .iter()
+                .map(|k| text(py, k))
+                .collect::<PyResult<Vec<_>>>()?;
+            per_ref.append((PyTuple::new(py, names)?, *calls))?;
+        }
+        clusters.append((text(py, reference)?, per_ref))?;
+    }
+    let sequences = PyList::empty(py);
+    for sequence in &found.sequences {
+        let window = sequence
+            .window
+            .iter()
+            .map(|r| text(py, r))
+            .collect::<PyResult<Vec<_>>>()?;
+        sequences.append((
+            text(py, &sequence.identity)?,
+            PyList::new(py, window)?,
+            sequence.occurrences,
+            PyList::new(py, &sequence.executions)?,
+        ))?;
+    }
+    PyTuple::new(
+        py,
+        [
+            found.executions.into_pyobject(py)?.into_any(),
+            tallies.into_any(),
+            clusters.into_any(),
+            sequences.into_any(),
+        ],
+    )
+}
+
+/// One session window's tally for the pool.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct WindowTally {
+    pub(crate) inner: pool::WindowTally,
+}
+
+#[pymethods]
+impl WindowTally {
+    #[new]
+    #[pyo3(signature = (drop_unloadable = true, max_value_bytes = None))]
+    fn new(drop_unloadable: bool, max_value_bytes: Option<i64>) -> Self {
+        WindowTally {
+            inner: pool::WindowTally::new(drop_unloadable, max_value_bytes),
+        }
+    }
+
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for seen in audit::harvest(Some(&parsed), true).values {
+            self.inner.add(seen.reference, seen.key, seen.value, 1);
+        }
+        Ok(())
+    }
+
+    /// `(counts, identities in code-unit order, dropped, oversized)`.
+    fn summary<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, u64, u64)> {
+        let tally = &self.inner;
+        let identities = PyList::empty(py);
+        for at in tally.sorted() {
+            let entry = &tally.entries[at];
+            let item = text(py, &entry.identity)?;
+            for _ in 0..entry.seen {
+                identities.append(&item)?;
+            }
+        }
+        Ok((
+            window_counts(py, tally)?,
+            identities,
+            tally.dropped,
+            tally.oversized,
+        ))
+    }
+
+    /// `(counts, JSON text of the sorted identities or None, dropped, oversized)`.
+    fn digest_summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        window_digest_summary(py, &self.inner)
+    }
+}
+
+fn window_counts<'py>(py: Python<'py>, tally: &pool::WindowTally) -> PyResult<Bound<'py, PyDict>> {
+    let counts = PyDict::new(py);
+    for entry in tally.entries.iter().filter(|e| !e.oversized) {
+        counts.set_item(text(py, &entry.identity)?, entry.count)?;
+    }
+    Ok(counts)
+}
+
+pub(crate) fn window_digest_summary<'py>(
+    py: Python<'py>,
+    tally: &pool::WindowTally,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let digest = match tally.digest_text() {
+        Some(bytes) => PyBytes::new(py, &bytes).into_any(),
+        None => py.None().into_bound(py),
+    };
+    PyTuple::new(
+        py,
+        [
+            window_counts(py, tally)?.into_any(),
+            digest,
+            tally.dropped.into_pyobject(py)?.into_any(),
+            tally.oversized.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// The caller's checks: `resolve(ref)` once per declared ref, its functions kept here.
+pub(crate) struct PyChecks<'py> {
+    pub(crate) py: Python<'py>,
+    pub(crate) resolve: Bound<'py, PyAny>,
+    pub(crate) functions: &'py mut Vec<(Kind, Py<PyAny>, Kind, Py<PyAny>)>,
+}
+
+fn kind(code: u8) -> PyResult<Kind> {
+    Ok(match code {
+        0 => Kind::Reject,
+        1 => Kind::Plain,
+        2 => Kind::Guarded,
+        3 => Kind::Pure,
+        _ => return Err(PyValueError::new_err("unknown check kind")),
+    })
+}
+
+impl Checks for PyChecks<'_> {
+    type Error = PyErr;
+
+    fn resolve(&mut self, entry: usize, reference: &[u8]) -> PyResult<RefSpec> {
+        let parts = self.resolve.call1((text(self.py, reference)?,))?;
+        let (dkind, dfunc, ckind, cfunc, quarantined, same): (
+            u8,
+            Py<PyAny>,
+            u8,
+            Py<PyAny>,
+            bool,
+            bool,
+        ) = parts.extract()?;
+        let spec = RefSpec {
+            declared: kind(dkind)?,
+            compiled: kind(ckind)?,
+            quarantined,
+            same,
+        };
+        if entry != self.functions.len() {
+            return Err(PyValueError::new_err("checks resolved out of order"));
+        }
+        self.functions
+            .push((spec.declared, dfunc, spec.compiled, cfunc));
+        Ok(spec)
+    }
+
+    fn check(&mut self, entry: usize, side: Side, args: &Value) -> PyResult<bool> {
+        let py = self.py;
+        let (dkind, dfunc, ckind, cfunc) = &self.functions[entry];
+        let (kind, function) = match side {
+            Side::Declared => (*dkind, dfunc),
+            Side::Compiled => (*ckind, cfunc),
+        };
+        let value = to_python(py, args)?;
+        match function
+            .bind(py)
+            .call1((value,))
+            .and_then(|v| v.is_truthy())
+        {
+            Ok(verdict) => Ok(verdict),
+            // A compiled check's exception is a rejection (as in `accepts`).
+            Err(error) if kind != Kind::Plain && error.is_instance_of::<PyException>(py) => {
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// The trial tally of one input, with its checks.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct TrialTally {
+    pub(crate) inner: trial::TrialTally,
+    pub(crate) resolve: Py<PyAny>,
+    pub(crate) functions: Vec<(Kind, Py<PyAny>, Kind, Py<PyAny>)>,
+}
+
+impl TrialTally {
+    pub(crate) fn add_trace_call(
+        &mut self,
+        py: Python<'_>,
+        reference: &[u8],
+        args: &Value,
+        succeeded: bool,
+    ) -> PyResult<()> {
+        let mut checks = PyChecks {
+            py,
+            resolve: self.resolve.bind(py).clone(),
+            functions: &mut self.functions,
+        };
+        self.inner
+            .add_trace_call(&mut checks, reference, args, succeeded)
+    }
+
+    pub(crate) fn add_audit_call(
+        &mut self,
+        py: Python<'_>,
+        reference: &[u8],
+        args: &Value,
+    ) -> PyResult<()> {
+        let mut checks = PyChecks {
+            py,
+            resolve: self.resolve.bind(py).clone(),
+            functions: &mut self.functions,
+        };
+        self.inner.add_audit_call(&mut checks, reference, args)
+    }
+}
+
+#[pymethods]
+impl TrialTally {
+    #[new]
+    fn new(declared: Vec<String>, resolve: Py<PyAny>) -> Self {
+        TrialTally {
+            inner: trial::TrialTally::new(declared.iter().map(|r| r.as_bytes())),
+            resolve,
+            functions: Vec::new(),
+        }
+    }
+
+    fn add_trace_json(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for op in operations(&parsed)? {
+            let args = Value::Object(op.args.clone());
+            self.add_trace_call(py, op.reference.as_wtf8(), &args, op.succeeded)?;
+        }
+        Ok(())
+    }
+
+    fn add_audits_json(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for call in audit::harvest(Some(&parsed), false).calls {
+            self.add_audit_call(py, call.reference.as_wtf8(), call.value)?;
+        }
+        Ok(())
+    }
+
+    /// `(trace_classes, audit_classes)` as `TrialCounts` holds them.
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        trial_counts(py, &self.inner)
+    }
+}
+
+pub(crate) fn trial_counts<'py>(
+    py: Python<'py>,
+    tally: &trial::TrialTally,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let convert = |found: &trial::ClassCounts| -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (reference, classes) in found {
+            let per_ref = PyDict::new(py);
+            for (class, n) in classes {
+                per_ref.set_item(trial::CLASSES[usize::from(*class)], *n)?;
+            }
+            out.set_item(text(py, reference)?, per_ref)?;
+        }
+        Ok(out)
+    };
+    Ok((
+        convert(&tally.trace_classes)?,
+        convert(&tally.audit_classes)?,
+    ))
+}
+
+/// Adds the tallies' functions and classes to the extension module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(audit_harvest, m)?)?;
+    m.add_class::<Evidence>()?;
+    m.add_class::<WindowTally>()?;
+    m.add_class::<TrialTally>()?;
+    Ok(())
+}
