@@ -84,6 +84,11 @@ pub struct Sequence {
     pub executions: Vec<u64>,
 }
 
+/// WTF-8 text (a ref, a key, an identity).
+pub type Text = Vec<u8>;
+/// A ref's argument key sets as the calls spelled them, with their calls.
+pub type KeySets = Vec<(Vec<Text>, u64)>;
+
 /// One operation as the evidence reads it.
 #[derive(Clone, Copy, Debug)]
 pub struct Operation<'a> {
@@ -99,11 +104,11 @@ pub struct Evidence {
     pub trace_values: bool,
     /// Executions heard (the next one's number).
     pub executions: u64,
-    pub tallies: Vec<((Vec<u8>, Vec<u8>), Tally)>,
-    tally_index: HashMap<(Vec<u8>, Vec<u8>), usize>,
+    pub tallies: Vec<((Text, Text), Tally)>,
+    tally_index: HashMap<(Text, Text), usize>,
     /// ref -> (argument keys as the call spelled them, calls), both in first-seen order.
-    pub clusters: Vec<(Vec<u8>, Vec<(Vec<Vec<u8>>, u64)>)>,
-    cluster_index: HashMap<Vec<u8>, (usize, HashMap<Vec<Vec<u8>>, usize>)>,
+    pub clusters: Vec<(Text, KeySets)>,
+    cluster_index: HashMap<Text, (usize, HashMap<Vec<Text>, usize>)>,
     pub sequences: Vec<Sequence>,
     sequence_index: HashMap<Vec<u8>, usize>,
 }

@@ -32,6 +32,16 @@ pub(crate) fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, Py
     }
 }
 
+/// A Python `str` as WTF-8 bytes (a lone surrogate through `surrogatepass`).
+pub(crate) fn wtf8(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+    match text.to_str() {
+        Ok(text) => Ok(text.as_bytes().to_vec()),
+        Err(_) => Ok(text
+            .call_method1("encode", ("utf-8", "surrogatepass"))?
+            .extract::<Vec<u8>>()?),
+    }
+}
+
 fn parse(raw: &[u8]) -> PyResult<Value> {
     json::parse(raw)
         .map(|parsed| parsed.value)
@@ -385,12 +395,13 @@ impl TrialTally {
 #[pymethods]
 impl TrialTally {
     #[new]
-    fn new(declared: Vec<String>, resolve: Py<PyAny>) -> Self {
-        TrialTally {
-            inner: trial::TrialTally::new(declared.iter().map(|r| r.as_bytes())),
+    fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
+        let refs = declared.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
+        Ok(TrialTally {
+            inner: trial::TrialTally::new(refs.iter().map(Vec::as_slice)),
             resolve,
             functions: Vec::new(),
-        }
+        })
     }
 
     fn add_trace_json(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {

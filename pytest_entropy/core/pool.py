@@ -13,6 +13,7 @@ reference's key orders, so the files interoperate byte for byte. One named excep
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 from collections.abc import Iterable, Mapping
@@ -44,6 +45,7 @@ __all__ = [
     "WindowSummary",
     "loadable_observation",
     "merge_observation_window",
+    "native_tally_summary",
     "observation_identity",
     "observation_window_digest",
     "parse_observation_pool",
@@ -332,6 +334,18 @@ def tally_summary(file: str, tally: Tally) -> WindowSummary:
     """The :class:`WindowSummary` of a window whose observations ``tally`` heard."""
     counts, identities, dropped, oversized = tally.summary()
     return WindowSummary(file, counts, identities_digest(identities), dropped, oversized)
+
+
+def native_tally_summary(file: str, tally: Any) -> WindowSummary:
+    """The :class:`WindowSummary` of a window the Rust core tallied (its ``WindowTally``):
+    the identities come as the JSON text orjson writes of them, hashed here as
+    :func:`~pytest_entropy.core.pool_window.identities_digest` hashes the list."""
+    counts, text, dropped, oversized = tally.digest_summary()
+    if text is None:  # a lone surrogate: the list, hashed as the plain code hashes it
+        digest = identities_digest(tally.summary()[1])
+    else:
+        digest = hashlib.sha256(text).hexdigest()
+    return WindowSummary(file, counts, digest, dropped, oversized)
 
 
 def merge_observation_window(

@@ -221,6 +221,29 @@ class ProposalEvidence:
             setattr(self, name, value)
         self._native = _operations_kernel()
 
+    def add_native(self, exported: Sequence[Any]) -> ProposalEvidence:
+        """Fold in the evidence the Rust core gathered from the input that follows (its
+        ``Evidence.export()``: ``(executions, tallies, clusters, sequences)``, plain data in
+        first-seen order): the same as hearing that input here. Returns ``self``."""
+        executions, tallies, clusters, sequences = exported
+        heard = ProposalEvidence(trace_values=self.trace_values, origin=self.origin)
+        for ref, key, total, overflowed, counts in tallies:
+            tally = _Tally(ref, key)
+            tally.total = total
+            tally.overflowed = overflowed
+            tally.counts = {identity: [value, count] for identity, value, count in counts}
+            heard.tallies[(ref, key)] = tally
+        for ref, rows in clusters:
+            heard.clusters[ref] = dict(rows)
+        # Executions are numbered from this evidence's next one, as if it had heard them.
+        first = self._executions
+        for identity, window, occurrences, numbers in sequences:
+            ids = {(self.origin, first + number) for number in numbers}
+            heard.sequences[identity] = [window, occurrences, ids]
+        self.merge(heard)
+        self._executions = first + executions
+        return self
+
     # ------------------------------------------------------------------ accumulation
 
     def add_observation(self, observation: ValueObservation | Mapping[str, Any]) -> None:

@@ -132,6 +132,13 @@ class TrialCounts:
                     _count(mine, ref, trial_class, n)
         return self
 
+    def add_native(
+        self, counted: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]
+    ) -> TrialCounts:
+        """Fold in what the Rust core counted over the input that follows (its
+        ``TrialTally.counts()``: trace and audit classes per ref); returns ``self``."""
+        return self.merge(TrialCounts(counted[0], counted[1]))
+
     def counts(self) -> dict[tuple[str, str], int]:
         """Calls per ``(ref, trial class)``: audits for audited refs, traces for the rest."""
         out: dict[tuple[str, str], int] = {}
