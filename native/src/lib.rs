@@ -12,6 +12,7 @@ pub mod json;
 pub mod lines;
 pub mod pool;
 pub mod stringify;
+pub mod tallies;
 pub mod trial;
 
 #[cfg(feature = "python")]

@@ -19,9 +19,10 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::audit::{self, Observation};
 use crate::evidence::{self, Operation};
-use crate::json::{self, Value};
+use crate::json::{self, JsString, Object, Value};
 use crate::pool;
 use crate::python::to_python;
+use crate::tallies::TrialCalls;
 use crate::trial::{self, Checks, Kind, RefSpec, Side};
 
 /// A WTF-8 string as a Python `str` (a lone surrogate through `surrogatepass`).
@@ -286,10 +287,10 @@ pub(crate) fn window_digest_summary<'py>(
 }
 
 /// The caller's checks: `resolve(ref)` once per declared ref, its functions kept here.
-pub(crate) struct PyChecks<'py> {
-    pub(crate) py: Python<'py>,
-    pub(crate) resolve: Bound<'py, PyAny>,
-    pub(crate) functions: &'py mut Vec<(Kind, Py<PyAny>, Kind, Py<PyAny>)>,
+/// Each call attaches to the interpreter itself, so a scan may run detached from it.
+pub(crate) struct PyChecks {
+    resolve: Py<PyAny>,
+    functions: Vec<(Kind, Py<PyAny>, Kind, Py<PyAny>)>,
 }
 
 fn kind(code: u8) -> PyResult<Kind> {
@@ -302,52 +303,110 @@ fn kind(code: u8) -> PyResult<Kind> {
     })
 }
 
-impl Checks for PyChecks<'_> {
+/// An argument object as the plain reader's dict.
+fn object_to_python<'py>(py: Python<'py>, args: &Object) -> PyResult<Bound<'py, PyAny>> {
+    let dict = PyDict::new(py);
+    for (key, value) in args.entries() {
+        dict.set_item(text(py, key.as_wtf8())?, to_python(py, value)?)?;
+    }
+    Ok(dict.into_any())
+}
+
+impl Checks for PyChecks {
     type Error = PyErr;
 
     fn resolve(&mut self, entry: usize, reference: &[u8]) -> PyResult<RefSpec> {
-        let parts = self.resolve.call1((text(self.py, reference)?,))?;
-        let (dkind, dfunc, ckind, cfunc, quarantined, same): (
-            u8,
-            Py<PyAny>,
-            u8,
-            Py<PyAny>,
-            bool,
-            bool,
-        ) = parts.extract()?;
-        let spec = RefSpec {
-            declared: kind(dkind)?,
-            compiled: kind(ckind)?,
-            quarantined,
-            same,
-        };
-        if entry != self.functions.len() {
-            return Err(PyValueError::new_err("checks resolved out of order"));
-        }
-        self.functions
-            .push((spec.declared, dfunc, spec.compiled, cfunc));
-        Ok(spec)
+        Python::attach(|py| {
+            let parts = self.resolve.bind(py).call1((text(py, reference)?,))?;
+            let (dkind, dfunc, ckind, cfunc, quarantined, same): (
+                u8,
+                Py<PyAny>,
+                u8,
+                Py<PyAny>,
+                bool,
+                bool,
+            ) = parts.extract()?;
+            let spec = RefSpec {
+                declared: kind(dkind)?,
+                compiled: kind(ckind)?,
+                quarantined,
+                same,
+            };
+            if entry != self.functions.len() {
+                return Err(PyValueError::new_err("checks resolved out of order"));
+            }
+            self.functions
+                .push((spec.declared, dfunc, spec.compiled, cfunc));
+            Ok(spec)
+        })
     }
 
-    fn check(&mut self, entry: usize, side: Side, args: &Value) -> PyResult<bool> {
-        let py = self.py;
+    fn check(&mut self, entry: usize, side: Side, args: &Object) -> PyResult<bool> {
         let (dkind, dfunc, ckind, cfunc) = &self.functions[entry];
         let (kind, function) = match side {
             Side::Declared => (*dkind, dfunc),
             Side::Compiled => (*ckind, cfunc),
         };
-        let value = to_python(py, args)?;
-        match function
-            .bind(py)
-            .call1((value,))
-            .and_then(|v| v.is_truthy())
-        {
-            Ok(verdict) => Ok(verdict),
-            // A compiled check's exception is a rejection (as in `accepts`).
-            Err(error) if kind != Kind::Plain && error.is_instance_of::<PyException>(py) => {
-                Ok(false)
+        Python::attach(|py| {
+            let value = object_to_python(py, args)?;
+            match function
+                .bind(py)
+                .call1((value,))
+                .and_then(|v| v.is_truthy())
+            {
+                Ok(verdict) => Ok(verdict),
+                // A compiled check's exception is a rejection (as in `accepts`).
+                Err(error) if kind != Kind::Plain && error.is_instance_of::<PyException>(py) => {
+                    Ok(false)
+                }
+                Err(error) => Err(error),
             }
-            Err(error) => Err(error),
+        })
+    }
+}
+
+/// A trial tally with its checks; the first error stops it and waits in `error`.
+pub(crate) struct CheckedTrial {
+    pub(crate) tally: trial::TrialTally,
+    checks: PyChecks,
+    pub(crate) error: Option<PyErr>,
+}
+
+impl CheckedTrial {
+    pub(crate) fn new(declared: &[Bound<'_, PyString>], resolve: Py<PyAny>) -> PyResult<Self> {
+        let refs = declared.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
+        Ok(CheckedTrial {
+            tally: trial::TrialTally::new(refs.iter().map(Vec::as_slice)),
+            checks: PyChecks {
+                resolve,
+                functions: Vec::new(),
+            },
+            error: None,
+        })
+    }
+
+    /// The first error a check raised, taken.
+    pub(crate) fn raised(&mut self) -> PyResult<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
+impl TrialCalls for CheckedTrial {
+    fn trace_call(&mut self, reference: &JsString, args: &Object, succeeded: bool) {
+        if self.error.is_none() {
+            let done =
+                self.tally
+                    .add_trace_call(&mut self.checks, reference.as_wtf8(), args, succeeded);
+            self.error = done.err();
+        }
+    }
+
+    fn audit_call(&mut self, reference: &JsString, args: &Object) {
+        if self.error.is_none() {
+            let done = self
+                .tally
+                .add_audit_call(&mut self.checks, reference.as_wtf8(), args);
+            self.error = done.err();
         }
     }
 }
@@ -355,75 +414,37 @@ impl Checks for PyChecks<'_> {
 /// The trial tally of one input, with its checks.
 #[pyclass(module = "pytest_entropy._core")]
 pub struct TrialTally {
-    pub(crate) inner: trial::TrialTally,
-    pub(crate) resolve: Py<PyAny>,
-    pub(crate) functions: Vec<(Kind, Py<PyAny>, Kind, Py<PyAny>)>,
-}
-
-impl TrialTally {
-    pub(crate) fn add_trace_call(
-        &mut self,
-        py: Python<'_>,
-        reference: &[u8],
-        args: &Value,
-        succeeded: bool,
-    ) -> PyResult<()> {
-        let mut checks = PyChecks {
-            py,
-            resolve: self.resolve.bind(py).clone(),
-            functions: &mut self.functions,
-        };
-        self.inner
-            .add_trace_call(&mut checks, reference, args, succeeded)
-    }
-
-    pub(crate) fn add_audit_call(
-        &mut self,
-        py: Python<'_>,
-        reference: &[u8],
-        args: &Value,
-    ) -> PyResult<()> {
-        let mut checks = PyChecks {
-            py,
-            resolve: self.resolve.bind(py).clone(),
-            functions: &mut self.functions,
-        };
-        self.inner.add_audit_call(&mut checks, reference, args)
-    }
+    pub(crate) inner: CheckedTrial,
 }
 
 #[pymethods]
 impl TrialTally {
     #[new]
     fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
-        let refs = declared.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
         Ok(TrialTally {
-            inner: trial::TrialTally::new(refs.iter().map(Vec::as_slice)),
-            resolve,
-            functions: Vec::new(),
+            inner: CheckedTrial::new(&declared, resolve)?,
         })
     }
 
-    fn add_trace_json(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {
+    fn add_trace_json(&mut self, raw: &[u8]) -> PyResult<()> {
         let parsed = parse(raw)?;
         for op in operations(&parsed)? {
-            let args = Value::Object(op.args.clone());
-            self.add_trace_call(py, op.reference.as_wtf8(), &args, op.succeeded)?;
+            self.inner.trace_call(op.reference, op.args, op.succeeded);
         }
-        Ok(())
+        self.inner.raised()
     }
 
-    fn add_audits_json(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
         let parsed = parse(raw)?;
         for call in audit::harvest(Some(&parsed), false).calls {
-            self.add_audit_call(py, call.reference.as_wtf8(), call.value)?;
+            self.inner.audit_call(call.reference, call.args);
         }
-        Ok(())
+        self.inner.raised()
     }
 
     /// `(trace_classes, audit_classes)` as `TrialCounts` holds them.
     fn counts<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-        trial_counts(py, &self.inner)
+        trial_counts(py, &self.inner.tally)
     }
 }
 

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Number, Value};
+use crate::json::{Number, Object, Value};
 
 /// The trial classes, in `_NATIVE_CLASSES`' order.
 pub const CLASSES: [&str; 6] = [
@@ -63,7 +63,7 @@ pub trait Checks {
     /// The checks of declared ref number `entry` (asked once per ref).
     fn resolve(&mut self, entry: usize, reference: &[u8]) -> Result<RefSpec, Self::Error>;
     /// Runs one check (never one of kind [`Kind::Reject`]).
-    fn check(&mut self, entry: usize, side: Side, args: &Value) -> Result<bool, Self::Error>;
+    fn check(&mut self, entry: usize, side: Side, args: &Object) -> Result<bool, Self::Error>;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +112,7 @@ impl TrialTally {
         &mut self,
         checks: &mut C,
         reference: &[u8],
-        args: &Value,
+        args: &Object,
         succeeded: bool,
     ) -> Result<(), C::Error> {
         if reference.starts_with(b"fabric.") {
@@ -134,7 +134,7 @@ impl TrialTally {
         &mut self,
         checks: &mut C,
         reference: &[u8],
-        args: &Value,
+        args: &Object,
     ) -> Result<(), C::Error> {
         if let Some(class) = self.classify(checks, reference, args, true)? {
             count(
@@ -175,13 +175,16 @@ impl TrialTally {
         &mut self,
         checks: &mut C,
         reference: &[u8],
-        args: &Value,
+        args: &Object,
         succeeded: bool,
     ) -> Result<Option<u8>, C::Error> {
         let Some(at) = self.entry(checks, reference)? else {
             return Ok(None);
         };
-        let key = self.entries[at].memo.as_ref().map(|_| exact_bytes(args));
+        let key = self.entries[at]
+            .memo
+            .as_ref()
+            .map(|_| exact_object_bytes(args));
         let remembered = match (&self.entries[at].memo, &key) {
             (Some(memo), Some(key)) => memo.get(key).copied(),
             _ => None,
@@ -220,7 +223,7 @@ fn judge<C: Checks>(
     checks: &mut C,
     at: usize,
     spec: RefSpec,
-    args: &Value,
+    args: &Object,
 ) -> Result<Verdict, C::Error> {
     let run = |checks: &mut C, side: Side, kind: Kind| -> Result<bool, C::Error> {
         match kind {
@@ -254,11 +257,30 @@ fn count(into: &mut ClassCounts, index: &mut HashMap<Vec<u8>, usize>, reference:
     }
 }
 
+/// [`exact_bytes`] of an argument object.
+pub fn exact_object_bytes(object: &Object) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.push(b'{');
+    out.extend_from_slice(&(object.len() as u64).to_le_bytes());
+    for (key, _) in object.entries() {
+        text_bytes(&mut out, key.as_wtf8());
+    }
+    for (_, value) in object.entries() {
+        exact_into(&mut out, value);
+    }
+    out
+}
+
 /// Bytes that tell apart exactly the Python values the plain reader would build: a tag per
 /// kind, integers and doubles apart (bit for bit: `-0.0` is not `0.0`), strings as WTF-8
 /// with their length, members in insertion order.
 pub fn exact_bytes(value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
+    exact_into(&mut out, value);
+    out
+}
+
+fn exact_into(out: &mut Vec<u8>, value: &Value) {
     let mut stack = vec![value];
     while let Some(value) = stack.pop() {
         match value {
@@ -278,11 +300,11 @@ pub fn exact_bytes(value: &Value) -> Vec<u8> {
             }
             Value::Number(Number::Big(text)) => {
                 out.push(b'b');
-                text_bytes(&mut out, text.as_bytes());
+                text_bytes(out, text.as_bytes());
             }
             Value::String(text) => {
                 out.push(b's');
-                text_bytes(&mut out, text.as_wtf8());
+                text_bytes(out, text.as_wtf8());
             }
             Value::Array(items) => {
                 out.push(b'[');
@@ -293,13 +315,12 @@ pub fn exact_bytes(value: &Value) -> Vec<u8> {
                 out.push(b'{');
                 out.extend_from_slice(&(object.len() as u64).to_le_bytes());
                 for (key, _) in object.entries() {
-                    text_bytes(&mut out, key.as_wtf8());
+                    text_bytes(out, key.as_wtf8());
                 }
                 stack.extend(object.entries().iter().rev().map(|(_, v)| v));
             }
         }
     }
-    out
 }
 
 fn text_bytes(out: &mut Vec<u8>, text: &[u8]) {
@@ -318,9 +339,8 @@ mod tests {
         calls: usize,
     }
 
-    fn member<'a>(args: &'a Value, name: &str) -> Option<&'a Value> {
-        let Value::Object(o) = args else { return None };
-        crate::audit::member(o, name)
+    fn member<'a>(args: &'a Object, name: &str) -> Option<&'a Value> {
+        crate::audit::member(args, name)
     }
 
     impl Checks for Fake {
@@ -333,7 +353,7 @@ mod tests {
                 same: reference == b"same",
             })
         }
-        fn check(&mut self, _entry: usize, side: Side, args: &Value) -> Result<bool, ()> {
+        fn check(&mut self, _entry: usize, side: Side, args: &Object) -> Result<bool, ()> {
             self.calls += 1;
             let ok = member(args, "ok").is_some();
             Ok(match side {
@@ -345,6 +365,13 @@ mod tests {
 
     fn v(raw: &str) -> Value {
         parse(raw.as_bytes()).unwrap().value
+    }
+
+    fn o(raw: &str) -> Object {
+        match &v(raw) {
+            Value::Object(object) => object.clone(),
+            _ => panic!("not an object"),
+        }
     }
 
     #[test]
@@ -366,10 +393,10 @@ mod tests {
             (b"undeclared", r#"{"ok":1}"#, true),
         ];
         for (r, args, ok) in calls {
-            tally.add_trace_call(&mut checks, r, &v(args), ok).unwrap();
+            tally.add_trace_call(&mut checks, r, &o(args), ok).unwrap();
         }
         tally
-            .add_audit_call(&mut checks, b"q", &v(r#"{"ok":1}"#))
+            .add_audit_call(&mut checks, b"q", &o(r#"{"ok":1}"#))
             .unwrap();
         let a = &tally.trace_classes[0];
         assert_eq!(
@@ -411,6 +438,8 @@ mod tests {
             }
         }
         assert_eq!(exact_bytes(&v("-0")), exact_bytes(&v("-0.0")));
+        let object = r#"{"a":[1,{"b":null}],"c":"d"}"#;
+        assert_eq!(exact_object_bytes(&o(object)), exact_bytes(&v(object)));
         assert_eq!(
             exact_bytes(&v(r#"{"a":1,"a":2}"#)),
             exact_bytes(&v(r#"{"a":2}"#))
