@@ -24,20 +24,42 @@ const SEQUENCE_JOIN: &str = "\u{2192}";
 /// `typeof(v) + ":" + String(v)` of a primitive (`value_key` in `core/jscompat.py`), as
 /// WTF-8 bytes; `None` for null, arrays and objects (never observed).
 pub fn value_key(value: &Value) -> Option<Vec<u8>> {
-    Some(match value {
-        Value::String(text) => [b"string:", text.as_wtf8()].concat(),
-        Value::Number(number) => {
-            let digits = match number {
-                // The common case without the formatter's buffer.
-                Number::Int(v) if v.unsigned_abs() <= 1 << 53 => v.to_string(),
-                other => number_text(other),
-            };
-            [b"number:", digits.as_bytes()].concat()
+    let mut out = Vec::new();
+    value_key_into(&mut out, value).then_some(out)
+}
+
+/// [`value_key`] appended to `out`; false (nothing written) for null, arrays and objects.
+pub fn value_key_into(out: &mut Vec<u8>, value: &Value) -> bool {
+    match value {
+        Value::String(text) => {
+            out.extend_from_slice(b"string:");
+            out.extend_from_slice(text.as_wtf8());
         }
-        Value::Bool(true) => b"boolean:true".to_vec(),
-        Value::Bool(false) => b"boolean:false".to_vec(),
-        _ => return None,
-    })
+        Value::Number(number) => {
+            out.extend_from_slice(b"number:");
+            match number {
+                // The common case without the formatter's buffer.
+                Number::Int(v) if v.unsigned_abs() <= 1 << 53 => {
+                    out.extend_from_slice(v.to_string().as_bytes())
+                }
+                other => out.extend_from_slice(number_text(other).as_bytes()),
+            }
+        }
+        Value::Bool(true) => out.extend_from_slice(b"boolean:true"),
+        Value::Bool(false) => out.extend_from_slice(b"boolean:false"),
+        _ => return false,
+    }
+    true
+}
+
+/// Whether two primitives are the same Python value (type and bits: `-0.0` is not `0.0`).
+fn same_python_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(Number::Float(x)), Value::Number(Number::Float(y))) => {
+            x.to_bits() == y.to_bits()
+        }
+        _ => a == b,
+    }
 }
 
 /// Per `(ref, key)`: each distinct value's identity with the last value seen and its
@@ -62,7 +84,9 @@ impl Tally {
         // At most ENUM_MAX_DISTINCT entries: a scan is as fast as a hash.
         if let Some(slot) = self.counts.iter_mut().find(|slot| slot.0 == identity) {
             // The entry keeps its first-seen position; the value is the last one seen.
-            slot.1 = value.clone();
+            if !same_python_value(&slot.1, value) {
+                slot.1 = value.clone();
+            }
             slot.2 += 1;
             return;
         }
@@ -105,12 +129,16 @@ pub struct Evidence {
     /// Executions heard (the next one's number).
     pub executions: u64,
     pub tallies: Vec<((Text, Text), Tally)>,
-    tally_index: HashMap<(Text, Text), usize>,
+    /// `ref 0xFF key` (a byte WTF-8 never holds) -> position in `tallies`.
+    tally_index: HashMap<Vec<u8>, usize>,
     /// ref -> (argument keys as the call spelled them, calls), both in first-seen order.
     pub clusters: Vec<(Text, KeySets)>,
-    cluster_index: HashMap<Text, (usize, HashMap<Vec<Text>, usize>)>,
+    /// ref -> (position in `clusters`, the keys joined by 0xFF -> row).
+    cluster_index: HashMap<Text, (usize, HashMap<Vec<u8>, usize>)>,
     pub sequences: Vec<Sequence>,
     sequence_index: HashMap<Vec<u8>, usize>,
+    /// Lookup keys are built here, so a key met before costs no allocation.
+    scratch: Vec<u8>,
 }
 
 impl Evidence {
@@ -123,12 +151,17 @@ impl Evidence {
 
     /// `add_value(ref, key, value)`: one value observation of weight 1.
     pub fn add_value(&mut self, reference: &[u8], key: &[u8], value: &Value) {
-        let pair = (reference.to_vec(), key.to_vec());
-        let at = match self.tally_index.get(&pair) {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(reference);
+        self.scratch.push(0xFF);
+        self.scratch.extend_from_slice(key);
+        let at = match self.tally_index.get(self.scratch.as_slice()) {
             Some(&at) => at,
             None => {
-                self.tallies.push((pair.clone(), Tally::default()));
-                self.tally_index.insert(pair, self.tallies.len() - 1);
+                let pair = (reference.to_vec(), key.to_vec());
+                self.tallies.push((pair, Tally::default()));
+                self.tally_index
+                    .insert(self.scratch.clone(), self.tallies.len() - 1);
                 self.tallies.len() - 1
             }
         };
@@ -169,11 +202,11 @@ impl Evidence {
     }
 
     fn count_keys(&mut self, reference: &[u8], args: &crate::json::Object) {
-        let keys: Vec<Vec<u8>> = args
-            .entries()
-            .iter()
-            .map(|(k, _)| k.as_wtf8().to_vec())
-            .collect();
+        self.scratch.clear();
+        for (key, _) in args.entries() {
+            self.scratch.extend_from_slice(key.as_wtf8());
+            self.scratch.push(0xFF);
+        }
         let (at, per_ref) = match self.cluster_index.get_mut(reference) {
             Some(found) => found,
             None => {
@@ -185,11 +218,12 @@ impl Evidence {
             }
         };
         let rows = &mut self.clusters[*at].1;
-        match per_ref.get(&keys) {
+        match per_ref.get(self.scratch.as_slice()) {
             Some(&row) => rows[row].1 += 1,
             None => {
-                per_ref.insert(keys.clone(), rows.len());
-                rows.push((keys, 1));
+                per_ref.insert(self.scratch.clone(), rows.len());
+                let keys = args.entries().iter().map(|(k, _)| k.as_wtf8().to_vec());
+                rows.push((keys.collect(), 1));
             }
         }
     }

@@ -14,7 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::evidence::value_key;
+use crate::evidence::value_key_into;
 use crate::json::{is_js_whitespace, JsString, Number, Value};
 
 /// One distinct identity: its observations, its summed count and whether it is oversized.
@@ -31,9 +31,10 @@ pub struct Entry {
 pub struct WindowTally {
     drop_unloadable: bool,
     limit: Option<i64>,
-    loadable: HashMap<(Vec<u8>, Vec<u8>), bool>,
     pub entries: Vec<Entry>,
     index: HashMap<Vec<u8>, usize>,
+    /// The identity is built here, so one met before costs no allocation.
+    scratch: Vec<u8>,
     pub dropped: u64,
     pub oversized: u64,
 }
@@ -64,9 +65,9 @@ impl WindowTally {
         WindowTally {
             drop_unloadable,
             limit: max_value_bytes,
-            loadable: HashMap::new(),
             entries: Vec::new(),
             index: HashMap::new(),
+            scratch: Vec::new(),
             dropped: 0,
             oversized: 0,
         }
@@ -75,27 +76,25 @@ impl WindowTally {
     /// Hears one observation of weight `count`.
     pub fn add(&mut self, reference: &JsString, key: &JsString, value: &Value, count: u64) {
         if self.drop_unloadable {
-            let pair = (reference.as_wtf8().to_vec(), key.as_wtf8().to_vec());
-            let texts = *self
-                .loadable
-                .entry(pair)
-                .or_insert_with(|| loadable_text(reference) && loadable_text(key));
+            let texts = loadable_text(reference) && loadable_text(key);
             if !texts || unwritable_number(value) {
                 self.dropped += 1;
                 return;
             }
         }
-        let spelled = match value {
-            Value::Null => b"object:null".to_vec(),
-            other => value_key(other).unwrap_or_else(|| b"object:".to_vec()),
-        };
-        let mut identity =
-            Vec::with_capacity(reference.as_wtf8().len() + key.as_wtf8().len() + spelled.len() + 2);
+        let identity = &mut self.scratch;
+        identity.clear();
         identity.extend_from_slice(reference.as_wtf8());
         identity.push(0);
         identity.extend_from_slice(key.as_wtf8());
         identity.push(0);
-        identity.extend_from_slice(&spelled);
+        if !value_key_into(identity, value) {
+            // Never observed (the harvest keeps primitives only); spelled as JavaScript would.
+            identity.extend_from_slice(b"object:");
+            if matches!(value, Value::Null) {
+                identity.extend_from_slice(b"null");
+            }
+        }
         let oversized = match (self.limit, value) {
             (Some(limit), Value::String(text)) => text.as_wtf8().len() as i128 > i128::from(limit),
             _ => false,
@@ -103,13 +102,14 @@ impl WindowTally {
         if oversized {
             self.oversized += 1;
         }
-        match self.index.get(&identity) {
+        match self.index.get(self.scratch.as_slice()) {
             Some(&at) => {
                 let entry = &mut self.entries[at];
                 entry.count += count;
                 entry.seen += 1;
             }
             None => {
+                let identity = self.scratch.clone();
                 self.index.insert(identity.clone(), self.entries.len());
                 self.entries.push(Entry {
                     identity,
