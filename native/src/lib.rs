@@ -7,10 +7,14 @@
 
 pub mod audit;
 pub mod evidence;
+pub mod guard;
 pub mod jsnum;
 pub mod json;
 pub mod lines;
+pub mod meter;
 pub mod pool;
+pub mod scan;
+pub mod signature;
 pub mod stringify;
 pub mod tallies;
 pub mod trial;

@@ -4,9 +4,11 @@
 
 use crate::json::{self, JsString, Number, Value};
 use crate::lines::{self, Line};
+use crate::meter::{MeterState, Ordered, RefAccumulator};
+use crate::scan::{Problem, Scanner};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 pyo3::create_exception!(_core, JSONParseError, PyValueError);
@@ -91,11 +93,201 @@ pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'p
         .ok_or_else(|| PyValueError::new_err("no value was built"))
 }
 
+/// WTF-8 bytes as a Python `str` (lone surrogates kept, as `surrogatepass` reads them).
+fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    match std::str::from_utf8(bytes) {
+        Ok(valid) => Ok(PyString::new(py, valid).into_any()),
+        Err(_) => PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass")),
+    }
+}
+
+/// An ordered count map as a list of `(key, count)` pairs, in first-seen order.
+fn counts<'py>(py: Python<'py>, map: &Ordered<i64>) -> PyResult<Bound<'py, PyList>> {
+    let mut items = Vec::with_capacity(map.len());
+    for (key, count) in map.entries() {
+        items.push(PyTuple::new(
+            py,
+            [text(py, key)?, count.into_bound_py_any(py)?],
+        )?);
+    }
+    PyList::new(py, items)
+}
+
+fn accumulator<'py>(
+    py: Python<'py>,
+    name: &[u8],
+    acc: &RefAccumulator,
+) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(
+        py,
+        [
+            text(py, name)?,
+            acc.calls.into_bound_py_any(py)?,
+            acc.succeeded.into_bound_py_any(py)?,
+            acc.failed.into_bound_py_any(py)?,
+            counts(py, &acc.signatures)?.into_any(),
+            counts(py, &acc.stages)?.into_any(),
+            acc.churn_pairs.into_bound_py_any(py)?,
+            acc.churn_sum.into_bound_py_any(py)?,
+            PyList::new(py, &acc.churn_terms)?.into_any(),
+        ],
+    )
+}
+
+/// A meter state as plain data (`MeterState.from_plain` in `core/meter.py` reads it).
+fn meter<'py>(py: Python<'py>, state: &MeterState) -> PyResult<Bound<'py, PyTuple>> {
+    let totals = [
+        state.traces,
+        state.operations,
+        state.action_operations,
+        state.discovery_operations,
+        state.workflow_operations,
+        state.succeeded,
+        state.failed,
+        state.aborted,
+        state.timed_out,
+        state.invocation_rejections,
+    ];
+    let mut refs = Vec::with_capacity(state.refs.len());
+    for (name, acc) in state.refs.entries() {
+        refs.push(accumulator(py, name, acc)?);
+    }
+    let mut tasks = Vec::with_capacity(state.task_sequences.len());
+    for (task, sequences) in state.task_sequences.entries() {
+        tasks.push(PyTuple::new(
+            py,
+            [text(py, task)?, counts(py, sequences)?.into_any()],
+        )?);
+    }
+    let mut models = Vec::with_capacity(state.models.len());
+    for (model, inner) in state.models.entries() {
+        models.push(PyTuple::new(
+            py,
+            [text(py, model)?, meter(py, inner)?.into_any()],
+        )?);
+    }
+    PyTuple::new(
+        py,
+        [
+            PyTuple::new(py, totals)?.into_any(),
+            PyList::new(py, refs)?.into_any(),
+            state.churn_pairs.into_bound_py_any(py)?,
+            state.churn_sum.into_bound_py_any(py)?,
+            PyList::new(py, &state.churn_terms)?.into_any(),
+            PyList::new(py, tasks)?.into_any(),
+            PyList::new(py, models)?.into_any(),
+        ],
+    )
+}
+
+/// `TraceScanner(model=None, mentions=None, line_cap=64 MiB)`: one session file in the
+/// native trace format, fed in chunks (`feed`, then `finish` unless the read failed), its
+/// meter state and diagnostics taken at the end as plain data (`result`).
+#[pyclass(module = "pytest_entropy._core")]
+struct TraceScanner {
+    // Boxed: the prefilter's SIMD searchers need 32-byte alignment, which the memory of a
+    // Python object does not promise.
+    inner: Box<Scanner>,
+}
+
+#[pymethods]
+impl TraceScanner {
+    #[new]
+    #[pyo3(signature = (model = None, mentions = None, line_cap = lines::DEFAULT_LINE_CAP))]
+    fn new(model: Option<Vec<u8>>, mentions: Option<Vec<Vec<u8>>>, line_cap: usize) -> Self {
+        TraceScanner {
+            inner: Box::new(Scanner::new(line_cap, model, mentions)),
+        }
+    }
+
+    /// Reads the lines a chunk completes (the interpreter is free meanwhile).
+    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.feed(chunk));
+    }
+
+    /// The end of the stream: the last line, if it had no `\n`.
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
+
+    /// `[(position, line bytes)]` of the notes that wait for a malformed line's error text.
+    fn malformed_notes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut items = Vec::new();
+        for (at, raw) in self.inner.malformed_notes() {
+            items.push(PyTuple::new(
+                py,
+                [at.into_bound_py_any(py)?, PyBytes::new(py, raw).into_any()],
+            )?);
+        }
+        PyList::new(py, items)
+    }
+
+    /// Gives the note at `at` its text.
+    fn resolve_note(&mut self, at: usize, problem: String) {
+        self.inner.resolve_note(at, problem);
+    }
+
+    /// `(model, counters, reasons, notes, meter)`: the model cursor at the end (None if no
+    /// model was ever announced), the diagnostics' counters by name, the rejection reasons
+    /// `[(reason, count)]` in first-seen order, the notes `[(line, problem)]` and the meter
+    /// state as plain data.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let scan = &self.inner;
+        let model = match &scan.model {
+            Some(model) => text(py, model)?,
+            None => py.None().into_bound(py),
+        };
+        let c = &scan.counts;
+        let counters = PyDict::new(py);
+        for (name, value) in [
+            ("lines", c.lines),
+            ("empty_lines", c.empty_lines),
+            ("ignored_lines", c.ignored_lines),
+            ("model_lines", c.model_lines),
+            ("trace_lines", c.trace_lines),
+            ("oversized_lines", c.oversized_lines),
+            ("malformed_lines", c.malformed_lines),
+            ("non_object_lines", c.non_object_lines),
+            ("lines_without_details", c.lines_without_details),
+            ("lines_without_trace", c.lines_without_trace),
+            ("fallback_parsed_lines", c.fallback_parsed_lines),
+            ("traces", c.traces),
+            ("rejected_traces", c.rejected_traces),
+        ] {
+            counters.set_item(name, value)?;
+        }
+        let reasons = PyList::new(py, scan.reasons.iter().map(|(r, n)| (*r, *n)))?;
+        let mut notes = Vec::with_capacity(scan.notes.len());
+        for note in &scan.notes {
+            let problem = match &note.problem {
+                Problem::Text(problem) => PyString::new(py, problem).into_any(),
+                Problem::Malformed(_) => py.None().into_bound(py),
+            };
+            notes.push(PyTuple::new(
+                py,
+                [note.line.into_bound_py_any(py)?, problem],
+            )?);
+        }
+        PyTuple::new(
+            py,
+            [
+                model,
+                counters.into_any(),
+                reasons.into_any(),
+                PyList::new(py, notes)?.into_any(),
+                meter(py, &scan.meter)?.into_any(),
+            ],
+        )
+    }
+}
+
 /// The extension module. It holds no state, so free-threaded interpreters need no GIL.
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_lines, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
+    m.add_class::<TraceScanner>()?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
     crate::python_tallies::register(m)?;
     Ok(())

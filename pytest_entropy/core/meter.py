@@ -306,6 +306,44 @@ class MeterState:
                 self.task_sequences[task] = counts
             counts[sequence_key] = counts.get(sequence_key, 0) + 1
 
+    @classmethod
+    def from_plain(cls, data: Sequence[Any]) -> MeterState:
+        """The state the native core accumulated for one file, from its plain data.
+
+        ``data`` is ``(totals, refs, churn_pairs, churn_sum, churn_terms, task_sequences,
+        models)``: ``totals`` the ten counters in ``__slots__`` order of the Python names
+        (traces, operations, action, discovery and workflow operations, succeeded, failed,
+        aborted, timed out, invocation rejections); ``refs`` ``(ref, calls, succeeded,
+        failed, signatures, stages, churn_pairs, churn_sum, churn_terms)`` with the count
+        maps as ``(key, count)`` pairs, every list in first-seen order; ``models`` ``(model,
+        data)`` pairs. The result keeps its churn terms (it is merged as a right-hand side).
+        """
+        state = cls(retain_terms=True)
+        (
+            state.traces,
+            state.operations,
+            state.action_operations,
+            state.discovery_operations,
+            state.workflow_operations,
+            state.succeeded,
+            state.failed,
+            state.aborted,
+            state.timed_out,
+            state.invocation_rejections,
+        ) = data[0]
+        refs = state.refs
+        for ref, calls, succeeded, failed, signatures, stages, pairs, total, terms in data[1]:
+            acc = _RefAccumulator()
+            acc.calls, acc.succeeded, acc.failed = calls, succeeded, failed
+            acc.signatures = dict(signatures)
+            acc.stages = dict(stages)
+            acc.churn_pairs, acc.churn_sum, acc.churn_terms = pairs, total, terms
+            refs[ref] = acc
+        state.churn_pairs, state.churn_sum, state.churn_terms = data[2], data[3], data[4]
+        state.task_sequences = {task: dict(sequences) for task, sequences in data[5]}
+        state.models = {model: cls.from_plain(inner) for model, inner in data[6]}
+        return state
+
     # ------------------------------------------------------------------------ merging
 
     def copy(self) -> MeterState:

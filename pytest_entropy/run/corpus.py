@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.fastpath import fast_paths
+from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.native_core import core
 from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
     PoolMerge,
@@ -47,15 +48,9 @@ from pytest_entropy.core.regex import (
 )
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.ingest.native import AUDIT_KERNEL, SessionEvidence, value_tallier
 from pytest_entropy.ingest.native_sinks import AuditRefs
 from pytest_entropy.run.collector import relaxed_collector
-from pytest_entropy.run.deferred import (
-    DeferredEvidence,
-    DeferredMeter,
-    replay_evidence_into,
-    values_listener,
-)
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
@@ -273,10 +268,6 @@ class CorpusPart:
     external_refs: set[str] = field(default_factory=set)
     changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
-    # Traces for the corpus's meter state that come before ``state`` (see DeferredMeter).
-    deferred: list[tuple[Any, str | None, str | None]] = field(default_factory=list)
-    # What the file's evidence would have heard, before ``evidence`` (see DeferredEvidence).
-    deferred_evidence: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -326,27 +317,39 @@ def _merge_replayed(first: Any, then: Any) -> Any:
     return then if first is None else first.merge(then)
 
 
-def _read_one(
-    source: SourceFile,
-    plan: CorpusPlan,
-    cache: EvidenceCache | None = None,
-    cursor: ModelCursor | None = None,
-    defer: bool = False,
-) -> CorpusPart:
-    if source.skip is not None:
-        return _skipped_part(source)
-    if plan.check_stamps and source_stamp(source.location, plan.options) != source.stamp:
-        return CorpusPart(changed=[source.location])
-    stamp = source_stamp(source.location, plan.options) if plan.stamps else None
-    part = CorpusPart(
-        evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
+def _served_natively(plan: CorpusPlan, cache: EvidenceCache | None) -> bool:
+    """Whether the Rust core can read a file for ``plan``: nothing but the meter listens
+    (no proposals' evidence, audits, values, windows, records or replay), no cache."""
+    return cache is None and not (
+        plan.proposals
+        or plan.audit_refs
+        or plan.observation_values
+        or plan.windows
+        or plan.records
+        or plan.replay is not None
     )
+
+
+@dataclass(slots=True)
+class _Listeners:
+    """Who hears one file's records on the plain path (see :func:`_listeners`)."""
+
+    on_trace: Callable[[Any], None] | None = None
+    on_audit: Callable[[Any], None] | None = None
+    on_value: Callable[[Any], None] | None = None
+    on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
+    on_value_fields: Callable[[str, str, Any], None] | None = None
+    on_values: Callable[[tuple[Any, ...]], None] | None = None
+    tally: Any = None  # the window's own tally, when it alone hears the values
+    observations: list[ValueObservation] = field(default_factory=list)
+    hooks: ReplayHooks | None = None
+
+
+def _record_listeners(
+    plan: CorpusPlan, part: CorpusPart, listening: _Listeners
+) -> tuple[list[Callable[[Any], None]], list[Callable[[Any], None]], list[Callable[[Any], None]]]:
+    """The trace, audit and value listeners a plan adds, in the order they hear a record."""
     evidence: Any = part.evidence
-    records = part.records
-    deferred_evidence = None
-    if defer and plan.proposals and cache is None:
-        evidence = deferred_evidence = DeferredEvidence(part.evidence)
-    observations: list[ValueObservation] = []
     traces: list[Callable[[Any], None]] = []
     audits: list[Callable[[Any], None]] = []
     values: list[Callable[[Any], None]] = []
@@ -358,91 +361,159 @@ def _read_one(
     if plan.observation_values:
         values.append(evidence.add_observation)
     if plan.windows:
-        values.append(observations.append)
+        values.append(listening.observations.append)
     if plan.records:
-        traces.append(records.traces.append)
-        audits.append(records.audit_calls.append)
-        values.append(records.value_observations.append)
-    hooks = plan.replay.start(source) if plan.replay is not None else None
+        traces.append(part.records.traces.append)
+        audits.append(part.records.audit_calls.append)
+        values.append(part.records.value_observations.append)
+    hooks = listening.hooks
     if hooks is not None:
         for listeners, hook in ((traces, hooks.on_trace), (audits, hooks.on_audit)):
             if hook is not None:
                 listeners.append(hook)
         if hooks.on_value is not None:
             values.append(hooks.on_value)
-    on_trace, on_audit, on_value = _fan_out(traces), _fan_out(audits), _fan_out(values)
-    on_signed = None
+    return traces, audits, values
+
+
+def _listeners(
+    source: SourceFile, plan: CorpusPlan, part: CorpusPart, cache: EvidenceCache | None
+) -> _Listeners:
+    """The plain path's listeners of one file, with the shortcuts the plain scanner offers
+    when one listener alone hears a kind of record (no record objects are built)."""
+    listening = _Listeners(hooks=plan.replay.start(source) if plan.replay is not None else None)
+    traces, audits, values = _record_listeners(plan, part, listening)
+    listening.on_trace = _fan_out(traces)
+    listening.on_audit = _fan_out(audits)
+    listening.on_value = _fan_out(values)
+    hooks = listening.hooks
     if (
         hooks is not None
         and hooks.on_signed is not None
         and len(traces) == 1
         and traces[0] is hooks.on_trace
     ):
-        on_signed = hooks.on_signed  # the scanner hands over its guarded operations
+        listening.on_signed = hooks.on_signed  # the scanner hands over its guarded operations
     elif fast_paths() and plan.proposals and len(traces) == 1:
-        # The evidence alone listens to traces: it reads the guarded operations themselves
-        # (ProposalEvidence.add_operations), so no Trace or Operation records are built.
-        on_signed = evidence.add_signed
-    # Fast path: when the proposals' tallies are the only ones listening to values, the scan
-    # hands them the fields and builds no observation records.
-    # With the native kernel, one call per line tallies all its values.
-    on_value_fields = on_values = None
-    tally = None
-    if fast_paths() and plan.observation_values and len(values) == 1:
-        on_values = values_listener(evidence)
-        if on_values is None:
-            on_value_fields = evidence.add_value
-    # The same when the window is the only listener: its tally (the pool's native kernel,
-    # or its Python twin) hears the fields, as summarize_window would. (A cached read
-    # hands over records: those take the summarize_window path below.)
-    window_alone = plan.windows and len(values) == 1 and not plan.redact_values
-    if (
-        fast_paths()
-        and window_alone
-        and cache is None
-        and on_value_fields is None
-        and on_values is None
+        # The evidence alone listens to traces: it reads the guarded operations themselves.
+        listening.on_signed = part.evidence.add_signed
+    if len(values) == 1 and fast_paths():
+        if plan.observation_values:
+            # The proposals' tallies alone hear values: the fields, or one tuple per line.
+            listening.on_values = _values_tallier(part.evidence)
+            if listening.on_values is None:
+                listening.on_value_fields = part.evidence.add_value
+        elif plan.windows and not plan.redact_values and cache is None:
+            listening.tally = window_tally(True, POOL_MAX_VALUE_BYTES)
+            listening.on_value_fields = listening.tally.add
+    return listening
+
+
+def _values_tallier(evidence: ProposalEvidence) -> Callable[[tuple[Any, ...]], None] | None:
+    """What tallies each line's values in one call (the audit kernel's), or None."""
+    return value_tallier(evidence) if kernel(AUDIT_KERNEL) is not None else None
+
+
+def _read_cached(
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    cache: EvidenceCache,
+    listening: _Listeners,
+) -> bool:
+    read = cache.read(Path(source.location), plan.options)
+    part.diagnostics.merge(read.diagnostics)
+    if read.evidence is None:
+        return False
+    # The cache hands the records over kind by kind, each kind in file order; every
+    # listener keeps the kinds apart, so this equals the scan's order.
+    for items, listener in (
+        (read.evidence.traces, listening.on_trace),
+        (read.evidence.audit_calls, listening.on_audit),
+        (read.evidence.value_observations, listening.on_value),
     ):
-        tally = window_tally(True, POOL_MAX_VALUE_BYTES)
-        on_value_fields = tally.add
-    meter: Any = part.state if plan.meter or plan.file_states else None
-    deferred = None
-    if defer and plan.meter and cache is None:
-        meter = deferred = DeferredMeter(part.state)
+        if listener is not None:
+            for item in items:
+                listener(item)
+    if plan.meter or plan.file_states:
+        part.state.add_traces(read.evidence.traces)
+    return True
+
+
+def _read_plain(
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    cache: EvidenceCache | None,
+    cursor: ModelCursor | None,
+) -> tuple[bool, _Listeners]:
+    """One file on the plain path: the plain scanner (or the cache) and every listener."""
+    listening = _listeners(source, plan, part, cache)
     with watch_unenforced() as met:
         if cache is not None:
-            read = cache.read(Path(source.location), plan.options)
-            part.diagnostics.merge(read.diagnostics)
-            readable = read.evidence is not None
-            if read.evidence is not None:
-                # The cache hands the records over kind by kind, each kind in file order;
-                # every listener keeps the kinds apart, so this equals the scan's order.
-                for items, listener in (
-                    (read.evidence.traces, on_trace),
-                    (read.evidence.audit_calls, on_audit),
-                    (read.evidence.value_observations, on_value),
-                ):
-                    if listener is not None:
-                        for item in items:
-                            listener(item)
-                if meter is not None:
-                    meter.add_traces(read.evidence.traces)
+            readable = _read_cached(source, plan, part, cache, listening)
         else:
             readable = scan_source(
                 source.location,
-                None if on_signed is not None else on_trace,
-                on_signed=on_signed,
+                None if listening.on_signed is not None else listening.on_trace,
+                on_signed=listening.on_signed,
                 diagnostics=part.diagnostics,
-                meter=meter,
+                meter=part.state if plan.meter or plan.file_states else None,
                 # Audits are harvested (and counted) only when someone listens to them.
-                on_audit=on_audit,
-                on_value=on_value if on_value_fields is None and on_values is None else None,
+                on_audit=listening.on_audit,
+                on_value=(
+                    listening.on_value
+                    if listening.on_value_fields is None and listening.on_values is None
+                    else None
+                ),
                 options=plan.options,
                 cursor=cursor,
-                on_value_fields=on_value_fields,
-                on_values=on_values,
+                on_value_fields=listening.on_value_fields,
+                on_values=listening.on_values,
                 mentions=plan.mentions,
             )
+    if listening.hooks is not None:
+        part.patterns = met.patterns
+        part.external_refs = met.refs
+    return readable, listening
+
+
+def _read_native(
+    source: SourceFile, plan: CorpusPlan, part: CorpusPart, cursor: ModelCursor | None, native: Any
+) -> bool:
+    """One file read by the Rust core, for the meter alone."""
+    return scan_source(
+        source.location,
+        diagnostics=part.diagnostics,
+        meter=part.state if plan.meter or plan.file_states else None,
+        options=plan.options,
+        cursor=cursor,
+        mentions=plan.mentions,
+        native=native,
+    )
+
+
+def _read_one(
+    source: SourceFile,
+    plan: CorpusPlan,
+    cache: EvidenceCache | None = None,
+    cursor: ModelCursor | None = None,
+) -> CorpusPart:
+    if source.skip is not None:
+        return _skipped_part(source)
+    if plan.check_stamps and source_stamp(source.location, plan.options) != source.stamp:
+        return CorpusPart(changed=[source.location])
+    stamp = source_stamp(source.location, plan.options) if plan.stamps else None
+    part = CorpusPart(
+        evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
+    )
+    # The one place that picks an implementation: the Rust core when it is there and the
+    # plan asks for nothing it does not compute, else the plain path.
+    native = core() if _served_natively(plan, cache) else None
+    if native is not None:
+        readable, listening = _read_native(source, plan, part, cursor, native), _Listeners()
+    else:
+        readable, listening = _read_plain(source, plan, part, cache, cursor)
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp
     ):
@@ -455,14 +526,22 @@ def _read_one(
             unreadable=[source],
             diagnostics=part.diagnostics,
         )
+    return _finish_part(source, plan, part, stamp, listening)
+
+
+def _finish_part(
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    stamp: Stamp | None,
+    listening: _Listeners,
+) -> CorpusPart:
+    """A readable file's part: its verdict, window, stamp, own state and replay result."""
     judge_file(source.location, part.diagnostics)
-    if deferred is not None and deferred.pending is not None:
-        part.deferred = deferred.pending
-    if deferred_evidence is not None and deferred_evidence.pending is not None:
-        part.deferred_evidence = deferred_evidence.pending
-    if tally is not None:
-        part.windows.append(tally_summary(source.window, tally))
+    if listening.tally is not None:
+        part.windows.append(tally_summary(source.window, listening.tally))
     elif plan.windows:
+        observations = listening.observations
         if plan.redact_values:
             observations = [redact_observation(o) for o in observations]
         part.windows.append(summarize_window(source.window, observations))
@@ -470,32 +549,12 @@ def _read_one(
     if plan.file_states:
         part.files.append((source, part.state))
         part.state = MeterState(retain_terms=True)
-    if hooks is not None:
-        part.replayed = hooks.result()
-        part.patterns = met.patterns
-        part.external_refs = met.refs
+    if listening.hooks is not None:
+        part.replayed = listening.hooks.result()
     return part
 
 
-def _settle(part: CorpusPart) -> None:
-    """Put a part's deferred traces into its own state (they come before what it holds)."""
-    if part.deferred:
-        state = MeterState(retain_terms=True)
-        state.add_signed_many(part.deferred)
-        part.state = state.merge(part.state)
-        part.deferred = []
-    if part.deferred_evidence:
-        # The part's evidence numbers its executions from its first file: as if it had heard
-        # the deferred entries itself, then what it holds.
-        evidence = ProposalEvidence(trace_values=part.evidence.trace_values)
-        replay_evidence_into(evidence, part.evidence.origin, part.deferred_evidence)
-        part.evidence = evidence.merge(part.evidence)
-        part.deferred_evidence = []
-
-
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
-    _settle(first)
-    _settle(then)
     first.state.merge(then.state)  # both keep churn terms: still a right-hand side
     first.evidence.merge(then.evidence)
     first.audit_refs.update(then.audit_refs)
@@ -519,12 +578,6 @@ def _merge_part(corpus: CorpusRead, part: CorpusPart) -> CorpusRead:
     part.windows = []  # merged into the pool: the client keeps no window
     note_unsupported_patterns(part.patterns)
     note_external_refs(part.external_refs)
-    state = corpus.state
-    state.add_signed_many(part.deferred)
-    part.deferred = []
-    if part.deferred_evidence:
-        replay_evidence_into(corpus.evidence, part.evidence.origin, part.deferred_evidence)
-        part.deferred_evidence = []
     _combine_parts(corpus, part)
     return corpus
 
@@ -569,7 +622,6 @@ def read_corpus(
                     plan=plan,
                     cache=cache,
                     cursor=cursor,
-                    defer=engine.in_process and fast_paths(),
                 ),
                 merge,
                 corpus,

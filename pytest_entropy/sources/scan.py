@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pytest_entropy.core.meter import MeterState
@@ -27,10 +28,13 @@ from pytest_entropy.ingest.inflation import (
     inflation_limit,
 )
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
+from pytest_entropy.ingest.native_scan import NativeTraceReader
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url, redact_storage_secrets
 
 Source = str | os.PathLike[str]
+# What reads one file's lines: the plain scanner, or the Rust core's for the meter alone.
+Scanner = SessionScanner | NativeTraceReader
 
 
 @dataclass(slots=True)
@@ -55,8 +59,8 @@ def _unreadable(
 
 
 def _scan(
-    scanner: SessionScanner,
-    read: Callable[[SessionScanner], None],
+    scanner: Scanner,
+    read: Callable[[Scanner], None],
     options: ReadOptions | None = None,
 ) -> bool:
     """Count one file and ``read`` it into ``scanner``; False when it could not be read."""
@@ -73,8 +77,8 @@ def _scan(
     return True
 
 
-def _read_path(path: Path, options: ReadOptions) -> Callable[[SessionScanner], None]:
-    def read(scanner: SessionScanner) -> None:
+def _read_path(path: Path, options: ReadOptions) -> Callable[[Scanner], None]:
+    def read(scanner: Scanner) -> None:
         session_format = resolve_format(path, options)
         if session_format == NATIVE_FORMAT:
             with open_session(path) as stream:
@@ -85,8 +89,8 @@ def _read_path(path: Path, options: ReadOptions) -> Callable[[SessionScanner], N
     return read
 
 
-def _read_url(url: str, options: ReadOptions) -> Callable[[SessionScanner], None]:
-    def read(scanner: SessionScanner) -> None:
+def _read_url(url: str, options: ReadOptions) -> Callable[[Scanner], None]:
+    def read(scanner: Scanner) -> None:
         with open_url(url, options.storage_options) as stream:
             scanner.scan_stream(stream)
 
@@ -107,6 +111,7 @@ def scan_source(
     mentions: tuple[bytes, ...] | None = None,
     on_values: Callable[[tuple[Any, ...]], None] | None = None,
     on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None,
+    native: ModuleType | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
@@ -118,21 +123,36 @@ def scan_source(
     mention one of those quoted strings are skipped unread (see ``SessionScanner``).
     ``on_signed`` hears each trace's guarded operations in place of ``on_trace``, and
     ``on_values`` each line's values as one flat tuple in place of ``on_value`` and
-    ``on_value_fields`` (the same).
+    ``on_value_fields`` (the same). ``native`` (the Rust core) reads the file instead when
+    nothing but ``meter`` listens: the caller (``run/corpus.py``) decides.
     """
-    scanner = SessionScanner(
-        on_trace,
-        meter=meter,
-        on_audit=on_audit,
-        on_value=on_value,
-        on_value_fields=on_value_fields,
-        mentions=mentions,
-        on_values=on_values,
-        on_signed=on_signed,
-        diagnostics=diagnostics,
-        name=os.fspath(source),
-        current_model=cursor.model if cursor is not None else None,
-    )
+    scanner: Scanner
+    if native is not None:
+        listeners = (on_trace, on_audit, on_value, on_value_fields, on_values, on_signed)
+        if any(listener is not None for listener in listeners):
+            raise ValueError("the native core reads a file for the meter alone")
+        scanner = NativeTraceReader(
+            native,
+            meter=meter,
+            diagnostics=diagnostics,
+            name=os.fspath(source),
+            current_model=cursor.model if cursor is not None else None,
+            mentions=mentions,
+        )
+    else:
+        scanner = SessionScanner(
+            on_trace,
+            meter=meter,
+            on_audit=on_audit,
+            on_value=on_value,
+            on_value_fields=on_value_fields,
+            mentions=mentions,
+            on_values=on_values,
+            on_signed=on_signed,
+            diagnostics=diagnostics,
+            name=os.fspath(source),
+            current_model=cursor.model if cursor is not None else None,
+        )
     try:
         return _scan_source(scanner, options or ReadOptions())
     finally:
@@ -140,7 +160,7 @@ def scan_source(
             cursor.model = scanner.current_model
 
 
-def _scan_source(scanner: SessionScanner, options: ReadOptions) -> bool:
+def _scan_source(scanner: Scanner, options: ReadOptions) -> bool:
     name, diagnostics = scanner.name, scanner.diagnostics
     if not is_url(name):
         return _scan(scanner, _read_path(Path(name), options), options)

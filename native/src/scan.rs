@@ -1,0 +1,329 @@
+//! One session file in the native trace format, read chunk by chunk (spec §1.1-§1.5).
+//!
+//! The specification is `SessionScanner` in `pytest_entropy/ingest/native.py` on its plain
+//! path (`scan_stream`, `_trace_line`, `_model_line`, `_parse`, `_emit`): every line is
+//! numbered and counted by kind (the prefilter of [`crate::lines::Prefilter`]); a trace
+//! line is parsed, navigated to `details.trace` (or `message.details.trace`), guarded and
+//! metered with the current model; a model line moves the model cursor. Whatever is skipped
+//! is counted, and the first notes (line number and problem) are kept, as
+//! `ScanDiagnostics.note` keeps the first ten samples.
+//!
+//! The scanner owns its state; the caller feeds chunks and takes the finished data at the
+//! end. A malformed line's note needs the Python reader's own error text, which this crate
+//! does not reproduce: the note keeps the line's bytes until the caller supplies the text
+//! ([`Scanner::malformed_notes`], [`Scanner::resolve_note`]), which it does after each chunk.
+
+use crate::guard::{get, guard};
+use crate::json::{self, JsString, Value};
+use crate::lines::{Line, LineKind, LineSplitter, Prefilter};
+use crate::meter::{MeterState, Operation};
+
+/// `ScanDiagnostics.SAMPLE_LIMIT`: a file's notes past this many can never be shown.
+pub const NOTE_LIMIT: usize = 10;
+
+/// What a note says: a text, or a malformed line waiting for the reader's error text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    Text(String),
+    Malformed(Vec<u8>),
+}
+
+/// One note: the 1-based line number and the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub line: u64,
+    pub problem: Problem,
+}
+
+/// The counters of `ScanDiagnostics` a scan fills (by their Python names).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counts {
+    pub lines: u64,
+    pub empty_lines: u64,
+    pub ignored_lines: u64,
+    pub model_lines: u64,
+    pub trace_lines: u64,
+    pub oversized_lines: u64,
+    pub malformed_lines: u64,
+    pub non_object_lines: u64,
+    pub lines_without_details: u64,
+    pub lines_without_trace: u64,
+    pub fallback_parsed_lines: u64,
+    pub traces: u64,
+    pub rejected_traces: u64,
+}
+
+/// The line loop's state for one file.
+pub struct Scanner {
+    splitter: LineSplitter,
+    prefilter: Prefilter,
+    mentions: Option<Vec<Vec<u8>>>,
+    pub counts: Counts,
+    /// `rejection_reasons` in first-seen order.
+    pub reasons: Vec<(&'static str, u64)>,
+    pub notes: Vec<Note>,
+    /// The model cursor (WTF-8), `None` before any model is announced.
+    pub model: Option<Vec<u8>>,
+    pub meter: MeterState,
+}
+
+/// `model_from_record`: the model a `model_change` record or an assistant message names.
+fn model_from_record(record: &json::Object) -> Option<Vec<u8>> {
+    let named = |object: &json::Object, provider: &str, model: &str| {
+        let text = |key| match get(object, key) {
+            Some(Value::String(s)) if !s.as_wtf8().is_empty() => Some(s.as_wtf8()),
+            _ => None,
+        };
+        let (p, m) = (text(provider)?, text(model)?);
+        Some([p, b"/", m].concat())
+    };
+    if matches!(get(record, "type"), Some(Value::String(s)) if s.as_wtf8() == b"model_change") {
+        return named(record, "provider", "modelId");
+    }
+    match get(record, "message") {
+        Some(Value::Object(message)) if matches!(get(message, "role"), Some(Value::String(s)) if s.as_wtf8() == b"assistant") => {
+            named(message, "provider", "model")
+        }
+        _ => None,
+    }
+}
+
+/// `details`, or `message.details`, when it is an object.
+fn details_of(record: &json::Object) -> Option<&json::Object> {
+    if let Some(Value::Object(details)) = get(record, "details") {
+        return Some(details);
+    }
+    match get(record, "message") {
+        Some(Value::Object(message)) => match get(message, "details") {
+            Some(Value::Object(details)) => Some(details),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl Scanner {
+    /// A scanner starting from `model`; with `mentions`, trace lines that cannot mention
+    /// one of those quoted byte strings are counted and skipped unread.
+    pub fn new(line_cap: usize, model: Option<Vec<u8>>, mentions: Option<Vec<Vec<u8>>>) -> Self {
+        Scanner {
+            splitter: LineSplitter::new(line_cap),
+            prefilter: Prefilter::default(),
+            mentions,
+            counts: Counts::default(),
+            reasons: Vec::new(),
+            notes: Vec::new(),
+            model,
+            meter: MeterState::default(),
+        }
+    }
+
+    /// Reads every line the chunk completes.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        let mut lines = Vec::new();
+        self.splitter.feed(chunk, &mut lines);
+        for line in &lines {
+            self.line(line);
+        }
+    }
+
+    /// The end of the stream: reads the last line when the stream did not end with `\n`.
+    pub fn finish(&mut self) {
+        if let Some(last) = self.splitter.finish() {
+            self.line(&last);
+        }
+    }
+
+    /// Whether the stream ended with `\n` (or was empty).
+    pub fn terminated(&self) -> bool {
+        self.splitter.terminated()
+    }
+
+    /// The notes still waiting for a malformed line's error text: (position, line bytes).
+    pub fn malformed_notes(&self) -> Vec<(usize, &[u8])> {
+        self.notes
+            .iter()
+            .enumerate()
+            .filter_map(|(at, note)| match &note.problem {
+                Problem::Malformed(raw) => Some((at, raw.as_slice())),
+                Problem::Text(_) => None,
+            })
+            .collect()
+    }
+
+    /// Gives the note at `at` its text.
+    pub fn resolve_note(&mut self, at: usize, text: String) {
+        if let Some(note) = self.notes.get_mut(at) {
+            note.problem = Problem::Text(text);
+        }
+    }
+
+    fn note(&mut self, problem: Problem) {
+        if self.notes.len() < NOTE_LIMIT {
+            let line = self.counts.lines;
+            self.notes.push(Note { line, problem });
+        }
+    }
+
+    fn note_text(&mut self, text: &str) {
+        if self.notes.len() < NOTE_LIMIT {
+            self.note(Problem::Text(text.to_owned()));
+        }
+    }
+
+    fn line(&mut self, line: &Line<'_>) {
+        self.counts.lines += 1;
+        match self.prefilter.classify(line) {
+            LineKind::Trace => {
+                self.counts.trace_lines += 1;
+                let raw = line.bytes();
+                let wanted = match &self.mentions {
+                    None => true,
+                    Some(mentions) => {
+                        let quoted: Vec<&[u8]> = mentions.iter().map(Vec::as_slice).collect();
+                        crate::lines::may_mention(raw, &quoted)
+                    }
+                };
+                if wanted {
+                    self.trace_line(raw);
+                }
+            }
+            LineKind::Oversized => {
+                self.counts.oversized_lines += 1;
+                self.note_text("line longer than the cap");
+            }
+            LineKind::Empty => self.counts.empty_lines += 1,
+            LineKind::Model => {
+                self.counts.model_lines += 1;
+                if let Some(parsed) = self.parse(line.bytes()) {
+                    if let Value::Object(record) = &parsed.value {
+                        if let Some(model) = model_from_record(record) {
+                            self.model = Some(model);
+                        }
+                    }
+                }
+            }
+            LineKind::Ignored => self.counts.ignored_lines += 1,
+        }
+    }
+
+    /// `_parse`: the line's object, counting and noting what makes it unusable.
+    fn parse(&mut self, raw: &[u8]) -> Option<json::Parsed> {
+        let parsed = match json::parse(raw) {
+            Ok(parsed) => parsed,
+            Err(_) => {
+                self.counts.malformed_lines += 1;
+                if self.notes.len() < NOTE_LIMIT {
+                    self.note(Problem::Malformed(raw.to_vec()));
+                }
+                return None;
+            }
+        };
+        if !parsed.fast {
+            self.counts.fallback_parsed_lines += 1;
+        }
+        if !matches!(parsed.value, Value::Object(_)) {
+            self.counts.non_object_lines += 1;
+            self.note_text("line is not a JSON object");
+            return None;
+        }
+        Some(parsed)
+    }
+
+    /// `_trace_line`: parse, navigate, guard, meter.
+    fn trace_line(&mut self, raw: &[u8]) {
+        let Some(parsed) = self.parse(raw) else {
+            return;
+        };
+        let Value::Object(record) = &parsed.value else {
+            return;
+        };
+        let Some(details) = details_of(record) else {
+            self.counts.lines_without_details += 1;
+            return;
+        };
+        let Some(trace) = get(details, "trace") else {
+            self.counts.lines_without_trace += 1;
+            return;
+        };
+        let source_length = parsed.fast.then_some(raw.len());
+        match guard(trace, source_length) {
+            Err(reason) => self.reject(reason),
+            Ok(guarded) => {
+                self.counts.traces += 1;
+                let operations: Vec<Operation<'_>> = guarded
+                    .operations
+                    .iter()
+                    .map(|op| Operation {
+                        reference: op.reference.as_wtf8(),
+                        outcome: op.outcome,
+                        stage: op.stage,
+                        signature: &op.signature,
+                    })
+                    .collect();
+                let task = guarded.task_key.map(JsString::as_wtf8);
+                self.meter
+                    .add_signed(&operations, task, self.model.as_deref());
+            }
+        }
+    }
+
+    fn reject(&mut self, reason: &'static str) {
+        self.counts.rejected_traces += 1;
+        match self.reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, count)) => *count += 1,
+            None => self.reasons.push((reason, 1)),
+        }
+        if self.notes.len() < NOTE_LIMIT {
+            self.note(Problem::Text(format!("trace skipped: {reason}")));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRACE: &str = r#"{"type":"message","message":{"role":"toolResult","details":{"trace":{"kind":"pi-fabric.execution","version":1,"outcome":"succeeded","phases":["t"],"operations":[{"type":"call","sequence":1,"ref":"pi.read","args":{"path":"a"},"outcome":"succeeded"}],"counts":{"droppedValues":0,"truncatedValues":0,"redactedValues":0,"droppedOperations":0}}}}}"#;
+
+    #[test]
+    fn counts_lines_as_the_scanner() {
+        let data = format!(
+            "{TRACE}\n\n{{\"type\":\"model_change\",\"provider\":\"p\",\"modelId\":\"m\"}}\n \n{{pi-fabric.execution\n[\"pi-fabric.execution\"]\n{}\n{TRACE}",
+            TRACE.replace("\"version\":1", "\"version\":2")
+        );
+        for size in [1, 7, 64, data.len()] {
+            let mut scanner = Scanner::new(1 << 20, None, None);
+            for chunk in data.as_bytes().chunks(size) {
+                scanner.feed(chunk);
+            }
+            scanner.finish();
+            let c = &scanner.counts;
+            assert_eq!(
+                (c.lines, c.empty_lines, c.ignored_lines, c.model_lines),
+                (8, 1, 1, 1)
+            );
+            assert_eq!(
+                (c.trace_lines, c.malformed_lines, c.non_object_lines),
+                (5, 1, 1)
+            );
+            assert_eq!((c.traces, c.rejected_traces), (2, 1));
+            assert_eq!(scanner.reasons, vec![("version is not 1", 1)]);
+            assert_eq!(scanner.notes.len(), 3);
+            assert_eq!(scanner.notes[0].line, 5);
+            assert_eq!(scanner.malformed_notes().len(), 1);
+            assert_eq!(scanner.meter.traces, 2);
+            assert_eq!(scanner.meter.models.entries()[0].1.traces, 1);
+            assert_eq!(scanner.model.as_deref(), Some(&b"p/m"[..]));
+            assert!(!scanner.terminated());
+        }
+    }
+
+    #[test]
+    fn mentions_skip_lines_unread() {
+        let mut scanner = Scanner::new(1 << 20, None, Some(vec![b"\"pi.write\"".to_vec()]));
+        scanner.feed(format!("{TRACE}\n").as_bytes());
+        scanner.finish();
+        assert_eq!((scanner.counts.trace_lines, scanner.counts.traces), (1, 0));
+    }
+}
