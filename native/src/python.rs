@@ -200,15 +200,52 @@ impl TraceScanner {
         }
     }
 
-    /// Reads the lines a chunk completes (the interpreter is free meanwhile).
-    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) {
+    /// Reads the lines a chunk completes (the interpreter is free meanwhile, but for the
+    /// trial's checks, which attach to it). A trial check's error is raised here.
+    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) -> PyResult<()> {
         let inner = &mut self.inner;
         py.detach(|| inner.feed(chunk));
+        crate::python_tallies::raised(&mut self.inner.tallies)
+    }
+
+    /// What to gather beside the meter (before the first chunk): the audited refs, the
+    /// proposals' evidence (of the traces' operations, with their top-level values when
+    /// `trace_values`, and of the audits' values), the pool window (`window`: its value
+    /// bound, or None for no window; `unbounded` for no bound) and the trial (`trial`:
+    /// `(declared refs, resolve)`, see `python_tallies`).
+    #[pyo3(signature = (*, audit_refs = false, operations = false, observation_values = false,
+        trace_values = false, window = false, max_value_bytes = None, trial = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn gather(
+        &mut self,
+        audit_refs: bool,
+        operations: bool,
+        observation_values: bool,
+        trace_values: bool,
+        window: bool,
+        max_value_bytes: Option<i64>,
+        trial: Option<(Vec<Bound<'_, PyString>>, Py<PyAny>)>,
+    ) -> PyResult<()> {
+        crate::python_tallies::gather(
+            &mut self.inner.tallies,
+            audit_refs,
+            operations,
+            observation_values,
+            trace_values,
+            window.then_some(max_value_bytes),
+            trial,
+        )
+    }
+
+    /// What was gathered: see `python_tallies::gathered`.
+    fn gathered<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        crate::python_tallies::gathered(py, &mut self.inner.tallies)
     }
 
     /// The end of the stream: the last line, if it had no `\n`.
-    fn finish(&mut self) {
+    fn finish(&mut self) -> PyResult<()> {
         self.inner.finish();
+        crate::python_tallies::raised(&mut self.inner.tallies)
     }
 
     /// `[(position, line bytes)]` of the notes that wait for a malformed line's error text.

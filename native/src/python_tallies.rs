@@ -22,7 +22,7 @@ use crate::evidence::{self, Operation};
 use crate::json::{self, JsString, Object, Value};
 use crate::pool;
 use crate::python::to_python;
-use crate::tallies::TrialCalls;
+use crate::tallies::{Tallies, TrialCalls};
 use crate::trial::{self, Checks, Kind, RefSpec, Side};
 
 /// A WTF-8 string as a Python `str` (a lone surrogate through `surrogatepass`).
@@ -267,13 +267,25 @@ fn window_counts<'py>(py: Python<'py>, tally: &pool::WindowTally) -> PyResult<Bo
     Ok(counts)
 }
 
+/// `(counts, the sorted identities' JSON text, dropped, oversized)`; the identities as a
+/// list instead of the text when one holds a lone surrogate (orjson has no text for it).
 pub(crate) fn window_digest_summary<'py>(
     py: Python<'py>,
     tally: &pool::WindowTally,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let digest = match tally.digest_text() {
         Some(bytes) => PyBytes::new(py, &bytes).into_any(),
-        None => py.None().into_bound(py),
+        None => {
+            let identities = PyList::empty(py);
+            for at in tally.sorted() {
+                let entry = &tally.entries[at];
+                let item = text(py, &entry.identity)?;
+                for _ in 0..entry.seen {
+                    identities.append(&item)?;
+                }
+            }
+            identities.into_any()
+        }
     };
     PyTuple::new(
         py,
@@ -282,6 +294,89 @@ pub(crate) fn window_digest_summary<'py>(
             digest,
             tally.dropped.into_pyobject(py)?.into_any(),
             tally.oversized.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// What a scan should gather beside the meter (`TraceScanner.gather`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather(
+    tallies: &mut Tallies,
+    audit_refs: bool,
+    operations: bool,
+    observation_values: bool,
+    trace_values: bool,
+    window: Option<Option<i64>>,
+    trial: Option<(Vec<Bound<'_, PyString>>, Py<PyAny>)>,
+) -> PyResult<()> {
+    tallies.audit_refs = audit_refs.then(Vec::new);
+    tallies.operations = operations;
+    tallies.observation_values = observation_values;
+    tallies.evidence =
+        (operations || observation_values).then(|| evidence::Evidence::new(trace_values));
+    tallies.window = window.map(|limit| pool::WindowTally::new(true, limit));
+    tallies.trial = match trial {
+        Some((declared, resolve)) => Some(Box::new(CheckedTrial::new(&declared, resolve)?)),
+        None => None,
+    };
+    Ok(())
+}
+
+/// The error a trial check raised during the last chunk, if any.
+pub(crate) fn raised(tallies: &mut Tallies) -> PyResult<()> {
+    match tallies.trial.as_mut() {
+        Some(trial) => match trial.as_any().downcast_mut::<CheckedTrial>() {
+            Some(checked) => checked.raised(),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    }
+}
+
+/// `(audit_refs, evidence, window, trial, audit_calls, skipped_audits)`, each None when not
+/// gathered: the refs as a list, the evidence as `Evidence.export()`, the window as
+/// [`window_digest_summary`], the trial as `TrialTally.counts()`.
+pub(crate) fn gathered<'py>(
+    py: Python<'py>,
+    tallies: &mut Tallies,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let none = || py.None().into_bound(py);
+    let refs = match &tallies.audit_refs {
+        Some(refs) => {
+            let names = refs
+                .iter()
+                .map(|r| text(py, r))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, names)?.into_any()
+        }
+        None => none(),
+    };
+    let found = match &tallies.evidence {
+        Some(found) => export_evidence(py, found)?.into_any(),
+        None => none(),
+    };
+    let window = match &tallies.window {
+        Some(window) => window_digest_summary(py, window)?.into_any(),
+        None => none(),
+    };
+    let trial = match tallies.trial.as_mut() {
+        Some(trial) => match trial.as_any().downcast_mut::<CheckedTrial>() {
+            Some(checked) => trial_counts(py, &checked.tally)?
+                .into_pyobject(py)?
+                .into_any(),
+            None => none(),
+        },
+        None => none(),
+    };
+    PyTuple::new(
+        py,
+        [
+            refs,
+            found,
+            window,
+            trial,
+            tallies.audit_calls.into_pyobject(py)?.into_any(),
+            tallies.skipped_audits.into_pyobject(py)?.into_any(),
         ],
     )
 }
@@ -408,6 +503,10 @@ impl TrialCalls for CheckedTrial {
                 .add_audit_call(&mut self.checks, reference.as_wtf8(), args);
             self.error = done.err();
         }
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 

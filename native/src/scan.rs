@@ -17,6 +17,7 @@ use crate::guard::{get, guard};
 use crate::json::{self, JsString, Value};
 use crate::lines::{Line, LineKind, LineSplitter, Prefilter};
 use crate::meter::{MeterState, Operation};
+use crate::tallies::Tallies;
 
 /// `ScanDiagnostics.SAMPLE_LIMIT`: a file's notes past this many can never be shown.
 pub const NOTE_LIMIT: usize = 10;
@@ -65,6 +66,8 @@ pub struct Scanner {
     /// The model cursor (WTF-8), `None` before any model is announced.
     pub model: Option<Vec<u8>>,
     pub meter: MeterState,
+    /// What the scan gathers beside the meter (nothing unless the caller asks).
+    pub tallies: Tallies,
 }
 
 /// `model_from_record`: the model a `model_change` record or an assistant message names.
@@ -115,6 +118,7 @@ impl Scanner {
             notes: Vec::new(),
             model,
             meter: MeterState::default(),
+            tallies: Tallies::default(),
         }
     }
 
@@ -242,11 +246,16 @@ impl Scanner {
             self.counts.lines_without_details += 1;
             return;
         };
-        let Some(trace) = get(details, "trace") else {
-            self.counts.lines_without_trace += 1;
-            return;
-        };
-        let source_length = parsed.fast.then_some(raw.len());
+        match get(details, "trace") {
+            None => self.counts.lines_without_trace += 1,
+            Some(trace) => self.trace(trace, parsed.fast.then_some(raw.len())),
+        }
+        // The audits beside the trace, whatever became of it (`_harvest`).
+        self.tallies.audits(get(details, "audits"));
+    }
+
+    /// `guard_signed` and `_emit`: meter (and tally) a trace, or count its rejection.
+    fn trace(&mut self, trace: &Value, source_length: Option<usize>) {
         match guard(trace, source_length) {
             Err(reason) => self.reject(reason),
             Ok(guarded) => {
@@ -264,6 +273,9 @@ impl Scanner {
                 let task = guarded.task_key.map(JsString::as_wtf8);
                 self.meter
                     .add_signed(&operations, task, self.model.as_deref());
+                let calls = guarded.operations.iter();
+                self.tallies
+                    .trace(calls.map(|op| (op.reference, op.args, op.outcome)));
             }
         }
     }

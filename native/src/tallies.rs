@@ -17,9 +17,11 @@ use crate::pool::WindowTally;
 /// The trial as the scan sees it: one call at a time. Its checks live with it (the Python
 /// binding's call back into the interpreter); the first error stops the counting and is
 /// kept for the caller.
-pub trait TrialCalls: Send {
+pub trait TrialCalls: Send + Sync {
     fn trace_call(&mut self, reference: &JsString, args: &Object, succeeded: bool);
     fn audit_call(&mut self, reference: &JsString, args: &Object);
+    /// The implementation itself (its owner takes its counts and errors back through it).
+    fn as_any(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// The tallies of one scan (see the module's comment).
@@ -28,8 +30,10 @@ pub struct Tallies {
     /// The refs of the kept audit calls, in first-seen order.
     pub audit_refs: Option<Vec<Vec<u8>>>,
     audit_ref_set: HashSet<Vec<u8>>,
-    /// The proposals' evidence of the traces.
+    /// The proposals' evidence.
     pub evidence: Option<Evidence>,
+    /// The traces' operations go into the evidence (`proposals`).
+    pub operations: bool,
     /// The audits' value observations go into the evidence too (`observation_values`).
     pub observation_values: bool,
     pub window: Option<WindowTally>,
@@ -53,7 +57,7 @@ impl Tallies {
         &mut self,
         operations: impl Iterator<Item = (&'a JsString, &'a Object, &'a str)>,
     ) {
-        if self.evidence.is_none() && self.trial.is_none() {
+        if !(self.evidence.is_some() && self.operations) && self.trial.is_none() {
             return;
         }
         let found: Vec<Operation<'a>> = operations
@@ -63,7 +67,7 @@ impl Tallies {
                 succeeded: outcome == "succeeded",
             })
             .collect();
-        if let Some(evidence) = &mut self.evidence {
+        if let (Some(evidence), true) = (&mut self.evidence, self.operations) {
             evidence.add_operations(&found);
         }
         if let Some(trial) = &mut self.trial {

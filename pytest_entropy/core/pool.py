@@ -46,6 +46,7 @@ __all__ = [
     "loadable_observation",
     "merge_observation_window",
     "native_tally_summary",
+    "native_window_summary",
     "observation_identity",
     "observation_window_digest",
     "parse_observation_pool",
@@ -336,16 +337,23 @@ def tally_summary(file: str, tally: Tally) -> WindowSummary:
     return WindowSummary(file, counts, identities_digest(identities), dropped, oversized)
 
 
-def native_tally_summary(file: str, tally: Any) -> WindowSummary:
-    """The :class:`WindowSummary` of a window the Rust core tallied (its ``WindowTally``):
-    the identities come as the JSON text orjson writes of them, hashed here as
-    :func:`~pytest_entropy.core.pool_window.identities_digest` hashes the list."""
-    counts, text, dropped, oversized = tally.digest_summary()
-    if text is None:  # a lone surrogate: the list, hashed as the plain code hashes it
-        digest = identities_digest(tally.summary()[1])
+def native_window_summary(file: str, found: tuple[Any, ...]) -> WindowSummary:
+    """The :class:`WindowSummary` of a window the Rust core tallied: ``found`` is its
+    ``(counts, identities, dropped, oversized)`` where the identities (in code-unit order)
+    come as the JSON text orjson writes of them, hashed here as
+    :func:`~pytest_entropy.core.pool_window.identities_digest` hashes the list, or as the
+    list itself when one holds a lone surrogate."""
+    counts, identities, dropped, oversized = found
+    if type(identities) is bytes:
+        digest = hashlib.sha256(identities).hexdigest()
     else:
-        digest = hashlib.sha256(text).hexdigest()
+        digest = identities_digest(identities)
     return WindowSummary(file, counts, digest, dropped, oversized)
+
+
+def native_tally_summary(file: str, tally: Any) -> WindowSummary:
+    """:func:`native_window_summary` of the Rust core's ``WindowTally``."""
+    return native_window_summary(file, tally.digest_summary())
 
 
 def merge_observation_window(

@@ -314,6 +314,15 @@ class TrialTally:
             return native.add_trace, native.add_audit, native.add_signed
         return self.add_trace, self.add_audit, self.add_signed if self._checks else None
 
+    def native_parts(self) -> tuple[list[str], Callable[[str], Any]] | None:
+        """What the Rust core's trial counts with: the declared refs and, per ref, its
+        checks as ``TrialSurfaces._native_parts`` gives them; None without checks (the
+        plain path: every call through ``accepts``). The core's counts come back through
+        :meth:`TrialCounts.add_native` of :attr:`counts`."""
+        if self._checks is None:
+            return None
+        return list(self._declared), self._surfaces._native_parts
+
     def _classify_call(self, ref: str, args: Any, ok: bool) -> str:
         checks = self._checks
         if checks is None:

@@ -50,6 +50,7 @@ from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadO
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import AUDIT_KERNEL, SessionEvidence, value_tallier
 from pytest_entropy.ingest.native_sinks import AuditRefs
+from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
@@ -184,6 +185,9 @@ class ReplayHooks:
     # ``on_trace`` as ``on_signed(guarded operations, task key, model)``, without the Trace:
     # a scanner calls it instead when the replay is the only one listening to traces.
     on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
+    # The trial tally these hooks feed (``TrialTally``), when the Rust core may count into
+    # it instead (``TrialTally.native_parts``): the trial's replay sets it.
+    trial: Any = None
 
 
 class Replay(Protocol):
@@ -317,16 +321,33 @@ def _merge_replayed(first: Any, then: Any) -> Any:
     return then if first is None else first.merge(then)
 
 
-def _served_natively(plan: CorpusPlan, cache: EvidenceCache | None) -> bool:
-    """Whether the Rust core can read a file for ``plan``: nothing but the meter listens
-    (no proposals' evidence, audits, values, windows, records or replay), no cache."""
-    return cache is None and not (
-        plan.proposals
-        or plan.audit_refs
-        or plan.observation_values
-        or plan.windows
-        or plan.records
-        or plan.replay is not None
+def _served_natively(
+    plan: CorpusPlan, cache: EvidenceCache | None, hooks: ReplayHooks | None
+) -> bool:
+    """Whether the Rust core can read a file for ``plan``: it gathers the meter, the audited
+    refs, the proposals' evidence, the pool window and the trial (a replay that is the
+    trial alone); not the session records, redacted windows, other replays, or a cache."""
+    if cache is not None or plan.records or (plan.windows and plan.redact_values):
+        return False
+    if hooks is None:
+        return True
+    return (
+        hooks.trial is not None
+        and hooks.on_value is None
+        and hooks.trial.native_parts() is not None
+    )
+
+
+def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None) -> NativeTallies:
+    """What the Rust core gathers for ``plan`` beside the meter, into ``part``."""
+    wants_evidence = plan.proposals or plan.observation_values
+    return NativeTallies(
+        evidence=part.evidence if wants_evidence else None,
+        operations=plan.proposals,
+        observation_values=plan.observation_values,
+        audit_refs=part.audit_refs if plan.audit_refs else None,
+        window=plan.windows,
+        trial=None if hooks is None else hooks.trial,
     )
 
 
@@ -341,6 +362,7 @@ class _Listeners:
     on_value_fields: Callable[[str, str, Any], None] | None = None
     on_values: Callable[[tuple[Any, ...]], None] | None = None
     tally: Any = None  # the window's own tally, when it alone hears the values
+    window: WindowSummary | None = None  # the window the Rust core summarised
     observations: list[ValueObservation] = field(default_factory=list)
     hooks: ReplayHooks | None = None
 
@@ -377,11 +399,11 @@ def _record_listeners(
 
 
 def _listeners(
-    source: SourceFile, plan: CorpusPlan, part: CorpusPart, cache: EvidenceCache | None
+    plan: CorpusPlan, part: CorpusPart, cache: EvidenceCache | None, hooks: ReplayHooks | None
 ) -> _Listeners:
     """The plain path's listeners of one file, with the shortcuts the plain scanner offers
     when one listener alone hears a kind of record (no record objects are built)."""
-    listening = _Listeners(hooks=plan.replay.start(source) if plan.replay is not None else None)
+    listening = _Listeners(hooks=hooks)
     traces, audits, values = _record_listeners(plan, part, listening)
     listening.on_trace = _fan_out(traces)
     listening.on_audit = _fan_out(audits)
@@ -446,9 +468,10 @@ def _read_plain(
     part: CorpusPart,
     cache: EvidenceCache | None,
     cursor: ModelCursor | None,
+    hooks: ReplayHooks | None,
 ) -> tuple[bool, _Listeners]:
     """One file on the plain path: the plain scanner (or the cache) and every listener."""
-    listening = _listeners(source, plan, part, cache)
+    listening = _listeners(plan, part, cache, hooks)
     with watch_unenforced() as met:
         if cache is not None:
             readable = _read_cached(source, plan, part, cache, listening)
@@ -479,18 +502,30 @@ def _read_plain(
 
 
 def _read_native(
-    source: SourceFile, plan: CorpusPlan, part: CorpusPart, cursor: ModelCursor | None, native: Any
-) -> bool:
-    """One file read by the Rust core, for the meter alone."""
-    return scan_source(
-        source.location,
-        diagnostics=part.diagnostics,
-        meter=part.state if plan.meter or plan.file_states else None,
-        options=plan.options,
-        cursor=cursor,
-        mentions=plan.mentions,
-        native=native,
-    )
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    cursor: ModelCursor | None,
+    native: Any,
+    hooks: ReplayHooks | None,
+) -> tuple[bool, _Listeners]:
+    """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
+    tallies = _native_tallies(plan, part, hooks)
+    with watch_unenforced() as met:  # the trial's checks are built as the calls come
+        readable = scan_source(
+            source.location,
+            diagnostics=part.diagnostics,
+            meter=part.state if plan.meter or plan.file_states else None,
+            options=plan.options,
+            cursor=cursor,
+            mentions=plan.mentions,
+            native=native,
+            tallies=tallies,
+        )
+    if hooks is not None:
+        part.patterns = met.patterns
+        part.external_refs = met.refs
+    return readable, _Listeners(hooks=hooks, window=tallies.window_summary(source.window))
 
 
 def _read_one(
@@ -507,13 +542,14 @@ def _read_one(
     part = CorpusPart(
         evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
     )
+    hooks = plan.replay.start(source) if plan.replay is not None else None
     # The one place that picks an implementation: the Rust core when it is there and the
     # plan asks for nothing it does not compute, else the plain path.
-    native = core() if _served_natively(plan, cache) else None
+    native = core() if _served_natively(plan, cache, hooks) else None
     if native is not None:
-        readable, listening = _read_native(source, plan, part, cursor, native), _Listeners()
+        readable, listening = _read_native(source, plan, part, cursor, native, hooks)
     else:
-        readable, listening = _read_plain(source, plan, part, cache, cursor)
+        readable, listening = _read_plain(source, plan, part, cache, cursor, hooks)
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp
     ):
@@ -538,7 +574,9 @@ def _finish_part(
 ) -> CorpusPart:
     """A readable file's part: its verdict, window, stamp, own state and replay result."""
     judge_file(source.location, part.diagnostics)
-    if listening.tally is not None:
+    if listening.window is not None:
+        part.windows.append(listening.window)
+    elif listening.tally is not None:
         part.windows.append(tally_summary(source.window, listening.tally))
     elif plan.windows:
         observations = listening.observations
