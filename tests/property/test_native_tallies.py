@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.core import native_core
@@ -467,3 +467,107 @@ def test_trial_plain_check_errors_propagate_compiled_ones_reject() -> None:
     assert native.counts() == ({"g": {"both-reject": 1}}, {})
     with pytest.raises(RuntimeError, match="boom"):
         native.add_trace_json(b'[["p",{},"succeeded"]]')
+
+
+# ----------------------------------------------------------------------- the pipeline
+
+
+def _trace_line(operations: list[tuple[str, str, str]], audits: str | None, shape: int) -> str:
+    ops = []
+    for sequence, (ref, args, outcome) in enumerate(operations):
+        stage = ',"failureStage":"validate"' if outcome == '"failed"' else ""
+        ops.append(
+            f'{{"type":"call","sequence":{sequence},"ref":{ref},"args":{args},'
+            f'"outcome":{outcome}{stage}}}'
+        )
+    trace = (
+        '{"kind":"pi-fabric.execution","version":1,"outcome":"succeeded","phases":["t"],'
+        '"operations":[' + ",".join(ops) + '],"counts":{"droppedValues":0,'
+        '"truncatedValues":0,"redactedValues":0,"droppedOperations":0}}'
+    )
+    members = [] if shape == 2 else ['"trace":' + trace]  # shape 2: audits, no trace
+    if audits is not None:
+        members.append('"audits":' + audits)
+    details = "{" + ",".join(members) + "}"
+    if shape == 1:
+        return '{"type":"message","message":{"role":"toolResult","details":' + details + "}}"
+    return '{"type":"custom","details":' + details + "}"
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(FEW_REFS, FEW_ARGS, st.sampled_from(['"succeeded"', '"failed"'])),
+        st.tuples(REF_TEXTS, ARGS, st.sampled_from(['"succeeded"', '"failed"'])),
+        st.tuples(TRIAL_REFS, TRIAL_ARGS, st.sampled_from(['"succeeded"', '"failed"'])),
+    ),
+    max_size=8,
+)
+SESSION_LINES = st.one_of(
+    st.builds(
+        _trace_line,
+        OPS,
+        st.one_of(st.none(), AUDITS, FEW_AUDITS, TRIAL_AUDITS),
+        st.integers(0, 2),
+    ),
+    st.sampled_from(
+        [
+            '{"type":"model_change","provider":"p","modelId":"m"}',
+            "",
+            "not json pi-fabric.execution",
+            '{"details":7,"kind":"pi-fabric.execution"}',
+        ]
+    ),
+)
+SESSION_FILES = st.lists(
+    st.lists(SESSION_LINES, max_size=10).map(lambda lines: "\n".join(lines).encode("utf-8")),
+    min_size=1,
+    max_size=3,
+)
+
+
+def _read_both(tmp: Any, files: list[bytes], plan: Any, **more: Any) -> list[Any]:
+    from pytest_entropy.run.corpus import read_corpus, source_files
+    from tests.native_core_support import on_path
+
+    folder = tmp / f"c{len(list(tmp.iterdir()))}"
+    folder.mkdir()
+    paths = []
+    for index, data in enumerate(files):
+        path = folder / f"{index:02d}.jsonl"
+        path.write_bytes(data)
+        paths.append(path)
+    out = []
+    for path in ("native", "plain"):
+        with on_path(path):
+            out.append(read_corpus(source_files(paths), plan, **more))
+    return out
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(SESSION_FILES, st.booleans())
+def test_the_pipeline_gathers_the_same_on_both_paths(
+    tmp_path: Any, files: list[bytes], audit_values: bool
+) -> None:
+    from pytest_entropy.run.corpus import CorpusPlan
+    from pytest_entropy.run.trial import TrialReplay
+
+    _rust()
+    plan = CorpusPlan(trace_values=not audit_values, observation_values=audit_values)
+    native, plain = _read_both(tmp_path, files, plan)
+    assert native.diagnostics.to_json() == plain.diagnostics.to_json()
+    assert _state(native.evidence) == _state(plain.evidence)
+    assert native.audit_refs == plain.audit_refs
+    report = plain.state.finalize(LIVE)
+    assert native.evidence.proposals(report, LIVE) == plain.evidence.proposals(report, LIVE)
+    pool_plan = CorpusPlan(meter=False, proposals=False, audit_refs=False, windows=True)
+    native, plain = _read_both(tmp_path, files, pool_plan, pool=None)
+    assert native.diagnostics.to_json() == plain.diagnostics.to_json()
+    assert native.merged_pool().to_json() == plain.merged_pool().to_json()
+    trial_plan = CorpusPlan(proposals=False, audit_refs=False, replay=TrialReplay(LIVE, EFFECTIVE))
+    native, plain = _read_both(tmp_path, files, trial_plan, replayed=TrialCounts())
+    assert native.diagnostics.to_json() == plain.diagnostics.to_json()
+    assert _counts(native.replayed) == _counts(plain.replayed)
