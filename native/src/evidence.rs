@@ -6,7 +6,10 @@
 //! order); the Python merges it into a `ProposalEvidence` exactly as it merges the evidence
 //! of a file read elsewhere. Strings are WTF-8 bytes (see [`JsString`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+use crate::meter::WordHasher;
 
 use crate::audit::is_primitive;
 use crate::jsnum::number_text;
@@ -108,6 +111,10 @@ pub struct Sequence {
     pub executions: Vec<u64>,
 }
 
+/// The maps of the tallies: their keys are byte strings, hashed a word at a time.
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHasher>>;
+pub type FastSet<K> = HashSet<K, BuildHasherDefault<WordHasher>>;
+
 /// WTF-8 text (a ref, a key, an identity).
 pub type Text = Vec<u8>;
 /// A ref's argument key sets as the calls spelled them, with their calls.
@@ -130,13 +137,13 @@ pub struct Evidence {
     pub executions: u64,
     pub tallies: Vec<((Text, Text), Tally)>,
     /// `ref 0xFF key` (a byte WTF-8 never holds) -> position in `tallies`.
-    tally_index: HashMap<Vec<u8>, usize>,
+    tally_index: FastMap<Vec<u8>, usize>,
     /// ref -> (argument keys as the call spelled them, calls), both in first-seen order.
     pub clusters: Vec<(Text, KeySets)>,
     /// ref -> (position in `clusters`, the keys joined by 0xFF -> row).
-    cluster_index: HashMap<Text, (usize, HashMap<Vec<u8>, usize>)>,
+    cluster_index: FastMap<Text, (usize, FastMap<Vec<u8>, usize>)>,
     pub sequences: Vec<Sequence>,
-    sequence_index: HashMap<Vec<u8>, usize>,
+    sequence_index: FastMap<Vec<u8>, usize>,
     /// Lookup keys are built here, so a key met before costs no allocation.
     scratch: Vec<u8>,
 }
@@ -214,7 +221,7 @@ impl Evidence {
                 let at = self.clusters.len() - 1;
                 self.cluster_index
                     .entry(reference.to_vec())
-                    .or_insert((at, HashMap::new()))
+                    .or_insert((at, FastMap::default()))
             }
         };
         let rows = &mut self.clusters[*at].1;

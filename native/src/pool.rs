@@ -11,8 +11,8 @@
 //! window's digest hashes them; [`digest_text`] writes the JSON text of that array as
 //! orjson would).
 
+use crate::evidence::FastMap;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use crate::evidence::value_key_into;
 use crate::json::{is_js_whitespace, JsString, Number, Value};
@@ -24,6 +24,8 @@ pub struct Entry {
     pub count: u64,
     pub seen: u64,
     pub oversized: bool,
+    /// The identity is UTF-8 (it holds no lone surrogate).
+    pub utf8: bool,
 }
 
 /// The tally of one window (see the module's comment).
@@ -32,7 +34,7 @@ pub struct WindowTally {
     drop_unloadable: bool,
     limit: Option<i64>,
     pub entries: Vec<Entry>,
-    index: HashMap<Vec<u8>, usize>,
+    index: FastMap<Vec<u8>, usize>,
     /// The identity is built here, so one met before costs no allocation.
     scratch: Vec<u8>,
     pub dropped: u64,
@@ -66,7 +68,7 @@ impl WindowTally {
             drop_unloadable,
             limit: max_value_bytes,
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: FastMap::default(),
             scratch: Vec::new(),
             dropped: 0,
             oversized: 0,
@@ -111,8 +113,11 @@ impl WindowTally {
             None => {
                 let identity = self.scratch.clone();
                 self.index.insert(identity.clone(), self.entries.len());
+                let utf8 = [reference, key].iter().all(|t| t.as_str().is_some())
+                    && !matches!(value, Value::String(t) if t.as_str().is_none());
                 self.entries.push(Entry {
                     identity,
+                    utf8,
                     count,
                     seen: 1,
                     oversized,
@@ -139,15 +144,25 @@ impl WindowTally {
         let mut first = true;
         for at in self.sorted() {
             let entry = &self.entries[at];
-            if std::str::from_utf8(&entry.identity).is_err() {
+            if !entry.utf8 {
                 return None;
             }
-            for _ in 0..entry.seen {
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                write_json_string(&mut out, &entry.identity);
+            // Written once, then repeated for every observation of the identity.
+            let start = out.len();
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_json_string(&mut out, &entry.identity);
+            let written = if start == 0 || out[start] != b',' {
+                let mut item = vec![b','];
+                item.extend_from_slice(&out[start..]);
+                item
+            } else {
+                out[start..].to_vec()
+            };
+            for _ in 1..entry.seen {
+                out.extend_from_slice(&written);
             }
         }
         out.push(b']');
@@ -155,11 +170,18 @@ impl WindowTally {
     }
 }
 
-/// A JSON string of UTF-8 bytes with orjson's (and ES2019's) escapes.
+/// A JSON string of UTF-8 bytes with orjson's (and ES2019's) escapes; runs that need none
+/// are copied whole.
 fn write_json_string(out: &mut Vec<u8>, text: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
-    for &b in text {
+    let mut rest = text;
+    while let Some(at) = rest
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    {
+        out.extend_from_slice(&rest[..at]);
+        let b = rest[at];
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -168,14 +190,15 @@ fn write_json_string(out: &mut Vec<u8>, text: &[u8]) {
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
             b'\t' => out.extend_from_slice(b"\\t"),
-            0x00..=0x1F => {
+            _ => {
                 out.extend_from_slice(b"\\u00");
                 out.push(HEX[usize::from(b >> 4)]);
                 out.push(HEX[usize::from(b & 15)]);
             }
-            _ => out.push(b),
         }
+        rest = &rest[at + 1..];
     }
+    out.extend_from_slice(rest);
     out.push(b'"');
 }
 

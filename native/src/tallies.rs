@@ -7,7 +7,7 @@
 //! to their listeners. Audits are harvested, and counted, only when a tally listens to
 //! them (`_want_audits`).
 
-use std::collections::HashSet;
+use crate::evidence::FastSet;
 
 use crate::audit;
 use crate::evidence::{Evidence, Operation};
@@ -29,7 +29,7 @@ pub trait TrialCalls: Send + Sync {
 pub struct Tallies {
     /// The refs of the kept audit calls, in first-seen order.
     pub audit_refs: Option<Vec<Vec<u8>>>,
-    audit_ref_set: HashSet<Vec<u8>>,
+    audit_ref_set: FastSet<Vec<u8>>,
     /// The proposals' evidence.
     pub evidence: Option<Evidence>,
     /// The traces' operations go into the evidence (`proposals`).

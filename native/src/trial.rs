@@ -10,7 +10,7 @@
 //! behind [`Checks`]; the verdicts of pure checks are remembered per ref by the exact
 //! bytes of the arguments ([`exact_bytes`]: equal bytes, equal Python values).
 
-use std::collections::HashMap;
+use crate::evidence::FastMap;
 
 use crate::json::{Number, Object, Value};
 
@@ -75,7 +75,7 @@ enum Verdict {
 
 struct Entry {
     spec: RefSpec,
-    memo: Option<HashMap<Vec<u8>, Verdict>>,
+    memo: Option<FastMap<Vec<u8>, Verdict>>,
 }
 
 /// At most this many remembered verdicts per ref (`MEMO_LIMIT`); then the memo restarts.
@@ -86,12 +86,12 @@ pub type ClassCounts = Vec<(Vec<u8>, Vec<(u8, u64)>)>;
 
 /// The trial tally of one input (see the module's comment).
 pub struct TrialTally {
-    declared: HashMap<Vec<u8>, Option<usize>>,
+    declared: FastMap<Vec<u8>, Option<usize>>,
     entries: Vec<Entry>,
     pub trace_classes: ClassCounts,
     pub audit_classes: ClassCounts,
-    trace_index: HashMap<Vec<u8>, usize>,
-    audit_index: HashMap<Vec<u8>, usize>,
+    trace_index: FastMap<Vec<u8>, usize>,
+    audit_index: FastMap<Vec<u8>, usize>,
 }
 
 impl TrialTally {
@@ -102,8 +102,8 @@ impl TrialTally {
             entries: Vec::new(),
             trace_classes: Vec::new(),
             audit_classes: Vec::new(),
-            trace_index: HashMap::new(),
-            audit_index: HashMap::new(),
+            trace_index: FastMap::default(),
+            audit_index: FastMap::default(),
         }
     }
 
@@ -165,7 +165,7 @@ impl TrialTally {
             || spec.compiled == Kind::Pure
             || spec.compiled == Kind::Reject;
         let declared_pure = spec.declared == Kind::Pure || spec.declared == Kind::Reject;
-        let memo = (declared_pure && compiled_pure).then(HashMap::new);
+        let memo = (declared_pure && compiled_pure).then(FastMap::default);
         self.entries.push(Entry { spec, memo });
         *slot = Some(at);
         Ok(Some(at))
@@ -241,7 +241,7 @@ fn judge<C: Checks>(
     Ok(Verdict::Tighter)
 }
 
-fn count(into: &mut ClassCounts, index: &mut HashMap<Vec<u8>, usize>, reference: &[u8], class: u8) {
+fn count(into: &mut ClassCounts, index: &mut FastMap<Vec<u8>, usize>, reference: &[u8], class: u8) {
     let at = match index.get(reference) {
         Some(&at) => at,
         None => {
