@@ -324,7 +324,7 @@ def _summarize_records(
     max_value_bytes: int | None,
 ) -> WindowSummary:
     """:func:`summarize_window` of observation records in one pass of a window tally (the
-    native kernel ``core/_pool_native.c``, or its Python twin ``WindowTally``): the fast
+    :class:`~pytest_entropy.core.pool_window.WindowTally`): the fast
     path (the plain one reads every record four times through the accessors)."""
     tally = window_tally(drop_unloadable, max_value_bytes)
     tally.add_records(items)

@@ -29,10 +29,9 @@ from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
 from pytest_entropy.core.jscompat import js_own_keys, value_key
-from pytest_entropy.core.meter import MeterState, report_hash
+from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
-from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionScanner, audit_records, harvest_values
 from pytest_entropy.ingest.native_sinks import AuditRefs
 from pytest_entropy.run import deferred as deferred_module
@@ -44,8 +43,6 @@ from pytest_entropy.run.deferred import (
     _VALUES,
     DeferredEvidence,
     DeferredMeter,
-    _replay_evidence,
-    _replay_python,
     values_listener,
 )
 from tests.native_support import native_kernel, paths
@@ -53,7 +50,6 @@ from tests.property.test_audit_native import (
     SURFACE,
     argument_objects,
     audits_lists,
-    evidence_state,
     primitives,
 )
 from tests.property.test_audit_native import session_files as audited_files
@@ -125,62 +121,7 @@ entries = st.one_of(
 )
 
 
-def replayed(kind: str, script: list[Any], start: int, origin: Any, trace_values: bool) -> Any:
-    with paths(kind if kind != "twin" else "native"):
-        evidence = ProposalEvidence(trace_values=trace_values, origin=origin)
-        evidence._executions = start
-        replay = _replay_python if kind == "twin" else _replay_evidence
-        try:
-            replay(evidence, list(script))
-        except Exception as error:  # the same error, after the same entries, on every path
-            return type(error).__name__, evidence_state(evidence)
-        return None, evidence_state(evidence)
-
-
-@SETTINGS
-@given(
-    script=st.lists(entries, max_size=12),
-    start=st.sampled_from([0, 3, 255, 2**70]),
-    origin=st.sampled_from([0, 7, "file", (1, 2)]),
-    trace_values=st.booleans(),
-)
-def test_the_replay_kernel_replays_what_the_python_loop_replays(
-    script: list[Any], start: int, origin: Any, trace_values: bool
-) -> None:
-    kernels()
-    found = [replayed(kind, script, start, origin, trace_values) for kind in ("native", "twin")]
-    assert found[0] == found[1]
-    assert found[0] == replayed("python", script, start, origin, trace_values)
-    assert found[0] == replayed("plain", script, start, origin, trace_values)
-
-
-def test_the_replay_kernel_hands_back_what_is_not_a_list() -> None:
-    native = native_kernel("core._proposals_native")
-    evidence = ProposalEvidence()
-    handed = native.replay_evidence(evidence, ((_OPERATIONS, []),), None, _replay_python)
-    assert handed is NotImplemented and evidence._executions == 0
-    with paths("native"):
-        _replay_evidence(evidence, [(_OPERATIONS, [("a.one", {}, "succeeded")])])
-    assert evidence._executions == 1 and evidence.clusters == {"a.one": {(): 1}}
-
-
-def test_a_failing_entry_stops_the_replay_where_the_python_stops() -> None:
-    kernels()
-    script = [
-        (_OPERATIONS, [("a.one", {}, "succeeded")]),
-        (_OPERATIONS, [(7, {}, "succeeded")]),  # 7.startswith: AttributeError in the twin
-        (_OPERATIONS, [("a.two", {}, "succeeded")]),
-    ]
-    found = [replayed(kind, script, 0, 0, False) for kind in ("native", "twin", "plain")]
-    assert found[0] == found[1] == found[2]
-    assert found[0][0] == "AttributeError"
-
-
 # ------------------------------------------------------------- the scan's sinks
-
-
-def lines_of(files: list[list[str]]) -> bytes:
-    return b"".join(line.encode("utf-8") + b"\n" for lines in files for line in lines)
 
 
 class CountingMeter(DeferredMeter):
@@ -195,81 +136,6 @@ class CountingMeter(DeferredMeter):
     def add_signed(self, operations: Any, task_key: str | None, model: str | None) -> None:
         self.calls += 1
         super().add_signed(operations, task_key, model)
-
-
-def scanned(
-    kind: str, data: bytes, limit: int, meddle: int, subclass: bool, refs: bool = False
-) -> Any:
-    """One scan into a deferred meter and a deferred evidence, settled, as the corpus reads.
-
-    ``meddle`` > 0: the on_audit listener settles both deferrals at that audit call.
-    ``"twin"``: the native path with the scan kernel's Python twin (the batch loop in
-    native.py), so the entries deferred are spelled alike. ``refs``: an AuditRefs listens
-    to the audits (the kernel hands its set to the audit kernel) instead."""
-    with paths("native" if kind == "twin" else kind), deferred_traces(limit):
-        state = MeterState(retain_terms=True)
-        meter = CountingMeter(state) if subclass else DeferredMeter(state)
-        evidence = DeferredEvidence(ProposalEvidence(origin=1))
-        on_values = values_listener(evidence)
-        heard: list[Any] = []
-        audit_refs: set[str] = set()
-
-        def on_audit(call: Any) -> None:
-            heard.append(tuple(call))
-            if len(heard) == meddle:
-                meter.settle()
-                evidence.settle()
-
-        scanner = SessionScanner(
-            None,
-            meter=meter,
-            on_signed=evidence.add_signed,
-            on_audit=AuditRefs(audit_refs) if refs else on_audit,
-            on_values=on_values,
-            on_value_fields=evidence.add_value if on_values is None else None,
-            diagnostics=ScanDiagnostics(),
-            name="generated.jsonl",
-        )
-        if kind == "twin":
-            scanner._scan = None
-        scanner.scan_stream(io.BytesIO(data))
-        pending = (
-            None if meter.pending is None else list(meter.pending),
-            None if evidence.pending is None else list(evidence.pending),
-        )
-        meter.settle()
-        evidence.settle()
-        return (
-            pending if kind in ("native", "twin") else None,
-            getattr(meter, "calls", None),
-            report_hash(state.finalize()),
-            evidence_state(evidence.evidence),
-            heard,
-            sorted(audit_refs),
-            dataclasses.asdict(scanner.diagnostics),
-            scanner.line_number,
-        )
-
-
-@settings(SETTINGS, max_examples=80)
-@given(
-    files=audited_files(),
-    limit=st.sampled_from([0, 1, 2, 4096]),
-    meddle=st.sampled_from([0, 1, 3]),
-    subclass=st.booleans(),
-    refs=st.booleans(),
-)
-def test_the_scan_defers_what_the_listeners_would_defer(
-    files: list[list[str]], limit: int, meddle: int, subclass: bool, refs: bool
-) -> None:
-    kernels()
-    data = lines_of(files)
-    found = [
-        scanned(kind, data, limit, meddle, subclass, refs)
-        for kind in ("native", "twin", *PATHS[1:])
-    ]
-    assert found[0] == found[1]
-    assert found[0][1:] == found[2][1:] == found[3][1:]
 
 
 def harvested(kind: str, data: bytes, on_values: bool) -> Any:

@@ -303,7 +303,6 @@ def _state(evidence: ProposalEvidence, javascript: bool = False) -> str:
 def test_evidence_agrees(lines: list[tuple[str, str]], trace_values: bool) -> None:
     rust = _rust()
     plain = ProposalEvidence(trace_values=trace_values, origin=7)
-    plain._native = None  # the plain loop, not a C kernel
     native = rust.Evidence(trace_values)
     with paths("plain"):
         for execution, audits in lines:
@@ -322,7 +321,6 @@ def test_evidence_numbers_executions_after_what_it_heard() -> None:
     rust = _rust()
     trace = b'[["mcp.a",{},"succeeded"],["mcp.b",{},"succeeded"],["mcp.c",{},"succeeded"]]'
     plain = ProposalEvidence(origin=3)
-    plain._native = None
     ops = [tuple(op) for op in _parse(trace.decode())]
     for _ in range(4):
         plain.add_operations(ops)

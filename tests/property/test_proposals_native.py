@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import Operation, Trace
 from pytest_entropy.run.compile import propose_sources
 from pytest_entropy.run.corpus import CorpusPlan, read_corpus, source_files
-from pytest_entropy.run.deferred import _OPERATIONS, _TRACE, replay_evidence_into
 from pytest_entropy.testing import strategies as es
 
 from ..native_support import native_kernel, paths
@@ -125,15 +123,6 @@ def test_the_kernel_shares_the_python_constants() -> None:
     assert k.FUSE_MAX_SEQUENCE_LENGTH == proposals_module.FUSE_MAX_SEQUENCE_LENGTH
     assert k.FUSE_MIN_EXECUTIONS == proposals_module.FUSE_MIN_EXECUTIONS
     assert k.SEQUENCE_JOIN == proposals_module._SEQUENCE_JOIN
-
-
-def test_each_path_takes_its_implementation() -> None:
-    k = native_kernel("core._proposals_native")
-    with paths("native"):
-        assert ProposalEvidence()._native is k.add_operations
-    for kind in ("python", "plain"):
-        with paths(kind):
-            assert ProposalEvidence()._native is None
 
 
 @FEWER
@@ -429,41 +418,6 @@ print(found[0] == found[1], found[0])
 """
 
 
-def test_an_evidence_class_changed_after_import_is_read_through_its_attributes() -> None:
-    """The kernel read ProposalEvidence's _executions slot when it was imported; once the
-    class changes (here the counter becomes a property kept elsewhere) it goes through
-    getattr and setattr, as the Python does."""
-    native_kernel("core._proposals_native")
-    import os
-    import subprocess
-    import sys
-
-    switches = ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")  # the kernel in use there
-    env = {name: value for name, value in os.environ.items() if name not in switches}
-    result = subprocess.run(
-        [sys.executable, "-c", _CHANGED_EVIDENCE],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-    )
-    assert result.stdout == "True (4, 100, 4, [(9, 0), (9, 1), (9, 2)])\n"
-
-
-def test_a_pickled_evidence_asks_its_own_process_for_the_kernel() -> None:
-    native_kernel("core._proposals_native")
-    with paths("native"):
-        evidence = ProposalEvidence(origin=3)
-        evidence.add_operations([("a.one", {}, "succeeded")] * 2)
-        copy = pickle.loads(pickle.dumps(evidence))
-        assert copy._native is evidence._native is not None
-    with paths("python"):
-        again = pickle.loads(pickle.dumps(evidence))
-        assert again._native is None
-    assert state(copy) == state(again) == state(evidence)
-
-
 # ------------------------------------------------------------------ end to end
 
 SURFACE = {
@@ -580,22 +534,6 @@ def test_propose_prints_the_same_bytes_on_every_path(tmp_path: Path, flags: list
             outputs.append((code, out.getvalue()))
     assert outputs[0] == outputs[1] == outputs[2]
     assert outputs[0][0] == 0 and "sequence-fuse" in outputs[0][1]
-
-
-def test_replayed_deferred_operations_equal_the_traces() -> None:
-    """A file's deferred entries hold signed operations; replayed, they fill the evidence
-    as the traces they stand for do."""
-    native_kernel("core._proposals_native")
-    ops = [("a.one", {"q": 1}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
-    seen = []
-    for kind in PATHS:
-        with paths(kind):
-            by_operations, by_traces = ProposalEvidence(), ProposalEvidence()
-            replay_evidence_into(by_operations, 5, [(_OPERATIONS, _as("signed", ops))] * 3)
-            replay_evidence_into(by_traces, 5, [(_TRACE, _as("trace", ops))] * 3)
-            assert state(by_operations) == state(by_traces)
-            seen.append(state(by_operations))
-    assert seen[0] == seen[1] == seen[2]
 
 
 def test_the_kernel_takes_records_and_signed_operations_and_refuses_the_rest() -> None:

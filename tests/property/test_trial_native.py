@@ -123,18 +123,6 @@ def test_the_three_paths_count_alike(
     assert results["native"] == results["python"] == results["plain"]
 
 
-@settings(max_examples=50)
-@given(trial_surfaces(), st.lists(CALLS, min_size=1, max_size=5))
-def test_a_tiny_memo_forgets_nothing_it_should_count(
-    pair: tuple[dict[str, Any], dict[str, Any]], traces: list[list[tuple[str, Any, str]]]
-) -> None:
-    live, effective = pair
-    expected = _tally("plain", live, effective, traces, True)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("pytest_entropy.core.trial.MEMO_LIMIT", 2)  # the memo clears often
-        assert _tally("native", live, effective, traces, True) == expected
-
-
 def _hostile_run(kind: str, records: list[Any]) -> tuple[Any, ...]:
     live = {"actions": [{"ref": "a", "inputSchema": {"type": "object"}}]}
     with paths(kind):
@@ -216,21 +204,6 @@ def test_merges_agree_on_every_path(
 ) -> None:
     results = {kind: _merged(kind, pieces, odd) for kind in PATHS}
     assert results["native"] == results["python"] == results["plain"]
-
-
-def test_the_kernel_is_used_only_on_the_fast_path() -> None:
-    live = {"actions": [{"ref": "a", "inputSchema": {"type": "object"}}]}
-    kernel = native_kernel("core._trial_native")
-    with paths("native"):
-        on_trace, _, on_signed = TrialTally(live, live, CallChecks()).hooks()
-        assert isinstance(on_trace.__self__, kernel.Tally)  # type: ignore[attr-defined]
-    with paths("python"):
-        on_trace, _, on_signed = TrialTally(live, live, CallChecks()).hooks()
-        assert not isinstance(on_trace.__self__, kernel.Tally)  # type: ignore[attr-defined]
-        assert on_signed is not None
-    with paths("plain"):
-        _, _, on_signed = TrialTally(live, live, CallChecks()).hooks()
-        assert on_signed is None  # the scanner builds its Trace records as before
 
 
 # ------------------------------------------------------------------ end to end
