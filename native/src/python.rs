@@ -211,8 +211,7 @@ impl TraceScanner {
     /// What to gather beside the meter (before the first chunk): the audited refs, the
     /// proposals' evidence (of the traces' operations, with their top-level values when
     /// `trace_values`, and of the audits' values), the pool window (`window`: its value
-    /// bound, or None for no window; `unbounded` for no bound) and the trial (`trial`:
-    /// `(declared refs, resolve)`, see `python_tallies`).
+    /// bound, or None for no bound) and the trial (`trial`: a `TrialVerdicts`).
     #[pyo3(signature = (*, audit_refs = false, operations = false, observation_values = false,
         trace_values = false, window = false, max_value_bytes = None, trial = None))]
     #[allow(clippy::too_many_arguments)]
@@ -224,7 +223,7 @@ impl TraceScanner {
         trace_values: bool,
         window: bool,
         max_value_bytes: Option<i64>,
-        trial: Option<(Vec<Bound<'_, PyString>>, Py<PyAny>)>,
+        trial: Option<PyRef<'_, crate::python_tallies::TrialVerdicts>>,
     ) -> PyResult<()> {
         crate::python_tallies::gather(
             &mut self.inner.tallies,

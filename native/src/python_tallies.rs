@@ -10,8 +10,10 @@
 //! * `WindowTally(drop_unloadable, max_value_bytes)`: `add_audits_json(raw)`, `summary()`
 //!   (as `pool_window.WindowTally.summary`), `digest_summary()` (the identities as the JSON
 //!   text orjson writes of them, or None: see `pool::WindowTally::digest_text`).
-//! * `TrialTally(declared, resolve)`: `resolve(ref)` gives `TrialSurfaces._native_parts`;
-//!   `add_trace_json(raw)`, `add_audits_json(raw)`, `counts()`.
+//! * `TrialVerdicts(declared, resolve)`: `resolve(ref)` gives `TrialSurfaces._native_parts`;
+//!   the checks and remembered verdicts one command's files share.
+//! * `TrialTally(declared, resolve)` or `TrialTally.over(verdicts)`: `add_trace_json(raw)`,
+//!   `add_audits_json(raw)`, `counts()`.
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -307,7 +309,7 @@ pub(crate) fn gather(
     observation_values: bool,
     trace_values: bool,
     window: Option<Option<i64>>,
-    trial: Option<(Vec<Bound<'_, PyString>>, Py<PyAny>)>,
+    trial: Option<PyRef<'_, TrialVerdicts>>,
 ) -> PyResult<()> {
     tallies.audit_refs = audit_refs.then(Vec::new);
     tallies.operations = operations;
@@ -316,7 +318,7 @@ pub(crate) fn gather(
         (operations || observation_values).then(|| evidence::Evidence::new(trace_values));
     tallies.window = window.map(|limit| pool::WindowTally::new(true, limit));
     tallies.trial = match trial {
-        Some((declared, resolve)) => Some(Box::new(CheckedTrial::new(&declared, resolve)?)),
+        Some(verdicts) => Some(Box::new(CheckedTrial::over(&verdicts))),
         None => None,
     };
     Ok(())
@@ -460,49 +462,89 @@ impl Checks for PyChecks {
     }
 }
 
-/// A trial tally with its checks; the first error stops it and waits in `error`.
-pub(crate) struct CheckedTrial {
-    pub(crate) tally: trial::TrialTally,
+/// The verdicts of one command's trial and the checks that give them, shared by the tallies
+/// of its files (`TrialVerdicts`).
+pub(crate) struct SharedVerdicts {
+    verdicts: trial::Verdicts,
     checks: PyChecks,
-    pub(crate) error: Option<PyErr>,
 }
 
-impl CheckedTrial {
-    pub(crate) fn new(declared: &[Bound<'_, PyString>], resolve: Py<PyAny>) -> PyResult<Self> {
+type Shared = std::sync::Arc<std::sync::Mutex<SharedVerdicts>>;
+
+/// `TrialVerdicts(declared, resolve)`: the declared refs and `resolve(ref)` (see the
+/// module's comment), remembered across the files of one command.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct TrialVerdicts {
+    shared: Shared,
+}
+
+#[pymethods]
+impl TrialVerdicts {
+    #[new]
+    fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
         let refs = declared.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
-        Ok(CheckedTrial {
-            tally: trial::TrialTally::new(refs.iter().map(Vec::as_slice)),
+        let shared = SharedVerdicts {
+            verdicts: trial::Verdicts::new(refs.iter().map(Vec::as_slice)),
             checks: PyChecks {
                 resolve,
                 functions: Vec::new(),
             },
-            error: None,
+        };
+        Ok(TrialVerdicts {
+            shared: std::sync::Arc::new(std::sync::Mutex::new(shared)),
         })
+    }
+}
+
+/// A trial tally with its checks; the first error stops it and waits in `error`.
+pub(crate) struct CheckedTrial {
+    pub(crate) tally: trial::TrialTally,
+    shared: Shared,
+    pub(crate) error: Option<PyErr>,
+}
+
+impl CheckedTrial {
+    pub(crate) fn over(verdicts: &TrialVerdicts) -> Self {
+        CheckedTrial {
+            tally: trial::TrialTally::new(),
+            shared: verdicts.shared.clone(),
+            error: None,
+        }
     }
 
     /// The first error a check raised, taken.
     pub(crate) fn raised(&mut self) -> PyResult<()> {
         self.error.take().map_or(Ok(()), Err)
     }
+
+    fn with_shared(
+        &mut self,
+        call: impl FnOnce(&mut trial::TrialTally, &mut SharedVerdicts) -> PyResult<()>,
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        let done = match self.shared.lock() {
+            Ok(mut shared) => call(&mut self.tally, &mut shared),
+            Err(_) => Err(PyValueError::new_err("the trial's verdicts were poisoned")),
+        };
+        self.error = done.err();
+    }
 }
 
 impl TrialCalls for CheckedTrial {
     fn trace_call(&mut self, reference: &JsString, args: &Object, succeeded: bool) {
-        if self.error.is_none() {
-            let done =
-                self.tally
-                    .add_trace_call(&mut self.checks, reference.as_wtf8(), args, succeeded);
-            self.error = done.err();
-        }
+        self.with_shared(|tally, shared| {
+            let SharedVerdicts { verdicts, checks } = shared;
+            tally.add_trace_call(verdicts, checks, reference.as_wtf8(), args, succeeded)
+        });
     }
 
     fn audit_call(&mut self, reference: &JsString, args: &Object) {
-        if self.error.is_none() {
-            let done = self
-                .tally
-                .add_audit_call(&mut self.checks, reference.as_wtf8(), args);
-            self.error = done.err();
-        }
+        self.with_shared(|tally, shared| {
+            let SharedVerdicts { verdicts, checks } = shared;
+            tally.add_audit_call(verdicts, checks, reference.as_wtf8(), args)
+        });
     }
 
     fn as_any(&mut self) -> &mut dyn std::any::Any {
@@ -520,9 +562,18 @@ pub struct TrialTally {
 impl TrialTally {
     #[new]
     fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
+        let verdicts = TrialVerdicts::new(declared, resolve)?;
         Ok(TrialTally {
-            inner: CheckedTrial::new(&declared, resolve)?,
+            inner: CheckedTrial::over(&verdicts),
         })
+    }
+
+    /// A tally of another input over the same verdicts.
+    #[staticmethod]
+    fn over(verdicts: PyRef<'_, TrialVerdicts>) -> Self {
+        TrialTally {
+            inner: CheckedTrial::over(&verdicts),
+        }
     }
 
     fn add_trace_json(&mut self, raw: &[u8]) -> PyResult<()> {
@@ -574,5 +625,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Evidence>()?;
     m.add_class::<WindowTally>()?;
     m.add_class::<TrialTally>()?;
+    m.add_class::<TrialVerdicts>()?;
     Ok(())
 }

@@ -84,10 +84,16 @@ pub const MEMO_LIMIT: usize = 1 << 15;
 /// Per ref, the classes counted, both in first-seen order.
 pub type ClassCounts = Vec<(Vec<u8>, Vec<(u8, u64)>)>;
 
-/// The trial tally of one input (see the module's comment).
-pub struct TrialTally {
+/// The declared refs and, per ref met, its checks and remembered verdicts: shared by the
+/// tallies of one command (the verdicts of pure checks hold for every file).
+pub struct Verdicts {
     declared: FastMap<Vec<u8>, Option<usize>>,
     entries: Vec<Entry>,
+}
+
+/// The trial tally of one input (see the module's comment).
+#[derive(Default)]
+pub struct TrialTally {
     pub trace_classes: ClassCounts,
     pub audit_classes: ClassCounts,
     trace_index: FastMap<Vec<u8>, usize>,
@@ -95,21 +101,14 @@ pub struct TrialTally {
 }
 
 impl TrialTally {
-    /// A tally over the declared refs (those of the live surface).
-    pub fn new<'a>(declared: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        TrialTally {
-            declared: declared.into_iter().map(|r| (r.to_vec(), None)).collect(),
-            entries: Vec::new(),
-            trace_classes: Vec::new(),
-            audit_classes: Vec::new(),
-            trace_index: FastMap::default(),
-            audit_index: FastMap::default(),
-        }
+    pub fn new() -> Self {
+        TrialTally::default()
     }
 
     /// One trace call (`add_trace`'s loop body).
     pub fn add_trace_call<C: Checks>(
         &mut self,
+        verdicts: &mut Verdicts,
         checks: &mut C,
         reference: &[u8],
         args: &Object,
@@ -118,7 +117,7 @@ impl TrialTally {
         if reference.starts_with(b"fabric.") {
             return Ok(());
         }
-        if let Some(class) = self.classify(checks, reference, args, succeeded)? {
+        if let Some(class) = verdicts.classify(checks, reference, args, succeeded)? {
             count(
                 &mut self.trace_classes,
                 &mut self.trace_index,
@@ -132,11 +131,12 @@ impl TrialTally {
     /// One audit call (`add_audit`): audits count as succeeded.
     pub fn add_audit_call<C: Checks>(
         &mut self,
+        verdicts: &mut Verdicts,
         checks: &mut C,
         reference: &[u8],
         args: &Object,
     ) -> Result<(), C::Error> {
-        if let Some(class) = self.classify(checks, reference, args, true)? {
+        if let Some(class) = verdicts.classify(checks, reference, args, true)? {
             count(
                 &mut self.audit_classes,
                 &mut self.audit_index,
@@ -145,6 +145,16 @@ impl TrialTally {
             );
         }
         Ok(())
+    }
+}
+
+impl Verdicts {
+    /// Over the declared refs (those of the live surface).
+    pub fn new<'a>(declared: impl IntoIterator<Item = &'a [u8]>) -> Self {
+        Verdicts {
+            declared: declared.into_iter().map(|r| (r.to_vec(), None)).collect(),
+            entries: Vec::new(),
+        }
     }
 
     fn entry<C: Checks>(
@@ -381,7 +391,8 @@ mod tests {
             calls: 0,
         };
         let refs: [&[u8]; 4] = [b"a", b"q", b"same", b"fabric.x"];
-        let mut tally = TrialTally::new(refs);
+        let mut verdicts = Verdicts::new(refs);
+        let mut tally = TrialTally::new();
         let calls = [
             (&b"a"[..], r#"{"ok":1,"n":1}"#, true),
             (b"a", r#"{"ok":1,"n":2}"#, true),
@@ -393,10 +404,12 @@ mod tests {
             (b"undeclared", r#"{"ok":1}"#, true),
         ];
         for (r, args, ok) in calls {
-            tally.add_trace_call(&mut checks, r, &o(args), ok).unwrap();
+            tally
+                .add_trace_call(&mut verdicts, &mut checks, r, &o(args), ok)
+                .unwrap();
         }
         tally
-            .add_audit_call(&mut checks, b"q", &o(r#"{"ok":1}"#))
+            .add_audit_call(&mut verdicts, &mut checks, b"q", &o(r#"{"ok":1}"#))
             .unwrap();
         let a = &tally.trace_classes[0];
         assert_eq!(
@@ -414,6 +427,21 @@ mod tests {
         assert_eq!(tally.audit_classes[0].1, [(QUARANTINE_COST, 1)]);
         // the third call was remembered: a: 2+2+0+1, q: 1, same: 1, then the audit's q: 0
         assert_eq!(checks.calls, 7);
+        // Another input's tally over the same verdicts asks no check it asked before.
+        let mut again = TrialTally::new();
+        again
+            .add_trace_call(
+                &mut verdicts,
+                &mut checks,
+                b"a",
+                &o(r#"{"ok":1,"n":2}"#),
+                true,
+            )
+            .unwrap();
+        assert_eq!(
+            (checks.calls, again.trace_classes[0].1[0]),
+            (7, (TIGHTENING_COST, 1))
+        );
     }
 
     #[test]

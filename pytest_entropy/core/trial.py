@@ -149,6 +149,7 @@ class TrialSurfaces:
 
     __slots__ = (
         "_built_checks",
+        "_verdicts",
         "checks",
         "compiled",
         "declared",
@@ -171,6 +172,7 @@ class TrialSurfaces:
         self.declared = action_schemas(live)
         self.compiled = action_schemas(effective)
         self.per_ref: dict[str, _RefChecks] = {}
+        self._verdicts: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"live": self.live, "effective": self.effective, "checks": self.checks}
@@ -188,6 +190,12 @@ class TrialSurfaces:
             compiled = None if quarantined else checks(self.compiled.get(ref))
             per_ref = self.per_ref[ref] = (declared, compiled, quarantined)
         return per_ref
+
+    def native_verdicts(self, native: Any) -> Any:
+        """The Rust core's ``TrialVerdicts`` of these surfaces, built on first use."""
+        if self._verdicts is None:
+            self._verdicts = native.TrialVerdicts(list(self.declared), self._native_parts)
+        return self._verdicts
 
     def _native_parts(self, ref: str) -> tuple[int, Any, int, Any, bool, bool]:
         # What the Rust core's trial runs for ref: each check's kind and function, and
@@ -259,14 +267,17 @@ class TrialTally:
         path."""
         return self.add_trace, self.add_audit, self.add_signed if self._checks else None
 
-    def native_parts(self) -> tuple[list[str], Callable[[str], Any]] | None:
-        """What the Rust core's trial counts with: the declared refs and, per ref, its
-        checks as ``TrialSurfaces._native_parts`` gives them; None without checks (the
-        plain path: every call through ``accepts``). The core's counts come back through
-        :meth:`TrialCounts.add_native` of :attr:`counts`."""
-        if self._checks is None:
-            return None
-        return list(self._declared), self._surfaces._native_parts
+    def counts_natively(self) -> bool:
+        """Whether the Rust core may count for this tally: it has checks (the plain path,
+        without them, calls ``accepts`` on every call)."""
+        return self._checks is not None
+
+    def native_verdicts(self, native: Any) -> Any:
+        """The Rust core's ``TrialVerdicts`` of these surfaces (``native`` is the core):
+        the declared refs and, per ref, its checks (``TrialSurfaces._native_parts``), with
+        the verdicts remembered across the tallies of one command. What the core counts
+        comes back through :meth:`TrialCounts.add_native` of :attr:`counts`."""
+        return self._surfaces.native_verdicts(native)
 
     def _classify_call(self, ref: str, args: Any, ok: bool) -> str:
         checks = self._checks

@@ -120,7 +120,7 @@ class NativeTraceReader:
             line_cap,
         )
         if self.tallies is not None:
-            self.tallies.ask(scanner)
+            self.tallies.ask(scanner, self._native)
         total = 0
         last = b"\n"
         try:

@@ -46,9 +46,10 @@ class NativeTallies:
     _window: tuple[Any, ...] | None = None
     _plain_window: WindowTally | None = None
 
-    def ask(self, scanner: Any) -> None:
-        """Tell the core's scanner what to gather (before its first chunk)."""
-        trial = None if self.trial is None else self.trial.native_parts()
+    def ask(self, scanner: Any, native: Any) -> None:
+        """Tell the core's scanner what to gather (before its first chunk); ``native`` is
+        the core."""
+        trial = None if self.trial is None else self.trial.native_verdicts(native)
         scanner.gather(
             audit_refs=self.audit_refs is not None,
             operations=self.evidence is not None and self.operations,

@@ -186,7 +186,7 @@ class ReplayHooks:
     # a scanner calls it instead when the replay is the only one listening to traces.
     on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
     # The trial tally these hooks feed (``TrialTally``), when the Rust core may count into
-    # it instead (``TrialTally.native_parts``): the trial's replay sets it.
+    # it instead (``TrialTally.counts_natively``): the trial's replay sets it.
     trial: Any = None
 
 
@@ -331,11 +331,7 @@ def _served_natively(
         return False
     if hooks is None:
         return True
-    return (
-        hooks.trial is not None
-        and hooks.on_value is None
-        and hooks.trial.native_parts() is not None
-    )
+    return hooks.trial is not None and hooks.on_value is None and hooks.trial.counts_natively()
 
 
 def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None) -> NativeTallies:

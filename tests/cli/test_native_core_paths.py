@@ -70,9 +70,9 @@ def test_the_same_bytes_with_and_without_the_core(
     asked: list[Any] = []
     original = native_tallies.NativeTallies.ask
 
-    def ask(self: native_tallies.NativeTallies, scanner: Any) -> None:
+    def ask(self: native_tallies.NativeTallies, scanner: Any, native: Any) -> None:
         asked.append(self)
-        original(self, scanner)
+        original(self, scanner, native)
 
     monkeypatch.setattr(native_tallies.NativeTallies, "ask", ask)
     for name, sessions, more in _corpora(tmp_path):

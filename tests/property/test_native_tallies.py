@@ -420,7 +420,7 @@ def _counts(counts: TrialCounts) -> str:
 def test_trial_counts_agree(lines: list[tuple[str, str]]) -> None:
     rust = _rust()
     surfaces = TrialSurfaces(LIVE, EFFECTIVE, CallChecks(decoded=True))
-    native = rust.TrialTally(list(surfaces.declared), surfaces._native_parts)
+    native = rust.TrialTally.over(surfaces.native_verdicts(rust))
     with paths("plain"):
         plain = TrialTally(LIVE, EFFECTIVE)
         for execution, audits in lines:
@@ -590,3 +590,20 @@ def test_the_pipeline_gathers_the_same_on_both_paths(
     native, plain = _read_both(tmp_path, files, trial_plan, replayed=TrialCounts())
     assert _diagnostics(native) == _diagnostics(plain)
     assert _counts(native.replayed) == _counts(plain.replayed)
+
+
+def test_the_verdicts_hold_across_the_files_of_one_command() -> None:
+    rust = _rust()
+    calls: list[Any] = []
+
+    def counted(args: Any) -> bool:
+        calls.append(args)
+        return True
+
+    parts = {"mcp.a": (3, counted, 3, counted, False, True)}
+    verdicts = rust.TrialVerdicts(list(parts), parts.__getitem__)
+    for _ in range(3):  # one tally per file, one check for the three
+        tally = rust.TrialTally.over(verdicts)
+        tally.add_trace_json(b'[["mcp.a",{"x":1},"succeeded"]]')
+        assert tally.counts() == ({"mcp.a": {"both-accept": 1}}, {})
+    assert len(calls) == 1
