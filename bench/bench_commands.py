@@ -9,10 +9,10 @@ Two corpora, one after the other (``--corpus``). The real-call corpus is built b
 line. The generated corpus (built once, cached under ``--cache``, by default
 ``/tmp/pytest-entropy-bench``, outside the repository): the BFCL 2024 leaderboard results
 of ``../shared/corpora`` converted to native session JSONL with ``pytest-entropy convert``
-against the ``questions_v1`` surface, one session file per model (its twelve category files in order),
-repeated ``--copies`` times (12 models x 12 copies = 144 files). Entries that hold no call
-(the prompt-style models' raw strings: no operation and no audit) are left out, so the
-corpus is made of tool calls (about 60 MB, 106,104 trace lines, 169,068 operations).
+against the ``questions_v1`` surface, one session file per model (its twelve category files
+in order), repeated ``--copies`` times (12 models x 12 copies = 144 files). Entries that
+hold no call (the prompt-style models' raw strings: no operation and no audit) are left out,
+so the corpus is made of tool calls (about 60 MB, 106,104 trace lines, 169,068 operations).
 
 Each command runs in this process through ``pytest_entropy.cli.main`` with the default
 engine (``--jobs 1``, local), once as a warm-up and then ``--repeat`` times; its best wall
