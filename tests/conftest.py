@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,14 @@ def shared_corpora() -> Path:
             "(set ENTROPY_SHARED_CORPORA to their location)"
         )
     return SHARED_CORPORA
+
+
+@pytest.fixture(params=["native", "plain"])
+def scan_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a test on the Rust core (``native``, skipped where it is not built) and on the
+    plain Python (``plain``, every native and fast piece off): the two implementations
+    the pipeline chooses between (issue 28)."""
+    from tests.native_core_support import on_path
+
+    with on_path(request.param):
+        yield request.param

@@ -76,6 +76,16 @@ pub struct Guarded<'a> {
     pub task_key: Option<&'a JsString>,
 }
 
+/// Why a trace is not metered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The reason the diagnostics count.
+    Reason(&'static str),
+    /// The trace was read with its strings elided ([`crate::json::Select::Shape`]) and its
+    /// exact `JSON.stringify` size is needed: guard the whole trace instead.
+    NeedsWholeTrace,
+}
+
 /// The member `key` of an object (the last duplicate won at parse time).
 pub fn get<'a>(object: &'a Object, key: &str) -> Option<&'a Value> {
     object
@@ -97,11 +107,20 @@ fn one_of(value: Option<&Value>, table: &[&'static str]) -> Option<&'static str>
     table.iter().copied().find(|t| t.as_bytes() == s.as_wtf8())
 }
 
-fn keys_within(object: &Object, allowed: &[&str]) -> bool {
-    object
-        .entries()
-        .iter()
-        .all(|(k, _)| allowed.iter().any(|a| a.as_bytes() == k.as_wtf8()))
+/// An object's members by the position of their key in `names`, found in one pass; `None`
+/// when a key is not among them (keys are unique: the parser kept the last duplicate).
+fn members<'a, const N: usize>(
+    object: &'a Object,
+    names: &[&str; N],
+) -> Option<[Option<&'a Value>; N]> {
+    let mut found = [None; N];
+    for (key, value) in object.entries() {
+        let at = names
+            .iter()
+            .position(|name| name.as_bytes() == key.as_wtf8())?;
+        found[at] = Some(value);
+    }
+    Some(found)
 }
 
 /// `safe_count`: an integer (or integral double) from 0 to 2**53 - 1.
@@ -120,15 +139,14 @@ fn is_float(value: &Value) -> bool {
     matches!(value, Value::Number(Number::Float(_)))
 }
 
-/// The envelope's checks before its operations; returns the doubles it holds.
-fn check_envelope(trace: &Object) -> Result<usize, &'static str> {
-    if !keys_within(trace, &ENVELOPE_KEYS) {
-        return Err("unknown envelope key");
-    }
-    if !is_text(get(trace, "kind"), TRACE_KIND) {
+/// The envelope's checks before its operations; returns its operations and the doubles
+/// it holds.
+fn check_envelope(trace: &Object) -> Result<(&[Value], usize), &'static str> {
+    let [kind, version, outcome, phases, operations, counts, error] =
+        members(trace, &ENVELOPE_KEYS).ok_or("unknown envelope key")?;
+    if !is_text(kind, TRACE_KIND) {
         return Err("kind is not pi-fabric.execution");
     }
-    let version = get(trace, "version");
     let version_is_one = match version {
         Some(Value::Number(n @ (Number::Int(_) | Number::UInt(_) | Number::Float(_)))) => {
             n.to_f64() == 1.0
@@ -138,22 +156,23 @@ fn check_envelope(trace: &Object) -> Result<usize, &'static str> {
     if !version_is_one {
         return Err("version is not 1");
     }
-    if one_of(get(trace, "outcome"), &OUTCOMES).is_none() {
+    if one_of(outcome, &OUTCOMES).is_none() {
         return Err("invalid envelope outcome");
     }
-    let Some(Value::Array(phases)) = get(trace, "phases") else {
+    let Some(Value::Array(phases)) = phases else {
         return Err("phases is not an array");
     };
     if !phases.iter().all(|p| matches!(p, Value::String(_))) {
         return Err("phases holds a non-string");
     }
-    if !matches!(get(trace, "operations"), Some(Value::Array(_))) {
+    let Some(Value::Array(operations)) = operations else {
         return Err("operations is not an array");
-    }
-    let Some(Value::Object(counts)) = get(trace, "counts") else {
+    };
+    let Some(Value::Object(counts)) = counts else {
         return Err("invalid counts");
     };
-    if counts.len() != COUNT_KEYS.len() || !keys_within(counts, &COUNT_KEYS) {
+    let present = members(counts, &COUNT_KEYS).ok_or("invalid counts")?;
+    if present.iter().any(Option::is_none) {
         return Err("invalid counts");
     }
     let mut floats = usize::from(version.is_some_and(is_float));
@@ -163,34 +182,40 @@ fn check_envelope(trace: &Object) -> Result<usize, &'static str> {
         }
         floats += usize::from(is_float(count));
     }
-    if get(trace, "error").is_some_and(|e| !matches!(e, Value::String(_))) {
+    if error.is_some_and(|e| !matches!(e, Value::String(_))) {
         return Err("envelope error is not a string");
     }
-    Ok(floats)
+    Ok((operations, floats))
 }
+
+/// An operation's members, by their position in [`OPERATION_KEYS`].
+type OperationMembers<'a> = [Option<&'a Value>; 11];
 
 /// The checks of an operation's optional members; returns its failure stage and the
 /// doubles of its result.
-fn check_optional(op: &Object) -> Result<(Option<&'static str>, usize), &'static str> {
-    let not_text = |key: &str| get(op, key).is_some_and(|v| !matches!(v, Value::String(_)));
-    if not_text("provider") {
+fn check_optional(
+    op: &OperationMembers<'_>,
+) -> Result<(Option<&'static str>, usize), &'static str> {
+    let [_, _, _, provider, action, _, _, stage, error, result, truncated] = *op;
+    let not_text = |v: Option<&Value>| v.is_some_and(|v| !matches!(v, Value::String(_)));
+    if not_text(provider) {
         return Err("provider is not a string");
     }
-    if not_text("action") {
+    if not_text(action) {
         return Err("action is not a string");
     }
-    let mut stage = None;
-    if let Some(value) = get(op, "failureStage") {
-        stage = Some(one_of(Some(value), &FAILURE_STAGES).ok_or("invalid failureStage")?);
-    }
-    if not_text("error") {
+    let stage = match stage {
+        Some(value) => Some(one_of(Some(value), &FAILURE_STAGES).ok_or("invalid failureStage")?),
+        None => None,
+    };
+    if not_text(error) {
         return Err("operation error is not a string");
     }
     let mut floats = 0;
-    if let Some(result) = get(op, "result") {
+    if let Some(result) = result {
         floats = value_floats(result).ok_or("result is not a bounded JSON value")?;
     }
-    if get(op, "resultTruncated").is_some_and(|v| !matches!(v, Value::Bool(_))) {
+    if truncated.is_some_and(|v| !matches!(v, Value::Bool(_))) {
         return Err("resultTruncated is not a boolean");
     }
     Ok((stage, floats))
@@ -223,30 +248,27 @@ fn check_operation<'a>(
     let Value::Object(op) = op else {
         return Err("operation is not an object");
     };
-    if !keys_within(op, &OPERATION_KEYS) {
-        return Err("unknown operation key");
-    }
-    if !is_text(get(op, "type"), "call") {
+    let found = members(op, &OPERATION_KEYS).ok_or("unknown operation key")?;
+    let [kind, sequence, reference, _, _, args_value, outcome, ..] = found;
+    if !is_text(kind, "call") {
         return Err("operation type is not call");
     }
-    let (sequence, mut floats) = check_sequence(get(op, "sequence"), *previous)?;
+    let (sequence, mut floats) = check_sequence(sequence, *previous)?;
     *previous = sequence;
-    let Some(Value::String(reference)) = get(op, "ref") else {
+    let Some(Value::String(reference)) = reference else {
         return Err("ref is not a string");
     };
-    let args_value = get(op, "args");
-    let Some(Value::Object(args)) = args_value else {
+    let Some(args @ Value::Object(args_object)) = args_value else {
         return Err("args is not an object");
     };
-    let outcome = one_of(get(op, "outcome"), &OUTCOMES).ok_or("invalid operation outcome")?;
-    let (stage, result_floats) = check_optional(op)?;
+    let outcome = one_of(outcome, &OUTCOMES).ok_or("invalid operation outcome")?;
+    let (stage, result_floats) = check_optional(&found)?;
     floats += result_floats;
-    let (signature, arg_floats) = signed_args(args_value.unwrap_or(&Value::Null))
-        .ok_or("args is not a bounded JSON value")?;
+    let (signature, arg_floats) = signed_args(args).ok_or("args is not a bounded JSON value")?;
     floats += arg_floats;
     let signed = SignedOperation {
         reference,
-        args,
+        args: args_object,
         outcome,
         stage,
         signature,
@@ -254,27 +276,34 @@ fn check_operation<'a>(
     Ok((signed, floats))
 }
 
-/// `guard_signed(trace, source_length)`: the passing trace, or the reason it is skipped.
-/// `source_length` is the line's byte length when the fast reader read it, else `None`.
-pub fn guard(trace: &Value, source_length: Option<usize>) -> Result<Guarded<'_>, &'static str> {
+/// `guard_signed(trace, source_length)`: the passing trace, or why it is skipped.
+/// `source_length` is the line's byte length when the fast reader read it, else `None`;
+/// `whole` says whether the trace's strings were all read (not elided).
+pub fn guard(
+    trace: &Value,
+    source_length: Option<usize>,
+    whole: bool,
+) -> Result<Guarded<'_>, Refusal> {
     let Value::Object(envelope) = trace else {
-        return Err("trace is not an object");
+        return Err(Refusal::Reason("trace is not an object"));
     };
-    let mut floats = check_envelope(envelope)?;
-    let Some(Value::Array(operations)) = get(envelope, "operations") else {
-        return Err("operations is not an array");
-    };
+    let (operations, mut floats) = check_envelope(envelope).map_err(Refusal::Reason)?;
     let mut signed = Vec::with_capacity(operations.len());
     let mut previous = -1.0;
     for op in operations {
-        let (operation, op_floats) = check_operation(op, &mut previous)?;
+        let (operation, op_floats) = check_operation(op, &mut previous).map_err(Refusal::Reason)?;
         floats += op_floats;
         signed.push(operation);
     }
     let estimate_fits =
         source_length.is_some_and(|length| length + MAX_FLOAT_GROWTH * floats <= TRACE_SIZE_BOUND);
-    if !estimate_fits && stringify(trace).len() > TRACE_SIZE_BOUND {
-        return Err("trace larger than 512 KiB");
+    if !estimate_fits {
+        if !whole {
+            return Err(Refusal::NeedsWholeTrace);
+        }
+        if stringify(trace).len() > TRACE_SIZE_BOUND {
+            return Err(Refusal::Reason("trace larger than 512 KiB"));
+        }
     }
     let task_key = match get(envelope, "phases") {
         Some(Value::Array(phases)) => match phases.first() {
@@ -296,9 +325,10 @@ mod tests {
 
     fn reason(raw: &str) -> &'static str {
         let value = parse(raw.as_bytes()).expect("valid JSON").value;
-        match guard(&value, Some(raw.len())) {
+        match guard(&value, Some(raw.len()), true) {
             Ok(_) => "",
-            Err(why) => why,
+            Err(Refusal::Reason(why)) => why,
+            Err(Refusal::NeedsWholeTrace) => "needs the whole trace",
         }
     }
 
@@ -354,7 +384,11 @@ mod tests {
         let fits = pad(TRACE_SIZE_BOUND - base);
         assert_eq!(reason(&fits), "");
         let value = parse(fits.as_bytes()).unwrap().value;
-        assert!(guard(&value, None).is_ok());
+        assert!(guard(&value, None, true).is_ok());
+        assert_eq!(
+            guard(&value, None, false).err(),
+            Some(Refusal::NeedsWholeTrace)
+        );
         assert_eq!(
             reason(&pad(TRACE_SIZE_BOUND - base + 1)),
             "trace larger than 512 KiB"

@@ -34,15 +34,32 @@ const INDEXED_OBJECT: usize = 12;
 
 /// A string as JavaScript holds it: UTF-8 text, or WTF-8 when it holds a lone surrogate
 /// (UTF-8 that also encodes U+D800-U+DFFF, never a high one followed by a low one).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct JsString {
     repr: Repr,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 enum Repr {
     Text(String),
     Wtf8(Vec<u8>),
+    /// One of the names a selective read looks for (no allocation for a known key).
+    Name(&'static str),
+}
+
+// Equal text is equal whatever holds it.
+impl PartialEq for JsString {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_wtf8() == other.as_wtf8()
+    }
+}
+
+impl Eq for JsString {}
+
+impl std::hash::Hash for JsString {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.as_wtf8());
+    }
 }
 
 impl Default for JsString {
@@ -58,6 +75,7 @@ impl JsString {
     pub fn as_str(&self) -> Option<&str> {
         match &self.repr {
             Repr::Text(text) => Some(text),
+            Repr::Name(text) => Some(text),
             Repr::Wtf8(_) => None,
         }
     }
@@ -66,6 +84,7 @@ impl JsString {
     pub fn as_wtf8(&self) -> &[u8] {
         match &self.repr {
             Repr::Text(text) => text.as_bytes(),
+            Repr::Name(text) => text.as_bytes(),
             Repr::Wtf8(bytes) => bytes,
         }
     }
@@ -96,13 +115,20 @@ impl JsString {
     }
 
     fn push_str(&mut self, text: &str) {
+        if let Repr::Name(name) = self.repr {
+            self.repr = Repr::Text(name.to_owned());
+        }
         match &mut self.repr {
             Repr::Text(own) => own.push_str(text),
             Repr::Wtf8(bytes) => bytes.extend_from_slice(text.as_bytes()),
+            Repr::Name(_) => {}
         }
     }
 
     fn push_code_point(&mut self, cp: u32) {
+        if let Repr::Name(name) = self.repr {
+            self.repr = Repr::Text(name.to_owned());
+        }
         if let (Some(c), Repr::Text(own)) = (char::from_u32(cp), &mut self.repr) {
             own.push(c);
             return;
@@ -243,7 +269,18 @@ impl PartialEq for Object {
     }
 }
 
+/// The members or items a container being parsed has room for before it first grows (most
+/// objects of a session line are small: one allocation instead of four).
+const ROOM: usize = 8;
+
 impl Object {
+    fn with_room() -> Self {
+        Object {
+            entries: Vec::with_capacity(ROOM),
+            index: None,
+        }
+    }
+
     /// Sets `key`, replacing the value of an existing key in place.
     pub fn insert(&mut self, key: JsString, value: Value) {
         if let Some(at) = self.position(&key) {
@@ -366,6 +403,33 @@ fn is_json_whitespace(c: char) -> bool {
 
 /// `parse_json_bytes`: one line's bytes to a value.
 pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
+    parse_selected(raw, &Select::All)
+}
+
+/// Which parts of a value to build; the rest is read (every byte checked exactly as the
+/// full parse checks it, and counted in [`Parsed::fast`]) but never built.
+#[derive(Debug)]
+pub enum Select {
+    /// The whole value.
+    All,
+    /// For an object, only these members (each by its own selection), in the object's
+    /// order, a repeated key's last value winning; any other value is read and becomes
+    /// `null` (the reader then only learns that it was not an object).
+    Members(&'static [(&'static str, Select)]),
+    /// For an object, every member: the named ones by their own selection, the others by
+    /// the second; any other value by [`Select::Shape`].
+    Object(&'static [(&'static str, Select)], &'static Select),
+    /// For an array, every item by this selection; any other value by [`Select::Shape`].
+    Items(&'static Select),
+    /// The value's shape: containers (with their keys), numbers, booleans and `null` as
+    /// they are, every string value empty (read, checked, not built).
+    Shape,
+}
+
+/// [`parse`] building only what `select` names: a line's record navigated to the few
+/// members a reader looks at, without building the rest (tool output, message text).
+/// It accepts and refuses exactly what [`parse`] does, with the same `fast`.
+pub fn parse_selected(raw: &[u8], select: &Select) -> Result<Parsed, ParseError> {
     let (text, valid) = match std::str::from_utf8(raw) {
         Ok(text) => (Cow::Borrowed(text), true),
         Err(_) => (String::from_utf8_lossy(raw), false),
@@ -379,7 +443,11 @@ pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
         fast: valid && trimmed.len() == json_trimmed.len(),
         big: false,
     };
-    let mut value = parser.value()?;
+    let mut value = parser.selected(select, 0)?;
+    parser.skip();
+    if parser.at != parser.text.len() {
+        return parser.fail("extra data after the JSON value");
+    }
     if parser.fast && parser.big {
         to_doubles(&mut value);
     }
@@ -402,16 +470,31 @@ fn to_doubles(value: &mut Value) {
     }
 }
 
-/// Whether any byte is a control character (below 0x20), 32 bytes at a time: the fold over
-/// a fixed-size chunk has no early exit, so the compiler turns it into vector compares.
-fn has_control(bytes: &[u8]) -> bool {
-    let mut chunks = bytes.chunks_exact(32);
-    for chunk in &mut chunks {
-        if chunk.iter().fold(false, |seen, &b| seen | (b < 0x20)) {
-            return true;
+/// The position of the first quote, backslash or control character (what ends a run of a
+/// string's plain bytes), eight bytes at a time. In each word the lowest flagged byte is
+/// exact (a borrow only ever flags bytes above a byte that qualified).
+fn special_byte(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let w = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        let found = zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if found != 0 {
+            return Some(at + found.trailing_zeros() as usize / 8);
         }
+        at += 8;
     }
-    chunks.remainder().iter().any(|&b| b < 0x20)
+    let tail = words.remainder();
+    tail.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| at + p)
 }
 
 enum Frame {
@@ -445,8 +528,9 @@ impl Parser<'_> {
         self.text.get(self.at).copied()
     }
 
-    /// The whole text as one value, with an explicit stack instead of recursion.
-    fn value(&mut self) -> Result<Value, ParseError> {
+    /// One value that sits inside `open` containers, with an explicit stack instead of
+    /// recursion; `elide`: string values are read but left empty ([`Select::Shape`]).
+    fn value(&mut self, open: usize, elide: bool) -> Result<Value, ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         loop {
             self.skip();
@@ -456,12 +540,12 @@ impl Parser<'_> {
                     self.skip();
                     if self.peek() == Some(b'}') {
                         self.at += 1;
-                        self.note_depth(stack.len() + 1);
+                        self.note_depth(open + stack.len() + 1);
                         Value::Object(Object::default())
                     } else {
                         let key = self.key()?;
-                        stack.push(Frame::Object(Object::default(), key));
-                        self.note_depth(stack.len());
+                        stack.push(Frame::Object(Object::with_room(), key));
+                        self.note_depth(open + stack.len());
                         continue;
                     }
                 }
@@ -470,13 +554,17 @@ impl Parser<'_> {
                     self.skip();
                     if self.peek() == Some(b']') {
                         self.at += 1;
-                        self.note_depth(stack.len() + 1);
+                        self.note_depth(open + stack.len() + 1);
                         Value::Array(Vec::new())
                     } else {
-                        stack.push(Frame::Array(Vec::new()));
-                        self.note_depth(stack.len());
+                        stack.push(Frame::Array(Vec::with_capacity(ROOM)));
+                        self.note_depth(open + stack.len());
                         continue;
                     }
+                }
+                Some(b'"') if elide => {
+                    self.skip_string()?;
+                    Value::String(JsString::default())
                 }
                 Some(b'"') => Value::String(self.string()?),
                 Some(_) => self.scalar()?,
@@ -485,10 +573,6 @@ impl Parser<'_> {
             // Attach the value, closing every container that ends here.
             loop {
                 let Some(frame) = stack.last_mut() else {
-                    self.skip();
-                    if self.at != self.text.len() {
-                        return self.fail("extra data after the JSON value");
-                    }
                     return Ok(value);
                 };
                 self.skip();
@@ -526,10 +610,244 @@ impl Parser<'_> {
         }
     }
 
+    /// One value inside `open` containers, built as `select` says.
+    fn selected(&mut self, select: &Select, open: usize) -> Result<Value, ParseError> {
+        let (members, rest) = match select {
+            Select::All => return self.value(open, false),
+            Select::Shape => return self.value(open, true),
+            Select::Items(item) => return self.items(item, open),
+            Select::Members(members) => (*members, None),
+            Select::Object(members, rest) => (*members, Some(*rest)),
+        };
+        self.skip();
+        if self.peek() != Some(b'{') {
+            if rest.is_some() {
+                return self.value(open, true);
+            }
+            self.skip_value(open)?;
+            return Ok(Value::Null);
+        }
+        self.at += 1;
+        self.note_depth(open + 1);
+        let mut object = Object::with_room();
+        self.skip();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(Value::Object(object));
+        }
+        loop {
+            let (key, named) = self.named_key(members)?;
+            match named.map(|at| &members[at].1).or(rest) {
+                Some(inner) => {
+                    let value = self.selected(inner, open + 1)?;
+                    object.insert(key, value);
+                }
+                None => self.skip_value(open + 1)?,
+            }
+            self.skip();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(Value::Object(object));
+                }
+                _ => return self.fail("expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// An array inside `open` containers, each item built as `item` says.
+    fn items(&mut self, item: &Select, open: usize) -> Result<Value, ParseError> {
+        self.skip();
+        if self.peek() != Some(b'[') {
+            return self.value(open, true);
+        }
+        self.at += 1;
+        self.note_depth(open + 1);
+        let mut items = Vec::with_capacity(ROOM);
+        self.skip();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            items.push(self.selected(item, open + 1)?);
+            self.skip();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return self.fail("expected ',' or ']'"),
+            }
+        }
+    }
+
+    /// Reads one value inside `open` containers without building it.
+    fn skip_value(&mut self, open: usize) -> Result<(), ParseError> {
+        // The open containers of the skipped value: true for an object.
+        let mut stack: Vec<bool> = Vec::new();
+        loop {
+            self.skip();
+            match self.peek() {
+                Some(b'{') | Some(b'[') => {
+                    let object = self.peek() == Some(b'{');
+                    self.at += 1;
+                    self.skip();
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.at += 1;
+                        self.note_depth(open + stack.len() + 1);
+                    } else {
+                        stack.push(object);
+                        self.note_depth(open + stack.len());
+                        if object {
+                            self.skip_key()?;
+                        }
+                        continue;
+                    }
+                }
+                Some(b'"') => self.skip_string()?,
+                Some(b't' | b'f' | b'n') => {
+                    self.scalar()?;
+                }
+                Some(_) => self.skip_number()?,
+                None => return self.fail("unexpected end of text"),
+            }
+            // After a value: close every container that ends here.
+            loop {
+                let Some(&object) = stack.last() else {
+                    return Ok(());
+                };
+                self.skip();
+                let next = self.peek();
+                if next == Some(b',') {
+                    self.at += 1;
+                    if object {
+                        self.skip_key()?;
+                    }
+                    break;
+                }
+                if next != Some(if object { b'}' } else { b']' }) {
+                    return self.fail("expected ',' or a closing bracket");
+                }
+                self.at += 1;
+                stack.pop();
+            }
+        }
+    }
+
+    fn skip_key(&mut self) -> Result<(), ParseError> {
+        self.skip();
+        if self.peek() != Some(b'"') {
+            return self.fail("expected a string key");
+        }
+        self.skip_string()?;
+        self.skip();
+        if self.peek() != Some(b':') {
+            return self.fail("expected ':'");
+        }
+        self.at += 1;
+        Ok(())
+    }
+
+    /// A string literal read, not built: what [`Parser::string`] checks and notes.
+    fn skip_string(&mut self) -> Result<(), ParseError> {
+        self.at += 1;
+        loop {
+            let rest = &self.text[self.at..];
+            let Some(end) = special_byte(rest) else {
+                return self.fail("unterminated string");
+            };
+            self.at += end;
+            match rest[end] {
+                b'"' => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                b'\\' => {}
+                _ => return self.fail("invalid control character in a string"),
+            }
+            match self.text.get(self.at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
+                Some(b'u') => {
+                    let unit = u32::from(self.hex4(self.at + 2)?);
+                    self.at += 6;
+                    let mut paired = false;
+                    if (0xD800..0xDC00).contains(&unit) && self.text[self.at..].starts_with(b"\\u")
+                    {
+                        let low = u32::from(self.hex4(self.at + 2)?);
+                        if (0xDC00..0xE000).contains(&low) {
+                            self.at += 6;
+                            paired = true;
+                        }
+                    }
+                    if !paired && (0xD800..0xE000).contains(&unit) {
+                        self.fast = false; // orjson refuses lone surrogates
+                    }
+                }
+                Some(_) => return self.fail("invalid escape"),
+                None => return self.fail("unterminated string"),
+            }
+        }
+    }
+
+    /// A number read, not built: the grammar, and whether a double overflows.
+    fn skip_number(&mut self) -> Result<(), ParseError> {
+        let (start, integral, exponent) = self.number_token()?;
+        let length = self.at - start;
+        if integral && length <= EXACT_INTEGER_CHARS {
+            return Ok(());
+        }
+        // Without an exponent only more than 308 integer digits can overflow a double.
+        if !exponent && length <= 308 {
+            return Ok(());
+        }
+        let token = std::str::from_utf8(&self.text[start..self.at]).unwrap_or("");
+        if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+            self.fast = false;
+        }
+        Ok(())
+    }
+
     fn note_depth(&mut self, depth: usize) {
         if depth > FAST_DEPTH {
             self.fast = false;
         }
+    }
+
+    /// [`Parser::key`] and the position of the member it names in `members`, without
+    /// allocating a key spelled exactly as one of them.
+    fn named_key(
+        &mut self,
+        members: &[(&'static str, Select)],
+    ) -> Result<(JsString, Option<usize>), ParseError> {
+        self.skip();
+        if self.peek() == Some(b'"') {
+            let rest = &self.text[self.at + 1..];
+            if let Some(end) = memchr::memchr2(b'"', b'\\', rest) {
+                let raw = &rest[..end];
+                let found = members.iter().position(|(name, _)| name.as_bytes() == raw);
+                if let (Some(at), Some(b'"')) = (found, rest.get(end)) {
+                    self.at += end + 2;
+                    self.skip();
+                    if self.peek() != Some(b':') {
+                        return self.fail("expected ':'");
+                    }
+                    self.at += 1;
+                    let key = JsString {
+                        repr: Repr::Name(members[at].0),
+                    };
+                    return Ok((key, Some(at)));
+                }
+            }
+        }
+        let key = self.key()?;
+        let at = members
+            .iter()
+            .position(|(name, _)| name.as_bytes() == key.as_wtf8());
+        Ok((key, at))
     }
 
     /// A member's key and its `:`.
@@ -561,8 +879,9 @@ impl Parser<'_> {
         self.number().map(Value::Number)
     }
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`
-    fn number(&mut self) -> Result<Number, ParseError> {
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`: moves past the token; returns
+    /// where it starts, whether it is integral and whether it has an exponent.
+    fn number_token(&mut self) -> Result<(usize, bool, bool), ParseError> {
         let start = self.at;
         let text = self.text;
         let digits = |mut at: usize| {
@@ -578,6 +897,7 @@ impl Parser<'_> {
             _ => return self.fail("expected a JSON value"),
         }
         let mut integral = true;
+        let mut exponent = false;
         if text.get(at) == Some(&b'.') && text.get(at + 1).is_some_and(u8::is_ascii_digit) {
             at = digits(at + 1);
             integral = false;
@@ -587,9 +907,16 @@ impl Parser<'_> {
             if text.get(at + 1 + sign).is_some_and(u8::is_ascii_digit) {
                 at = digits(at + 1 + sign);
                 integral = false;
+                exponent = true;
             }
         }
         self.at = at;
+        Ok((start, integral, exponent))
+    }
+
+    fn number(&mut self) -> Result<Number, ParseError> {
+        let (start, integral, _) = self.number_token()?;
+        let (text, at) = (self.text, self.at);
         // The token is ASCII by construction.
         let token = std::str::from_utf8(&text[start..at]).unwrap_or("");
         if token == "-0" {
@@ -623,22 +950,20 @@ impl Parser<'_> {
         };
         loop {
             let rest = &self.text[self.at..];
-            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-            if has_control(&rest[..end]) {
-                self.at += rest.iter().position(|&b| b < 0x20).unwrap_or(0);
-                return self.fail("invalid control character in a string");
-            }
-            if end == rest.len() {
+            let Some(end) = special_byte(rest) else {
                 return self.fail("unterminated string");
-            }
+            };
             // Both ends sit on ASCII bytes, so the slice is on character boundaries.
             out.push_str(&self.source[self.at..self.at + end]);
             self.at += end;
-            if self.text[self.at] == b'"' {
-                self.at += 1;
-                return Ok(out);
+            match rest[end] {
+                b'"' => {
+                    self.at += 1;
+                    return Ok(out);
+                }
+                b'\\' => self.escape(&mut out)?,
+                _ => return self.fail("invalid control character in a string"),
             }
-            self.escape(&mut out)?;
         }
     }
 
@@ -823,6 +1148,33 @@ mod tests {
         assert!(!ok("1\u{2028}".as_bytes()).fast);
         assert!(!ok(b"\x0c1").fast);
         assert!(parse("1\u{85}".as_bytes()).is_err());
+    }
+
+    #[test]
+    fn special_bytes_are_found_first() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        let pieces: [&[u8]; 9] = [
+            b"a",
+            b"\"",
+            b"\\",
+            b"\x1f",
+            b"\x00",
+            b"\x20",
+            b"\x7f",
+            b"\xc3\xa9",
+            b"!",
+        ];
+        let mut state = 12345u64;
+        for _ in 0..20_000 {
+            let mut text = Vec::new();
+            for _ in 0..(state % 23) {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.extend_from_slice(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            assert_eq!(special_byte(&text), naive(&text), "{text:?}");
+        }
     }
 
     #[test]

@@ -13,14 +13,131 @@
 //! does not reproduce: the note keeps the line's bytes until the caller supplies the text
 //! ([`Scanner::malformed_notes`], [`Scanner::resolve_note`]), which it does after each chunk.
 
-use crate::guard::{get, guard};
-use crate::json::{self, JsString, Value};
+use crate::guard::{get, guard, Refusal};
+use crate::json::{self, JsString, Select, Value};
 use crate::lines::{Line, LineKind, LineSplitter, Prefilter};
 use crate::meter::{MeterState, Operation};
 use crate::tallies::Tallies;
 
 /// `ScanDiagnostics.SAMPLE_LIMIT`: a file's notes past this many can never be shown.
 pub const NOTE_LIMIT: usize = 10;
+
+/// An operation as the guard and the meter read it: the members they compare built whole,
+/// every other string only checked to be one (argument values, results, errors).
+const OPERATION: Select = Select::Object(
+    &[
+        ("type", Select::All),
+        ("sequence", Select::All),
+        ("ref", Select::All),
+        ("outcome", Select::All),
+        ("failureStage", Select::All),
+        // Named only so that their keys are not allocated: read by shape, as the others.
+        ("args", Select::Shape),
+        ("provider", Select::Shape),
+        ("action", Select::Shape),
+        ("error", Select::Shape),
+        ("result", Select::Shape),
+        ("resultTruncated", Select::Shape),
+    ],
+    &Select::Shape,
+);
+const COUNTS: Select = Select::Object(
+    &[
+        ("droppedValues", Select::All),
+        ("truncatedValues", Select::All),
+        ("redactedValues", Select::All),
+        ("droppedOperations", Select::All),
+    ],
+    &Select::All,
+);
+/// The trace envelope as the guard reads it (every member kept: unknown keys matter).
+const ENVELOPE: Select = Select::Object(
+    &[
+        ("kind", Select::All),
+        ("version", Select::All),
+        ("outcome", Select::All),
+        ("phases", Select::All),
+        ("operations", Select::Items(&OPERATION)),
+        ("counts", COUNTS),
+        ("error", Select::Shape),
+    ],
+    &Select::Shape,
+);
+/// What a trace line's reader looks at: `details.trace`, or `message.details.trace`.
+const TRACE_DETAILS: Select = Select::Members(&[("trace", ENVELOPE)]);
+pub const TRACE_LINE: Select = Select::Members(&[
+    ("details", TRACE_DETAILS),
+    ("message", Select::Members(&[("details", TRACE_DETAILS)])),
+]);
+/// For the tallies (`tallies.rs`): the operations' arguments whole (the trial checks them,
+/// the evidence tallies their values) and/or the audits beside the trace.
+const OPERATION_ARGS: Select = Select::Object(
+    &[
+        ("type", Select::All),
+        ("sequence", Select::All),
+        ("ref", Select::All),
+        ("outcome", Select::All),
+        ("failureStage", Select::All),
+        ("args", Select::All),
+        ("provider", Select::Shape),
+        ("action", Select::Shape),
+        ("error", Select::Shape),
+        ("result", Select::Shape),
+        ("resultTruncated", Select::Shape),
+    ],
+    &Select::Shape,
+);
+const ENVELOPE_ARGS: Select = Select::Object(
+    &[
+        ("kind", Select::All),
+        ("version", Select::All),
+        ("outcome", Select::All),
+        ("phases", Select::All),
+        ("operations", Select::Items(&OPERATION_ARGS)),
+        ("counts", COUNTS),
+        ("error", Select::Shape),
+    ],
+    &Select::Shape,
+);
+const ARGS_DETAILS: Select = Select::Members(&[("trace", ENVELOPE_ARGS)]);
+const AUDITS_DETAILS: Select = Select::Members(&[("trace", ENVELOPE), ("audits", Select::All)]);
+const ARGS_AUDITS_DETAILS: Select =
+    Select::Members(&[("trace", ENVELOPE_ARGS), ("audits", Select::All)]);
+const ARGS_LINE: Select = Select::Members(&[
+    ("details", ARGS_DETAILS),
+    ("message", Select::Members(&[("details", ARGS_DETAILS)])),
+]);
+const AUDITS_LINE: Select = Select::Members(&[
+    ("details", AUDITS_DETAILS),
+    ("message", Select::Members(&[("details", AUDITS_DETAILS)])),
+]);
+const ARGS_AUDITS_LINE: Select = Select::Members(&[
+    ("details", ARGS_AUDITS_DETAILS),
+    (
+        "message",
+        Select::Members(&[("details", ARGS_AUDITS_DETAILS)]),
+    ),
+]);
+/// The same with the trace whole: for its exact `JSON.stringify` size, when needed.
+const WHOLE_DETAILS: Select = Select::Members(&[("trace", Select::All)]);
+pub const WHOLE_TRACE_LINE: Select = Select::Members(&[
+    ("details", WHOLE_DETAILS),
+    ("message", Select::Members(&[("details", WHOLE_DETAILS)])),
+]);
+/// What a model line's reader looks at (`model_from_record`).
+pub const MODEL_LINE: Select = Select::Members(&[
+    ("type", Select::All),
+    ("provider", Select::All),
+    ("modelId", Select::All),
+    (
+        "message",
+        Select::Members(&[
+            ("role", Select::All),
+            ("provider", Select::All),
+            ("model", Select::All),
+        ]),
+    ),
+]);
 
 /// What a note says: a text, or a malformed line waiting for the reader's error text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +206,14 @@ fn model_from_record(record: &json::Object) -> Option<Vec<u8>> {
         }
         _ => None,
     }
+}
+
+/// The trace of a record read before (`details.trace` or `message.details.trace`).
+fn trace_of(record: &Value) -> Option<&Value> {
+    let Value::Object(record) = record else {
+        return None;
+    };
+    get(details_of(record)?, "trace")
 }
 
 /// `details`, or `message.details`, when it is an object.
@@ -199,7 +324,7 @@ impl Scanner {
             LineKind::Empty => self.counts.empty_lines += 1,
             LineKind::Model => {
                 self.counts.model_lines += 1;
-                if let Some(parsed) = self.parse(line.bytes()) {
+                if let Some(parsed) = self.parse(line.bytes(), &MODEL_LINE) {
                     if let Value::Object(record) = &parsed.value {
                         if let Some(model) = model_from_record(record) {
                             self.model = Some(model);
@@ -212,8 +337,8 @@ impl Scanner {
     }
 
     /// `_parse`: the line's object, counting and noting what makes it unusable.
-    fn parse(&mut self, raw: &[u8]) -> Option<json::Parsed> {
-        let parsed = match json::parse(raw) {
+    fn parse(&mut self, raw: &[u8], select: &Select) -> Option<json::Parsed> {
+        let parsed = match json::parse_selected(raw, select) {
             Ok(parsed) => parsed,
             Err(_) => {
                 self.counts.malformed_lines += 1;
@@ -236,28 +361,60 @@ impl Scanner {
 
     /// `_trace_line`: parse, navigate, guard, meter.
     fn trace_line(&mut self, raw: &[u8]) {
-        let Some(parsed) = self.parse(raw) else {
+        let select = match (self.tallies.wants_arguments(), self.tallies.wants_audits()) {
+            (false, false) => &TRACE_LINE,
+            (true, false) => &ARGS_LINE,
+            (false, true) => &AUDITS_LINE,
+            (true, true) => &ARGS_AUDITS_LINE,
+        };
+        let Some(parsed) = self.parse(raw, select) else {
             return;
         };
-        let Value::Object(record) = &parsed.value else {
+        let source_length = parsed.fast.then_some(raw.len());
+        let Some((trace, audits)) = self.locate(&parsed.value) else {
             return;
+        };
+        if let Some(trace) = trace {
+            if !self.meter_trace(trace, source_length, false) {
+                // The exact size of a trace read without its strings: read the line again,
+                // whole (the same bytes parse the same way; a failure would be this crate's
+                // bug).
+                let whole = json::parse_selected(raw, &WHOLE_TRACE_LINE);
+                match whole.as_ref().ok().and_then(|p| trace_of(&p.value)) {
+                    Some(trace) => {
+                        self.meter_trace(trace, source_length, true);
+                    }
+                    None => self.reject("guard error: native core"),
+                }
+            }
+        }
+        // The audits beside the trace, whatever became of it (`_harvest`).
+        self.tallies.audits(audits);
+    }
+
+    /// The line's trace and audits, counting a line without details or without a trace;
+    /// `None` for a line without details.
+    #[allow(clippy::type_complexity)]
+    fn locate<'v>(&mut self, record: &'v Value) -> Option<(Option<&'v Value>, Option<&'v Value>)> {
+        let Value::Object(record) = record else {
+            return None;
         };
         let Some(details) = details_of(record) else {
             self.counts.lines_without_details += 1;
-            return;
+            return None;
         };
-        match get(details, "trace") {
-            None => self.counts.lines_without_trace += 1,
-            Some(trace) => self.trace(trace, parsed.fast.then_some(raw.len())),
+        let trace = get(details, "trace");
+        if trace.is_none() {
+            self.counts.lines_without_trace += 1;
         }
-        // The audits beside the trace, whatever became of it (`_harvest`).
-        self.tallies.audits(get(details, "audits"));
+        Some((trace, get(details, "audits")))
     }
 
-    /// `guard_signed` and `_emit`: meter (and tally) a trace, or count its rejection.
-    fn trace(&mut self, trace: &Value, source_length: Option<usize>) {
-        match guard(trace, source_length) {
-            Err(reason) => self.reject(reason),
+    /// Guards and meters one trace; false when the whole trace is needed first.
+    fn meter_trace(&mut self, trace: &Value, source_length: Option<usize>, whole: bool) -> bool {
+        match guard(trace, source_length, whole) {
+            Err(Refusal::NeedsWholeTrace) => return false,
+            Err(Refusal::Reason(reason)) => self.reject(reason),
             Ok(guarded) => {
                 self.counts.traces += 1;
                 let operations: Vec<Operation<'_>> = guarded
@@ -278,6 +435,7 @@ impl Scanner {
                     .trace(calls.map(|op| (op.reference, op.args, op.outcome)));
             }
         }
+        true
     }
 
     fn reject(&mut self, reason: &'static str) {

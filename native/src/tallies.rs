@@ -52,6 +52,16 @@ impl Tallies {
             || self.trial.is_some()
     }
 
+    /// Whether anything reads the operations' argument values (not only their keys): the
+    /// trial, and the evidence's trace-value tallies.
+    pub fn wants_arguments(&self) -> bool {
+        self.trial.is_some()
+            || self
+                .evidence
+                .as_ref()
+                .is_some_and(|evidence| self.operations && evidence.trace_values)
+    }
+
     /// One guarded trace's operations: `(ref, args, outcome)` in order.
     pub fn trace<'a>(
         &mut self,

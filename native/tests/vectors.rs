@@ -171,6 +171,59 @@ fn json_as_the_specification() {
     );
 }
 
+/// A selective read accepts and refuses what the full parse does, with the same `fast`,
+/// and builds the selected members as the full parse builds them.
+#[test]
+fn selective_reads_decide_as_the_full_parse() {
+    use _core::json::{parse_selected, Select};
+    const NOTHING: Select = Select::Members(&[]);
+    const SOME: Select = Select::Members(&[("a", Select::All), ("b", NOTHING)]);
+    const ITEMS: Select = Select::Items(&Select::Shape);
+    const OBJECT: Select = Select::Object(&[("a", ITEMS)], &Select::Shape);
+    let data = load("json.json");
+    let mut failures = Vec::new();
+    for case in items(field(&data, "cases")) {
+        let input = unhex(text(field(case, "input")));
+        let full = parse(&input);
+        for (at, select) in [&NOTHING, &SOME, &ITEMS, &OBJECT, &Select::Shape]
+            .into_iter()
+            .enumerate()
+        {
+            let got = parse_selected(&input, select);
+            let same = match (&full, &got) {
+                (Err(_), Err(_)) => true,
+                (Ok(a), Ok(b)) if at >= 2 => a.fast == b.fast,
+                (Ok(a), Ok(b)) => {
+                    a.fast == b.fast
+                        && match (&a.value, &b.value) {
+                            (Value::Object(whole), Value::Object(part)) => {
+                                part.entries().iter().all(|(k, v)| {
+                                    k.as_wtf8() != b"a"
+                                        || whole.entries().iter().any(|(wk, wv)| wk == k && wv == v)
+                                })
+                            }
+                            (_, Value::Null) => true,
+                            _ => false,
+                        }
+                }
+                _ => false,
+            };
+            if !same {
+                failures.push(format!(
+                    "{}: {select:?} {got:?}",
+                    text(field(case, "input"))
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
+
 #[test]
 fn number_text_as_the_specification() {
     let data = load("jsnum.json");

@@ -13,14 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from pytest_entropy.core.canonical import stable_json_hash
-from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.fingerprint import shape_signature, signature_distance
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
-from pytest_entropy.core.meter_apply import (
-    INVOCATION_REJECTION_STAGES,
-    _RefAccumulator,
-    apply_twice,
-)
+from pytest_entropy.core.meter_apply import INVOCATION_REJECTION_STAGES, _RefAccumulator
 from pytest_entropy.core.meter_report import SurfaceIndex, flow_terms, ref_order, ref_scores
 from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
@@ -72,8 +67,6 @@ _SCORE_WEIGHTS: Final = (
 )
 _NO_TASK = "(none)"
 _SEQUENCE_JOIN = "→"
-# ``add_signed`` in C (``_meter_native.c``): the derivation and both states' counts of a trace.
-_METER_KERNEL: Final = "core._meter_native"
 
 
 def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
@@ -168,19 +161,10 @@ class MeterState:
     def add_signed_many(
         self, entries: list[tuple[Iterable[Sequence[Any]], str | None, str | None]]
     ) -> None:
-        """:meth:`add_signed` for each ``(operations, task_key, model)`` of ``entries``, in order
-        (a file's deferred traces). The native kernel walks the list itself and hands back an
-        entry it does not take, which the Python then does."""
-        native = kernel(_METER_KERNEL)
-        if native is None or type(entries) is not list:
-            for operations, task_key, model in entries:
-                self.add_signed(operations, task_key, model)
-            return
-        start = 0
-        while (stop := native.add_signed_many(self, entries, start)) is not None:
-            operations, task_key, model = entries[stop]
+        """:meth:`add_signed` for each ``(operations, task_key, model)`` of ``entries``, in
+        order."""
+        for operations, task_key, model in entries:
             self.add_signed(operations, task_key, model)
-            start = stop + 1
 
     def add_signed(
         self,
@@ -190,19 +174,10 @@ class MeterState:
     ) -> None:
         """Accumulate one trace of ``(ref, args, outcome, failure_stage, signature)`` tuples.
 
-        This is the ingest hot path. The per-trace derivations (churn distances, the action
-        sequence) happen once; the counts then go to the global state and, for a stamped
-        trace, to the model's own state.
-
-        The native kernel ``core._meter_native`` does all of it in one call when it is built
-        and the switches allow it (asked per trace: ``fastpath.kernel`` is a dict lookup). It
-        hands back ``NotImplemented``, having changed nothing, for anything outside its exact
-        domain (operations other than a list or tuple of 5-tuples of strs, ...); the Python
-        below is its twin (``tests/property/test_meter_native.py`` compares every slot).
+        The per-trace derivations (churn distances, the action sequence) happen once; the
+        counts then go to the global state and, for a stamped trace, to the model's own
+        state. The Rust core's ``meter.rs`` mirrors this method and :meth:`_apply`.
         """
-        native = kernel(_METER_KERNEL)
-        if native is not None and native.add_signed(self, operations, task_key, model) is None:
-            return
         pending: dict[str, str] | None = None
         sequence: list[str] = []
         items: list[tuple[str, str, str, str | None, float | None]] = []
@@ -238,11 +213,8 @@ class MeterState:
         if model_state is None:
             model_state = MeterState(retain_terms=self.retain_terms)
             self.models[model] = model_state
-        if fast_paths() and items:
-            apply_twice(self, model_state, items, discovery, workflow, key, task)
-        else:
-            self._apply(items, discovery, workflow, key, task)
-            model_state._apply(items, discovery, workflow, key, task)
+        self._apply(items, discovery, workflow, key, task)
+        model_state._apply(items, discovery, workflow, key, task)
 
     def _apply(
         self,
@@ -343,6 +315,27 @@ class MeterState:
         state.task_sequences = {task: dict(sequences) for task, sequences in data[5]}
         state.models = {model: cls.from_plain(inner) for model, inner in data[6]}
         return state
+
+    def merge_plain(self, data: Sequence[Any]) -> MeterState:
+        """``self.merge(MeterState.from_plain(data))``; a state that is still empty (a
+        file's fresh part) takes the built state's contents instead of copying them."""
+        other = MeterState.from_plain(data)
+        if self.traces or self.refs or self.models or self.task_sequences or self.churn_terms:
+            return self.merge(other)
+        for name in MeterState.__slots__:
+            if name != "retain_terms":
+                setattr(self, name, getattr(other, name))
+        if not self.retain_terms:
+            self._drop_terms()
+        return self
+
+    def _drop_terms(self) -> None:
+        self.retain_terms = False
+        self.churn_terms = []
+        for acc in self.refs.values():
+            acc.churn_terms = []
+        for model in self.models.values():
+            model._drop_terms()
 
     # ------------------------------------------------------------------------ merging
 

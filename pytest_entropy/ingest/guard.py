@@ -1,32 +1,47 @@
-"""The native format: session JSONL with ``FabricExecutionTraceV1`` envelopes (spec §1.1-§1.5).
+"""The trace-V1 guard (spec §1.2): which traces the meter hears, and why the others are skipped.
 
-:class:`SessionScanner` consumes raw lines and produces the session evidence: meter traces
-stamped with the current model, audit calls and value observations. It is the single place
-that decides what a line means; every skipped line is counted in :class:`ScanDiagnostics`.
+:func:`guard_signed` checks one envelope in the reference's order and refuses with its
+reason; a passing trace's operations come back with their shape signatures, checked and
+computed in one walk of each argument tree. The Rust core's ``guard.rs`` and
+``signature.rs`` mirror this module (``tests/property/test_native_scan_differential.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 from pytest_entropy.core.canonical import js_stringify
+from pytest_entropy.core.fingerprint import shape_signature
 from pytest_entropy.core.jscompat import MAX_SAFE_INTEGER
 from pytest_entropy.core.records import Operation
-from pytest_entropy.ingest.argtree import (
-    MAX_FLOAT_GROWTH,
-    SignedOperation,
-    count_float,
-    safe_count,
-    signed_args,
-    value_floats,
-)
 
-# signed_args, or a twin that may answer NotImplemented (then signed_args decides).
-Signer = Callable[[dict[str, Any]], Any]
+__all__ = [
+    "FAILURE_STAGES",
+    "MAX_ARGS_DEPTH",
+    "MAX_FLOAT_GROWTH",
+    "OUTCOMES",
+    "TRACE_KIND",
+    "TRACE_SIZE_BOUND",
+    "SignedOperation",
+    "guard_signed",
+    "guard_trace",
+    "signed_args",
+    "value_floats",
+]
 
 TRACE_KIND: Final = "pi-fabric.execution"
 TRACE_SIZE_BOUND: Final = 524_288
+MAX_ARGS_DEPTH: Final = 14
+# Integers at or beyond this magnitude are ±Infinity to JavaScript (core.jscompat.js_number).
+INT_OVERFLOW: Final = 2**1024 - 2**970
+# The longest JavaScript text of one double ("-1.2345678901234567e-123" and the like). The
+# source text of a number is at least one byte, so each float can lengthen the
+# serialisation by at most this much; no other JSON value can serialise longer in
+# JavaScript than in valid UTF-8 source (strings only lose escapes, integers keep digits).
+MAX_FLOAT_GROWTH: Final = 24
+
+# One guarded operation with its shape signature: (ref, args, outcome, failure stage, signature).
+SignedOperation = tuple[str, dict[str, Any], str, str | None, str]
 
 _ENVELOPE_KEYS: Final = frozenset(
     {"kind", "version", "outcome", "phases", "operations", "counts", "error"}
@@ -53,7 +68,212 @@ OUTCOMES: Final = frozenset({"succeeded", "failed", "aborted", "timed_out"})
 FAILURE_STAGES: Final = frozenset({"resolve", "prepare", "validate", "approve", "invoke", "guard"})
 
 
-# ------------------------------------------------------------------------------ guard
+class _Refused(Exception):
+    """A check failed; ``args[0]`` is the reason the diagnostics count."""
+
+
+# ------------------------------------------------------------------------ values
+
+
+def _tree_floats(container: Any, depth: int) -> int:
+    """Floats in a JSON value tree, or -1 if it is not one (non-finite number, foreign type,
+    or a container deeper than 14 levels below ``args``)."""
+    if depth > MAX_ARGS_DEPTH:
+        return -1
+    floats = 0
+    values = container.values() if type(container) is dict else container
+    for value in values:
+        t = type(value)
+        if t is str or t is bool or value is None:
+            continue
+        if t is int:
+            # JavaScript reads an integer beyond the double range as Infinity.
+            if -INT_OVERFLOW < value < INT_OVERFLOW:
+                continue
+            return -1
+        if t is float:
+            if value - value != 0.0:  # NaN or an infinity
+                return -1
+            floats += 1
+            continue
+        if t is dict or t is list:
+            if value:
+                inner = _tree_floats(value, depth + 1)
+                if inner < 0:
+                    return -1
+                floats += inner
+            elif depth + 1 > MAX_ARGS_DEPTH:
+                return -1
+            continue
+        return -1
+    return floats
+
+
+def value_floats(value: Any) -> int:
+    """The floats of any JSON value, -1 when it is not a bounded one."""
+    t = type(value)
+    if t is dict or t is list:
+        return _tree_floats(value, 0)
+    if t is float:
+        return 1 if value - value == 0.0 else -1
+    if t is int:
+        return 0 if -INT_OVERFLOW < value < INT_OVERFLOW else -1
+    return 0 if (t is str or t is bool or value is None) else -1
+
+
+def _count_float(value: Any) -> int:
+    """0 or 1 for a safe-count candidate (the envelope's numbers)."""
+    return 1 if type(value) is float else 0
+
+
+def _safe_count(value: Any) -> bool:
+    t = type(value)
+    if t is int:
+        return bool(0 <= value <= MAX_SAFE_INTEGER)
+    if t is float:
+        return bool(value - value == 0.0 and value == int(value) and 0 <= value <= MAX_SAFE_INTEGER)
+    return False
+
+
+def signed_args(args: dict[str, Any]) -> tuple[str, int] | None:
+    """``(shape signature, floats)`` of a valid ``args`` tree, ``None`` if it is invalid."""
+    if not args:
+        return "()", 0
+    floats = _tree_floats(args, 0)
+    if floats < 0:
+        return None
+    return shape_signature(args), floats
+
+
+# ------------------------------------------------------------------------ checks
+
+
+def _check_envelope(trace: Any) -> int:
+    """The envelope's checks before its operations; returns the floats it holds."""
+    if type(trace) is not dict:
+        raise _Refused("trace is not an object")
+    if not _ENVELOPE_KEYS.issuperset(trace):
+        raise _Refused("unknown envelope key")
+    get = trace.get
+    if get("kind") != TRACE_KIND:
+        raise _Refused("kind is not pi-fabric.execution")
+    version = get("version")
+    if (type(version) is not int and type(version) is not float) or version != 1:
+        raise _Refused("version is not 1")
+    outcome = get("outcome")
+    if type(outcome) is not str or outcome not in OUTCOMES:
+        raise _Refused("invalid envelope outcome")
+    phases = get("phases")
+    if type(phases) is not list:
+        raise _Refused("phases is not an array")
+    if any(type(phase) is not str for phase in phases):
+        raise _Refused("phases holds a non-string")
+    if type(get("operations")) is not list:
+        raise _Refused("operations is not an array")
+    counts = get("counts")
+    if type(counts) is not dict or counts.keys() != _COUNT_KEYS:
+        raise _Refused("invalid counts")
+    floats = _count_float(version)
+    for count in counts.values():
+        if not _safe_count(count):
+            raise _Refused("invalid counts")
+        floats += _count_float(count)
+    if "error" in trace and type(trace["error"]) is not str:
+        raise _Refused("envelope error is not a string")
+    return floats
+
+
+def _check_sequence(sequence: Any, previous: int | float) -> int:
+    """The sequence rule (an integer above the previous one, at most 2**53 - 1); returns
+    the floats it adds."""
+    if type(sequence) is int:
+        if sequence <= previous or sequence > MAX_SAFE_INTEGER:
+            raise _Refused("invalid or non-increasing sequence")
+        return 0
+    if not _safe_count(sequence) or sequence <= previous:
+        raise _Refused("invalid or non-increasing sequence")
+    return 1
+
+
+def _check_optional(op: dict[str, Any]) -> tuple[str | None, int]:
+    """The checks of an operation's optional members: its failure stage, its result's
+    floats."""
+    if "provider" in op and type(op["provider"]) is not str:
+        raise _Refused("provider is not a string")
+    if "action" in op and type(op["action"]) is not str:
+        raise _Refused("action is not a string")
+    stage = None
+    if "failureStage" in op:
+        stage = op["failureStage"]
+        if type(stage) is not str or stage not in FAILURE_STAGES:
+            raise _Refused("invalid failureStage")
+    if "error" in op and type(op["error"]) is not str:
+        raise _Refused("operation error is not a string")
+    floats = 0
+    if "result" in op:
+        floats = value_floats(op["result"])
+        if floats < 0:
+            raise _Refused("result is not a bounded JSON value")
+    if "resultTruncated" in op and type(op["resultTruncated"]) is not bool:
+        raise _Refused("resultTruncated is not a boolean")
+    return stage, floats
+
+
+def _check_operation(op: Any, previous: int | float) -> tuple[SignedOperation, int]:
+    """One operation's checks in order; returns it signed, with the floats it holds."""
+    if type(op) is not dict:
+        raise _Refused("operation is not an object")
+    if not _OPERATION_KEYS.issuperset(op):
+        raise _Refused("unknown operation key")
+    if op.get("type") != "call":
+        raise _Refused("operation type is not call")
+    floats = _check_sequence(op.get("sequence"), previous)
+    ref = op.get("ref")
+    if type(ref) is not str:
+        raise _Refused("ref is not a string")
+    args = op.get("args")
+    if type(args) is not dict:
+        raise _Refused("args is not an object")
+    outcome = op.get("outcome")
+    if type(outcome) is not str or outcome not in OUTCOMES:
+        raise _Refused("invalid operation outcome")
+    stage, result_floats = _check_optional(op) if len(op) > 5 else (None, 0)
+    shape = signed_args(args)
+    if shape is None:
+        raise _Refused("args is not a bounded JSON value")
+    return (ref, args, outcome, stage, shape[0]), floats + result_floats + shape[1]
+
+
+def _guard(trace: Any, source_length: int | None) -> list[SignedOperation]:
+    floats = _check_envelope(trace)
+    signed: list[SignedOperation] = []
+    previous: int | float = -1
+    for op in trace["operations"]:
+        operation, more = _check_operation(op, previous)
+        previous = op["sequence"]
+        floats += more
+        signed.append(operation)
+    if (
+        source_length is None or source_length + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND
+    ) and len(js_stringify(trace).encode("utf-8")) > TRACE_SIZE_BOUND:
+        raise _Refused("trace larger than 512 KiB")
+    return signed
+
+
+def guard_signed(trace: Any, source_length: int | None) -> tuple[list[SignedOperation], str]:
+    """Check a trace against the V1 guard (spec §1.2): ``(signed operations, "")`` when it
+    passes, ``([], reason)`` when it fails.
+
+    ``source_length`` is the byte length of the valid UTF-8 line the trace was parsed from
+    (``None`` when unknown); when the line plus the worst-case growth of its floats fits the
+    512 KiB bound, the exact JavaScript serialisation need not be built.
+    """
+    try:
+        return _guard(trace, source_length), ""
+    except _Refused as refused:
+        return [], str(refused.args[0])
+    except Exception as error:  # the reference treats any exception as a failure
+        return [], f"guard error: {type(error).__name__}"
 
 
 def guard_trace(trace: Any) -> tuple[tuple[Operation, ...], str]:
@@ -63,120 +283,3 @@ def guard_trace(trace: Any) -> tuple[tuple[Operation, ...], str]:
     """
     signed, reason = guard_signed(trace, None)
     return tuple(tuple.__new__(Operation, op[:4]) for op in signed), reason
-
-
-def guard_signed(
-    trace: Any, source_length: int | None, signer: Signer | None = None
-) -> tuple[list[SignedOperation], str]:
-    """The guard on the ingest hot path: passing operations come back with their signature.
-
-    ``source_length`` is the byte length of the valid UTF-8 line the trace was parsed from
-    (``None`` when unknown); when the line plus the worst-case growth of its floats fits the
-    512 KiB bound, the exact JavaScript serialisation need not be built. ``signer`` stands in
-    for :func:`signed_args` (the native kernel's twin, whose ``NotImplemented`` hands an
-    argument tree back to the Python).
-    """
-    try:
-        return _guard(trace, source_length, signer)
-    except Exception as error:  # the reference treats any exception as a failure
-        return [], f"guard error: {type(error).__name__}"
-
-
-def _guard(
-    trace: Any, source_length: int | None, signer: Signer | None
-) -> tuple[list[SignedOperation], str]:
-    if type(trace) is not dict:
-        return [], "trace is not an object"
-    if not _ENVELOPE_KEYS.issuperset(trace):
-        return [], "unknown envelope key"
-    get = trace.get
-    if get("kind") != TRACE_KIND:
-        return [], "kind is not pi-fabric.execution"
-    version = get("version")
-    if (type(version) is not int and type(version) is not float) or version != 1:
-        return [], "version is not 1"
-    outcome = get("outcome")
-    if type(outcome) is not str or outcome not in OUTCOMES:
-        return [], "invalid envelope outcome"
-    phases = get("phases")
-    if type(phases) is not list:
-        return [], "phases is not an array"
-    for phase in phases:
-        if type(phase) is not str:
-            return [], "phases holds a non-string"
-    operations = get("operations")
-    if type(operations) is not list:
-        return [], "operations is not an array"
-    counts = get("counts")
-    if type(counts) is not dict or counts.keys() != _COUNT_KEYS:
-        return [], "invalid counts"
-    floats = count_float(version)
-    for count in counts.values():
-        if not safe_count(count):
-            return [], "invalid counts"
-        floats += count_float(count)
-    if "error" in trace and type(trace["error"]) is not str:
-        return [], "envelope error is not a string"
-    signed: list[SignedOperation] = []
-    append = signed.append
-    previous: int | float = -1
-    operation_keys = _OPERATION_KEYS.issuperset
-    outcomes = OUTCOMES
-    sign = signed_args if signer is None else signer
-    for op in operations:
-        if type(op) is not dict:
-            return [], "operation is not an object"
-        if not operation_keys(op):
-            return [], "unknown operation key"
-        op_get = op.get
-        if op_get("type") != "call":
-            return [], "operation type is not call"
-        sequence: Any = op_get("sequence")
-        if type(sequence) is int:
-            if sequence <= previous or sequence > MAX_SAFE_INTEGER:
-                return [], "invalid or non-increasing sequence"
-        elif not safe_count(sequence) or sequence <= previous:
-            return [], "invalid or non-increasing sequence"
-        else:
-            floats += 1
-        previous = sequence
-        ref = op_get("ref")
-        if type(ref) is not str:
-            return [], "ref is not a string"
-        args = op_get("args")
-        if type(args) is not dict:
-            return [], "args is not an object"
-        op_outcome = op_get("outcome")
-        if type(op_outcome) is not str or op_outcome not in outcomes:
-            return [], "invalid operation outcome"
-        stage = None
-        if len(op) > 5:
-            if "provider" in op and type(op["provider"]) is not str:
-                return [], "provider is not a string"
-            if "action" in op and type(op["action"]) is not str:
-                return [], "action is not a string"
-            if "failureStage" in op:
-                stage = op["failureStage"]
-                if type(stage) is not str or stage not in FAILURE_STAGES:
-                    return [], "invalid failureStage"
-            if "error" in op and type(op["error"]) is not str:
-                return [], "operation error is not a string"
-            if "result" in op:
-                result_floats = value_floats(op["result"])
-                if result_floats < 0:
-                    return [], "result is not a bounded JSON value"
-                floats += result_floats
-            if "resultTruncated" in op and type(op["resultTruncated"]) is not bool:
-                return [], "resultTruncated is not a boolean"
-        shape = sign(args)
-        if shape is NotImplemented:
-            shape = signed_args(args)
-        if shape is None:
-            return [], "args is not a bounded JSON value"
-        floats += shape[1]
-        append((ref, args, op_outcome, stage, shape[0]))
-    if (
-        source_length is None or source_length + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND
-    ) and len(js_stringify(trace).encode("utf-8")) > TRACE_SIZE_BOUND:
-        return [], "trace larger than 512 KiB"
-    return signed, ""

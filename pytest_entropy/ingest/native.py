@@ -12,36 +12,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
-from msgspec import UNSET
-
 from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import js_own_keys, value_key
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
-from pytest_entropy.ingest.argtree import (
-    MAX_FLOAT_GROWTH,
-    SignedOperation,
-)
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.guard import TRACE_KIND, TRACE_SIZE_BOUND, guard_signed
-from pytest_entropy.ingest.jsonparse import (
-    JSONParseError,
-    may_hold_negative_zero,
-    parse_json_bytes,
-    parse_json_text,
-)
+from pytest_entropy.ingest.guard import TRACE_KIND, SignedOperation, guard_signed
+from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
 from pytest_entropy.ingest.mentions import mention_lines
-from pytest_entropy.ingest.native_decode import (
-    FAST_ERRORS,
-    audited_decoder,
-    meter_decoder,
-    model_decoder,
-    model_of,
-    struct_guard,
-)
-from pytest_entropy.ingest.native_sinks import AuditRefs, kernel_sinks
 
 _TRACE_MARK: Final = TRACE_KIND.encode()
 _MODEL_CHANGE_MARK: Final = b'"type":"model_change"'
@@ -171,19 +151,6 @@ class ScanRecords:
 SessionEvidence = ScanRecords
 
 
-def _never(raw: bytes) -> bool:
-    return False
-
-
-SCAN_KERNEL: Final = "ingest._scan_native"
-
-
-def _make_trace(signed: list[SignedOperation], task_key: str, scanner: SessionScanner) -> Trace:
-    """The :class:`Trace` ``SessionScanner._emit`` hands to ``on_trace`` (for the kernel)."""
-    operations = tuple(tuple.__new__(Operation, op[:4]) for op in signed)
-    return tuple.__new__(Trace, (operations, task_key, scanner.current_model))
-
-
 def _may_mention(raw: bytes, mentions: tuple[bytes, ...]) -> bool:
     """Whether a line may hold one of the quoted strings ``mentions``. A line with no
     backslash writes every string literally between quotes, so it holds none of them unless
@@ -199,28 +166,24 @@ def _may_mention(raw: bytes, mentions: tuple[bytes, ...]) -> bool:
 class SessionScanner:
     """Line-by-line session scanner with its own model cursor (spec §1.1).
 
-    ``on_trace`` receives every guarded trace as a :class:`Trace`; ``meter`` (the fast path)
-    accumulates it directly with the signatures the guard computed. Audits are harvested
+    ``on_trace`` receives every guarded trace as a :class:`Trace`; ``meter`` accumulates it
+    directly with the signatures the guard computed. Audits are harvested
     only when ``on_audit`` or ``on_value`` is given (measurement needs neither, so it does
     not pay for them). ``mentions`` (quoted UTF-8 strings, such as ``b'"ref"'``) lets
     :meth:`scan_stream` skip, unread, every trace line that cannot contain one of them: for
     a reader that only cares about calls of a few refs (the compile's replay).
-    ``accelerate=False`` turns off the msgspec fast path (tests compare both paths; the
-    results must be identical). ``on_signed(signed, task_key, model)``, when given, hears
-    each guarded trace in place of ``on_trace``: its operations as the guard signed them
-    (``(ref, args, outcome, failure stage, signature)``), no :class:`Trace` built.
+    ``accelerate`` is accepted and ignored: there is one plain path (issue 28; the Rust
+    core, ``ingest/native_scan.py``, is the other implementation).
+    ``on_signed(signed, task_key, model)``, when given, hears each guarded trace in place
+    of ``on_trace``: its operations as the guard signed them (``(ref, args, outcome,
+    failure stage, signature)``), no :class:`Trace` built.
     ``on_values``, when given, hears each line's values at once, as one flat
     :func:`harvest_values` tuple, in place of ``on_value`` and ``on_value_fields``: a
     :func:`value_tallier` then tallies them in one call.
     """
 
     __slots__ = (
-        "_accelerate",
-        "_decoder",
-        "_guard",
         "_native",
-        "_scan",
-        "_signer",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -256,7 +219,6 @@ class SessionScanner:
         self.on_signed = on_signed
         self.mentions = mentions
         self.meter = meter
-        self._accelerate = accelerate
         self.on_audit = on_audit
         self.on_value = on_value
         self.on_value_fields = on_value_fields
@@ -269,17 +231,6 @@ class SessionScanner:
         )
         # The native twin of audit_records, asked once per scanner (None: the Python one).
         self._native = kernel(AUDIT_KERNEL)
-        self._decoder = audited_decoder if self._want_audits else meter_decoder
-        # The native kernel (_guard_native.c) takes over the trace guard's value checks and
-        # the shape signatures when it is built; its Python twins are native_decode's
-        # struct_guard and argtree's signed_args, which also decide whatever it hands back
-        # (NotImplemented).
-        native = kernel("ingest._guard_native")
-        self._guard = struct_guard if native is None else native.struct_guard
-        self._signer = None if native is None else native.signed_args
-        # The native kernel (_scan_native.c) runs scan_stream's batch loop, the fast trace
-        # path and _emit; its Python twins are the loop below, _trace_line_fast and _emit.
-        self._scan = kernel(SCAN_KERNEL)
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -299,44 +250,14 @@ class SessionScanner:
         """Scan a binary stream to its end: :meth:`feed` for every line, in a tight loop."""
         diagnostics = self.diagnostics
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
-        fast_trace = self._trace_line_fast if self._accelerate else _never
         mentions = self.mentions
         select = None if mentions is None else mention_lines(mentions, _may_mention)
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
-        native = self._scan if type(self) is SessionScanner else None
-        context = (
-            diagnostics,
-            OVERSIZED,
-            trace_mark,
-            change_mark,
-            assistant_mark,
-            self._accelerate,
-            struct_guard,
-            FAST_ERRORS,
-            UNSET,
-            MAX_FLOAT_GROWTH,
-            TRACE_SIZE_BOUND,
-            _make_trace,
-            AuditCall,
-            js_own_keys,
-            ValueObservation,
-            None if native is None else kernel_sinks(self),
-            AuditRefs,
-        )
         try:
             for batch in iter_line_batches(stream, line_cap=line_cap, info=info):
                 counted += len(batch)
                 wanted = None if select is None else select(batch)
-                if native is not None:
-                    # One batch in C (NotImplemented: outside its domain, the loop below).
-                    tallies = [number, empty, ignored, model_lines, trace_lines]
-                    try:
-                        done = native.scan_batch(self, batch, wanted, tallies, context)
-                    finally:
-                        number, empty, ignored, model_lines, trace_lines = tallies
-                    if done is not NotImplemented:
-                        continue
                 first = number
                 for raw in batch:
                     number += 1
@@ -345,8 +266,7 @@ class SessionScanner:
                         self.line_number = number
                         if wanted is not None and number - first - 1 not in wanted:
                             continue
-                        if not fast_trace(raw):
-                            self._trace_line(raw, None)
+                        self._trace_line(raw, None)
                     elif not raw:
                         if raw is OVERSIZED:
                             diagnostics.oversized_lines += 1
@@ -394,8 +314,6 @@ class SessionScanner:
             return
         if _TRACE_MARK in raw:
             diagnostics.trace_lines += 1
-            if text is None and self._accelerate and self._trace_line_fast(raw):
-                return
             self._trace_line(raw, text)
         elif _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw:
             diagnostics.model_lines += 1
@@ -404,15 +322,6 @@ class SessionScanner:
             diagnostics.ignored_lines += 1
 
     def _model_line(self, raw: bytes, text: str | None) -> None:
-        if text is None and self._accelerate:
-            try:
-                model = model_of(model_decoder.decode(raw))
-            except FAST_ERRORS:
-                pass
-            else:
-                if model is not None:
-                    self.current_model = model
-                return
         record = self._parse(raw, text)
         if record is not None:
             model = model_from_record(record[0])
@@ -438,40 +347,6 @@ class SessionScanner:
             return None
         return value, fast
 
-    def _trace_line_fast(self, raw: bytes) -> bool:
-        """The accelerated path; returns False to hand the line to the generic path."""
-        if may_hold_negative_zero(raw):
-            return False  # msgspec reads -0 as the integer 0; parse_json_bytes keeps it -0.0
-        try:
-            record = self._decoder.decode(raw)
-        except FAST_ERRORS:
-            return False
-        details = record.details
-        if details is UNSET:
-            message = record.message
-            details = UNSET if message is UNSET else message.details
-            if details is UNSET:
-                self.diagnostics.lines_without_details += 1
-                return True
-        trace = details.trace
-        if trace is UNSET:
-            self.diagnostics.lines_without_trace += 1
-        else:
-            guarded = self._guard(trace)
-            if guarded is NotImplemented:
-                guarded = struct_guard(trace)
-            signed, floats, reason = guarded
-            if not reason and len(raw) + MAX_FLOAT_GROWTH * floats > TRACE_SIZE_BOUND:
-                return False  # near the size bound: the generic path measures it exactly
-            if reason:
-                self.diagnostics.reject(reason, f"{self.name}:{self.line_number}")
-            else:
-                phases = trace.phases
-                self._emit(signed, phases[0] if phases else "(none)")
-        if self._want_audits:
-            self._harvest(details.audits)  # type: ignore[union-attr]
-        return True
-
     def _trace_line(self, raw: bytes, text: str | None) -> None:
         parsed = self._parse(raw, text)
         if parsed is None:
@@ -486,9 +361,7 @@ class SessionScanner:
                 diagnostics.lines_without_details += 1
                 return
         if "trace" in details:
-            signed, reason = guard_signed(
-                details["trace"], len(raw) if fast else None, self._signer
-            )
+            signed, reason = guard_signed(details["trace"], len(raw) if fast else None)
             if reason:
                 diagnostics.reject(reason, f"{self.name}:{self.line_number}")
             else:

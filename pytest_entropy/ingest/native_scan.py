@@ -148,6 +148,6 @@ class NativeTraceReader:
         self.current_model = model
         self.diagnostics.merge(diagnostics_from_plain(self.name, counters, reasons, notes))
         if self.meter is not None:
-            self.meter.merge(MeterState.from_plain(meter))
+            self.meter.merge_plain(meter)
         if self.tallies is not None:
             self.tallies.take(scanner, self.diagnostics)

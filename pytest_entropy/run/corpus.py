@@ -26,18 +26,15 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import core
 from pytest_entropy.core.pool import (
-    POOL_MAX_VALUE_BYTES,
     PoolMerge,
     PoolMerger,
     WindowSummary,
     summarize_window,
     tally_summary,
 )
-from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.redact import redact_observation
@@ -48,10 +45,10 @@ from pytest_entropy.core.regex import (
 )
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.native import AUDIT_KERNEL, SessionEvidence, value_tallier
-from pytest_entropy.ingest.native_sinks import AuditRefs
+from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.run.collector import relaxed_collector
+from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
@@ -296,19 +293,6 @@ class CorpusRead(CorpusPart):
         return self.pool.result()
 
 
-def _fan_out(listeners: list[Callable[[Any], None]]) -> Callable[[Any], None] | None:
-    if not listeners:
-        return None
-    if len(listeners) == 1:
-        return listeners[0]
-
-    def every(item: Any) -> None:
-        for listener in listeners:
-            listener(item)
-
-    return every
-
-
 def _extend_records(into: SessionEvidence, more: SessionEvidence) -> None:
     into.traces.extend(more.traces)
     into.value_observations.extend(more.value_observations)
@@ -347,97 +331,12 @@ def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | Non
     )
 
 
-@dataclass(slots=True)
-class _Listeners:
-    """Who hears one file's records on the plain path (see :func:`_listeners`)."""
-
-    on_trace: Callable[[Any], None] | None = None
-    on_audit: Callable[[Any], None] | None = None
-    on_value: Callable[[Any], None] | None = None
-    on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
-    on_value_fields: Callable[[str, str, Any], None] | None = None
-    on_values: Callable[[tuple[Any, ...]], None] | None = None
-    tally: Any = None  # the window's own tally, when it alone hears the values
-    window: WindowSummary | None = None  # the window the Rust core summarised
-    observations: list[ValueObservation] = field(default_factory=list)
-    hooks: ReplayHooks | None = None
-
-
-def _record_listeners(
-    plan: CorpusPlan, part: CorpusPart, listening: _Listeners
-) -> tuple[list[Callable[[Any], None]], list[Callable[[Any], None]], list[Callable[[Any], None]]]:
-    """The trace, audit and value listeners a plan adds, in the order they hear a record."""
-    evidence: Any = part.evidence
-    traces: list[Callable[[Any], None]] = []
-    audits: list[Callable[[Any], None]] = []
-    values: list[Callable[[Any], None]] = []
-    if plan.proposals:
-        traces.append(evidence.add_trace)
-    if plan.audit_refs:
-        # An AuditRefs, not a lambda: the scan kernel then hands its set to the audit kernel.
-        audits.append(AuditRefs(part.audit_refs))
-    if plan.observation_values:
-        values.append(evidence.add_observation)
-    if plan.windows:
-        values.append(listening.observations.append)
-    if plan.records:
-        traces.append(part.records.traces.append)
-        audits.append(part.records.audit_calls.append)
-        values.append(part.records.value_observations.append)
-    hooks = listening.hooks
-    if hooks is not None:
-        for listeners, hook in ((traces, hooks.on_trace), (audits, hooks.on_audit)):
-            if hook is not None:
-                listeners.append(hook)
-        if hooks.on_value is not None:
-            values.append(hooks.on_value)
-    return traces, audits, values
-
-
-def _listeners(
-    plan: CorpusPlan, part: CorpusPart, cache: EvidenceCache | None, hooks: ReplayHooks | None
-) -> _Listeners:
-    """The plain path's listeners of one file, with the shortcuts the plain scanner offers
-    when one listener alone hears a kind of record (no record objects are built)."""
-    listening = _Listeners(hooks=hooks)
-    traces, audits, values = _record_listeners(plan, part, listening)
-    listening.on_trace = _fan_out(traces)
-    listening.on_audit = _fan_out(audits)
-    listening.on_value = _fan_out(values)
-    hooks = listening.hooks
-    if (
-        hooks is not None
-        and hooks.on_signed is not None
-        and len(traces) == 1
-        and traces[0] is hooks.on_trace
-    ):
-        listening.on_signed = hooks.on_signed  # the scanner hands over its guarded operations
-    elif fast_paths() and plan.proposals and len(traces) == 1:
-        # The evidence alone listens to traces: it reads the guarded operations themselves.
-        listening.on_signed = part.evidence.add_signed
-    if len(values) == 1 and fast_paths():
-        if plan.observation_values:
-            # The proposals' tallies alone hear values: the fields, or one tuple per line.
-            listening.on_values = _values_tallier(part.evidence)
-            if listening.on_values is None:
-                listening.on_value_fields = part.evidence.add_value
-        elif plan.windows and not plan.redact_values and cache is None:
-            listening.tally = window_tally(True, POOL_MAX_VALUE_BYTES)
-            listening.on_value_fields = listening.tally.add
-    return listening
-
-
-def _values_tallier(evidence: ProposalEvidence) -> Callable[[tuple[Any, ...]], None] | None:
-    """What tallies each line's values in one call (the audit kernel's), or None."""
-    return value_tallier(evidence) if kernel(AUDIT_KERNEL) is not None else None
-
-
 def _read_cached(
     source: SourceFile,
     plan: CorpusPlan,
     part: CorpusPart,
     cache: EvidenceCache,
-    listening: _Listeners,
+    listening: Listeners,
 ) -> bool:
     read = cache.read(Path(source.location), plan.options)
     part.diagnostics.merge(read.diagnostics)
@@ -465,9 +364,9 @@ def _read_plain(
     cache: EvidenceCache | None,
     cursor: ModelCursor | None,
     hooks: ReplayHooks | None,
-) -> tuple[bool, _Listeners]:
+) -> tuple[bool, Listeners]:
     """One file on the plain path: the plain scanner (or the cache) and every listener."""
-    listening = _listeners(plan, part, cache, hooks)
+    listening = plain_listeners(source, plan, part, cache, hooks)
     with watch_unenforced() as met:
         if cache is not None:
             readable = _read_cached(source, plan, part, cache, listening)
@@ -504,7 +403,7 @@ def _read_native(
     cursor: ModelCursor | None,
     native: Any,
     hooks: ReplayHooks | None,
-) -> tuple[bool, _Listeners]:
+) -> tuple[bool, Listeners]:
     """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
     tallies = _native_tallies(plan, part, hooks)
     with watch_unenforced() as met:  # the trial's checks are built as the calls come
@@ -521,7 +420,7 @@ def _read_native(
     if hooks is not None:
         part.patterns = met.patterns
         part.external_refs = met.refs
-    return readable, _Listeners(hooks=hooks, window=tallies.window_summary(source.window))
+    return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
 
 
 def _read_one(
@@ -538,9 +437,9 @@ def _read_one(
     part = CorpusPart(
         evidence=ProposalEvidence(trace_values=plan.trace_values, origin=source.index)
     )
-    hooks = plan.replay.start(source) if plan.replay is not None else None
     # The one place that picks an implementation: the Rust core when it is there and the
     # plan asks for nothing it does not compute, else the plain path.
+    hooks = plan.replay.start(source) if plan.replay is not None else None
     native = core() if _served_natively(plan, cache, hooks) else None
     if native is not None:
         readable, listening = _read_native(source, plan, part, cursor, native, hooks)
@@ -566,7 +465,7 @@ def _finish_part(
     plan: CorpusPlan,
     part: CorpusPart,
     stamp: Stamp | None,
-    listening: _Listeners,
+    listening: Listeners,
 ) -> CorpusPart:
     """A readable file's part: its verdict, window, stamp, own state and replay result."""
     judge_file(source.location, part.diagnostics)

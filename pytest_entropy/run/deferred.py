@@ -1,9 +1,10 @@
-"""Evidence a file read in this process hands to the corpus once the file proved readable.
+"""Deferred proposal evidence: what a file's evidence would hear, kept in order and replayed.
 
-A file read in this process does not fill a meter state and proposal evidence of its own to
-be merged afterwards (a merge walks every ref, signature and sequence the file met): what it
-would add waits here, in order, and the corpus replays it into its own accumulators, which
-equals the merge. An unreadable file adds nothing, as before.
+The corpus pipeline no longer defers (issue 28: a file's part is filled and merged, on the
+plain path and on the Rust core alike). What is left here is the replay that the C kernels
+of the proposals' evidence and of the audit harvest (``core/_proposals_native.c``,
+``ingest/_audit_native.c``) are compared against in their differential tests; it goes with
+those kernels.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pytest_entropy.core.fastpath import kernel
-from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import Trace, ValueObservation
 from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
@@ -20,51 +20,15 @@ from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
 __all__ = [
     "DEFERRED_TRACES",
     "DeferredEvidence",
-    "DeferredMeter",
     "replay_evidence_into",
     "values_listener",
 ]
 
-# A file read in this process hands its traces to the corpus's own meter state instead of
-# filling a state of its own that is merged afterwards (the merge walks every ref, signature
-# and sequence the file met). They wait in the part until the file proved readable, as an
-# unreadable file adds nothing; a file with more traces than this fills its own state as
-# before, so what waits stays small.
+# How much a DeferredEvidence keeps (four entries per trace) before it settles.
 DEFERRED_TRACES: Final = 4096
 
 # The native kernel of the replay below (and of ProposalEvidence.add_operations).
 PROPOSALS_KERNEL: Final = "core._proposals_native"
-
-
-class DeferredMeter:
-    """Stands in for a file's meter state: keeps ``add_signed`` calls for the corpus's state
-    (the corpus pipeline's merge replays them in order, which equals merging the file's state)."""
-
-    __slots__ = ("pending", "state")
-
-    def __init__(self, state: MeterState) -> None:
-        self.pending: list[tuple[Any, str | None, str | None]] | None = []
-        self.state = state
-
-    def add_signed(self, operations: Any, task_key: str | None, model: str | None) -> None:
-        pending = self.pending
-        if pending is None:
-            self.state.add_signed(operations, task_key, model)
-            return
-        pending.append((operations, task_key, model))
-        if len(pending) > DEFERRED_TRACES:
-            self.settle()
-
-    def kernel_sink(self) -> tuple[str, int]:
-        """What lets the scan kernel append what :meth:`add_signed` would append itself
-        (``ingest.native_sinks.kernel_sinks``: keep the two in step)."""
-        return ("meter", DEFERRED_TRACES)
-
-    def settle(self) -> None:
-        """Fill the file's own state with what waits; later traces go there directly."""
-        if self.pending is not None:
-            self.state.add_signed_many(self.pending)
-            self.pending = None
 
 
 _TRACE, _VALUE, _OBSERVATION, _VALUES, _OPERATIONS = 0, 1, 2, 3, 4

@@ -33,7 +33,6 @@ INPUT_MEMOS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
         "pytest_entropy.core.validation",
         ("_by_identity", "_by_digest", "_checks_by_identity", "_checks_by_digest"),
     ),
-    ("pytest_entropy.ingest.argtree", ("_signature_cache",)),
 )
 
 

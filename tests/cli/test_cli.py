@@ -13,6 +13,9 @@ from pytest_entropy.cli.app import main
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.meter import measure, report_hash
 
+# Every test here runs on the Rust core and on the plain path (issue 28).
+pytestmark = pytest.mark.usefixtures("scan_path")
+
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 SESSIONS = str(DEMO / "sessions")
 SURFACE = str(DEMO / "surface.json")

@@ -399,3 +399,21 @@ def test_the_corpus_reads_the_same_on_both_paths(tmp_path: Path, files: list[byt
     assert [
         None if state is None else state_snapshot(state) for _, state in native_files.files
     ] == [None if state is None else state_snapshot(state) for _, state in plain_files.files]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=st.lists(session_files(), min_size=1, max_size=3), retain=st.booleans())
+def test_files_add_to_one_state_as_the_plain_scan_adds_them(
+    files: list[bytes], retain: bool
+) -> None:
+    """A state that already holds files (or drops its churn terms) takes the next file's
+    native state as the plain scan would have grown it (``MeterState.merge_plain``)."""
+    native = native_core_module()
+    plain_state, native_state = MeterState(retain_terms=retain), MeterState(retain_terms=retain)
+    for data in files:
+        with on_path("plain"):
+            SessionScanner(meter=plain_state).scan_stream(io.BytesIO(data))
+        NativeTraceReader(native, meter=native_state).scan_stream(io.BytesIO(data))
+    assert state_snapshot(native_state) == state_snapshot(plain_state)
+    assert native_state.retain_terms is plain_state.retain_terms
+    assert all(m.retain_terms is retain for m in native_state.models.values())

@@ -22,6 +22,9 @@ from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.locate import expand_session_paths
 from tests.distributed_support import measured, one_pass
 
+# Every test here runs on the Rust core and on the plain path (issue 28).
+pytestmark = pytest.mark.usefixtures("scan_path")
+
 
 def write(path: Path, model: str | None, ref: str) -> Path:
     """A native session file of one trace with one successful call of ``ref``; with a

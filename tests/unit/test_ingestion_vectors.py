@@ -7,12 +7,16 @@ file's bytes through the accelerated path, and the file's bytes with the acceler
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_entropy.core.meter import MeterState
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import ScanRecords, SessionScanner
+from pytest_entropy.run.corpus import measure_plan, read_corpus, source_files
+from tests.native_core_support import state_snapshot
 from tests.vectors import cases_of, ids
 
 CASES = cases_of("ingestion")
@@ -117,6 +121,28 @@ def test_window_evidence_scans_each_file_alone(case: dict[str, Any]) -> None:
 def test_corpus_mode_is_one_concatenated_scan(case: dict[str, Any]) -> None:
     lines = [line for item in case["files"] for line in item["lines"]]
     _check(_scan_text(lines), case["corpusMode"])
+
+
+@pytest.mark.parametrize("case", SINGLE, ids=ids(SINGLE))
+def test_the_corpus_meters_the_vector_traces(
+    case: dict[str, Any], scan_path: str, tmp_path: Path
+) -> None:
+    """The pipeline's meter (the Rust core, or the plain scan) hears exactly the traces the
+    vector expects, and counts the file's lines as the plain scan of its records does."""
+    text = "\n".join(case["lines"])
+    if not _encodable(text):
+        pytest.skip("the lines hold lone surrogates, which no UTF-8 file can")
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    read = read_corpus(source_files([path]), measure_plan())
+    expected = MeterState()
+    expected.add_traces(case["expectedTraces"])
+    assert state_snapshot(read.state.copy()) == state_snapshot(expected)
+    _, diagnostics = _scan_bytes(text.encode("utf-8"), accelerate=False)
+    found = read.diagnostics
+    for name in ("lines", "trace_lines", "model_lines", "traces", "rejected_traces"):
+        assert getattr(found, name) == getattr(diagnostics, name), name
+    assert found.rejection_reasons == diagnostics.rejection_reasons
 
 
 def test_every_vector_was_exercised() -> None:

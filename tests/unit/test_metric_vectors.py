@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ from pytest_entropy.core.meter import MeterState, measure, report_hash
 from pytest_entropy.core.records import Report
 from pytest_entropy.core.status import format_status_lines, measure_session_corpus
 from pytest_entropy.ingest.native import SessionScanner
+from pytest_entropy.ingest.native_scan import NativeTraceReader
+from tests.native_core_support import native_core_module
 from tests.vectors import cases_of, ids
 
 MEASURE = cases_of("metric", "measureEntropy")
@@ -55,22 +58,32 @@ def test_report_json_round_trip(case: dict[str, Any]) -> None:
     assert Report.from_json(report.to_json()) == report
 
 
-def _file_state(lines: list[str]) -> MeterState:
+def _file_state(lines: list[str], path: str = "plain") -> MeterState:
+    """A session file's meter state: its lines as text through the plain scanner, or as the
+    file's bytes through the Rust core (``path="native"``)."""
     state = MeterState()
-    SessionScanner(meter=state).feed_lines("\n".join(lines).split("\n"))
+    text = "\n".join(lines)
+    if path == "plain":
+        SessionScanner(meter=state).feed_lines(text.split("\n"))
+        return state
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        pytest.skip("the lines hold lone surrogates, which no UTF-8 file can")
+    NativeTraceReader(native_core_module(), meter=state).scan_stream(io.BytesIO(data))
     return state
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=ids(CORPUS))
-def test_measure_session_corpus(case: dict[str, Any]) -> None:
-    files = [(item["file"], _file_state(item["lines"])) for item in case["files"]]
+def test_measure_session_corpus(case: dict[str, Any], scan_path: str) -> None:
+    files = [(item["file"], _file_state(item["lines"], scan_path)) for item in case["files"]]
     corpus = measure_session_corpus(files, case.get("surface"), case.get("catalogDigest"))
     assert corpus.to_json() == case["expected"]
 
 
-def test_status_session_line_of_v2_cv_32() -> None:
+def test_status_session_line_of_v2_cv_32(scan_path: str) -> None:
     (case,) = [c for c in CORPUS if c["id"] == "V2-CV-27:4-surface"]
-    files = [(item["file"], _file_state(item["lines"])) for item in case["files"]]
+    files = [(item["file"], _file_state(item["lines"], scan_path)) for item in case["files"]]
     corpus = measure_session_corpus(files, case["surface"], case["catalogDigest"])
     lines = format_status_lines(case["surface"], corpus)
     assert lines[-1] == (
