@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.core.canonical import canonical_json
-from pytest_entropy.core.jscompat import value_key
 from pytest_entropy.core.pool import POOL_MAX_VALUE_BYTES, native_tally_summary, summarize_window
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, ValueObservation
@@ -259,21 +258,10 @@ def test_audit_harvest_agrees(raw: str) -> None:
 # ----------------------------------------------------------------------- evidence
 
 
-def _state(evidence: ProposalEvidence, javascript: bool = False) -> str:
-    """The evidence exactly; with ``javascript``, each tally's last value as JavaScript sees
-    it (its identity: the plain scanner's msgspec read keeps an integer token past 2**64 an
-    ``int`` where ``parse_json_bytes``, the specification, and the Rust core give the
-    ``float`` it rounds to; both print the same text)."""
+def _state(evidence: ProposalEvidence) -> str:
+    """The evidence exactly (values by type, -0.0, dict order)."""
     tallies = [
-        (
-            key,
-            tally.total,
-            tally.overflowed,
-            [
-                (identity, value_key(slot[0]) if javascript else slot[0], slot[1])
-                for identity, slot in tally.counts.items()
-            ],
-        )
+        (key, tally.total, tally.overflowed, list(tally.counts.items()))
         for key, tally in evidence.tallies.items()
     ]
     clusters = [(ref, list(rows.items())) for ref, rows in evidence.clusters.items()]
@@ -532,16 +520,6 @@ SESSION_FILES = st.lists(
 )
 
 
-def _diagnostics(read: Any) -> dict[str, Any]:
-    """The diagnostics but ``fallbackParsedLines``: which reader read a line is the line
-    loop's business (tests/property/test_native_scan_differential.py; the plain scanner's
-    msgspec read takes integer tokens past the double range that ``parse_json_bytes``, the
-    specification, leaves to its fallback)."""
-    found: dict[str, Any] = read.diagnostics.to_json()
-    found.pop("fallbackParsedLines", None)
-    return found
-
-
 def _read_both(tmp: Any, files: list[bytes], plan: Any, **more: Any) -> list[Any]:
     from pytest_entropy.run.corpus import read_corpus, source_files
     from tests.native_core_support import on_path
@@ -575,8 +553,8 @@ def test_the_pipeline_gathers_the_same_on_both_paths(
     _rust()
     plan = CorpusPlan(trace_values=not audit_values, observation_values=audit_values)
     native, plain = _read_both(tmp_path, files, plan)
-    assert _diagnostics(native) == _diagnostics(plain)
-    assert _state(native.evidence, True) == _state(plain.evidence, True)
+    assert native.diagnostics.to_json() == plain.diagnostics.to_json()
+    assert _state(native.evidence) == _state(plain.evidence)
     assert native.audit_refs == plain.audit_refs
     report = plain.state.finalize(LIVE)
     assert canonical_json(native.evidence.proposals(report, LIVE)) == canonical_json(
@@ -584,11 +562,11 @@ def test_the_pipeline_gathers_the_same_on_both_paths(
     )
     pool_plan = CorpusPlan(meter=False, proposals=False, audit_refs=False, windows=True)
     native, plain = _read_both(tmp_path, files, pool_plan, pool=None)
-    assert _diagnostics(native) == _diagnostics(plain)
+    assert native.diagnostics.to_json() == plain.diagnostics.to_json()
     assert native.merged_pool().to_json() == plain.merged_pool().to_json()
     trial_plan = CorpusPlan(proposals=False, audit_refs=False, replay=TrialReplay(LIVE, EFFECTIVE))
     native, plain = _read_both(tmp_path, files, trial_plan, replayed=TrialCounts())
-    assert _diagnostics(native) == _diagnostics(plain)
+    assert native.diagnostics.to_json() == plain.diagnostics.to_json()
     assert _counts(native.replayed) == _counts(plain.replayed)
 
 
