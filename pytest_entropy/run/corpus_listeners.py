@@ -21,7 +21,6 @@ from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import ValueObservation
 from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
-from pytest_entropy.ingest.native_sinks import AuditRefs
 
 __all__ = ["Listeners", "fan_out", "plain_listeners", "record_listeners", "values_tallier"]
 
@@ -70,8 +69,8 @@ def record_listeners(
     if plan.proposals:
         traces.append(evidence.add_trace)
     if plan.audit_refs:
-        # An AuditRefs, not a lambda: the scan kernel then hands its set to the audit kernel.
-        audits.append(AuditRefs(part.audit_refs))
+        refs = part.audit_refs
+        audits.append(lambda call: refs.add(call.ref))
     if plan.observation_values:
         values.append(evidence.add_observation)
     if plan.windows:
