@@ -5,14 +5,21 @@
 // No unsafe code of our own; only what PyO3's macros expand to, behind `python`.
 #![cfg_attr(not(feature = "python"), forbid(unsafe_code))]
 
+pub mod audit;
+pub mod evidence;
 pub mod guard;
 pub mod jsnum;
 pub mod json;
 pub mod lines;
 pub mod meter;
+pub mod pool;
 pub mod scan;
 pub mod signature;
 pub mod stringify;
+pub mod tallies;
+pub mod trial;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_tallies;

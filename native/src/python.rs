@@ -46,7 +46,7 @@ fn string<'py>(py: Python<'py>, s: &JsString) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// Builds the Python object bottom-up with an explicit stack (no depth limit).
-fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
     enum Step<'v> {
         Visit(&'v Value),
         List(usize),
@@ -200,15 +200,51 @@ impl TraceScanner {
         }
     }
 
-    /// Reads the lines a chunk completes (the interpreter is free meanwhile).
-    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) {
+    /// Reads the lines a chunk completes (the interpreter is free meanwhile, but for the
+    /// trial's checks, which attach to it). A trial check's error is raised here.
+    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) -> PyResult<()> {
         let inner = &mut self.inner;
         py.detach(|| inner.feed(chunk));
+        crate::python_tallies::raised(&mut self.inner.tallies)
+    }
+
+    /// What to gather beside the meter (before the first chunk): the audited refs, the
+    /// proposals' evidence (of the traces' operations, with their top-level values when
+    /// `trace_values`, and of the audits' values), the pool window (`window`: its value
+    /// bound, or None for no bound) and the trial (`trial`: a `TrialVerdicts`).
+    #[pyo3(signature = (*, audit_refs = false, operations = false, observation_values = false,
+        trace_values = false, window = false, max_value_bytes = None, trial = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn gather(
+        &mut self,
+        audit_refs: bool,
+        operations: bool,
+        observation_values: bool,
+        trace_values: bool,
+        window: bool,
+        max_value_bytes: Option<i64>,
+        trial: Option<PyRef<'_, crate::python_tallies::TrialVerdicts>>,
+    ) -> PyResult<()> {
+        crate::python_tallies::gather(
+            &mut self.inner.tallies,
+            audit_refs,
+            operations,
+            observation_values,
+            trace_values,
+            window.then_some(max_value_bytes),
+            trial,
+        )
+    }
+
+    /// What was gathered: see `python_tallies::gathered`.
+    fn gathered<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        crate::python_tallies::gathered(py, &mut self.inner.tallies)
     }
 
     /// The end of the stream: the last line, if it had no `\n`.
-    fn finish(&mut self) {
+    fn finish(&mut self) -> PyResult<()> {
         self.inner.finish();
+        crate::python_tallies::raised(&mut self.inner.tallies)
     }
 
     /// `[(position, line bytes)]` of the notes that wait for a malformed line's error text.
@@ -289,5 +325,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_class::<TraceScanner>()?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
+    crate::python_tallies::register(m)?;
     Ok(())
 }

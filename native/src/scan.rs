@@ -17,6 +17,7 @@ use crate::guard::{get, guard, Refusal};
 use crate::json::{self, JsString, Select, Value};
 use crate::lines::{Line, LineKind, LineSplitter, Prefilter};
 use crate::meter::{MeterState, Operation};
+use crate::tallies::Tallies;
 
 /// `ScanDiagnostics.SAMPLE_LIMIT`: a file's notes past this many can never be shown.
 pub const NOTE_LIMIT: usize = 10;
@@ -67,6 +68,55 @@ const TRACE_DETAILS: Select = Select::Members(&[("trace", ENVELOPE)]);
 pub const TRACE_LINE: Select = Select::Members(&[
     ("details", TRACE_DETAILS),
     ("message", Select::Members(&[("details", TRACE_DETAILS)])),
+]);
+/// For the tallies (`tallies.rs`): the operations' arguments whole (the trial checks them,
+/// the evidence tallies their values) and/or the audits beside the trace.
+const OPERATION_ARGS: Select = Select::Object(
+    &[
+        ("type", Select::All),
+        ("sequence", Select::All),
+        ("ref", Select::All),
+        ("outcome", Select::All),
+        ("failureStage", Select::All),
+        ("args", Select::All),
+        ("provider", Select::Shape),
+        ("action", Select::Shape),
+        ("error", Select::Shape),
+        ("result", Select::Shape),
+        ("resultTruncated", Select::Shape),
+    ],
+    &Select::Shape,
+);
+const ENVELOPE_ARGS: Select = Select::Object(
+    &[
+        ("kind", Select::All),
+        ("version", Select::All),
+        ("outcome", Select::All),
+        ("phases", Select::All),
+        ("operations", Select::Items(&OPERATION_ARGS)),
+        ("counts", COUNTS),
+        ("error", Select::Shape),
+    ],
+    &Select::Shape,
+);
+const ARGS_DETAILS: Select = Select::Members(&[("trace", ENVELOPE_ARGS)]);
+const AUDITS_DETAILS: Select = Select::Members(&[("trace", ENVELOPE), ("audits", Select::All)]);
+const ARGS_AUDITS_DETAILS: Select =
+    Select::Members(&[("trace", ENVELOPE_ARGS), ("audits", Select::All)]);
+const ARGS_LINE: Select = Select::Members(&[
+    ("details", ARGS_DETAILS),
+    ("message", Select::Members(&[("details", ARGS_DETAILS)])),
+]);
+const AUDITS_LINE: Select = Select::Members(&[
+    ("details", AUDITS_DETAILS),
+    ("message", Select::Members(&[("details", AUDITS_DETAILS)])),
+]);
+const ARGS_AUDITS_LINE: Select = Select::Members(&[
+    ("details", ARGS_AUDITS_DETAILS),
+    (
+        "message",
+        Select::Members(&[("details", ARGS_AUDITS_DETAILS)]),
+    ),
 ]);
 /// The same with the trace whole: for its exact `JSON.stringify` size, when needed.
 const WHOLE_DETAILS: Select = Select::Members(&[("trace", Select::All)]);
@@ -133,6 +183,8 @@ pub struct Scanner {
     /// The model cursor (WTF-8), `None` before any model is announced.
     pub model: Option<Vec<u8>>,
     pub meter: MeterState,
+    /// What the scan gathers beside the meter (nothing unless the caller asks).
+    pub tallies: Tallies,
 }
 
 /// `model_from_record`: the model a `model_change` record or an assistant message names.
@@ -191,6 +243,7 @@ impl Scanner {
             notes: Vec::new(),
             model,
             meter: MeterState::default(),
+            tallies: Tallies::default(),
         }
     }
 
@@ -308,29 +361,41 @@ impl Scanner {
 
     /// `_trace_line`: parse, navigate, guard, meter.
     fn trace_line(&mut self, raw: &[u8]) {
-        let Some(parsed) = self.parse(raw, &TRACE_LINE) else {
+        let select = match (self.tallies.wants_arguments(), self.tallies.wants_audits()) {
+            (false, false) => &TRACE_LINE,
+            (true, false) => &ARGS_LINE,
+            (false, true) => &AUDITS_LINE,
+            (true, true) => &ARGS_AUDITS_LINE,
+        };
+        let Some(parsed) = self.parse(raw, select) else {
             return;
         };
         let source_length = parsed.fast.then_some(raw.len());
-        let Some(trace) = self.locate(&parsed.value) else {
+        let Some((trace, audits)) = self.locate(&parsed.value) else {
             return;
         };
-        if self.meter_trace(trace, source_length, false) {
-            return;
-        }
-        // The exact size of a trace read without its strings: read the line again, whole
-        // (the same bytes parse the same way; a failure would be this crate's bug).
-        let whole = json::parse_selected(raw, &WHOLE_TRACE_LINE);
-        match whole.as_ref().ok().and_then(|p| trace_of(&p.value)) {
-            Some(trace) => {
-                self.meter_trace(trace, source_length, true);
+        if let Some(trace) = trace {
+            if !self.meter_trace(trace, source_length, false) {
+                // The exact size of a trace read without its strings: read the line again,
+                // whole (the same bytes parse the same way; a failure would be this crate's
+                // bug).
+                let whole = json::parse_selected(raw, &WHOLE_TRACE_LINE);
+                match whole.as_ref().ok().and_then(|p| trace_of(&p.value)) {
+                    Some(trace) => {
+                        self.meter_trace(trace, source_length, true);
+                    }
+                    None => self.reject("guard error: native core"),
+                }
             }
-            None => self.reject("guard error: native core"),
         }
+        // The audits beside the trace, whatever became of it (`_harvest`).
+        self.tallies.audits(audits);
     }
 
-    /// The line's trace, counting a line without details or without a trace.
-    fn locate<'v>(&mut self, record: &'v Value) -> Option<&'v Value> {
+    /// The line's trace and audits, counting a line without details or without a trace;
+    /// `None` for a line without details.
+    #[allow(clippy::type_complexity)]
+    fn locate<'v>(&mut self, record: &'v Value) -> Option<(Option<&'v Value>, Option<&'v Value>)> {
         let Value::Object(record) = record else {
             return None;
         };
@@ -342,7 +407,7 @@ impl Scanner {
         if trace.is_none() {
             self.counts.lines_without_trace += 1;
         }
-        trace
+        Some((trace, get(details, "audits")))
     }
 
     /// Guards and meters one trace; false when the whole trace is needed first.
@@ -365,6 +430,9 @@ impl Scanner {
                 let task = guarded.task_key.map(JsString::as_wtf8);
                 self.meter
                     .add_signed(&operations, task, self.model.as_deref());
+                let calls = guarded.operations.iter();
+                self.tallies
+                    .trace(calls.map(|op| (op.reference, op.args, op.outcome)));
             }
         }
         true

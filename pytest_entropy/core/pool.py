@@ -13,6 +13,7 @@ reference's key orders, so the files interoperate byte for byte. One named excep
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 from collections.abc import Iterable, Mapping
@@ -44,6 +45,8 @@ __all__ = [
     "WindowSummary",
     "loadable_observation",
     "merge_observation_window",
+    "native_tally_summary",
+    "native_window_summary",
     "observation_identity",
     "observation_window_digest",
     "parse_observation_pool",
@@ -321,7 +324,7 @@ def _summarize_records(
     max_value_bytes: int | None,
 ) -> WindowSummary:
     """:func:`summarize_window` of observation records in one pass of a window tally (the
-    native kernel ``core/_pool_native.c``, or its Python twin ``WindowTally``): the fast
+    :class:`~pytest_entropy.core.pool_window.WindowTally`): the fast
     path (the plain one reads every record four times through the accessors)."""
     tally = window_tally(drop_unloadable, max_value_bytes)
     tally.add_records(items)
@@ -332,6 +335,25 @@ def tally_summary(file: str, tally: Tally) -> WindowSummary:
     """The :class:`WindowSummary` of a window whose observations ``tally`` heard."""
     counts, identities, dropped, oversized = tally.summary()
     return WindowSummary(file, counts, identities_digest(identities), dropped, oversized)
+
+
+def native_window_summary(file: str, found: tuple[Any, ...]) -> WindowSummary:
+    """The :class:`WindowSummary` of a window the Rust core tallied: ``found`` is its
+    ``(counts, identities, dropped, oversized)`` where the identities (in code-unit order)
+    come as the JSON text orjson writes of them, hashed here as
+    :func:`~pytest_entropy.core.pool_window.identities_digest` hashes the list, or as the
+    list itself when one holds a lone surrogate."""
+    counts, identities, dropped, oversized = found
+    if type(identities) is bytes:
+        digest = hashlib.sha256(identities).hexdigest()
+    else:
+        digest = identities_digest(identities)
+    return WindowSummary(file, counts, digest, dropped, oversized)
+
+
+def native_tally_summary(file: str, tally: Any) -> WindowSummary:
+    """:func:`native_window_summary` of the Rust core's ``WindowTally``."""
+    return native_window_summary(file, tally.digest_summary())
 
 
 def merge_observation_window(

@@ -6,10 +6,10 @@ scan finds them (no observation record is built), or ``add_records`` for a list 
 the per-identity counts (first-seen order), the identities in UTF-16 code-unit order (one
 per observation: the window's digest hashes them), and the dropped and oversized counts.
 
-:func:`window_tally` returns the native kernel's ``Window`` (``core/_pool_native.c``) when
-it is built and allowed, else :class:`WindowTally`, its Python twin; the plain code of
-``pool.summarize_window`` stays the specification, and property tests compare the three
-(``tests/property/test_pool_native.py``).
+:func:`window_tally` returns a :class:`WindowTally`; the plain code of
+``pool.summarize_window`` stays the specification, and property tests compare them
+(``tests/property/test_pool_native.py``). The Rust core's window tally
+(``native/src/pool.rs``) stands in for both where the pipeline reads a file natively.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any, Protocol
 import orjson
 
 from pytest_entropy.core.canonical import stable_json_hash
-from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import code_unit_key, is_finite_number, js_trim, value_key
 from pytest_entropy.core.records import ValueObservation
 
@@ -44,8 +43,6 @@ def unwritable_number(value: Any) -> bool:
 
 
 _NUL = "\u0000"
-# Beyond this bound the kernel refuses the limit (its length arithmetic is 64-bit).
-_KERNEL_LIMIT = 1 << 60
 
 
 class Tally(Protocol):
@@ -68,8 +65,7 @@ def window_item(
 ) -> tuple[str | None, bool]:
     """One observation's ``(identity, oversized)``; ``(None, False)`` when it is dropped.
 
-    The kernel hands every observation outside its exact domain (a str subclass, an int
-    beyond 2**53, a foreign value) to this, the Python code's own answer."""
+    (The answer :class:`WindowTally` gives for one observation.)"""
     if drop_unloadable:
         if not all(text and _NUL not in text and js_trim(text) == text for text in (ref, key)):
             return None, False
@@ -89,7 +85,7 @@ def window_item(
 
 
 class WindowTally:
-    """The Python twin of the kernel's ``Window`` (the same answers, in Python)."""
+    """One window's observations tallied as they are heard (see the module's comment)."""
 
     __slots__ = ("_drop", "_limit", "_loadable", "counts", "dropped", "identities", "oversized")
 
@@ -147,28 +143,12 @@ class WindowTally:
 
 
 def window_tally(drop_unloadable: bool, max_value_bytes: int | None) -> Tally:
-    """The kernel's tally when it may be used (and the bound is in its range), else the twin."""
-    native = kernel("core._pool_native")
-    if native is not None and (
-        max_value_bytes is None
-        or (type(max_value_bytes) is int and -_KERNEL_LIMIT <= max_value_bytes <= _KERNEL_LIMIT)
-    ):
-
-        def fallback(ref: Any, key: Any, value: Any) -> tuple[str | None, bool]:
-            return window_item(ref, key, value, drop_unloadable, max_value_bytes)
-
-        tally: Tally = native.Window(drop_unloadable, max_value_bytes, fallback)
-        return tally
+    """A fresh tally of one window."""
     return WindowTally(drop_unloadable, max_value_bytes)
 
 
 def sorted_code_units(items: list[str]) -> list[str]:
-    """``sorted(items, key=code_unit_key)``, by the kernel when it is built."""
-    native = kernel("core._pool_native")
-    if native is not None:
-        ordered = native.sorted_code_units(items)
-        if ordered is not NotImplemented:
-            return ordered  # type: ignore[no-any-return]
+    """``sorted(items, key=code_unit_key)``."""
     return sorted(items, key=code_unit_key)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.jscompat import code_unit_key, js_own_keys, round_metric, value_key
 from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
@@ -174,12 +173,6 @@ def _tally_of(tallies: dict[tuple[str, str], _Tally], ref: str, key: str) -> _Ta
 # ------------------------------------------------------------------------ evidence
 
 
-def _operations_kernel() -> Any:
-    """The native twin of :meth:`ProposalEvidence.add_operations`, or None."""
-    native = kernel("core._proposals_native")
-    return None if native is None else native.add_operations
-
-
 class ProposalEvidence:
     """Everything the proposals read from a corpus, as a mergeable accumulator.
 
@@ -197,7 +190,6 @@ class ProposalEvidence:
 
     __slots__ = (
         "_executions",
-        "_native",
         "clusters",
         "origin",
         "sequences",
@@ -214,16 +206,41 @@ class ProposalEvidence:
         self.clusters: dict[str, dict[tuple[str, ...], int]] = {}
         # identity -> [sequence, occurrences, set of up to 3 execution ids]
         self.sequences: dict[str, list[Any]] = {}
-        self._native = _operations_kernel()
 
     def __getstate__(self) -> dict[str, Any]:
-        # The kernel is this process's choice: a copy asks its own process again.
-        return {name: getattr(self, name) for name in self.__slots__ if name != "_native"}
+        return {name: getattr(self, name) for name in self.__slots__}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
-        self._native = _operations_kernel()
+
+    def add_native(self, exported: Sequence[Any]) -> ProposalEvidence:
+        """Fold in the evidence the Rust core gathered from the input that follows (its
+        ``Evidence.export()``: ``(executions, tallies, clusters, sequences)``, plain data in
+        first-seen order): the same as hearing that input here. Returns ``self``."""
+        executions, tallies, clusters, sequences = exported
+        fresh = not (self.tallies or self.clusters or self.sequences or self._executions)
+        # A fresh evidence takes the data as its own; else it merges a copy in.
+        heard = (
+            self if fresh else ProposalEvidence(trace_values=self.trace_values, origin=self.origin)
+        )
+        for ref, key, total, overflowed, counts in tallies:
+            tally = _Tally(ref, key)
+            tally.total = total
+            tally.overflowed = overflowed
+            tally.counts = {identity: [value, count] for identity, value, count in counts}
+            heard.tallies[(ref, key)] = tally
+        for ref, rows in clusters:
+            heard.clusters[ref] = dict(rows)
+        # Executions are numbered from this evidence's next one, as if it had heard them.
+        first = self._executions
+        for identity, window, occurrences, numbers in sequences:
+            ids = {(self.origin, first + number) for number in numbers}
+            heard.sequences[identity] = [window, occurrences, ids]
+        if not fresh:
+            self.merge(heard)
+        self._executions = first + executions
+        return self
 
     # ------------------------------------------------------------------ accumulation
 
@@ -284,18 +301,8 @@ class ProposalEvidence:
         the scanner's signed operations ``(ref, args, outcome, ...)`` (only the first three
         items are read), so a scan can hand them over without building records.
 
-        The native kernel ``core._proposals_native.add_operations`` takes over the clusters
-        and the sequence windows when it is built; the loop below is its Python twin (and
-        runs whenever the kernel hands a trace back, or for the trace-value tallies)."""
-        native = self._native
-        if native is not None:
-            number = self._executions
-            self._executions = number + 1
-            if native(self.clusters, self.sequences, operations, self.origin, number) is True:
-                if self.trace_values:
-                    self._add_trace_values(operations)
-                return
-            self._executions = number
+        The Rust core's evidence (``native/src/evidence.rs``) gathers the same where the
+        pipeline reads a file natively (:meth:`add_native` folds it in)."""
         execution = (self.origin, self._executions)
         self._executions += 1
         clusters = self.clusters
@@ -340,17 +347,6 @@ class ProposalEvidence:
                     executions = entry[2]
                     if len(executions) < FUSE_MIN_EXECUTIONS:
                         executions.add(execution)
-
-    def _add_trace_values(self, operations: Sequence[Any]) -> None:
-        """The trace-value tallies of :meth:`add_operations`'s loop, alone."""
-        tallies = self.tallies
-        for op in operations:
-            ref, args = op[0], op[1]
-            if not ref.startswith("fabric."):
-                for key in js_own_keys(args):
-                    value = args[key]
-                    if _is_primitive(value):
-                        _tally_of(tallies, ref, key).add(value, 1)
 
     def merge(self, other: ProposalEvidence) -> ProposalEvidence:
         """Fold in ``other`` (the evidence of the input that follows); returns ``self``."""

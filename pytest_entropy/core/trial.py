@@ -9,23 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
-from pytest_entropy.core.fastpath import fast_paths, kernel
+from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import (
     AuditCall,
-    Operation,
     Trace,
     action_schemas,
     audit_fields,
     operations_of,
 )
 from pytest_entropy.core.status import surface_hash
-from pytest_entropy.core.validation import CHECK_REJECT, MEMO_LIMIT, CallChecks, accepts
+from pytest_entropy.core.validation import CHECK_REJECT, CallChecks, accepts
 
 __all__ = [
     "TrialCounts",
@@ -35,9 +33,6 @@ __all__ = [
     "run_entropy_trial",
     "trial_from_tally",
 ]
-
-# The native twin of TrialTally's fast path and of TrialCounts.merge (core/_trial_native.c).
-_KERNEL = "core._trial_native"
 
 BOTH_ACCEPT = "both-accept"
 BOTH_REJECT = "both-reject"
@@ -118,19 +113,21 @@ class TrialCounts:
 
     def merge(self, other: TrialCounts) -> TrialCounts:
         """Fold in the counts of the input that follows; returns ``self``."""
-        native = kernel(_KERNEL)
         for mine, theirs in (
             (self.trace_classes, other.trace_classes),
             (self.audit_classes, other.audit_classes),
         ):
-            # The kernel hands back (NotImplemented, nothing changed) what is not plain
-            # dicts of str to int; this loop is its twin.
-            if native is not None and native.merge_counts(mine, theirs) is None:
-                continue
             for ref, classes in theirs.items():
                 for trial_class, n in classes.items():
                     _count(mine, ref, trial_class, n)
         return self
+
+    def add_native(
+        self, counted: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]
+    ) -> TrialCounts:
+        """Fold in what the Rust core counted over the input that follows (its
+        ``TrialTally.counts()``: trace and audit classes per ref); returns ``self``."""
+        return self.merge(TrialCounts(counted[0], counted[1]))
 
     def counts(self) -> dict[tuple[str, str], int]:
         """Calls per ``(ref, trial class)``: audits for audited refs, traces for the rest."""
@@ -147,12 +144,12 @@ class TrialCounts:
 class TrialSurfaces:
     """The declared and compiled schemas of one trial and the checks built from them,
     prepared once and shared by the tallies of one command (one tally per file): the
-    surfaces' action maps, each ref's two checks and the native classifier are built once
-    per process. It pickles as its surfaces and checks; a worker prepares its own."""
+    surfaces' action maps and each ref's two checks are built once per process. It pickles
+    as its surfaces and checks; a worker prepares its own."""
 
     __slots__ = (
         "_built_checks",
-        "_classifier",
+        "_verdicts",
         "checks",
         "compiled",
         "declared",
@@ -175,7 +172,7 @@ class TrialSurfaces:
         self.declared = action_schemas(live)
         self.compiled = action_schemas(effective)
         self.per_ref: dict[str, _RefChecks] = {}
-        self._classifier: Any = None
+        self._verdicts: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"live": self.live, "effective": self.effective, "checks": self.checks}
@@ -194,43 +191,20 @@ class TrialSurfaces:
             per_ref = self.per_ref[ref] = (declared, compiled, quarantined)
         return per_ref
 
+    def native_verdicts(self, native: Any) -> Any:
+        """The Rust core's ``TrialVerdicts`` of these surfaces, built on first use."""
+        if self._verdicts is None:
+            self._verdicts = native.TrialVerdicts(list(self.declared), self._native_parts)
+        return self._verdicts
+
     def _native_parts(self, ref: str) -> tuple[int, Any, int, Any, bool, bool]:
-        # What the kernel runs for ref: each check's kind and function, and whether the
-        # compiled check is the declared one (CallChecks.parts).
+        # What the Rust core's trial runs for ref: each check's kind and function, and
+        # whether the compiled check is the declared one (CallChecks.parts).
         declared, compiled, quarantined = self.ref_checks(ref)
         checks = self._built_checks
         dkind, dfunc = checks.parts(declared)
         ckind, cfunc = (CHECK_REJECT, None) if compiled is None else checks.parts(compiled)
         return dkind, dfunc, ckind, cfunc, quarantined, compiled is declared
-
-    def classifier(self, native: ModuleType) -> Any:
-        """The kernel's classifier of these surfaces (built on first use)."""
-        if self._classifier is None:
-            import orjson
-
-            self._classifier = native.Classifier(
-                self.declared,
-                self._native_parts,
-                orjson.dumps,
-                _NATIVE_CLASSES,
-                Operation,
-                Trace,
-                AuditCall,
-                operations_of,
-                MEMO_LIMIT,
-            )
-        return self._classifier
-
-
-# The kernel's class numbering.
-_NATIVE_CLASSES = (
-    BOTH_ACCEPT,
-    BOTH_REJECT,
-    TIGHTENING_COST,
-    TYPED_FAILURE_WIN,
-    QUARANTINE_WIN,
-    QUARANTINE_COST,
-)
 
 
 class TrialTally:
@@ -245,16 +219,13 @@ class TrialTally:
     :meth:`over` makes a tally of prepared :class:`TrialSurfaces` (the tallies of one
     command share them).
 
-    On the fast path with the native kernel ``core._trial_native`` built, the kernel does
-    the classification and counting (its Python twin is :meth:`_classify_call` with the
-    loops of :meth:`add_trace`, :meth:`add_signed` and :meth:`add_audit`); :meth:`hooks`
-    gives its methods themselves to a reader."""
+    The Rust core's trial (``native/src/trial.rs``) classifies and counts with the same
+    checks (:meth:`native_parts`) where the pipeline reads a file natively."""
 
     __slots__ = (
         "_checks",
         "_compiled",
         "_declared",
-        "_native",
         "_per_ref",
         "_surfaces",
         "counts",
@@ -283,14 +254,6 @@ class TrialTally:
         self._checks = checks if checks is not None and fast_paths() else None
         self._per_ref = surfaces.per_ref
         self.counts = TrialCounts()
-        self._native: Any = None
-        if self._checks is not None:
-            native = kernel(_KERNEL)
-            if native is not None:
-                counts = self.counts
-                self._native = surfaces.classifier(native).tally(
-                    counts.trace_classes, counts.audit_classes
-                )
 
     def hooks(
         self,
@@ -299,13 +262,22 @@ class TrialTally:
         Callable[[Any], None],
         Callable[[Sequence[Sequence[Any]], str, str | None], None] | None,
     ]:
-        """``(on_trace, on_audit, on_signed)`` for a reader: the kernel's methods when it
-        counts, else this tally's; ``on_signed`` (a scanner's guarded operations, without
-        the :class:`Trace` built from them) only on the fast path."""
-        native = self._native
-        if native is not None:
-            return native.add_trace, native.add_audit, native.add_signed
+        """``(on_trace, on_audit, on_signed)`` for a reader; ``on_signed`` (a scanner's
+        guarded operations, without the :class:`Trace` built from them) only on the fast
+        path."""
         return self.add_trace, self.add_audit, self.add_signed if self._checks else None
+
+    def counts_natively(self) -> bool:
+        """Whether the Rust core may count for this tally: it has checks (the plain path,
+        without them, calls ``accepts`` on every call)."""
+        return self._checks is not None
+
+    def native_verdicts(self, native: Any) -> Any:
+        """The Rust core's ``TrialVerdicts`` of these surfaces (``native`` is the core):
+        the declared refs and, per ref, its checks (``TrialSurfaces._native_parts``), with
+        the verdicts remembered across the tallies of one command. What the core counts
+        comes back through :meth:`TrialCounts.add_native` of :attr:`counts`."""
+        return self._surfaces.native_verdicts(native)
 
     def _classify_call(self, ref: str, args: Any, ok: bool) -> str:
         checks = self._checks
@@ -327,9 +299,6 @@ class TrialTally:
         return TIGHTENING_COST if ok else TYPED_FAILURE_WIN
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
-        if self._native is not None:
-            self._native.add_trace(trace)
-            return
         declared = self._declared
         trace_classes = self.counts.trace_classes
         classify = self._classify_call
@@ -342,9 +311,6 @@ class TrialTally:
     def add_signed(self, signed: Sequence[Sequence[Any]], task_key: str, model: str | None) -> None:
         """:meth:`add_trace` of the trace a scanner builds from its guarded operations
         ``signed`` (``(ref, args, outcome, failure stage, signature)``), not built."""
-        if self._native is not None:
-            self._native.add_signed(signed, task_key, model)
-            return
         declared = self._declared
         trace_classes = self.counts.trace_classes
         classify = self._classify_call
@@ -355,9 +321,6 @@ class TrialTally:
             _count(trace_classes, ref, classify(ref, args, outcome == "succeeded"))
 
     def add_audit(self, call: AuditCall | Mapping[str, Any]) -> None:
-        if self._native is not None:
-            self._native.add_audit(call)
-            return
         ref, args = audit_fields(call)
         if ref not in self._declared:
             return

@@ -65,7 +65,7 @@ def audit_records(
 
     ``on_value_fields(ref, key, value)``, when given, hears each observation instead of
     ``on_value`` without one being built (the proposals' tallies need only the fields).
-    ``refs`` gets the ref of every kept call added (what an :class:`AuditRefs` listener
+    ``refs`` gets the ref of every kept call added (what the audited-refs listener
     keeps), before ``on_call`` hears it."""
     if type(audits) is not list:
         return 0, 0

@@ -26,6 +26,7 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
 from pytest_entropy.ingest.lines import CHUNK_SIZE, DEFAULT_LINE_CAP, LineRead
 from pytest_entropy.ingest.native import SessionScanner
+from pytest_entropy.ingest.native_tallies import NativeTallies
 
 __all__ = ["NativeTraceReader", "diagnostics_from_plain"]
 
@@ -60,7 +61,15 @@ class NativeTraceReader:
     of another session format (``feed_lines``) is read by the plain scanner.
     """
 
-    __slots__ = ("_native", "current_model", "diagnostics", "mentions", "meter", "name")
+    __slots__ = (
+        "_native",
+        "current_model",
+        "diagnostics",
+        "mentions",
+        "meter",
+        "name",
+        "tallies",
+    )
 
     def __init__(
         self,
@@ -71,8 +80,10 @@ class NativeTraceReader:
         name: str = "<session>",
         current_model: str | None = None,
         mentions: tuple[bytes, ...] | None = None,
+        tallies: NativeTallies | None = None,
     ) -> None:
         self._native = native
+        self.tallies = tallies
         self.meter = meter
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
@@ -86,6 +97,7 @@ class NativeTraceReader:
             diagnostics=self.diagnostics,
             name=self.name,
             current_model=self.current_model,
+            **(self.tallies.listeners() if self.tallies is not None else {}),
         )
         scanner.feed_lines(lines)
         self.current_model = scanner.current_model
@@ -107,6 +119,8 @@ class NativeTraceReader:
             None if self.mentions is None else list(self.mentions),
             line_cap,
         )
+        if self.tallies is not None:
+            self.tallies.ask(scanner, self._native)
         total = 0
         last = b"\n"
         try:
@@ -135,3 +149,5 @@ class NativeTraceReader:
         self.diagnostics.merge(diagnostics_from_plain(self.name, counters, reasons, notes))
         if self.meter is not None:
             self.meter.merge_plain(meter)
+        if self.tallies is not None:
+            self.tallies.take(scanner, self.diagnostics)

@@ -46,6 +46,7 @@ from pytest_entropy.core.regex import (
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
+from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
@@ -181,6 +182,9 @@ class ReplayHooks:
     # ``on_trace`` as ``on_signed(guarded operations, task key, model)``, without the Trace:
     # a scanner calls it instead when the replay is the only one listening to traces.
     on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None
+    # The trial tally these hooks feed (``TrialTally``), when the Rust core may count into
+    # it instead (``TrialTally.counts_natively``): the trial's replay sets it.
+    trial: Any = None
 
 
 class Replay(Protocol):
@@ -301,21 +305,32 @@ def _merge_replayed(first: Any, then: Any) -> Any:
     return then if first is None else first.merge(then)
 
 
-def _served_natively(plan: CorpusPlan, cache: EvidenceCache | None) -> bool:
-    """Whether the Rust core can read a file for ``plan``: nothing but the meter listens
-    (no proposals' evidence, audits, values, windows, records or replay), no cache, and
-    metric v2's ingestion (the Rust scanner does not read as v3 does yet)."""
-    return (
-        cache is None
-        and plan.options.metric_version == 2
-        and not (
-            plan.proposals
-            or plan.audit_refs
-            or plan.observation_values
-            or plan.windows
-            or plan.records
-            or plan.replay is not None
-        )
+def _served_natively(
+    plan: CorpusPlan, cache: EvidenceCache | None, hooks: ReplayHooks | None
+) -> bool:
+    """Whether the Rust core can read a file for ``plan``: it gathers the meter, the audited
+    refs, the proposals' evidence, the pool window and the trial (a replay that is the
+    trial alone); not the session records, redacted windows, other replays, a cache, or a
+    metric v3 read (the Rust scanner does not read as v3 does yet)."""
+    if cache is not None or plan.records or (plan.windows and plan.redact_values):
+        return False
+    if plan.options.metric_version != 2:
+        return False
+    if hooks is None:
+        return True
+    return hooks.trial is not None and hooks.on_value is None and hooks.trial.counts_natively()
+
+
+def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None) -> NativeTallies:
+    """What the Rust core gathers for ``plan`` beside the meter, into ``part``."""
+    wants_evidence = plan.proposals or plan.observation_values
+    return NativeTallies(
+        evidence=part.evidence if wants_evidence else None,
+        operations=plan.proposals,
+        observation_values=plan.observation_values,
+        audit_refs=part.audit_refs if plan.audit_refs else None,
+        window=plan.windows,
+        trial=None if hooks is None else hooks.trial,
     )
 
 
@@ -351,9 +366,10 @@ def _read_plain(
     part: CorpusPart,
     cache: EvidenceCache | None,
     cursor: ModelCursor | None,
+    hooks: ReplayHooks | None,
 ) -> tuple[bool, Listeners]:
     """One file on the plain path: the plain scanner (or the cache) and every listener."""
-    listening = plain_listeners(source, plan, part, cache)
+    listening = plain_listeners(source, plan, part, cache, hooks)
     with watch_unenforced() as met:
         if cache is not None:
             readable = _read_cached(source, plan, part, cache, listening)
@@ -384,18 +400,30 @@ def _read_plain(
 
 
 def _read_native(
-    source: SourceFile, plan: CorpusPlan, part: CorpusPart, cursor: ModelCursor | None, native: Any
-) -> bool:
-    """One file read by the Rust core, for the meter alone."""
-    return scan_source(
-        source.location,
-        diagnostics=part.diagnostics,
-        meter=part.state if plan.meter or plan.file_states else None,
-        options=plan.options,
-        cursor=cursor,
-        mentions=plan.mentions,
-        native=native,
-    )
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    cursor: ModelCursor | None,
+    native: Any,
+    hooks: ReplayHooks | None,
+) -> tuple[bool, Listeners]:
+    """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
+    tallies = _native_tallies(plan, part, hooks)
+    with watch_unenforced() as met:  # the trial's checks are built as the calls come
+        readable = scan_source(
+            source.location,
+            diagnostics=part.diagnostics,
+            meter=part.state if plan.meter or plan.file_states else None,
+            options=plan.options,
+            cursor=cursor,
+            mentions=plan.mentions,
+            native=native,
+            tallies=tallies,
+        )
+    if hooks is not None:
+        part.patterns = met.patterns
+        part.external_refs = met.refs
+    return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
 
 
 def _read_one(
@@ -414,11 +442,12 @@ def _read_one(
     )
     # The one place that picks an implementation: the Rust core when it is there and the
     # plan asks for nothing it does not compute, else the plain path.
-    native = core() if _served_natively(plan, cache) else None
+    hooks = plan.replay.start(source) if plan.replay is not None else None
+    native = core() if _served_natively(plan, cache, hooks) else None
     if native is not None:
-        readable, listening = _read_native(source, plan, part, cursor, native), Listeners()
+        readable, listening = _read_native(source, plan, part, cursor, native, hooks)
     else:
-        readable, listening = _read_plain(source, plan, part, cache, cursor)
+        readable, listening = _read_plain(source, plan, part, cache, cursor, hooks)
     if plan.check_stamps and (
         not readable or source_stamp(source.location, plan.options) != source.stamp
     ):
@@ -443,7 +472,9 @@ def _finish_part(
 ) -> CorpusPart:
     """A readable file's part: its verdict, window, stamp, own state and replay result."""
     judge_file(source.location, part.diagnostics)
-    if listening.tally is not None:
+    if listening.window is not None:
+        part.windows.append(listening.window)
+    elif listening.tally is not None:
         part.windows.append(tally_summary(source.window, listening.tally))
     elif plan.windows:
         observations = listening.observations

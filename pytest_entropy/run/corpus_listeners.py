@@ -21,7 +21,6 @@ from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import ValueObservation
 from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
-from pytest_entropy.ingest.native_sinks import AuditRefs
 
 __all__ = ["Listeners", "fan_out", "plain_listeners", "record_listeners", "values_tallier"]
 
@@ -51,6 +50,7 @@ class Listeners:
     on_value_fields: Callable[[str, str, Any], None] | None = None
     on_values: Callable[[tuple[Any, ...]], None] | None = None
     tally: Any = None  # the window's own tally, when it alone hears the values
+    window: Any = None  # the window the Rust core summarised (a WindowSummary)
     observations: list[ValueObservation] = field(default_factory=list)
     hooks: Any = None  # the plan's ReplayHooks for this file
 
@@ -69,8 +69,8 @@ def record_listeners(
     if plan.proposals:
         traces.append(evidence.add_trace)
     if plan.audit_refs:
-        # An AuditRefs, not a lambda: the scan kernel then hands its set to the audit kernel.
-        audits.append(AuditRefs(part.audit_refs))
+        refs = part.audit_refs
+        audits.append(lambda call: refs.add(call.ref))
     if plan.observation_values:
         values.append(evidence.add_observation)
     if plan.windows:
@@ -89,10 +89,11 @@ def record_listeners(
     return traces, audits, values
 
 
-def plain_listeners(source: Any, plan: Any, part: Any, cache: Any) -> Listeners:
+def plain_listeners(source: Any, plan: Any, part: Any, cache: Any, hooks: Any = None) -> Listeners:
     """The plain path's listeners of one file, with the shortcuts the plain scanner offers
     when one listener alone hears a kind of record (no record objects are built)."""
-    listening = Listeners(hooks=plan.replay.start(source) if plan.replay is not None else None)
+    # The plan's replay hooks for this file (the caller started them: ``hooks``).
+    listening = Listeners(hooks=hooks)
     traces, audits, values = record_listeners(plan, part, listening)
     listening.on_trace = fan_out(traces)
     listening.on_audit = fan_out(audits)

@@ -55,7 +55,7 @@ class DeferredEvidence:
 
     def kernel_sink(self) -> tuple[str, int, int, int]:
         """What lets the scan kernel append what :meth:`add_signed` and :meth:`add_values`
-        would append itself (``ingest.native_sinks.kernel_sinks``; :meth:`_add`'s limit)."""
+        would append itself (:meth:`_add`'s limit)."""
         return ("evidence", 4 * DEFERRED_TRACES, _OPERATIONS, _VALUES)
 
     def add_trace(self, trace: Trace) -> None:

@@ -68,7 +68,7 @@ class TrialReplay:
             surfaces = TrialSurfaces(self.live, self.effective, self.checks)
         tally = TrialTally.over(surfaces)
         on_trace, on_audit, on_signed = tally.hooks()
-        return ReplayHooks(on_trace, on_audit, None, lambda: tally.counts, on_signed)
+        return ReplayHooks(on_trace, on_audit, None, lambda: tally.counts, on_signed, trial=tally)
 
 
 def trial_sources(

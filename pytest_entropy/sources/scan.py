@@ -29,6 +29,7 @@ from pytest_entropy.ingest.inflation import (
 )
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 from pytest_entropy.ingest.native_scan import NativeTraceReader
+from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url, redact_storage_secrets
 
@@ -112,6 +113,7 @@ def scan_source(
     on_values: Callable[[tuple[Any, ...]], None] | None = None,
     on_signed: Callable[[Sequence[Any], str, str | None], None] | None = None,
     native: ModuleType | None = None,
+    tallies: NativeTallies | None = None,
 ) -> bool:
     """Scan one local path or URL; False when it could not be read.
 
@@ -123,15 +125,16 @@ def scan_source(
     mention one of those quoted strings are skipped unread (see ``SessionScanner``).
     ``on_signed`` hears each trace's guarded operations in place of ``on_trace``, and
     ``on_values`` each line's values as one flat tuple in place of ``on_value`` and
-    ``on_value_fields`` (the same). ``native`` (the Rust core) reads the file instead when
-    nothing but ``meter`` listens: the caller (``run/corpus.py``) decides.
+    ``on_value_fields`` (the same). ``native`` (the Rust core) reads the file instead, for
+    ``meter`` and what ``tallies`` gathers (no listener then): the caller
+    (``run/corpus.py``) decides.
     """
     read_options = options or ReadOptions()
     scanner: Scanner
     if native is not None:
         listeners = (on_trace, on_audit, on_value, on_value_fields, on_values, on_signed)
         if any(listener is not None for listener in listeners):
-            raise ValueError("the native core reads a file for the meter alone")
+            raise ValueError("the native core's listeners are its tallies")
         scanner = NativeTraceReader(
             native,
             meter=meter,
@@ -139,6 +142,7 @@ def scan_source(
             name=os.fspath(source),
             current_model=cursor.model if cursor is not None else None,
             mentions=mentions,
+            tallies=tallies,
         )
     else:
         scanner = SessionScanner(

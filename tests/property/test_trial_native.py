@@ -118,18 +118,6 @@ def test_the_three_paths_count_alike(
     assert results["native"] == results["python"] == results["plain"]
 
 
-@settings(max_examples=50)
-@given(trial_surfaces(), st.lists(CALLS, min_size=1, max_size=5))
-def test_a_tiny_memo_forgets_nothing_it_should_count(
-    pair: tuple[dict[str, Any], dict[str, Any]], traces: list[list[tuple[str, Any, str]]]
-) -> None:
-    live, effective = pair
-    expected = _tally("plain", live, effective, traces, True)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("pytest_entropy.core.trial.MEMO_LIMIT", 2)  # the memo clears often
-        assert _tally("native", live, effective, traces, True) == expected
-
-
 def _hostile_run(kind: str, records: list[Any]) -> tuple[Any, ...]:
     live = {"actions": [{"ref": "a", "inputSchema": {"type": "object"}}]}
     with paths(kind):

@@ -1,0 +1,324 @@
+//! One session window's observation tally for the pool (spec §6.2), as `WindowTally` in
+//! `core/pool_window.py` and `summarize_window` in `core/pool.py` decide it.
+//!
+//! Each observation becomes its identity `ref NUL key NUL typeof:String(value)` (spec
+//! §2.7.4, JavaScript number text from `jsnum`). With `drop_unloadable`, an observation
+//! whose ref or key is empty, holds NUL or has JavaScript trim whitespace around it, or
+//! whose value is a number JSON cannot write, is dropped and counted. A string value
+//! longer than the byte limit (WTF-8 bytes: a lone surrogate counts 3) still identifies
+//! the window but is not counted into the pool. The summary gives the counts in
+//! first-seen order and every observation's identity in UTF-16 code-unit order (the
+//! window's digest hashes them; [`digest_text`] writes the JSON text of that array as
+//! orjson would).
+
+use crate::evidence::FastMap;
+use std::cmp::Ordering;
+
+use crate::evidence::value_key_into;
+use crate::json::{is_js_whitespace, JsString, Number, Value};
+
+/// One distinct identity: its observations, its summed count and whether it is oversized.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub identity: Vec<u8>,
+    pub count: u64,
+    pub seen: u64,
+    pub oversized: bool,
+    /// The identity is UTF-8 (it holds no lone surrogate).
+    pub utf8: bool,
+}
+
+/// The tally of one window (see the module's comment).
+#[derive(Debug)]
+pub struct WindowTally {
+    drop_unloadable: bool,
+    limit: Option<i64>,
+    pub entries: Vec<Entry>,
+    index: FastMap<Vec<u8>, usize>,
+    /// The identity is built here, so one met before costs no allocation.
+    scratch: Vec<u8>,
+    pub dropped: u64,
+    pub oversized: u64,
+}
+
+/// Whether a ref or key would load back from a pool file unchanged: not empty, no NUL, no
+/// JavaScript trim whitespace at either end.
+pub fn loadable_text(text: &JsString) -> bool {
+    let bytes = text.as_wtf8();
+    if bytes.is_empty() || bytes.contains(&0) {
+        return false;
+    }
+    let mut points = text.code_points();
+    let first = points.next();
+    let last = points.last().or(first);
+    let trimmed = |cp: Option<u32>| cp.and_then(char::from_u32).is_some_and(is_js_whitespace);
+    !trimmed(first) && !trimmed(last)
+}
+
+/// `unwritable_number`: a number JSON cannot write (±Infinity, however it was spelled).
+pub fn unwritable_number(value: &Value) -> bool {
+    matches!(value, Value::Number(n) if !n.to_f64().is_finite())
+        && !matches!(value, Value::Number(Number::Int(_) | Number::UInt(_)))
+}
+
+impl WindowTally {
+    /// `max_value_bytes`: `None` for no bound (the reference).
+    pub fn new(drop_unloadable: bool, max_value_bytes: Option<i64>) -> Self {
+        WindowTally {
+            drop_unloadable,
+            limit: max_value_bytes,
+            entries: Vec::new(),
+            index: FastMap::default(),
+            scratch: Vec::new(),
+            dropped: 0,
+            oversized: 0,
+        }
+    }
+
+    /// Hears one observation of weight `count`.
+    pub fn add(&mut self, reference: &JsString, key: &JsString, value: &Value, count: u64) {
+        if self.drop_unloadable {
+            let texts = loadable_text(reference) && loadable_text(key);
+            if !texts || unwritable_number(value) {
+                self.dropped += 1;
+                return;
+            }
+        }
+        let identity = &mut self.scratch;
+        identity.clear();
+        identity.extend_from_slice(reference.as_wtf8());
+        identity.push(0);
+        identity.extend_from_slice(key.as_wtf8());
+        identity.push(0);
+        if !value_key_into(identity, value) {
+            // Never observed (the harvest keeps primitives only); spelled as JavaScript would.
+            identity.extend_from_slice(b"object:");
+            if matches!(value, Value::Null) {
+                identity.extend_from_slice(b"null");
+            }
+        }
+        let oversized = match (self.limit, value) {
+            (Some(limit), Value::String(text)) => text.as_wtf8().len() as i128 > i128::from(limit),
+            _ => false,
+        };
+        if oversized {
+            self.oversized += 1;
+        }
+        match self.index.get(self.scratch.as_slice()) {
+            Some(&at) => {
+                let entry = &mut self.entries[at];
+                entry.count += count;
+                entry.seen += 1;
+            }
+            None => {
+                let identity = self.scratch.clone();
+                self.index.insert(identity.clone(), self.entries.len());
+                let utf8 = [reference, key].iter().all(|t| t.as_str().is_some())
+                    && !matches!(value, Value::String(t) if t.as_str().is_none());
+                self.entries.push(Entry {
+                    identity,
+                    utf8,
+                    count,
+                    seen: 1,
+                    oversized,
+                });
+            }
+        }
+    }
+
+    /// The positions of the entries in code-unit order of their identities.
+    pub fn sorted(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        order.sort_by(|&a, &b| {
+            compare_code_units(&self.entries[a].identity, &self.entries[b].identity)
+        });
+        order
+    }
+
+    /// The JSON text of the array of every observation's identity in code-unit order, as
+    /// orjson writes it; `None` when an identity holds a lone surrogate (orjson refuses it,
+    /// and the Python hashes the list its own way).
+    pub fn digest_text(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.entries.len() * 32 + 2);
+        out.push(b'[');
+        let mut first = true;
+        for at in self.sorted() {
+            let entry = &self.entries[at];
+            if !entry.utf8 {
+                return None;
+            }
+            // Written once, then repeated for every observation of the identity.
+            let start = out.len();
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_json_string(&mut out, &entry.identity);
+            let written = if start == 0 || out[start] != b',' {
+                let mut item = vec![b','];
+                item.extend_from_slice(&out[start..]);
+                item
+            } else {
+                out[start..].to_vec()
+            };
+            for _ in 1..entry.seen {
+                out.extend_from_slice(&written);
+            }
+        }
+        out.push(b']');
+        Some(out)
+    }
+}
+
+/// A JSON string of UTF-8 bytes with orjson's (and ES2019's) escapes; runs that need none
+/// are copied whole.
+fn write_json_string(out: &mut Vec<u8>, text: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    let mut rest = text;
+    while let Some(at) = rest
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    {
+        out.extend_from_slice(&rest[..at]);
+        let b = rest[at];
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 15)]);
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    out.extend_from_slice(rest);
+    out.push(b'"');
+}
+
+/// UTF-16 code units of WTF-8 bytes (lone surrogates included).
+fn code_units(bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    let mut at = 0;
+    let mut pending: Option<u16> = None;
+    std::iter::from_fn(move || {
+        if let Some(low) = pending.take() {
+            return Some(low);
+        }
+        let first = u32::from(*bytes.get(at)?);
+        let (len, init) = match first {
+            0x00..=0x7F => (1, first),
+            0xC0..=0xDF => (2, first & 0x1F),
+            0xE0..=0xEF => (3, first & 0x0F),
+            _ => (4, first & 0x07),
+        };
+        let end = (at + len).min(bytes.len());
+        let cp = bytes[at + 1..end]
+            .iter()
+            .fold(init, |cp, &b| (cp << 6) | (u32::from(b) & 0x3F));
+        at = end;
+        if cp > 0xFFFF {
+            let v = cp - 0x10000;
+            pending = Some(0xDC00 + (v & 0x3FF) as u16);
+            Some(0xD800 + (v >> 10) as u16)
+        } else {
+            Some(cp as u16)
+        }
+    })
+}
+
+/// JavaScript's `<` on strings (UTF-16 code units) for WTF-8 bytes. Byte order is
+/// code-point order, which differs from code-unit order only where a four-byte sequence
+/// (an astral character) meets a three-byte one from U+D000 up; only those comparisons
+/// decode.
+pub fn compare_code_units(a: &[u8], b: &[u8]) -> Ordering {
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if same == a.len() || same == b.len() {
+        return a.len().cmp(&b.len());
+    }
+    // Back to the start of the character the first difference is in (equal so far).
+    let mut start = same;
+    while start > 0 && (a[start] & 0xC0) == 0x80 {
+        start -= 1;
+    }
+    let (x, y) = (a[start], b[start]);
+    let astral_meets_high =
+        (x >= 0xF0 && (0xED..=0xEF).contains(&y)) || (y >= 0xF0 && (0xED..=0xEF).contains(&x));
+    if astral_meets_high {
+        return code_units(&a[start..]).cmp(code_units(&b[start..]));
+    }
+    a[same].cmp(&b[same])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    fn value(raw: &str) -> Value {
+        parse(raw.as_bytes()).unwrap().value
+    }
+
+    fn units(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn code_unit_order() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "\u{E000}",
+            "\u{FFFF}",
+            "\u{10000}",
+            "\u{10FFFF}",
+            "\u{D7FF}",
+            "é",
+            "\u{20AC}x",
+            "\u{1F600}a",
+            "\u{1F600}",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(
+                    compare_code_units(a.as_bytes(), b.as_bytes()),
+                    units(a).cmp(&units(b)),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        // A lone low surrogate sorts above an astral character's high one.
+        let lone = [0xED, 0xB0, 0x80];
+        assert_eq!(
+            compare_code_units(&lone, "\u{10000}".as_bytes()),
+            Ordering::Greater
+        );
+    }
+
+    #[test]
+    fn identities_dropped_and_oversized() {
+        let mut tally = WindowTally::new(true, Some(3));
+        let text = |s: &str| JsString::from(s);
+        tally.add(&text("r"), &text("k"), &value("\"abcd\""), 1);
+        tally.add(&text("r"), &text("k"), &value("\"ab\""), 2);
+        tally.add(&text("r"), &text(" k"), &value("1"), 1);
+        tally.add(&text(""), &text("k"), &value("1"), 1);
+        tally.add(&text("r"), &text("k"), &value("1e400"), 1);
+        tally.add(&text("r"), &text("k"), &value("1e21"), 1);
+        tally.add(&text("r"), &text("k"), &value("\"ab\""), 1);
+        assert_eq!((tally.dropped, tally.oversized), (3, 1));
+        let text = String::from_utf8(tally.digest_text().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            r#"["r\u0000k\u0000number:1e+21","r\u0000k\u0000string:ab","r\u0000k\u0000string:ab","r\u0000k\u0000string:abcd"]"#
+        );
+        assert_eq!(tally.entries[1].count, 3);
+    }
+}

@@ -1,0 +1,630 @@
+//! The PyO3 side of the tallies (`audit`, `evidence`, `pool`, `trial`): each one's finished
+//! data as plain Python objects, and entry points that take JSON text so that a Python
+//! differential test can feed the native and the plain code the same input.
+//!
+//! * `audit_harvest(raw, values=True) -> (kept, skipped, calls, values)`: `raw` is a
+//!   details' `audits` member as JSON; `calls` the kept `(ref, args)` in order, `values`
+//!   the flat `(ref, key, value, ...)` tuple of `harvest_values` (or None).
+//! * `Evidence(trace_values)`: `add_operations_json(raw)` (one execution: a JSON array of
+//!   `[ref, args, outcome]`), `add_audits_json(raw)` (the audits' values), `export()`.
+//! * `WindowTally(drop_unloadable, max_value_bytes)`: `add_audits_json(raw)`, `summary()`
+//!   (as `pool_window.WindowTally.summary`), `digest_summary()` (the identities as the JSON
+//!   text orjson writes of them, or None: see `pool::WindowTally::digest_text`).
+//! * `TrialVerdicts(declared, resolve)`: `resolve(ref)` gives `TrialSurfaces._native_parts`;
+//!   the checks and remembered verdicts one command's files share.
+//! * `TrialTally(declared, resolve)` or `TrialTally.over(verdicts)`: `add_trace_json(raw)`,
+//!   `add_audits_json(raw)`, `counts()`.
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::audit::{self, Observation};
+use crate::evidence::{self, Operation};
+use crate::json::{self, JsString, Object, Value};
+use crate::pool;
+use crate::python::to_python;
+use crate::tallies::{Tallies, TrialCalls};
+use crate::trial::{self, Checks, Kind, RefSpec, Side};
+
+/// A WTF-8 string as a Python `str` (a lone surrogate through `surrogatepass`).
+pub(crate) fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(PyString::new(py, text).into_any()),
+        Err(_) => PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass")),
+    }
+}
+
+/// A Python `str` as WTF-8 bytes (a lone surrogate through `surrogatepass`).
+pub(crate) fn wtf8(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+    match text.to_str() {
+        Ok(text) => Ok(text.as_bytes().to_vec()),
+        Err(_) => Ok(text
+            .call_method1("encode", ("utf-8", "surrogatepass"))?
+            .extract::<Vec<u8>>()?),
+    }
+}
+
+fn parse(raw: &[u8]) -> PyResult<Value> {
+    json::parse(raw)
+        .map(|parsed| parsed.value)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The flat `(ref, key, value, ...)` tuple of observations, or None when there is none.
+pub(crate) fn values_tuple<'py>(
+    py: Python<'py>,
+    found: &[Observation<'_>],
+) -> PyResult<Bound<'py, PyAny>> {
+    if found.is_empty() {
+        return Ok(py.None().into_bound(py));
+    }
+    let mut items = Vec::with_capacity(found.len() * 3);
+    for seen in found {
+        items.push(text(py, seen.reference.as_wtf8())?);
+        items.push(text(py, seen.key.as_wtf8())?);
+        items.push(to_python(py, seen.value)?);
+    }
+    Ok(PyTuple::new(py, items)?.into_any())
+}
+
+#[pyfunction]
+#[pyo3(signature = (raw, values = true))]
+fn audit_harvest<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    values: bool,
+) -> PyResult<(u64, u64, Bound<'py, PyList>, Bound<'py, PyAny>)> {
+    let parsed = parse(raw)?;
+    let found = audit::harvest(Some(&parsed), values);
+    let calls = PyList::empty(py);
+    for call in &found.calls {
+        let args = to_python(py, call.value)?;
+        calls.append((text(py, call.reference.as_wtf8())?, args))?;
+    }
+    Ok((
+        found.kept,
+        found.skipped,
+        calls,
+        values_tuple(py, &found.values)?,
+    ))
+}
+
+/// The operations of a JSON array of `[ref, args, outcome]` (what a guard has checked).
+fn operations(value: &Value) -> PyResult<Vec<Operation<'_>>> {
+    let bad = || PyValueError::new_err("expected an array of [ref, args, outcome]");
+    let Value::Array(items) = value else {
+        return Err(bad());
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::Array(parts) = item else {
+            return Err(bad());
+        };
+        match parts.as_slice() {
+            [Value::String(reference), Value::Object(args), Value::String(outcome)] => {
+                out.push(Operation {
+                    reference,
+                    args,
+                    succeeded: outcome.as_wtf8() == b"succeeded",
+                })
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
+/// The proposals' evidence of one input.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct Evidence {
+    pub(crate) inner: evidence::Evidence,
+}
+
+#[pymethods]
+impl Evidence {
+    #[new]
+    #[pyo3(signature = (trace_values = false))]
+    fn new(trace_values: bool) -> Self {
+        Evidence {
+            inner: evidence::Evidence::new(trace_values),
+        }
+    }
+
+    fn add_operations_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        self.inner.add_operations(&operations(&parsed)?);
+        Ok(())
+    }
+
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for seen in audit::harvest(Some(&parsed), true).values {
+            self.inner
+                .add_value(seen.reference.as_wtf8(), seen.key.as_wtf8(), seen.value);
+        }
+        Ok(())
+    }
+
+    /// `(executions, tallies, clusters, sequences)`: tallies as `(ref, key, total,
+    /// overflowed, [(identity, value, count)])`, clusters as `(ref, [(keys, calls)])`,
+    /// sequences as `(identity, window, occurrences, [execution numbers])`.
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        export_evidence(py, &self.inner)
+    }
+}
+
+pub(crate) fn export_evidence<'py>(
+    py: Python<'py>,
+    found: &evidence::Evidence,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let tallies = PyList::empty(py);
+    for ((reference, key), tally) in &found.tallies {
+        let counts = PyList::empty(py);
+        for (identity, value, count) in &tally.counts {
+            counts.append((text(py, identity)?, to_python(py, value)?, *count))?;
+        }
+        tallies.append((
+            text(py, reference)?,
+            text(py, key)?,
+            tally.total,
+            tally.overflowed,
+            counts,
+        ))?;
+    }
+    let clusters = PyList::empty(py);
+    for (reference, rows) in &found.clusters {
+        let per_ref = PyList::empty(py);
+        for (keys, calls) in rows {
+            let names = keys
+                .iter()
+                .map(|k| text(py, k))
+                .collect::<PyResult<Vec<_>>>()?;
+            per_ref.append((PyTuple::new(py, names)?, *calls))?;
+        }
+        clusters.append((text(py, reference)?, per_ref))?;
+    }
+    let sequences = PyList::empty(py);
+    for sequence in &found.sequences {
+        let window = sequence
+            .window
+            .iter()
+            .map(|r| text(py, r))
+            .collect::<PyResult<Vec<_>>>()?;
+        sequences.append((
+            text(py, &sequence.identity)?,
+            PyList::new(py, window)?,
+            sequence.occurrences,
+            PyList::new(py, &sequence.executions)?,
+        ))?;
+    }
+    PyTuple::new(
+        py,
+        [
+            found.executions.into_pyobject(py)?.into_any(),
+            tallies.into_any(),
+            clusters.into_any(),
+            sequences.into_any(),
+        ],
+    )
+}
+
+/// One session window's tally for the pool.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct WindowTally {
+    pub(crate) inner: pool::WindowTally,
+}
+
+#[pymethods]
+impl WindowTally {
+    #[new]
+    #[pyo3(signature = (drop_unloadable = true, max_value_bytes = None))]
+    fn new(drop_unloadable: bool, max_value_bytes: Option<i64>) -> Self {
+        WindowTally {
+            inner: pool::WindowTally::new(drop_unloadable, max_value_bytes),
+        }
+    }
+
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for seen in audit::harvest(Some(&parsed), true).values {
+            self.inner.add(seen.reference, seen.key, seen.value, 1);
+        }
+        Ok(())
+    }
+
+    /// `(counts, identities in code-unit order, dropped, oversized)`.
+    fn summary<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, u64, u64)> {
+        let tally = &self.inner;
+        let identities = PyList::empty(py);
+        for at in tally.sorted() {
+            let entry = &tally.entries[at];
+            let item = text(py, &entry.identity)?;
+            for _ in 0..entry.seen {
+                identities.append(&item)?;
+            }
+        }
+        Ok((
+            window_counts(py, tally)?,
+            identities,
+            tally.dropped,
+            tally.oversized,
+        ))
+    }
+
+    /// `(counts, JSON text of the sorted identities or None, dropped, oversized)`.
+    fn digest_summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        window_digest_summary(py, &self.inner)
+    }
+}
+
+fn window_counts<'py>(py: Python<'py>, tally: &pool::WindowTally) -> PyResult<Bound<'py, PyDict>> {
+    let counts = PyDict::new(py);
+    for entry in tally.entries.iter().filter(|e| !e.oversized) {
+        counts.set_item(text(py, &entry.identity)?, entry.count)?;
+    }
+    Ok(counts)
+}
+
+/// `(counts, the sorted identities' JSON text, dropped, oversized)`; the identities as a
+/// list instead of the text when one holds a lone surrogate (orjson has no text for it).
+pub(crate) fn window_digest_summary<'py>(
+    py: Python<'py>,
+    tally: &pool::WindowTally,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let digest = match tally.digest_text() {
+        Some(bytes) => PyBytes::new(py, &bytes).into_any(),
+        None => {
+            let identities = PyList::empty(py);
+            for at in tally.sorted() {
+                let entry = &tally.entries[at];
+                let item = text(py, &entry.identity)?;
+                for _ in 0..entry.seen {
+                    identities.append(&item)?;
+                }
+            }
+            identities.into_any()
+        }
+    };
+    PyTuple::new(
+        py,
+        [
+            window_counts(py, tally)?.into_any(),
+            digest,
+            tally.dropped.into_pyobject(py)?.into_any(),
+            tally.oversized.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// What a scan should gather beside the meter (`TraceScanner.gather`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather(
+    tallies: &mut Tallies,
+    audit_refs: bool,
+    operations: bool,
+    observation_values: bool,
+    trace_values: bool,
+    window: Option<Option<i64>>,
+    trial: Option<PyRef<'_, TrialVerdicts>>,
+) -> PyResult<()> {
+    tallies.audit_refs = audit_refs.then(Vec::new);
+    tallies.operations = operations;
+    tallies.observation_values = observation_values;
+    tallies.evidence =
+        (operations || observation_values).then(|| evidence::Evidence::new(trace_values));
+    tallies.window = window.map(|limit| pool::WindowTally::new(true, limit));
+    tallies.trial = match trial {
+        Some(verdicts) => Some(Box::new(CheckedTrial::over(&verdicts))),
+        None => None,
+    };
+    Ok(())
+}
+
+/// The error a trial check raised during the last chunk, if any.
+pub(crate) fn raised(tallies: &mut Tallies) -> PyResult<()> {
+    match tallies.trial.as_mut() {
+        Some(trial) => match trial.as_any().downcast_mut::<CheckedTrial>() {
+            Some(checked) => checked.raised(),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    }
+}
+
+/// `(audit_refs, evidence, window, trial, audit_calls, skipped_audits)`, each None when not
+/// gathered: the refs as a list, the evidence as `Evidence.export()`, the window as
+/// [`window_digest_summary`], the trial as `TrialTally.counts()`.
+pub(crate) fn gathered<'py>(
+    py: Python<'py>,
+    tallies: &mut Tallies,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let none = || py.None().into_bound(py);
+    let refs = match &tallies.audit_refs {
+        Some(refs) => {
+            let names = refs
+                .iter()
+                .map(|r| text(py, r))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, names)?.into_any()
+        }
+        None => none(),
+    };
+    let found = match &tallies.evidence {
+        Some(found) => export_evidence(py, found)?.into_any(),
+        None => none(),
+    };
+    let window = match &tallies.window {
+        Some(window) => window_digest_summary(py, window)?.into_any(),
+        None => none(),
+    };
+    let trial = match tallies.trial.as_mut() {
+        Some(trial) => match trial.as_any().downcast_mut::<CheckedTrial>() {
+            Some(checked) => trial_counts(py, &checked.tally)?
+                .into_pyobject(py)?
+                .into_any(),
+            None => none(),
+        },
+        None => none(),
+    };
+    PyTuple::new(
+        py,
+        [
+            refs,
+            found,
+            window,
+            trial,
+            tallies.audit_calls.into_pyobject(py)?.into_any(),
+            tallies.skipped_audits.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// The caller's checks: `resolve(ref)` once per declared ref, its functions kept here.
+/// Each call attaches to the interpreter itself, so a scan may run detached from it.
+pub(crate) struct PyChecks {
+    resolve: Py<PyAny>,
+    functions: Vec<(Kind, Py<PyAny>, Kind, Py<PyAny>)>,
+}
+
+fn kind(code: u8) -> PyResult<Kind> {
+    Ok(match code {
+        0 => Kind::Reject,
+        1 => Kind::Plain,
+        2 => Kind::Guarded,
+        3 => Kind::Pure,
+        _ => return Err(PyValueError::new_err("unknown check kind")),
+    })
+}
+
+/// An argument object as the plain reader's dict.
+fn object_to_python<'py>(py: Python<'py>, args: &Object) -> PyResult<Bound<'py, PyAny>> {
+    let dict = PyDict::new(py);
+    for (key, value) in args.entries() {
+        dict.set_item(text(py, key.as_wtf8())?, to_python(py, value)?)?;
+    }
+    Ok(dict.into_any())
+}
+
+impl Checks for PyChecks {
+    type Error = PyErr;
+
+    fn resolve(&mut self, entry: usize, reference: &[u8]) -> PyResult<RefSpec> {
+        Python::attach(|py| {
+            let parts = self.resolve.bind(py).call1((text(py, reference)?,))?;
+            let (dkind, dfunc, ckind, cfunc, quarantined, same): (
+                u8,
+                Py<PyAny>,
+                u8,
+                Py<PyAny>,
+                bool,
+                bool,
+            ) = parts.extract()?;
+            let spec = RefSpec {
+                declared: kind(dkind)?,
+                compiled: kind(ckind)?,
+                quarantined,
+                same,
+            };
+            if entry != self.functions.len() {
+                return Err(PyValueError::new_err("checks resolved out of order"));
+            }
+            self.functions
+                .push((spec.declared, dfunc, spec.compiled, cfunc));
+            Ok(spec)
+        })
+    }
+
+    fn check(&mut self, entry: usize, side: Side, args: &Object) -> PyResult<bool> {
+        let (dkind, dfunc, ckind, cfunc) = &self.functions[entry];
+        let (kind, function) = match side {
+            Side::Declared => (*dkind, dfunc),
+            Side::Compiled => (*ckind, cfunc),
+        };
+        Python::attach(|py| {
+            let value = object_to_python(py, args)?;
+            match function
+                .bind(py)
+                .call1((value,))
+                .and_then(|v| v.is_truthy())
+            {
+                Ok(verdict) => Ok(verdict),
+                // A compiled check's exception is a rejection (as in `accepts`).
+                Err(error) if kind != Kind::Plain && error.is_instance_of::<PyException>(py) => {
+                    Ok(false)
+                }
+                Err(error) => Err(error),
+            }
+        })
+    }
+}
+
+/// The verdicts of one command's trial and the checks that give them, shared by the tallies
+/// of its files (`TrialVerdicts`).
+pub(crate) struct SharedVerdicts {
+    verdicts: trial::Verdicts,
+    checks: PyChecks,
+}
+
+type Shared = std::sync::Arc<std::sync::Mutex<SharedVerdicts>>;
+
+/// `TrialVerdicts(declared, resolve)`: the declared refs and `resolve(ref)` (see the
+/// module's comment), remembered across the files of one command.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct TrialVerdicts {
+    shared: Shared,
+}
+
+#[pymethods]
+impl TrialVerdicts {
+    #[new]
+    fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
+        let refs = declared.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
+        let shared = SharedVerdicts {
+            verdicts: trial::Verdicts::new(refs.iter().map(Vec::as_slice)),
+            checks: PyChecks {
+                resolve,
+                functions: Vec::new(),
+            },
+        };
+        Ok(TrialVerdicts {
+            shared: std::sync::Arc::new(std::sync::Mutex::new(shared)),
+        })
+    }
+}
+
+/// A trial tally with its checks; the first error stops it and waits in `error`.
+pub(crate) struct CheckedTrial {
+    pub(crate) tally: trial::TrialTally,
+    shared: Shared,
+    pub(crate) error: Option<PyErr>,
+}
+
+impl CheckedTrial {
+    pub(crate) fn over(verdicts: &TrialVerdicts) -> Self {
+        CheckedTrial {
+            tally: trial::TrialTally::new(),
+            shared: verdicts.shared.clone(),
+            error: None,
+        }
+    }
+
+    /// The first error a check raised, taken.
+    pub(crate) fn raised(&mut self) -> PyResult<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+
+    fn with_shared(
+        &mut self,
+        call: impl FnOnce(&mut trial::TrialTally, &mut SharedVerdicts) -> PyResult<()>,
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        let done = match self.shared.lock() {
+            Ok(mut shared) => call(&mut self.tally, &mut shared),
+            Err(_) => Err(PyValueError::new_err("the trial's verdicts were poisoned")),
+        };
+        self.error = done.err();
+    }
+}
+
+impl TrialCalls for CheckedTrial {
+    fn trace_call(&mut self, reference: &JsString, args: &Object, succeeded: bool) {
+        self.with_shared(|tally, shared| {
+            let SharedVerdicts { verdicts, checks } = shared;
+            tally.add_trace_call(verdicts, checks, reference.as_wtf8(), args, succeeded)
+        });
+    }
+
+    fn audit_call(&mut self, reference: &JsString, args: &Object) {
+        self.with_shared(|tally, shared| {
+            let SharedVerdicts { verdicts, checks } = shared;
+            tally.add_audit_call(verdicts, checks, reference.as_wtf8(), args)
+        });
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// The trial tally of one input, with its checks.
+#[pyclass(module = "pytest_entropy._core")]
+pub struct TrialTally {
+    pub(crate) inner: CheckedTrial,
+}
+
+#[pymethods]
+impl TrialTally {
+    #[new]
+    fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
+        let verdicts = TrialVerdicts::new(declared, resolve)?;
+        Ok(TrialTally {
+            inner: CheckedTrial::over(&verdicts),
+        })
+    }
+
+    /// A tally of another input over the same verdicts.
+    #[staticmethod]
+    fn over(verdicts: PyRef<'_, TrialVerdicts>) -> Self {
+        TrialTally {
+            inner: CheckedTrial::over(&verdicts),
+        }
+    }
+
+    fn add_trace_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for op in operations(&parsed)? {
+            self.inner.trace_call(op.reference, op.args, op.succeeded);
+        }
+        self.inner.raised()
+    }
+
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for call in audit::harvest(Some(&parsed), false).calls {
+            self.inner.audit_call(call.reference, call.args);
+        }
+        self.inner.raised()
+    }
+
+    /// `(trace_classes, audit_classes)` as `TrialCounts` holds them.
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        trial_counts(py, &self.inner.tally)
+    }
+}
+
+pub(crate) fn trial_counts<'py>(
+    py: Python<'py>,
+    tally: &trial::TrialTally,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let convert = |found: &trial::ClassCounts| -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (reference, classes) in found {
+            let per_ref = PyDict::new(py);
+            for (class, n) in classes {
+                per_ref.set_item(trial::CLASSES[usize::from(*class)], *n)?;
+            }
+            out.set_item(text(py, reference)?, per_ref)?;
+        }
+        Ok(out)
+    };
+    Ok((
+        convert(&tally.trace_classes)?,
+        convert(&tally.audit_classes)?,
+    ))
+}
+
+/// Adds the tallies' functions and classes to the extension module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(audit_harvest, m)?)?;
+    m.add_class::<Evidence>()?;
+    m.add_class::<WindowTally>()?;
+    m.add_class::<TrialTally>()?;
+    m.add_class::<TrialVerdicts>()?;
+    Ok(())
+}

@@ -1,0 +1,121 @@
+"""What the Rust core's scan gathers beside the meter, and where its finished data goes.
+
+A :class:`NativeTallies` says which of the plain scanner's listeners the Rust core stands in
+for on one file: the refs with audit calls (``audit_refs``), the proposals' evidence
+(``evidence``: the traces' operations when ``operations``, the audits' values when
+``observation_values``), the pool window (``window``) and the trial (``trial``). It asks the
+core's ``TraceScanner`` for them before the first chunk (:meth:`ask`) and folds what it
+gathered into the Python accumulators at the end (:meth:`take`), which then merge across
+files and engines exactly as the plain path's do. Lines of another session format are read
+by the plain scanner with the same listeners (:meth:`listeners`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_entropy.core.pool import (
+    POOL_MAX_VALUE_BYTES,
+    WindowSummary,
+    native_window_summary,
+    tally_summary,
+)
+from pytest_entropy.core.pool_window import WindowTally
+from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.records import AuditCall
+from pytest_entropy.core.trial import TrialTally
+from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+
+__all__ = ["NativeTallies"]
+
+
+@dataclass(slots=True)
+class NativeTallies:
+    """The listeners the Rust core stands in for on one file (see the module's comment)."""
+
+    evidence: ProposalEvidence | None = None
+    operations: bool = False
+    observation_values: bool = False
+    audit_refs: set[str] | None = None
+    window: bool = False
+    trial: TrialTally | None = None
+    # The file's window as the core summarised it (:meth:`take`), or the plain listeners'
+    # tally of it (:meth:`listeners`).
+    _window: tuple[Any, ...] | None = None
+    _plain_window: WindowTally | None = None
+
+    def ask(self, scanner: Any, native: Any) -> None:
+        """Tell the core's scanner what to gather (before its first chunk); ``native`` is
+        the core."""
+        trial = None if self.trial is None else self.trial.native_verdicts(native)
+        scanner.gather(
+            audit_refs=self.audit_refs is not None,
+            operations=self.evidence is not None and self.operations,
+            observation_values=self.evidence is not None and self.observation_values,
+            trace_values=self.evidence is not None and self.evidence.trace_values,
+            window=self.window,
+            max_value_bytes=POOL_MAX_VALUE_BYTES,
+            trial=trial,
+        )
+
+    def take(self, scanner: Any, diagnostics: ScanDiagnostics) -> None:
+        """Fold what the scanner gathered into the accumulators."""
+        refs, evidence, window, trial, audit_calls, skipped_audits = scanner.gathered()
+        diagnostics.audit_calls += audit_calls
+        diagnostics.skipped_audits += skipped_audits
+        if self.audit_refs is not None and refs is not None:
+            self.audit_refs.update(refs)
+        if self.evidence is not None and evidence is not None:
+            self.evidence.add_native(evidence)
+        if window is not None:
+            self._window = window
+        if self.trial is not None and trial is not None:
+            self.trial.counts.add_native(trial)
+
+    def window_summary(self, file: str) -> WindowSummary | None:
+        """The window of the file, named ``file`` (``None``: not gathered)."""
+        if self._plain_window is not None:
+            return tally_summary(file, self._plain_window)
+        if self._window is not None:
+            return native_window_summary(file, self._window)
+        return None
+
+    def listeners(self) -> dict[str, Any]:
+        """The plain scanner's listeners doing the same (for lines of a foreign format)."""
+        signed: list[Callable[[Sequence[Any], str, str | None], None]] = []
+        audits: list[Callable[[AuditCall], None]] = []
+        fields: list[Callable[[str, str, Any], None]] = []
+        evidence = self.evidence
+        if evidence is not None and self.operations:
+            signed.append(evidence.add_signed)
+        if evidence is not None and self.observation_values:
+            fields.append(evidence.add_value)
+        if self.audit_refs is not None:
+            refs = self.audit_refs
+            audits.append(lambda call: refs.add(call.ref))
+        if self.window:
+            self._plain_window = WindowTally(True, POOL_MAX_VALUE_BYTES)
+            fields.append(self._plain_window.add)
+        if self.trial is not None:
+            signed.append(self.trial.add_signed)
+            audits.append(self.trial.add_audit)
+        return {
+            "on_signed": _every(signed),
+            "on_audit": _every(audits),
+            "on_value_fields": _every(fields),
+        }
+
+
+def _every(listeners: list[Any]) -> Any:
+    if not listeners:
+        return None
+    if len(listeners) == 1:
+        return listeners[0]
+
+    def every(*args: Any) -> None:
+        for listener in listeners:
+            listener(*args)
+
+    return every
