@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
@@ -25,8 +25,10 @@ from pytest_entropy.core.pool import (
 from pytest_entropy.core.pool_window import WindowTally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall
-from pytest_entropy.core.trial import TrialTally
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+
+if TYPE_CHECKING:  # the trial's module is imported by the commands that replay, not by measure
+    from pytest_entropy.core.trial import TrialTally
 
 __all__ = ["NativeTallies"]
 
