@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from pytest_entropy.pytest.stash import GATE_LINE
-from pytest_entropy.state.config import EntropySettings
+from pytest_entropy.state.option_table import EntropySettings
 
 if TYPE_CHECKING:
     from pytest_entropy.run.certification import Certification, CheckOutcome

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_entropy.state.config import EntropySettings
+from pytest_entropy.state.option_table import EntropySettings
 
 __all__ = ["GATE_LINE", "SETTINGS_KEY"]
 
