@@ -37,13 +37,11 @@ from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.state.option_table import (
-    _INI_TYPES,
     BASELINE_FILENAME,
     GROUP,
     OPTIONS,
     EntropySettings,
     Option,
-    _argparse_kwargs,
     is_ci,
     option,
 )

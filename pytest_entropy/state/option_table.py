@@ -235,7 +235,72 @@ class EntropySettings:
     corpus mode on its own); ``mcp_timeout`` the seconds a live MCP server has to list (None:
     30); ``metric_version`` is ``--entropy-metric-version`` (docs/metric-v3.md)."""
 
-    __slots__ = ('certify', 'certify_only', 'lenient', 'require_ratchet', 'holdout', 'max_malformed_share', 'size_factor', 'sessions', 'surface', 'repairs', 'trial', 'artifact', 'json', 'markdown', 'html', 'baseline', 'baseline_given', 'update', 'max_score', 'lint', 'strict', 'accept', 'surface_server', 'state_dir', 'allow_empty', 'session_format', 'surface_format', 'surface_from_ini', 'mcp_timeout', 'metric_version')
+    __slots__ = (
+        "accept",
+        "allow_empty",
+        "artifact",
+        "baseline",
+        "baseline_given",
+        "certify",
+        "certify_only",
+        "holdout",
+        "html",
+        "json",
+        "lenient",
+        "lint",
+        "markdown",
+        "max_malformed_share",
+        "max_score",
+        "mcp_timeout",
+        "metric_version",
+        "repairs",
+        "require_ratchet",
+        "session_format",
+        "sessions",
+        "size_factor",
+        "state_dir",
+        "strict",
+        "surface",
+        "surface_format",
+        "surface_from_ini",
+        "surface_server",
+        "trial",
+        "update",
+    )
+
+    # The fields in the order they are declared (and shown, and compared in).
+    _FIELDS: Final = (
+        "certify",
+        "certify_only",
+        "lenient",
+        "require_ratchet",
+        "holdout",
+        "max_malformed_share",
+        "size_factor",
+        "sessions",
+        "surface",
+        "repairs",
+        "trial",
+        "artifact",
+        "json",
+        "markdown",
+        "html",
+        "baseline",
+        "baseline_given",
+        "update",
+        "max_score",
+        "lint",
+        "strict",
+        "accept",
+        "surface_server",
+        "state_dir",
+        "allow_empty",
+        "session_format",
+        "surface_format",
+        "surface_from_ini",
+        "mcp_timeout",
+        "metric_version",
+    )
 
     certify: bool
     certify_only: bool
@@ -303,39 +368,39 @@ class EntropySettings:
         metric_version: int = 2,
     ) -> None:
         set_field = object.__setattr__
-        set_field(self, 'certify', certify)
-        set_field(self, 'certify_only', certify_only)
-        set_field(self, 'lenient', lenient)
-        set_field(self, 'require_ratchet', require_ratchet)
-        set_field(self, 'holdout', holdout)
-        set_field(self, 'max_malformed_share', max_malformed_share)
-        set_field(self, 'size_factor', size_factor)
-        set_field(self, 'sessions', sessions)
-        set_field(self, 'surface', surface)
-        set_field(self, 'repairs', repairs)
-        set_field(self, 'trial', trial)
-        set_field(self, 'artifact', artifact)
-        set_field(self, 'json', json)
-        set_field(self, 'markdown', markdown)
-        set_field(self, 'html', html)
-        set_field(self, 'baseline', baseline)
-        set_field(self, 'baseline_given', baseline_given)
-        set_field(self, 'update', update)
-        set_field(self, 'max_score', max_score)
-        set_field(self, 'lint', lint)
-        set_field(self, 'strict', strict)
-        set_field(self, 'accept', accept)
-        set_field(self, 'surface_server', surface_server)
-        set_field(self, 'state_dir', state_dir)
-        set_field(self, 'allow_empty', allow_empty)
-        set_field(self, 'session_format', session_format)
-        set_field(self, 'surface_format', surface_format)
-        set_field(self, 'surface_from_ini', surface_from_ini)
-        set_field(self, 'mcp_timeout', mcp_timeout)
-        set_field(self, 'metric_version', metric_version)
+        set_field(self, "certify", certify)
+        set_field(self, "certify_only", certify_only)
+        set_field(self, "lenient", lenient)
+        set_field(self, "require_ratchet", require_ratchet)
+        set_field(self, "holdout", holdout)
+        set_field(self, "max_malformed_share", max_malformed_share)
+        set_field(self, "size_factor", size_factor)
+        set_field(self, "sessions", sessions)
+        set_field(self, "surface", surface)
+        set_field(self, "repairs", repairs)
+        set_field(self, "trial", trial)
+        set_field(self, "artifact", artifact)
+        set_field(self, "json", json)
+        set_field(self, "markdown", markdown)
+        set_field(self, "html", html)
+        set_field(self, "baseline", baseline)
+        set_field(self, "baseline_given", baseline_given)
+        set_field(self, "update", update)
+        set_field(self, "max_score", max_score)
+        set_field(self, "lint", lint)
+        set_field(self, "strict", strict)
+        set_field(self, "accept", accept)
+        set_field(self, "surface_server", surface_server)
+        set_field(self, "state_dir", state_dir)
+        set_field(self, "allow_empty", allow_empty)
+        set_field(self, "session_format", session_format)
+        set_field(self, "surface_format", surface_format)
+        set_field(self, "surface_from_ini", surface_from_ini)
+        set_field(self, "mcp_timeout", mcp_timeout)
+        set_field(self, "metric_version", metric_version)
 
     def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        return tuple(getattr(self, name) for name in self._FIELDS)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: EntropySettings is frozen")
@@ -352,7 +417,7 @@ class EntropySettings:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
         return f"EntropySettings({shown})"
 
     @property

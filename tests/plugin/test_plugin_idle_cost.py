@@ -20,7 +20,8 @@ from pytest_entropy.pytest.stash import SETTINGS_KEY
 def test_probe(request):
     settings = request.config.stash[SETTINGS_KEY]
     heavy = [name for name in ("pytest_entropy.state.config", "pytest_entropy.state.settings",
-             "pytest_entropy.state.values") if name in sys.modules]
+             "pytest_entropy.state.values", "pytest_entropy.pytest.session",
+             "pytest_entropy.testing.session_defaults") if name in sys.modules]
     print("HEAVY", heavy)
     print("BASELINE", settings.baseline == request.config.rootpath / "entropy-baseline.json")
     print("DEFAULT", settings == type(settings)(baseline=settings.baseline))
@@ -45,6 +46,23 @@ def test_a_configuration_file_is_still_read(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "test_probe.py")
     result.assert_outcomes(passed=1)
     assert "DEFAULT False" in result.stdout.str()
+
+
+NOTE = """
+def test_note(record_property):
+    record_property("entropy_ratchet", "held: 2 tools")
+
+def test_after():
+    pass
+"""
+
+
+def test_a_ratchet_note_still_reaches_the_summary(pytester: pytest.Pytester) -> None:
+    # The idle stand-in hands the first report with a note to the real session.
+    pytester.makepyfile(test_note=NOTE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_note.py")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*= entropy =*", "entropy ratchet: held: 2 tools"])
 
 
 def test_settings_keep_the_frozen_record_behaviour() -> None:
