@@ -13,7 +13,7 @@ import pytest
 
 from pytest_entropy.pytest.options import settings_from_pytest
 from pytest_entropy.pytest.stash import SETTINGS_KEY
-from pytest_entropy.state.config import EntropySettings, is_ci
+from pytest_entropy.state.option_table import EntropySettings, is_ci
 
 if TYPE_CHECKING:
     from pytest_entropy.testing.assertions import EntropyMeter, EntropyRatchet

@@ -13,11 +13,12 @@ This module imports neither pytest nor the metric, so loading the plugin stays c
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_entropy.state.config import (
+from pytest_entropy.state.option_table import (
     _INI_TYPES,
     BASELINE_FILENAME,
     GROUP,
@@ -25,6 +26,7 @@ from pytest_entropy.state.config import (
     EntropySettings,
     Option,
     _argparse_kwargs,
+    may_be_configured,
     option,
 )
 
@@ -228,9 +230,26 @@ def _formats(config: pytest.Config, configured: Configured) -> tuple[str, str]:
     )
 
 
+def _nothing_configured(config: pytest.Config) -> bool:
+    """No ``--entropy-*`` option, no ``entropy_*`` ini key, no ``PYTEST_ENTROPY_<KEY>`` and no
+    configuration file that may name a setting: every setting is its default.
+
+    The look of most pytest runs in a project with the plugin installed, made without
+    importing the settings' checks or reading any file (issue 32)."""
+    for entry in OPTIONS:
+        if config.getoption(entry.dest, None) is not None:
+            return False
+        configured_ini = config.getini(entry.dest)
+        if configured_ini is not None and configured_ini != [] and configured_ini != "":
+            return False
+    return not may_be_configured(config.invocation_params.dir, os.environ)
+
+
 def settings_from_pytest(config: pytest.Config) -> EntropySettings:
     """Resolve every option: command line, environment, ini file, ``[tool.entropy]``,
     ``entropy.yml``, default."""
+    if _nothing_configured(config):
+        return EntropySettings(baseline=config.rootpath / BASELINE_FILENAME)
     import pytest
 
     from pytest_entropy.core.errors import EntropyInputError

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_entropy.pytest.stash import GATE_LINE
-from pytest_entropy.state.config import EntropySettings
+from pytest_entropy.pytest.stash import GATE_LINE, RATCHET_NOTE
+from pytest_entropy.state.option_table import EntropySettings
 
 if TYPE_CHECKING:
     from pytest_entropy.run.certification import Certification, CheckOutcome
@@ -35,7 +35,6 @@ __all__ = [
 
 NODE: Final = "entropy-certify"
 WORKER_OUTPUT_KEY: Final = "pytest_entropy"
-RATCHET_NOTE: Final = "entropy_ratchet"
 
 # The run's session object, for items that need it (typed: the class is defined below).
 SESSION_KEY: pytest.StashKey[EntropySession] = pytest.StashKey()

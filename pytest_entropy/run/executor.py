@@ -14,16 +14,16 @@ imported only when ``engine="dask"``.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from pytest_entropy.core.errors import EntropyInputError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from pytest_entropy.run.progress import ProgressSink
 from pytest_entropy.sources.urls import EXTRA_HINT
 
@@ -129,6 +129,8 @@ def _tasks(
 def _start_method() -> str:
     """``fork`` when it is safe (POSIX, no other threads): workers start instantly with the
     parent's imports. Otherwise ``spawn``, which never inherits a lock held by a thread."""
+    import multiprocessing  # here, not at import: a one-process run never starts a pool
+
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return "fork"
     return "spawn"
@@ -157,6 +159,9 @@ def _pool_ordered(
     jobs: int,
     window: int,
 ) -> Iterator[ResultT]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         try:
@@ -176,6 +181,8 @@ def _ordered(
 ) -> Iterator[ResultT]:
     """Run ``task_fn`` through a :mod:`concurrent.futures` ``submit`` with at most ``window``
     tasks submitted or held at once; yield results in task order."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     pending = iter(enumerate(tasks))
     running: dict[Future[ResultT], int] = {}
     in_order: _InOrder[ResultT] = _InOrder()

@@ -36,10 +36,30 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.state.option_table import (
+    BASELINE_FILENAME,
+    GROUP,
+    OPTIONS,
+    EntropySettings,
+    Option,
+    is_ci,
+    option,
+)
 from pytest_entropy.state.settings import find_config_files
 from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
 
-__all__ = ["find_config_files", "load_config"]  # and the tables below
+__all__ = [
+    "BASELINE_FILENAME",
+    "COMMAND_FLAGS",
+    "GROUP",
+    "OPTIONS",
+    "EntropySettings",
+    "Option",
+    "find_config_files",
+    "is_ci",
+    "load_config",
+    "option",
+]  # and the tables below
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,170 +196,6 @@ def load_config(
     if overrides:
         config = config.with_overrides(overrides, "command line")
     return config
-
-
-BASELINE_FILENAME: Final = "entropy-baseline.json"
-GROUP: Final = "entropy"
-
-
-@dataclass(frozen=True, slots=True)
-class Option:
-    """One option: ``kind`` is ``path``, ``flag``, ``number``, ``text`` or ``list`` (repeatable)."""
-
-    name: str
-    kind: str
-    help: str
-    metavar: str | None = None
-    bare: bool = False
-    cli_flag: str | None = None
-
-    @property
-    def dest(self) -> str:
-        return "entropy_" + self.name.replace("-", "_")
-
-    @property
-    def flag(self) -> str:
-        return "--entropy-" + self.name
-
-    @property
-    def bare_flag(self) -> str:
-        return "--" + self.name
-
-
-OPTIONS: Final = (
-    Option("certify", "flag", "run the entropy certification (spec §12) beside your tests"),
-    Option("certify-only", "flag", "run only the entropy certification, not your tests"),
-    Option(
-        "sessions",
-        "path",
-        "certification corpus mode: every *.jsonl directly in DIR, one scan (other formats:"
-        " --entropy-format); with --entropy-max-score or --entropy-baseline also the corpus"
-        " the gate measures",
-        "DIR",
-        bare=True,
-    ),
-    Option("surface", "path", "surface snapshot to measure the corpus against", "FILE", bare=True),
-    Option("repairs", "path", "repair table whose lexicon tax the corpus pays", "FILE", bare=True),
-    Option("trial", "flag", "also run the held-out trial (needs sessions and surface)", bare=True),
-    Option(
-        "artifact",
-        "path",
-        "compiled artifact for the trial (default: the agent dir's compiled.json)",
-        "FILE",
-        bare=True,
-    ),
-    Option(
-        "json",
-        "path",
-        "write the certification JSON report (the gate alone: the measure report) to PATH",
-        "PATH",
-    ),
-    Option(
-        "markdown",
-        "path",
-        "write a Markdown certification summary (the gate alone: the measure report) to PATH",
-        "PATH",
-    ),
-    Option(
-        "html",
-        "path",
-        "write the certification report (the gate alone: the measure report) as a"
-        " self-contained HTML page to PATH (html extra)",
-        "PATH",
-    ),
-    Option(
-        "baseline",
-        "path",
-        f"ratchet baseline file (default: {BASELINE_FILENAME} in the rootdir)",
-        "FILE",
-        cli_flag="--baseline",
-    ),
-    Option(
-        "update",
-        "flag",
-        "rewrite the ratchet baseline with the current values",
-        cli_flag="--update-baseline",
-    ),
-    Option("max-score", "number", "fail when the sessions' entropy score exceeds X", "X"),
-    Option(
-        "lint",
-        "text",
-        "schema-lint the --surface under PROFILE (openai-strict, anthropic, gemini, mcp;"
-        " comma-separated): one test item per tool, and the surface-lint check with"
-        " --entropy-certify",
-        "PROFILE",
-        cli_flag="--lint",
-    ),
-    Option(
-        "strict",
-        "flag",
-        "any unreadable or unrecognised session file is an error (the gate and corpus mode"
-        " fail) instead of being counted",
-        cli_flag="--strict",
-    ),
-    Option("lenient", "flag", "certify: damaged or unrecognised session files do not gate"),
-    Option("require-ratchet", "flag", "certify: ratchet-holding gates (default: reported)"),
-    Option("holdout", "number", "certify: newest share of files held out (0.25)", "SHARE"),
-    Option("max-malformed-share", "number", "certify: malformed lines tolerated (0)", "SHARE"),
-    Option("size-factor", "number", "refuse a corpus score baseline N times off in size", "X"),
-    Option(
-        "allow-empty",
-        "flag",
-        "a sessions corpus that yields no operations passes the gate (default: it fails,"
-        " naming what was read); certification's corpus mode fails on it regardless",
-    ),
-    Option(
-        "format",
-        "text",
-        "the session format of --entropy-sessions: auto (default: detect each file), fabric"
-        " (native) or a foreign format (docs/formats.md)",
-        "FORMAT",
-        bare=True,
-    ),
-    Option(
-        "surface-format",
-        "text",
-        "the format of --entropy-surface: auto (default: detect), snapshot or a tool list"
-        " (mcp, openai, anthropic, pi, bfcl, ...)",
-        "FORMAT",
-        bare=True,
-    ),
-    Option("mcp-timeout", "number", "seconds a live MCP server has to list its tools", "S"),
-    Option("metric-version", "text", "the gate's and fixtures' metric: 2 (default) or 3", "2|3"),
-    Option(
-        "accept",
-        "list",
-        "accept the loosenings of tool REF (at PATH only, with PATH) in the ratchet baseline,"
-        " with REASON after '='; repeatable",
-        "REF[:PATH][=REASON]",
-    ),
-)
-
-
-def option(name: str) -> Option:
-    """The option called ``name`` (without the ``entropy-`` prefix)."""
-    for entry in OPTIONS:
-        if entry.name == name:
-            return entry
-    raise KeyError(name)
-
-
-def _argparse_kwargs(entry: Option) -> dict[str, Any]:
-    if entry.kind == "flag":
-        # None, not False: "not given" must fall through to the ini file.
-        return {"action": "store_true", "default": None, "help": entry.help}
-    if entry.kind == "list":
-        return {"action": "append", "default": None, "metavar": entry.metavar, "help": entry.help}
-    return {"default": None, "metavar": entry.metavar, "help": entry.help}
-
-
-_INI_TYPES: Final = {
-    "flag": "bool",
-    "path": "paths",
-    "number": "string",
-    "text": "string",
-    "list": "linelist",
-}
 
 
 def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
@@ -510,89 +366,3 @@ def add_command_flag(
     if required:
         kwargs["required"] = True
     parser.add_argument(entry.flag, **kwargs)
-
-
-def is_ci(environ: Any = None) -> bool:
-    """``CI`` set to anything but empty, ``0`` or ``false`` (any case)."""
-    value = (os.environ if environ is None else environ).get("CI")
-    return value is not None and value.strip().lower() not in ("", "0", "false")
-
-
-@dataclass(frozen=True, slots=True)
-class EntropySettings:
-    """The resolved options of one pytest run (paths absolute)."""
-
-    certify: bool = False
-    certify_only: bool = False
-    lenient: bool = False
-    require_ratchet: bool = False
-    holdout: float | None = None
-    max_malformed_share: float | None = None
-    size_factor: float | None = None
-    sessions: Path | None = None
-    surface: Path | None = None
-    repairs: Path | None = None
-    trial: bool = False
-    artifact: Path | None = None
-    json: Path | None = None
-    markdown: Path | None = None
-    html: Path | None = None
-    baseline: Path = Path(BASELINE_FILENAME)
-    baseline_given: bool = False
-    update: bool = False
-    max_score: float | None = None
-    lint: str | None = None
-    strict: bool = False
-    accept: tuple[str, ...] = ()
-    # ``--entropy-surface`` naming a server (mcp+stdio:..., a URL, module:attribute), as given.
-    surface_server: str | None = None
-    # ``state-dir`` of the configuration: where the trial looks for compiled.json first.
-    state_dir: Path | None = None
-    allow_empty: bool = False
-    session_format: str = "auto"
-    surface_format: str = "auto"
-    # Where ``surface`` came from: the ``entropy_surface`` ini key (meant for the fixture)
-    # does not put certification into corpus mode on its own.
-    surface_from_ini: bool = False
-    mcp_timeout: float | None = None  # seconds a live MCP server has to list (None: 30)
-    metric_version: int = 2  # --entropy-metric-version (docs/metric-v3.md)
-
-    @property
-    def gate(self) -> bool:
-        """Whether the sessions corpus is gated (``--entropy-max-score``/``--entropy-baseline``)."""
-        return self.sessions is not None and (self.max_score is not None or self.baseline_given)
-
-    @property
-    def active(self) -> bool:
-        """Whether this run needs the session-level machinery at all."""
-        return self.certify or self.gate or self.lint is not None
-
-    def certification_arguments(self) -> dict[str, Any]:
-        """Keyword arguments for ``CertificationOptions``."""
-
-        def text(path: Path | None) -> str | None:
-            return None if path is None else str(path)
-
-        surface = self.surface_server or text(self.surface)
-        # The ini key alone (for the entropy_surface fixture) is no corpus-mode request: it
-        # joins corpus mode only beside a sessions corpus; surface-lint still lints it.
-        corpus_surface = None if self.surface_from_ini and self.sessions is None else surface
-        return {
-            "sessions": text(self.sessions),
-            "surface": corpus_surface,
-            "lint_surface": surface,
-            "repairs": text(self.repairs),
-            "trial": self.trial,
-            "artifact": text(self.artifact),
-            "lint": self.lint,
-            "strict": self.strict,
-            "lenient": self.lenient,
-            "require_ratchet": self.require_ratchet,
-            "holdout": self.holdout,
-            "max_malformed_share": self.max_malformed_share,
-            "baseline": str(self.baseline),
-            "state_dir": text(self.state_dir),
-            "session_format": self.session_format,
-            "surface_format": self.surface_format,
-            "mcp_timeout": self.mcp_timeout,
-        }

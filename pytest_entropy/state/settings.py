@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.state.option_table import ENV_PREFIX, PROGRAM_VARIABLES, PYPROJECT, YAML_NAMES
 
 __all__ = [
     "ENV_PREFIX",
@@ -42,12 +43,10 @@ __all__ = [
     "share_value",
 ]
 
-ENV_PREFIX: Final = "PYTEST_ENTROPY_"
-# Variables with our prefix that are switches of the program, not project settings: they are
-# neither checked nor shown here (PYTEST_ENTROPY_PURE selects the plain code paths).
-PROGRAM_VARIABLES: Final = frozenset({"PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE"})
-_PYPROJECT = "pyproject.toml"
-_YAML_NAMES = ("entropy.yml", "entropy.yaml")
+# ENV_PREFIX, PROGRAM_VARIABLES and the file names live in the option table's module (the
+# plugin's cheap look at whether anything is configured reads them too).
+_PYPROJECT = PYPROJECT
+_YAML_NAMES = YAML_NAMES
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,6 @@ from typing import Any, Final, TypedDict
 from ..canonical import stable_json_hash
 from ..fingerprint import shape_signature
 from ..jscompat import is_finite_number, js_string, sort_code_units
-from ..validation import accepts
 
 __all__ = [
     "MAX_NORMAL_FORM_PLANS",
@@ -44,6 +43,15 @@ __all__ = [
     "spelling_form",
     "unique_forms",
 ]
+
+
+def _accepts(schema: Any, value: Any) -> bool:
+    """The validator's verdict (``core/validation.py``), imported at the first call: its format
+    tables cost every ``measure`` about 20 ms of imports, and only a normal form needs them."""
+    from ..validation import accepts as validator_accepts
+
+    return validator_accepts(schema, value)
+
 
 NORMAL_FORM_VERSION: Final = 1
 MAX_NORMAL_FORM_RULES: Final = 128
@@ -211,7 +219,7 @@ def derive_normal_form_plan(ref: str, schema: Any) -> NormalFormPlan | None:
             continue
         if key in key_forms:
             rules.append({"kind": "key-form", "key": key})
-        if not _is_required(required, key) and not accepts(prop, None):
+        if not _is_required(required, key) and not _accepts(prop, None):
             rules.append({"kind": "optional-null", "key": key})
         if _type_is(prop, "number") or _type_is(prop, "integer"):
             rules.append({"kind": "numeric-string", "key": key})
@@ -317,7 +325,7 @@ def apply_normal_form_plan(
     rule applied and the whole candidate validates against the unchanged schema.
     """
     unchanged = NormalFormResult(args)
-    if not _is_record(plan) or plan.get("ref") != ref or accepts(schema, args):
+    if not _is_record(plan) or plan.get("ref") != ref or _accepts(schema, args):
         return unchanged
     if not proves_normal_form_plan(plan, schema):
         return unchanged
@@ -346,14 +354,14 @@ def apply_normal_form_plan(
             continue
         value = candidate[key]
         prop = properties[key]
-        if accepts(prop, value):
+        if _accepts(prop, value):
             continue
         if kind == "optional-null" and value is None:
             del candidate[key]
             applied.append(rule)
         elif kind == "numeric-string" and type(value) is str:
             number = _lossless_number(value)
-            if number is not None and accepts(prop, number):
+            if number is not None and _accepts(prop, number):
                 candidate[key] = number
                 applied.append(rule)
         elif kind == "enum-form" and type(value) is str:
@@ -365,11 +373,11 @@ def apply_normal_form_plan(
                 else {}
             )
             member = forms.get(form) if form is not None else None
-            if member is not None and accepts(prop, member):
+            if member is not None and _accepts(prop, member):
                 candidate[key] = member
                 applied.append(rule)
     # Half a repair is not a correction: the caller's validation must see the real failure.
-    if not applied or not accepts(schema, candidate):
+    if not applied or not _accepts(schema, candidate):
         return unchanged
     witness: NormalFormWitness = {
         "version": NORMAL_FORM_VERSION,
