@@ -13,6 +13,7 @@
 use crate::json::{JsString, Number, Object, Value};
 use crate::signature::{signed_args, value_floats};
 use crate::stringify::stringify;
+use crate::witness::is_normal_form_witness;
 
 /// `TRACE_KIND`.
 pub const TRACE_KIND: &str = "pi-fabric.execution";
@@ -32,7 +33,8 @@ const ENVELOPE_KEYS: [&str; 7] = [
     "counts",
     "error",
 ];
-const OPERATION_KEYS: [&str; 11] = [
+/// The operation's keys; the last, a normal-form witness, only metric v3's guard allows.
+const OPERATION_KEYS: [&str; 12] = [
     "type",
     "sequence",
     "ref",
@@ -44,6 +46,7 @@ const OPERATION_KEYS: [&str; 11] = [
     "error",
     "result",
     "resultTruncated",
+    "normalization",
 ];
 const COUNT_KEYS: [&str; 4] = [
     "droppedValues",
@@ -189,14 +192,14 @@ fn check_envelope(trace: &Object) -> Result<(&[Value], usize), &'static str> {
 }
 
 /// An operation's members, by their position in [`OPERATION_KEYS`].
-type OperationMembers<'a> = [Option<&'a Value>; 11];
+type OperationMembers<'a> = [Option<&'a Value>; 12];
 
 /// The checks of an operation's optional members; returns its failure stage and the
-/// doubles of its result.
+/// doubles of its result (under metric v3 its witness is checked last).
 fn check_optional(
     op: &OperationMembers<'_>,
 ) -> Result<(Option<&'static str>, usize), &'static str> {
-    let [_, _, _, provider, action, _, _, stage, error, result, truncated] = *op;
+    let [_, _, _, provider, action, _, _, stage, error, result, truncated, witness] = *op;
     let not_text = |v: Option<&Value>| v.is_some_and(|v| !matches!(v, Value::String(_)));
     if not_text(provider) {
         return Err("provider is not a string");
@@ -217,6 +220,9 @@ fn check_optional(
     }
     if truncated.is_some_and(|v| !matches!(v, Value::Bool(_))) {
         return Err("resultTruncated is not a boolean");
+    }
+    if witness.is_some_and(|w| !is_normal_form_witness(w)) {
+        return Err("normalization is not a normal-form witness");
     }
     Ok((stage, floats))
 }
@@ -244,11 +250,15 @@ fn check_sequence(value: Option<&Value>, previous: f64) -> Result<(f64, usize), 
 fn check_operation<'a>(
     op: &'a Value,
     previous: &mut f64,
+    v3: bool,
 ) -> Result<(SignedOperation<'a>, usize), &'static str> {
     let Value::Object(op) = op else {
         return Err("operation is not an object");
     };
     let found = members(op, &OPERATION_KEYS).ok_or("unknown operation key")?;
+    if !v3 && found[11].is_some() {
+        return Err("unknown operation key");
+    }
     let [kind, sequence, reference, _, _, args_value, outcome, ..] = found;
     if !is_text(kind, "call") {
         return Err("operation type is not call");
@@ -276,13 +286,15 @@ fn check_operation<'a>(
     Ok((signed, floats))
 }
 
-/// `guard_signed(trace, source_length)`: the passing trace, or why it is skipped.
-/// `source_length` is the line's byte length when the fast reader read it, else `None`;
-/// `whole` says whether the trace's strings were all read (not elided).
+/// `guard_signed(trace, source_length, metric_version=...)`: the passing trace, or why it
+/// is skipped. `source_length` is the line's byte length when the fast reader read it,
+/// else `None`; `whole` says whether the trace's strings were all read (not elided); `v3`
+/// is metric v3's guard, which also accepts an operation's normal-form witness.
 pub fn guard(
     trace: &Value,
     source_length: Option<usize>,
     whole: bool,
+    v3: bool,
 ) -> Result<Guarded<'_>, Refusal> {
     let Value::Object(envelope) = trace else {
         return Err(Refusal::Reason("trace is not an object"));
@@ -291,7 +303,8 @@ pub fn guard(
     let mut signed = Vec::with_capacity(operations.len());
     let mut previous = -1.0;
     for op in operations {
-        let (operation, op_floats) = check_operation(op, &mut previous).map_err(Refusal::Reason)?;
+        let (operation, op_floats) =
+            check_operation(op, &mut previous, v3).map_err(Refusal::Reason)?;
         floats += op_floats;
         signed.push(operation);
     }
@@ -324,8 +337,12 @@ mod tests {
     use crate::json::parse;
 
     fn reason(raw: &str) -> &'static str {
+        reason_as(raw, false)
+    }
+
+    fn reason_as(raw: &str, v3: bool) -> &'static str {
         let value = parse(raw.as_bytes()).expect("valid JSON").value;
-        match guard(&value, Some(raw.len()), true) {
+        match guard(&value, Some(raw.len()), true, v3) {
             Ok(_) => "",
             Err(Refusal::Reason(why)) => why,
             Err(Refusal::NeedsWholeTrace) => "needs the whole trace",
@@ -384,14 +401,42 @@ mod tests {
         let fits = pad(TRACE_SIZE_BOUND - base);
         assert_eq!(reason(&fits), "");
         let value = parse(fits.as_bytes()).unwrap().value;
-        assert!(guard(&value, None, true).is_ok());
+        assert!(guard(&value, None, true, false).is_ok());
         assert_eq!(
-            guard(&value, None, false).err(),
+            guard(&value, None, false, false).err(),
             Some(Refusal::NeedsWholeTrace)
         );
         assert_eq!(
             reason(&pad(TRACE_SIZE_BOUND - base + 1)),
             "trace larger than 512 KiB"
+        );
+    }
+
+    #[test]
+    fn only_v3_allows_a_witness_and_checks_it_last() {
+        let digest = "ab".repeat(32);
+        let witness = format!(
+            r#""normalization":{{"version":1,"baseSchemaDigest":"{digest}","beforeShape":"{digest}","afterShape":"{digest}","rules":[{{"kind":"enum-form","key":"mode"}}]}}"#
+        );
+        let with =
+            |member: &str| OK.replace("\"failureStage\"", &format!("{member},\"failureStage\""));
+        assert_eq!(reason_as(&with(&witness), true), "");
+        assert_eq!(reason_as(&with(&witness), false), "unknown operation key");
+        let bad = with(&witness.replace("\"version\":1", "\"version\":2"));
+        assert_eq!(
+            reason_as(&bad, true),
+            "normalization is not a normal-form witness"
+        );
+        let both = bad.replace("\"validate\"", "\"x\"");
+        assert_eq!(reason_as(&both, true), "invalid failureStage");
+        let truncated = bad.replace("\"failureStage\"", "\"resultTruncated\":1,\"failureStage\"");
+        assert_eq!(
+            reason_as(&truncated, true),
+            "resultTruncated is not a boolean"
+        );
+        assert_eq!(
+            reason_as(&with("\"resultTruncated\":1"), true),
+            "resultTruncated is not a boolean"
         );
     }
 }

@@ -18,6 +18,7 @@ pub mod signature;
 pub mod stringify;
 pub mod tallies;
 pub mod trial;
+pub mod witness;
 
 #[cfg(feature = "python")]
 mod python;

@@ -170,6 +170,8 @@ pub struct Prefilter {
     trace: Finder<'static>,
     model_change: Finder<'static>,
     assistant: Finder<'static>,
+    type_name: Finder<'static>,
+    role_name: Finder<'static>,
 }
 
 impl Default for Prefilter {
@@ -178,11 +180,69 @@ impl Default for Prefilter {
             trace: Finder::new(b"pi-fabric.execution"),
             model_change: Finder::new(b"\"type\":\"model_change\""),
             assistant: Finder::new(b"\"role\":\"assistant\""),
+            type_name: Finder::new(b"\"type\""),
+            role_name: Finder::new(b"\"role\""),
         }
     }
 }
 
+/// JavaScript's `\s` at `raw[at..]`: the length in bytes of the white space there (the
+/// ASCII spaces and the Unicode ones in UTF-8), 0 when there is none.
+fn js_space(raw: &[u8], at: usize) -> usize {
+    match raw.get(at..).unwrap_or_default() {
+        [b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ', ..] => 1,
+        [0xC2, 0xA0, ..] => 2,
+        [0xE1, 0x9A, 0x80, ..]
+        | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F, ..]
+        | [0xE3, 0x80, 0x80, ..]
+        | [0xEF, 0xBB, 0xBF, ..] => 3,
+        _ => 0,
+    }
+}
+
+/// Whether `"name"\s*:\s*"value"` (both quoted in `name` and `value`) occurs in `raw`.
+fn spaced_pair(raw: &[u8], name: &Finder<'_>, value: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(found) = name.find(&raw[from..]) {
+        let mut at = from + found + name.needle().len();
+        let skip = |mut at: usize| loop {
+            match js_space(raw, at) {
+                0 => return at,
+                n => at += n,
+            }
+        };
+        at = skip(at);
+        if raw.get(at) == Some(&b':') && raw[skip(at + 1)..].starts_with(value) {
+            return true;
+        }
+        // The name's closing quote may open the next occurrence.
+        from += found + 1;
+    }
+    false
+}
+
 impl Prefilter {
+    /// Metric v3's kind: as [`Prefilter::classify`], with white space allowed around the
+    /// colon of a model line's mark (`is_model_line_v3` in `ingest/model_lines.py`).
+    pub fn classify_v3(&self, line: &Line<'_>) -> LineKind {
+        match self.classify(line) {
+            LineKind::Ignored => {
+                let Line::Text(raw) = line else {
+                    return LineKind::Ignored;
+                };
+                if spaced_pair(raw, &self.type_name, b"\"model_change\"")
+                    || spaced_pair(raw, &self.role_name, b"\"assistant\"")
+                {
+                    LineKind::Model
+                } else {
+                    LineKind::Ignored
+                }
+            }
+            kind => kind,
+        }
+    }
+
     /// The line's kind; the trace mark is looked for first, as in Python.
     pub fn classify(&self, line: &Line<'_>) -> LineKind {
         let raw = match line {
@@ -287,6 +347,22 @@ mod tests {
         assert_eq!(kind(b"{\"role\":\"assistant\"}"), LineKind::Model);
         assert_eq!(kind(b"{\"role\": \"assistant\"}"), LineKind::Ignored);
         assert_eq!(filter.classify(&Line::Oversized), LineKind::Oversized);
+        let v3 = |raw: &[u8]| filter.classify_v3(&Line::Text(Cow::Borrowed(raw)));
+        assert_eq!(v3(b"{\"role\": \"assistant\"}"), LineKind::Model);
+        assert_eq!(
+            v3(b"{\"type\" \t:\xc2\xa0\xe2\x80\xaf\"model_change\"}"),
+            LineKind::Model
+        );
+        assert_eq!(v3(b"\"type\"type\" : \"model_change\""), LineKind::Model);
+        assert_eq!(
+            v3(b"{\"type\":\xe2\x80\x8b\"model_change\"}"),
+            LineKind::Ignored
+        );
+        assert_eq!(v3(b"{\"type\" : \"model_changes\"}"), LineKind::Ignored);
+        assert_eq!(v3(b"{\"type\" : \"model\"}"), LineKind::Ignored);
+        assert_eq!(v3(b"{\"role\"::\"assistant\"}"), LineKind::Ignored);
+        assert_eq!(v3(b" "), LineKind::Ignored);
+        assert_eq!(v3(b""), LineKind::Empty);
         assert!(may_mention(b"{\"a\\n\"}", &[b"\"ref\""]));
         assert!(may_mention(b"{\"ref\":1}", &[b"\"x\"", b"\"ref\""]));
         assert!(!may_mention(b"{\"refs\":1}", &[b"\"ref\""]));

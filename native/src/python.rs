@@ -193,11 +193,27 @@ struct TraceScanner {
 #[pymethods]
 impl TraceScanner {
     #[new]
-    #[pyo3(signature = (model = None, mentions = None, line_cap = lines::DEFAULT_LINE_CAP))]
-    fn new(model: Option<Vec<u8>>, mentions: Option<Vec<Vec<u8>>>, line_cap: usize) -> Self {
-        TraceScanner {
-            inner: Box::new(Scanner::new(line_cap, model, mentions)),
-        }
+    #[pyo3(signature = (model = None, mentions = None, line_cap = lines::DEFAULT_LINE_CAP,
+        metric_version = 2))]
+    fn new(
+        model: Option<Vec<u8>>,
+        mentions: Option<Vec<Vec<u8>>>,
+        line_cap: usize,
+        metric_version: i64,
+    ) -> PyResult<Self> {
+        let scanner = Scanner::new(line_cap, model, mentions);
+        let scanner = match metric_version {
+            2 => scanner,
+            3 => scanner.v3(),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "metric version {other} is not 2 or 3"
+                )))
+            }
+        };
+        Ok(TraceScanner {
+            inner: Box::new(scanner),
+        })
     }
 
     /// Reads the lines a chunk completes (the interpreter is free meanwhile, but for the

@@ -38,6 +38,8 @@ const OPERATION: Select = Select::Object(
         ("error", Select::Shape),
         ("result", Select::Shape),
         ("resultTruncated", Select::Shape),
+        // Metric v3's guard checks a witness's every member (v2's refuses the key).
+        ("normalization", Select::All),
     ],
     &Select::Shape,
 );
@@ -84,6 +86,8 @@ const OPERATION_ARGS: Select = Select::Object(
         ("error", Select::Shape),
         ("result", Select::Shape),
         ("resultTruncated", Select::Shape),
+        // Metric v3's guard checks a witness's every member (v2's refuses the key).
+        ("normalization", Select::All),
     ],
     &Select::Shape,
 );
@@ -118,6 +122,30 @@ const ARGS_AUDITS_LINE: Select = Select::Members(&[
         Select::Members(&[("details", ARGS_AUDITS_DETAILS)]),
     ),
 ]);
+/// Metric v3 reads a trace line's model fields too (`model_from_record`), beside `details`.
+macro_rules! with_model {
+    ($details:expr) => {
+        Select::Members(&[
+            ("type", Select::All),
+            ("provider", Select::All),
+            ("modelId", Select::All),
+            ("details", $details),
+            (
+                "message",
+                Select::Members(&[
+                    ("role", Select::All),
+                    ("provider", Select::All),
+                    ("model", Select::All),
+                    ("details", $details),
+                ]),
+            ),
+        ])
+    };
+}
+const TRACE_LINE_V3: Select = with_model!(TRACE_DETAILS);
+const ARGS_LINE_V3: Select = with_model!(ARGS_DETAILS);
+const AUDITS_LINE_V3: Select = with_model!(AUDITS_DETAILS);
+const ARGS_AUDITS_LINE_V3: Select = with_model!(ARGS_AUDITS_DETAILS);
 /// The same with the trace whole: for its exact `JSON.stringify` size, when needed.
 const WHOLE_DETAILS: Select = Select::Members(&[("trace", Select::All)]);
 pub const WHOLE_TRACE_LINE: Select = Select::Members(&[
@@ -185,6 +213,10 @@ pub struct Scanner {
     pub meter: MeterState,
     /// What the scan gathers beside the meter (nothing unless the caller asks).
     pub tallies: Tallies,
+    /// Reads as metric v3 does (`SessionScanner(metric_version=3)`): its guard allows a
+    /// normal-form witness, its model prefilter white space, a trace line moves the model
+    /// cursor too, and only a guarded trace's line gives audits.
+    pub v3: bool,
 }
 
 /// `model_from_record`: the model a `model_change` record or an assistant message names.
@@ -244,7 +276,14 @@ impl Scanner {
             model,
             meter: MeterState::default(),
             tallies: Tallies::default(),
+            v3: false,
         }
+    }
+
+    /// The same scanner reading as metric v3 does.
+    pub fn v3(mut self) -> Self {
+        self.v3 = true;
+        self
     }
 
     /// Reads every line the chunk completes.
@@ -302,7 +341,12 @@ impl Scanner {
 
     fn line(&mut self, line: &Line<'_>) {
         self.counts.lines += 1;
-        match self.prefilter.classify(line) {
+        let kind = if self.v3 {
+            self.prefilter.classify_v3(line)
+        } else {
+            self.prefilter.classify(line)
+        };
+        match kind {
             LineKind::Trace => {
                 self.counts.trace_lines += 1;
                 let raw = line.bytes();
@@ -361,35 +405,55 @@ impl Scanner {
 
     /// `_trace_line`: parse, navigate, guard, meter.
     fn trace_line(&mut self, raw: &[u8]) {
-        let select = match (self.tallies.wants_arguments(), self.tallies.wants_audits()) {
-            (false, false) => &TRACE_LINE,
-            (true, false) => &ARGS_LINE,
-            (false, true) => &AUDITS_LINE,
-            (true, true) => &ARGS_AUDITS_LINE,
+        let wants = (self.tallies.wants_arguments(), self.tallies.wants_audits());
+        let select = match (self.v3, wants) {
+            (false, (false, false)) => &TRACE_LINE,
+            (false, (true, false)) => &ARGS_LINE,
+            (false, (false, true)) => &AUDITS_LINE,
+            (false, (true, true)) => &ARGS_AUDITS_LINE,
+            (true, (false, false)) => &TRACE_LINE_V3,
+            (true, (true, false)) => &ARGS_LINE_V3,
+            (true, (false, true)) => &AUDITS_LINE_V3,
+            (true, (true, true)) => &ARGS_AUDITS_LINE_V3,
         };
         let Some(parsed) = self.parse(raw, select) else {
             return;
         };
+        if self.v3 {
+            // v3 moves the cursor on every parsed line, before the line's trace is metered.
+            if let Value::Object(record) = &parsed.value {
+                if let Some(model) = model_from_record(record) {
+                    self.model = Some(model);
+                }
+            }
+        }
         let source_length = parsed.fast.then_some(raw.len());
         let Some((trace, audits)) = self.locate(&parsed.value) else {
             return;
         };
+        let mut guarded = false;
         if let Some(trace) = trace {
-            if !self.meter_trace(trace, source_length, false) {
-                // The exact size of a trace read without its strings: read the line again,
-                // whole (the same bytes parse the same way; a failure would be this crate's
-                // bug).
-                let whole = json::parse_selected(raw, &WHOLE_TRACE_LINE);
-                match whole.as_ref().ok().and_then(|p| trace_of(&p.value)) {
-                    Some(trace) => {
-                        self.meter_trace(trace, source_length, true);
+            match self.meter_trace(trace, source_length, false) {
+                Some(passed) => guarded = passed,
+                None => {
+                    // The exact size of a trace read without its strings: read the line
+                    // again, whole (the same bytes parse the same way; a failure would be
+                    // this crate's bug).
+                    let whole = json::parse_selected(raw, &WHOLE_TRACE_LINE);
+                    match whole.as_ref().ok().and_then(|p| trace_of(&p.value)) {
+                        Some(trace) => {
+                            guarded = self.meter_trace(trace, source_length, true) == Some(true);
+                        }
+                        None => self.reject("guard error: native core"),
                     }
-                    None => self.reject("guard error: native core"),
                 }
             }
         }
-        // The audits beside the trace, whatever became of it (`_harvest`).
-        self.tallies.audits(audits);
+        // The audits beside the trace (`_harvest`): v2 whatever became of it, v3 only
+        // those of a guarded trace.
+        if guarded || !self.v3 {
+            self.tallies.audits(audits);
+        }
     }
 
     /// The line's trace and audits, counting a line without details or without a trace;
@@ -410,11 +474,20 @@ impl Scanner {
         Some((trace, get(details, "audits")))
     }
 
-    /// Guards and meters one trace; false when the whole trace is needed first.
-    fn meter_trace(&mut self, trace: &Value, source_length: Option<usize>, whole: bool) -> bool {
-        match guard(trace, source_length, whole) {
-            Err(Refusal::NeedsWholeTrace) => return false,
-            Err(Refusal::Reason(reason)) => self.reject(reason),
+    /// Guards and meters one trace: whether it passed, `None` when the whole trace is
+    /// needed first.
+    fn meter_trace(
+        &mut self,
+        trace: &Value,
+        source_length: Option<usize>,
+        whole: bool,
+    ) -> Option<bool> {
+        match guard(trace, source_length, whole, self.v3) {
+            Err(Refusal::NeedsWholeTrace) => return None,
+            Err(Refusal::Reason(reason)) => {
+                self.reject(reason);
+                return Some(false);
+            }
             Ok(guarded) => {
                 self.counts.traces += 1;
                 let operations: Vec<Operation<'_>> = guarded
@@ -435,7 +508,7 @@ impl Scanner {
                     .trace(calls.map(|op| (op.reference, op.args, op.outcome)));
             }
         }
-        true
+        Some(true)
     }
 
     fn reject(&mut self, reason: &'static str) {

@@ -67,6 +67,7 @@ class NativeTraceReader:
         "diagnostics",
         "mentions",
         "meter",
+        "metric_version",
         "name",
         "tallies",
     )
@@ -81,8 +82,10 @@ class NativeTraceReader:
         current_model: str | None = None,
         mentions: tuple[bytes, ...] | None = None,
         tallies: NativeTallies | None = None,
+        metric_version: int = 2,
     ) -> None:
         self._native = native
+        self.metric_version = metric_version
         self.tallies = tallies
         self.meter = meter
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
@@ -97,6 +100,7 @@ class NativeTraceReader:
             diagnostics=self.diagnostics,
             name=self.name,
             current_model=self.current_model,
+            metric_version=self.metric_version,
             **(self.tallies.listeners() if self.tallies is not None else {}),
         )
         scanner.feed_lines(lines)
@@ -118,6 +122,7 @@ class NativeTraceReader:
             None if model is None else model.encode("utf-8", "surrogatepass"),
             None if self.mentions is None else list(self.mentions),
             line_cap,
+            self.metric_version,
         )
         if self.tallies is not None:
             self.tallies.ask(scanner, self._native)

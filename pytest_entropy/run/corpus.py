@@ -310,11 +310,9 @@ def _served_natively(
 ) -> bool:
     """Whether the Rust core can read a file for ``plan``: it gathers the meter, the audited
     refs, the proposals' evidence, the pool window and the trial (a replay that is the
-    trial alone); not the session records, redacted windows, other replays, a cache, or a
-    metric v3 read (the Rust scanner does not read as v3 does yet)."""
+    trial alone); not the session records, redacted windows, other replays or a cache. It
+    reads as the generation ``plan.options.metric_version`` names, as the plain path does."""
     if cache is not None or plan.records or (plan.windows and plan.redact_values):
-        return False
-    if plan.options.metric_version != 2:
         return False
     if hooks is None:
         return True

@@ -143,6 +143,7 @@ def scan_source(
             current_model=cursor.model if cursor is not None else None,
             mentions=mentions,
             tallies=tallies,
+            metric_version=read_options.metric_version,
         )
     else:
         scanner = SessionScanner(
