@@ -53,7 +53,9 @@ WITNESSES = [
     for w in [
         WITNESS,
         _with(version=1.0),
-        _with(rules=[RULE, {"kind": "enum-form", "key": ""}, {"kind": "optional-null", "key": "k"}]),
+        _with(
+            rules=[RULE, {"kind": "enum-form", "key": ""}, {"kind": "optional-null", "key": "k"}]
+        ),
         _with(rules=[{"kind": "numeric-string", "key": "x" * 128}]),
         _with(rules=[{"kind": "key-form", "key": "\U0001f600" * 64}]),
         _with(rules=[RULE] * 128),
