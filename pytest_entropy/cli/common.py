@@ -7,16 +7,13 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO, overload
+from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 from pytest_entropy.cli.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.pool import PoolMerge
-from pytest_entropy.core.records import RepairRow
-from pytest_entropy.core.regex import Unenforced
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
@@ -25,12 +22,18 @@ from pytest_entropy.report.names import terminal_line
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
 from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
-from pytest_entropy.sources.agent_dir import default_state_dir
 from pytest_entropy.sources.locate import session_source_listing
 from pytest_entropy.sources.urls import is_url
 from pytest_entropy.state.config import add_command_flag, load_config
-from pytest_entropy.state.store import StoreKind, load_path
 from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
+
+if TYPE_CHECKING:
+    # Names of annotations only: a command that reads sessions and writes nothing (measure)
+    # loads neither the pool, the store nor the records' dataclasses through this module.
+    from pytest_entropy.core.pool import PoolMerge
+    from pytest_entropy.core.records import RepairRow
+    from pytest_entropy.core.regex import Unenforced
+    from pytest_entropy.state.store import StoreKind
 
 __all__ = [
     "EMPTY_SURFACE",
@@ -152,6 +155,8 @@ def load_state_file(
 ) -> dict[str, Any] | None:
     """The compiled artifact or observation pool at ``path``; a damaged file is an input
     error naming it, and so is a missing one when ``required`` (else ``None``)."""
+    from pytest_entropy.state.store import load_path
+
     loaded = load_path(Path(path), kind)
     if loaded.error is not None:
         raise EntropyInputError(loaded.error, source=str(path))
@@ -199,7 +204,7 @@ def state_dir_of(args: argparse.Namespace) -> Path:
     """The state directory the options name: ``--state-dir``, else the agent directory's
     (Pi's ``fabric/entropy/``, the project's ``.entropy/`` for Claude Code), else
     ``.entropy/`` in the project (``--cwd``, or the working directory)."""
-    from pytest_entropy.sources.agent_dir import agent_layout
+    from pytest_entropy.sources.agent_dir import agent_layout, default_state_dir
 
     cwd = getattr(args, "cwd", None) or None
     if getattr(args, "state_dir", None):

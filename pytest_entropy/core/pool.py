@@ -31,6 +31,7 @@ from pytest_entropy.core.jscompat import (
     value_key,
 )
 from pytest_entropy.core.pool_window import (
+    POOL_MAX_VALUE_BYTES,
     Tally,
     identities_digest,
     unwritable_number,
@@ -63,11 +64,6 @@ MAX_POOL_ENTRIES = 8192
 MAX_POOL_VALUES = 64
 MAX_POOL_TRACKED = 64
 MAX_POOL_BAKED = 2048
-# The longest value (UTF-8 bytes of the string) the pool stores; a longer one is counted in
-# `oversizedValues` and left out (docs/decisions.md, "The pool does not store a value
-# longer than 64 KiB"). Such a value would never be proposed as an enum member in practice,
-# and storing it verbatim let one 50 MB audit value make a 105 MB pool.
-POOL_MAX_VALUE_BYTES = 64 * 1024
 
 Pool = dict[str, Any]
 _NUL = "\u0000"

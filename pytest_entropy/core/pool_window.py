@@ -44,6 +44,14 @@ def unwritable_number(value: Any) -> bool:
 
 _NUL = "\u0000"
 
+# The longest value (UTF-8 bytes of the string) the pool stores; a longer one is counted in
+# `oversizedValues` and left out (docs/decisions.md, "The pool does not store a value
+# longer than 64 KiB"). Such a value would never be proposed as an enum member in practice,
+# and storing it verbatim let one 50 MB audit value make a 105 MB pool.
+# (Here rather than in core/pool.py, which re-exports it: the Rust scanner is told it on
+# every file, and a command that keeps no pool does not load the pool's module.)
+POOL_MAX_VALUE_BYTES = 64 * 1024
+
 
 class Tally(Protocol):
     def add(self, ref: str, key: str, value: Any) -> None: ...

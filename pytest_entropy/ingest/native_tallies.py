@@ -16,18 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_entropy.core.pool import (
-    POOL_MAX_VALUE_BYTES,
-    WindowSummary,
-    native_window_summary,
-    tally_summary,
-)
-from pytest_entropy.core.pool_window import WindowTally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 if TYPE_CHECKING:  # the trial's module is imported by the commands that replay, not by measure
+    from pytest_entropy.core.pool import WindowSummary  # nor the pool's (measure writes none)
+    from pytest_entropy.core.pool_window import WindowTally
     from pytest_entropy.core.trial import TrialTally
 
 __all__ = ["NativeTallies"]
@@ -51,6 +46,8 @@ class NativeTallies:
     def ask(self, scanner: Any, native: Any) -> None:
         """Tell the core's scanner what to gather (before its first chunk); ``native`` is
         the core."""
+        from pytest_entropy.core.pool_window import POOL_MAX_VALUE_BYTES
+
         trial = None if self.trial is None else self.trial.native_verdicts(native)
         scanner.gather(
             audit_refs=self.audit_refs is not None,
@@ -79,8 +76,12 @@ class NativeTallies:
     def window_summary(self, file: str) -> WindowSummary | None:
         """The window of the file, named ``file`` (``None``: not gathered)."""
         if self._plain_window is not None:
+            from pytest_entropy.core.pool import tally_summary
+
             return tally_summary(file, self._plain_window)
         if self._window is not None:
+            from pytest_entropy.core.pool import native_window_summary
+
             return native_window_summary(file, self._window)
         return None
 
@@ -98,6 +99,8 @@ class NativeTallies:
             refs = self.audit_refs
             audits.append(lambda call: refs.add(call.ref))
         if self.window:
+            from pytest_entropy.core.pool_window import POOL_MAX_VALUE_BYTES, WindowTally
+
             self._plain_window = WindowTally(True, POOL_MAX_VALUE_BYTES)
             fields.append(self._plain_window.add)
         if self.trial is not None:

@@ -23,18 +23,11 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import core
-from pytest_entropy.core.pool import (
-    PoolMerge,
-    PoolMerger,
-    WindowSummary,
-    summarize_window,
-    tally_summary,
-)
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.redact import redact_observation
@@ -52,9 +45,14 @@ from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
-from pytest_entropy.sources.incremental import EvidenceCache
 from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url, url_stamp
+
+if TYPE_CHECKING:
+    # The pool loads where a plan collects windows, the evidence cache where a caller
+    # passes one (measure does neither).
+    from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary
+    from pytest_entropy.sources.incremental import EvidenceCache
 
 PartT = TypeVar("PartT")
 Stamp = tuple[Any, ...]
@@ -293,6 +291,12 @@ class CorpusRead(CorpusPart):
         return self.pool.result()
 
 
+def _pool_merger(pool: Mapping[str, Any] | None) -> PoolMerger:
+    from pytest_entropy.core.pool import PoolMerger
+
+    return PoolMerger(pool)
+
+
 def _extend_records(into: SessionEvidence, more: SessionEvidence) -> None:
     into.traces.extend(more.traces)
     into.value_observations.extend(more.value_observations)
@@ -473,11 +477,15 @@ def _finish_part(
     if listening.window is not None:
         part.windows.append(listening.window)
     elif listening.tally is not None:
+        from pytest_entropy.core.pool import tally_summary
+
         part.windows.append(tally_summary(source.window, listening.tally))
     elif plan.windows:
         observations = listening.observations
         if plan.redact_values:
             observations = [redact_observation(o) for o in observations]
+        from pytest_entropy.core.pool import summarize_window
+
         part.windows.append(summarize_window(source.window, observations))
     part.readable.append((source, stamp))
     if plan.file_states:
@@ -541,7 +549,7 @@ def read_corpus(
         MeterState(retain_terms=False),
         ProposalEvidence(trace_values=plan.trace_values),
         replayed=replayed,
-        pool=PoolMerger(pool) if plan.windows else None,
+        pool=_pool_merger(pool) if plan.windows else None,
     )
     cursor = ModelCursor() if plan.continuous else None
     merge: Callable[[Any, Any], Any] = _merge_part

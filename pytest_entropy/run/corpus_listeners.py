@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.fastpath import fast_paths, kernel
-from pytest_entropy.core.pool import POOL_MAX_VALUE_BYTES
-from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import ValueObservation
 from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
@@ -116,6 +114,8 @@ def plain_listeners(source: Any, plan: Any, part: Any, cache: Any, hooks: Any = 
             if listening.on_values is None:
                 listening.on_value_fields = part.evidence.add_value
         elif plan.windows and not plan.redact_values and cache is None:
+            from pytest_entropy.core.pool_window import POOL_MAX_VALUE_BYTES, window_tally
+
             listening.tally = window_tally(True, POOL_MAX_VALUE_BYTES)
             listening.on_value_fields = listening.tally.add
     return listening

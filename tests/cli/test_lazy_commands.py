@@ -124,6 +124,18 @@ def test_a_command_imports_its_own_module_only() -> None:
     unused = ("core.compiler", "core.trial", "run.watch", "testing.ratchet", "cli.steering")
     assert [name for name in unused if f"pytest_entropy.{name}" in modules] == []
     assert "dask" not in modules
+    # What a command that reads sessions and writes nothing leaves alone (issue 32, item 2):
+    # the observation pool, the state store (with its lock and sockets), the evidence
+    # cache, the surface diff and the agent directories.
+    unwritten = (
+        "core.pool",
+        "state.store",
+        "state.lock",
+        "sources.incremental",
+        "core.surface_diff",
+        "sources.agent_dir",
+    )
+    assert [name for name in unwritten if f"pytest_entropy.{name}" in modules] == []
 
 
 def test_a_command_s_own_help_loads_that_command(tmp_path: Path) -> None:
