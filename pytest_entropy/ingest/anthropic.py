@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, has_pattern, looks_like_messages
+from pytest_entropy.ingest.detectors import detect_anthropic
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -125,14 +125,6 @@ def read_anthropic_messages(
             diagnostics.unknown_records += 1
             diagnostics.note(f"{where}:{number}", "not an Anthropic message or conversation")
     yield from runs.finish()
-
-
-_tool_blocks = has_pattern(rb'"type"\s*:\s*"tool_use"|"type"\s*:\s*"tool_result"')
-
-
-def detect_anthropic(path: Path, head: bytes) -> bool:
-    """Messages with ``tool_use`` or ``tool_result`` blocks, and no fabric trace."""
-    return FABRIC_MARK not in head and _tool_blocks(head) and looks_like_messages(head)
 
 
 FORMAT: Final = SessionFormat("anthropic", read_anthropic_messages, detector=detect_anthropic)

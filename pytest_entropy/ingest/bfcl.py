@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
 from pytest_entropy.ingest.detection import sorted_files
+from pytest_entropy.ingest.detectors import detect_bfcl
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
@@ -216,14 +217,6 @@ def read_bfcl_results(
         else:
             diagnostics.unstructured_outputs += 1
         yield from writer.lines(trace)
-
-
-_RESULT_ENTRY: Final = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"result"\s*:')
-
-
-def detect_bfcl(path: Path, head: bytes) -> bool:
-    """A result entry first: ``{"id": "<test id>", "result": ...`` (BFCL writes it so)."""
-    return _RESULT_ENTRY.match(head) is not None
 
 
 def bfcl_result_files(root: Path) -> list[Path]:

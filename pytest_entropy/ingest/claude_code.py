@@ -16,13 +16,10 @@ blocks, failed when ``is_error`` is true, or a prompt. ``progress``, ``system``,
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.ingest.anthropic import (
     assistant_tool_uses,
     is_prompt,
@@ -30,7 +27,7 @@ from pytest_entropy.ingest.anthropic import (
     user_tool_results,
 )
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, is_jsonl_name, sorted_files
+from pytest_entropy.ingest.detectors import detect_claude_code, with_subagents
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_lines
 from pytest_entropy.ingest.runs import RunBuilder
@@ -89,41 +86,6 @@ def read_claude_code(
             diagnostics.unknown_records += 1
             diagnostics.note(f"{where}:{number}", f"unknown event type {str(kind)[:40]!r}")
     yield from runs.finish()
-
-
-_SESSION_ID: Final = re.compile(rb'"sessionId"\s*:\s*"')
-_UUID: Final = re.compile(rb'"uuid"\s*:')
-_EVENT_TYPE: Final = re.compile(rb'"type"\s*:\s*"(?:user|assistant|progress|system|summary)"')
-
-
-def detect_claude_code(path: Path, head: bytes) -> bool:
-    """Events with ``sessionId``, ``uuid`` and a Claude Code event type (found in the raw
-    head, so one huge first event cannot hide them)."""
-    return (
-        FABRIC_MARK not in head
-        and _SESSION_ID.search(head) is not None
-        and _UUID.search(head) is not None
-        and _EVENT_TYPE.search(head) is not None
-    )
-
-
-def _is_directory(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:  # a link that loops is no session directory (the file rule counts it)
-        return False
-
-
-def with_subagents(root: Path) -> list[Path]:
-    """``*.jsonl`` beside each session's ``<session>/subagents/*.jsonl``, by relative path."""
-    files = [(path.name, path) for path in sorted_files(root, is_jsonl_name, recursive=False)]
-    for entry in os.scandir(root):
-        subagents = Path(entry.path) / "subagents"
-        if _is_directory(entry) and subagents.is_dir():
-            for path in sorted_files(subagents, is_jsonl_name, recursive=False):
-                files.append((f"{entry.name}/subagents/{path.name}", path))
-    files.sort(key=lambda item: code_unit_key(item[0]))
-    return [path for _, path in files]
 
 
 FORMAT: Final = SessionFormat(

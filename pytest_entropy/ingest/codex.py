@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.anthropic import provider_model
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, is_jsonl_name, sorted_files
+from pytest_entropy.ingest.detection import sorted_files
+from pytest_entropy.ingest.detectors import detect_codex, is_rollout_name
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.foreign import decode_arguments, head_records, iter_json_lines
+from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_text
 from pytest_entropy.ingest.runs import RunBuilder
 from pytest_entropy.ingest.writer import ForeignCall, NativeWriter
@@ -309,39 +310,10 @@ def read_codex(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics) -
     yield from rollout.runs.finish()
 
 
-_ROLLOUT_LINE: Final = re.compile(
-    rb'"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg)"\s*,\s*"payload"\s*:'
-)
-
-
-def detect_codex(path: Path, head: bytes) -> bool:
-    """Rollout lines: a ``type`` among Codex's line types followed by its ``payload``; or an
-    older rollout (``rollout-*.jsonl`` opening with ``{"id", "timestamp", ...}`` and no
-    ``type``)."""
-    if FABRIC_MARK in head:
-        return False
-    if _ROLLOUT_LINE.search(head) is not None:
-        return True
-    if not _is_rollout_name(path.name):
-        return False
-    first = head_records(head, limit=1)
-    return (
-        bool(first)
-        and type(first[0]) is dict
-        and type(first[0].get("id")) is str
-        and "timestamp" in first[0]
-        and "type" not in first[0]
-    )
-
-
-def _is_rollout_name(name: str) -> bool:
-    return name.startswith("rollout-") and is_jsonl_name(name)
-
-
 def codex_files(root: Path) -> list[Path]:
     """Every ``rollout-*.jsonl`` below a directory (``sessions/YYYY/MM/DD``), by relative
     path: a ``$CODEX_HOME`` or its ``sessions`` folder reads in time order."""
-    return sorted_files(root, _is_rollout_name, recursive=True)
+    return sorted_files(root, is_rollout_name, recursive=True)
 
 
 FORMAT: Final = SessionFormat(

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_entropy.ingest.anthropic import provider_model
 from pytest_entropy.ingest.base import SessionFormat
 from pytest_entropy.ingest.detection import (
-    FABRIC_MARK,
     is_json_name,
     is_jsonl_name,
     sorted_files,
 )
+from pytest_entropy.ingest.detectors import detect_gemini_cli
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -168,22 +168,6 @@ def read_gemini_cli(
             diagnostics.unknown_records += 1
             diagnostics.note(where, f"unknown message type {str(kind)[:40]!r}")
     yield from runs.finish()
-
-
-_METADATA: Final = re.compile(rb'"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:\s*"')
-_MESSAGE_TYPE: Final = re.compile(rb'"type"\s*:\s*"(?:user|gemini|info|error|warning)"')
-
-
-def detect_gemini_cli(path: Path, head: bytes) -> bool:
-    """A chat recording: ``sessionId`` then ``projectHash`` (the metadata record both the
-    JSON Lines and the older whole-document files start with), or a message record."""
-    if FABRIC_MARK in head:
-        return False
-    return _METADATA.search(head) is not None or (
-        path.name.startswith("session-")
-        and _MESSAGE_TYPE.search(head) is not None
-        and b'"toolCalls"' in head
-    )
 
 
 def _is_chat_name(name: str) -> bool:

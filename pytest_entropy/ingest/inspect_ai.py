@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
 from pytest_entropy.ingest.detection import (
-    FABRIC_MARK,
-    document_start,
     is_json_name,
     sorted_files,
 )
+from pytest_entropy.ingest.detectors import detect_inspect
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import MAX_DOCUMENT_BYTES, decode_arguments, load_json_document
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
@@ -238,24 +237,6 @@ def read_inspect(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics)
     samples = document.get("samples")
     for number, sample in enumerate(samples if type(samples) is list else ()):
         yield from log.sample(sample, f"{path}:samples[{number}]")
-
-
-_JSON_LOG: Final = re.compile(
-    rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"[a-z_]+"\s*,\s*"eval"\s*:\s*\{'
-)
-_ZIP_MAGIC: Final = b"PK\x03\x04"
-
-
-def detect_inspect(path: Path, head: bytes) -> bool:
-    """An ``.eval`` zip, or a JSON document opening ``{"version": N, "status": ..., "eval":``
-    as Inspect writes its logs."""
-    if head.startswith(_ZIP_MAGIC):
-        return path.name.endswith(".eval")
-    return (
-        FABRIC_MARK not in head
-        and document_start(head) == b"{"
-        and _JSON_LOG.match(head) is not None
-    )
 
 
 def inspect_files(root: Path) -> list[Path]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, has_pattern
+from pytest_entropy.ingest.detectors import detect_mcp
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_lines
 from pytest_entropy.ingest.runs import RunBuilder
@@ -124,14 +124,6 @@ def read_mcp_log(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics)
                 continue
             yield from connection.message(item)
     yield from connection.runs.finish()
-
-
-_jsonrpc = has_pattern(rb'"jsonrpc"\s*:\s*"2\.0"')
-
-
-def detect_mcp(path: Path, head: bytes) -> bool:
-    """JSON-RPC 2.0 messages with a ``tools/call``, and no fabric trace."""
-    return FABRIC_MARK not in head and _jsonrpc(head) and b"tools/call" in head
 
 
 FORMAT: Final = SessionFormat("mcp", read_mcp_log, detector=detect_mcp)

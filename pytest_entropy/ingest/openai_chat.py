@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.anthropic import provider_model
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, has_pattern, looks_like_messages
+from pytest_entropy.ingest.detectors import detect_openai
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -161,14 +161,6 @@ def read_openai_chat(
             continue
         yield from conversation.record(record)
     yield from conversation.runs.finish()
-
-
-_tool_calls = has_pattern(rb'"tool_calls"\s*:|"function_call"\s*:|"role"\s*:\s*"tool"')
-
-
-def detect_openai(path: Path, head: bytes) -> bool:
-    """Chat messages with tool calls (or Responses items), and no fabric trace."""
-    return FABRIC_MARK not in head and _tool_calls(head) and looks_like_messages(head)
 
 
 FORMAT: Final = SessionFormat("openai", read_openai_chat, detector=detect_openai)

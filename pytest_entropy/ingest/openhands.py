@@ -22,7 +22,6 @@ A file is either JSON Lines of evaluation instances (``output.jsonl``: ``instanc
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -30,11 +29,11 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_entropy.ingest.anthropic import provider_model
 from pytest_entropy.ingest.base import SessionFormat
 from pytest_entropy.ingest.detection import (
-    document_start,
     is_json_name,
     is_jsonl_name,
     sorted_files,
 )
+from pytest_entropy.ingest.detectors import detect_openhands
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -154,25 +153,6 @@ def _is_event(record: Any) -> bool:
         type(record) is dict
         and "history" not in record
         and ("action" in record or "observation" in record)
-    )
-
-
-_EVENT_SOURCE: Final = re.compile(rb'"source"\s*:\s*"(?:agent|user|environment)"')
-_EVENT_KIND: Final = re.compile(rb'"(action|observation)"\s*:')
-_HISTORY: Final = re.compile(rb'"history"\s*:\s*\[\s*\{')
-
-
-def detect_openhands(path: Path, head: bytes) -> bool:
-    """An event array, or an instance object whose ``history`` holds events."""
-    if document_start(head) == b"[":
-        return _EVENT_SOURCE.search(head) is not None and _EVENT_KIND.search(head) is not None
-    # Instances are single lines often longer than the head: look for a history array of
-    # events in the raw bytes.
-    return (
-        document_start(head) == b"{"
-        and _HISTORY.search(head) is not None
-        and _EVENT_SOURCE.search(head) is not None
-        and _EVENT_KIND.search(head) is not None
     )
 
 

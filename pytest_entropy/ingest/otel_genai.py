@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, is_json_name, is_jsonl_name, sorted_files
+from pytest_entropy.ingest.detection import is_json_name, is_jsonl_name, sorted_files
+from pytest_entropy.ingest.detectors import detect_otel_genai
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, iter_json_values
 from pytest_entropy.ingest.runs import RunBuilder
@@ -220,19 +221,6 @@ def read_otel_genai(
                 answered=True,
             )
         yield from runs.finish()
-
-
-_RESOURCE_SPANS: Final = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
-_GEN_AI: Final = re.compile(rb'"gen_ai\.')
-
-
-def detect_otel_genai(path: Path, head: bytes) -> bool:
-    """An OTLP/JSON trace export (``{"resourceSpans": ...``) holding ``gen_ai.`` attributes."""
-    return (
-        FABRIC_MARK not in head
-        and _RESOURCE_SPANS.match(head) is not None
-        and _GEN_AI.search(head) is not None
-    )
 
 
 def otel_files(root: Path) -> list[Path]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import FABRIC_MARK, file_contains, head_objects
+from pytest_entropy.ingest.detectors import detect_pi
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import iter_json_lines
 from pytest_entropy.ingest.runs import RunBuilder
@@ -107,17 +107,6 @@ def _message(
         runs.result(message.get("toolCallId"), "failed" if failed else "succeeded")
     elif type(role) is not str or role not in _QUIET_ROLES:
         diagnostics.unknown_records += 1
-
-
-def detect_pi(path: Path, head: bytes) -> bool:
-    """A Pi session header first and a ``toolCall`` somewhere, but no fabric trace anywhere
-    (a fabric session is read natively, exactly as before this reader existed)."""
-    if FABRIC_MARK in head:
-        return False
-    records = head_objects(head)
-    if not records or records[0].get("type") != "session":
-        return False
-    return file_contains(path, b'"toolCall"') and not file_contains(path, FABRIC_MARK)
 
 
 FORMAT: Final = SessionFormat("pi", read_pi_session, detector=detect_pi)

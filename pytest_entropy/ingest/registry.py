@@ -12,31 +12,16 @@ Nothing imports this module at plugin load (the readers are imported with it), s
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.ingest import (
-    anthropic,
-    bfcl,
-    claude_code,
-    codex,
-    gemini_cli,
-    inspect_ai,
-    log_surfaces,
-    mcp_jsonrpc,
-    openai_chat,
-    openhands,
-    otel_genai,
-    pi,
-    tau_bench,
-    tool_lists,
-    toolbench,
-)
+from pytest_entropy.ingest import detectors, tool_lists
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
     SKIPPED_COMPANION,
@@ -44,6 +29,7 @@ from pytest_entropy.ingest.base import (
     SKIPPED_UNRECOGNIZED,
     DirectoryRule,
     ReadOptions,
+    SessionDetector,
     SessionFormat,
     SessionReader,
     SurfaceFormat,
@@ -78,33 +64,64 @@ __all__ = [
     "unregister_surface_format",
 ]
 
+
+class _BuiltIn:
+    """A format of this package before its reader module is imported: its name, what the
+    registry asks of it before reading (the session detector, from ``ingest/detectors.py``),
+    and the module whose ``FORMAT`` (or ``attribute``) it stands for. Telling a file's format
+    imports no reader; the first use of the format itself (a claimed file's reader, its
+    directory rule or companions, :func:`session_format`) imports its module."""
+
+    __slots__ = ("_attribute", "_loaded", "_module", "detector", "name")
+
+    def __init__(
+        self,
+        name: str,
+        module: str,
+        detector: SessionDetector | None = None,
+        attribute: str = "FORMAT",
+    ) -> None:
+        self.name = name
+        self.detector = detector
+        self._module = module
+        self._attribute = attribute
+        self._loaded: Any = None
+
+    def load(self) -> Any:
+        if self._loaded is None:
+            module = importlib.import_module(f"pytest_entropy.ingest.{self._module}")
+            self._loaded = getattr(module, self._attribute)
+        return self._loaded
+
+
 # Session formats in detection order: under ``--format auto`` the first whose detector
 # accepts a file's first 64 KiB reads it; a file no detector accepts is read natively.
-_SESSION_FORMATS: list[SessionFormat] = [
-    pi.FORMAT,
-    claude_code.FORMAT,
-    codex.FORMAT,
-    gemini_cli.FORMAT,
-    inspect_ai.FORMAT,
-    otel_genai.FORMAT,
-    bfcl.FORMAT,
-    tau_bench.FORMAT,
-    openhands.FORMAT,
-    toolbench.FORMAT,
-    mcp_jsonrpc.FORMAT,
-    anthropic.FORMAT,
-    openai_chat.FORMAT,
+_SESSION_FORMATS: list[SessionFormat | _BuiltIn] = [
+    _BuiltIn("pi", "pi", detectors.detect_pi),
+    _BuiltIn("claude-code", "claude_code", detectors.detect_claude_code),
+    _BuiltIn("codex", "codex", detectors.detect_codex),
+    _BuiltIn("gemini-cli", "gemini_cli", detectors.detect_gemini_cli),
+    _BuiltIn("inspect", "inspect_ai", detectors.detect_inspect),
+    _BuiltIn("otel-genai", "otel_genai", detectors.detect_otel_genai),
+    _BuiltIn("bfcl", "bfcl", detectors.detect_bfcl),
+    _BuiltIn("tau-bench", "tau_bench", detectors.detect_tau_bench),
+    _BuiltIn("openhands", "openhands", detectors.detect_openhands),
+    _BuiltIn("toolbench", "toolbench", detectors.detect_toolbench),
+    _BuiltIn("mcp", "mcp_jsonrpc", detectors.detect_mcp),
+    _BuiltIn("anthropic", "anthropic", detectors.detect_anthropic),
+    _BuiltIn("openai", "openai_chat", detectors.detect_openai),
 ]
-# Surface formats; the native snapshot is always there.
-_SURFACE_FORMATS: list[SurfaceFormat] = [
+# Surface formats; the native snapshot is always there. The log formats' readers (Inspect,
+# OpenTelemetry) load with their session readers, when named.
+_SURFACE_FORMATS: list[SurfaceFormat | _BuiltIn] = [
     tool_lists.SNAPSHOT_FORMAT,
     *tool_lists.FORMATS,
-    log_surfaces.INSPECT_SURFACE,
-    log_surfaces.OTEL_SURFACE,
+    _BuiltIn("inspect", "log_surfaces", attribute="INSPECT_SURFACE"),
+    _BuiltIn("otel-genai", "log_surfaces", attribute="OTEL_SURFACE"),
 ]
 # What a directory means under ``--format auto``: its ``*.jsonl`` plus Claude Code's
 # subagent transcripts (a native directory has none, so it reads as before).
-_AUTO_DIRECTORY_FILES: Final[DirectoryRule] = claude_code.with_subagents
+_AUTO_DIRECTORY_FILES: Final[DirectoryRule] = detectors.with_subagents
 _HEAD_BYTES: Final = 64 << 10
 _RESERVED: Final = frozenset({"auto", NATIVE_FORMAT})
 # A file the walk parses whole to tell whether it is a surface (larger ones are not).
@@ -158,7 +175,7 @@ def session_format(name: str) -> SessionFormat | None:
     """The registered foreign format ``name``, or ``None`` (``auto``, ``fabric``, unknown)."""
     for known in _SESSION_FORMATS:
         if known.name == name:
-            return known
+            return cast(SessionFormat, known.load()) if isinstance(known, _BuiltIn) else known
     return None
 
 
@@ -340,5 +357,5 @@ def surface_format(name: str) -> SurfaceFormat | None:
     """The registered surface format ``name``, or ``None``."""
     for known in _SURFACE_FORMATS:
         if known.name == name:
-            return known
+            return cast(SurfaceFormat, known.load()) if isinstance(known, _BuiltIn) else known
     return None

@@ -18,13 +18,13 @@ call with its id.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import document_start, is_json_name, sorted_files
+from pytest_entropy.ingest.detection import is_json_name, sorted_files
+from pytest_entropy.ingest.detectors import detect_tau_bench
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import load_json_document
 from pytest_entropy.ingest.openai_chat import OpenAIConversation
@@ -92,19 +92,6 @@ def read_tau_bench(
             yield from runs.finish()
         else:
             yield from writer.lines(ForeignTrace(task_key, model))
-
-
-_TASK_ID: Final = re.compile(rb'"task_id"\s*:')
-_TRAJECTORY: Final = re.compile(rb'"traj"\s*:')
-
-
-def detect_tau_bench(path: Path, head: bytes) -> bool:
-    """An array of results with ``task_id`` and ``traj``."""
-    return (
-        document_start(head) == b"["
-        and _TASK_ID.search(head) is not None
-        and _TRAJECTORY.search(head) is not None
-    )
 
 
 def json_documents(root: Path) -> list[Path]:

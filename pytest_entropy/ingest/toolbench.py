@@ -18,13 +18,13 @@ node is one call, in depth-first order, abandoned branches included.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_entropy.ingest.base import SessionFormat
-from pytest_entropy.ingest.detection import document_start, is_json_name, sorted_files
+from pytest_entropy.ingest.detection import is_json_name, sorted_files
+from pytest_entropy.ingest.detectors import detect_toolbench
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.foreign import decode_arguments, load_json_document
 from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
@@ -99,14 +99,6 @@ def read_toolbench(
     trace = ForeignTrace(task, model)
     _walk(root, trace, diagnostics)
     yield from NativeWriter(options, diagnostics).lines(trace)
-
-
-_TREE_NODE: Final = re.compile(rb'"node_type"\s*:\s*"(?:Action|Action Input|Thought)"')
-
-
-def detect_toolbench(path: Path, head: bytes) -> bool:
-    """One JSON object holding DFSDT tree nodes (``Action``/``Action Input``/``Thought``)."""
-    return document_start(head) == b"{" and _TREE_NODE.search(head) is not None
 
 
 def json_tree(root: Path) -> list[Path]:

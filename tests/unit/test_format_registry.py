@@ -93,3 +93,23 @@ def test_a_name_registers_once(toy_registered: None) -> None:
         registry.register_session_format(toy_format.FORMAT)
     with pytest.raises(ValueError, match="already registered"):
         registry.register_session_format(type(toy_format.FORMAT)("fabric", toy_format.read_toy))
+
+
+def test_the_built_in_table_says_what_the_reader_modules_define() -> None:
+    # The registry names each built-in format and holds its detector without importing the
+    # reader (issue 32, item 2); loading the entry must give the module's own format, whose
+    # detector is the very function the registry ran.
+    import importlib
+
+    built_in = [
+        entry for entry in registry._SESSION_FORMATS if isinstance(entry, registry._BuiltIn)
+    ]
+    assert len(built_in) == 13
+    for entry in built_in:
+        loaded = registry.session_format(entry.name)
+        assert loaded is not None and loaded.name == entry.name
+        assert loaded.detector is entry.detector
+        assert loaded is importlib.import_module(f"pytest_entropy.ingest.{entry._module}").FORMAT
+    for surface_entry in registry._SURFACE_FORMATS:
+        surface = registry.surface_format(surface_entry.name)
+        assert surface is not None and surface.name == surface_entry.name
