@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Final
@@ -193,6 +192,8 @@ def stage_file(path: Path, data: bytes, *, suffix: str = ".tmp", mode: int = 0o6
 
     Created exclusively, never through a symbolic link; removed again when writing fails.
     """
+    import secrets  # where a file is written (hmac and its hashes are no start-up cost)
+
     path = Path(path)
     ensure_directory(path.parent)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}{suffix}")
