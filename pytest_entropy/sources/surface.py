@@ -56,9 +56,17 @@ def load_surface(
     >>> load_surface({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
     {'version': 1, 'actions': [{'ref': 'echo', 'inputSchema': {'type': 'object'}}]}
     """
+    from pytest_entropy.ingest.surfaces import load_surface as load_surface_file
+
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and ":" not in source):
+        # A path: every server spelling holds a colon (mcp+stdio:, a URL, module:attribute),
+        # so the servers' module is not loaded for a file or directory.
+        return load_surface_file(
+            source, surface_format=surface_format, ref_prefix=ref_prefix, tool_fields=tool_fields
+        )
+
     from dataclasses import replace
 
-    from pytest_entropy.ingest.surfaces import load_surface as load_surface_file
     from pytest_entropy.ingest.surfaces import surface_from_parsed
     from pytest_entropy.sources import mcp
 
