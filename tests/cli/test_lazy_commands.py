@@ -126,8 +126,9 @@ def test_a_command_imports_its_own_module_only() -> None:
     assert "dask" not in modules
     # What a command that reads sessions and writes nothing leaves alone (issue 32, item 2):
     # the observation pool, the state store (with its lock and sockets), the evidence
-    # cache, the surface diff, the agent directories and the MCP servers' module; and of the session readers, those
-    # of formats no file is in (the demo is native: none, nor the converters' writer).
+    # cache, the surface diff, the agent directories and the MCP servers' module; and of
+    # the session readers, those of formats no file is in (the demo is native: none, nor
+    # the converters' writer).
     readers = ("pi", "claude_code", "codex", "otel_genai", "inspect_ai", "log_surfaces")
     assert [name for name in readers if f"pytest_entropy.ingest.{name}" in modules] == []
     assert "pytest_entropy.ingest.writer" not in modules
