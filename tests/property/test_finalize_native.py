@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pytest_entropy.core import meter_report
 from pytest_entropy.core.meter import MeterState, report_hash
-from pytest_entropy.core.meter_apply import _RefAccumulator
+from pytest_entropy.core.meter_state import _RefAccumulator
 from pytest_entropy.testing import strategies as es
 from tests.native_support import paths
 
