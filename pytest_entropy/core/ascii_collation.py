@@ -18,7 +18,7 @@ __all__ = ["ascii_collation_key"]
 # weights, then, primaries equal, by case, lowercase first (the tertiary level). No
 # contraction, no ignorable character, no secondary difference. The table was checked
 # against ICU for all 866,496 strings of up to three printable characters;
-# tests/property/test_canonical_native.py checks every string of up to two, a sample of
+# tests/property/test_canonical_routes.py checks every string of up to two, a sample of
 # three and generated longer ones.
 _ASCII_COLLATION_ORDER: Final = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789" + "".join(
     chr(c) + chr(c).upper() for c in range(ord("a"), ord("z") + 1)

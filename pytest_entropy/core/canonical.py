@@ -108,7 +108,7 @@ def _order_keys(keys: tuple[str, ...]) -> list[str]:
     joined = "".join(rest)
     if joined.isascii() and joined.isprintable():
         # Printable ASCII only: ICU's order without loading ICU (distinct keys never tie;
-        # tests/property/test_canonical_native.py compares the two keys).
+        # tests/property/test_canonical_routes.py compares the two keys).
         rest.sort(key=ascii_collation_key)
     else:
         # A stable sort: keys that collate equal keep their own-key (insertion) order.
