@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from pytest_entropy.core.canonical import canonical_json
 from pytest_entropy.core.fingerprint import shape_signature
+from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState, measure, report_hash
+from pytest_entropy.core.meter_report import ref_order
 from pytest_entropy.testing import strategies as es
 
 corpora = st.lists(es.traces(), max_size=8)
@@ -144,3 +146,14 @@ def test_signed_batches_accumulate_as_traces_do(traces: list[Any], retain: bool)
         assert report_hash(MeterState().merge(batch).merge(batch).finalize()) == report_hash(
             MeterState().merge(state).merge(state).finalize()
         )
+
+
+@given(st.sets(st.text(max_size=3)), st.sets(st.text(max_size=3)))
+def test_a_models_refs_take_the_global_order(global_refs: set[str], extra: set[str]) -> None:
+    """``ref_order`` filters the global state's sorted refs for a model's subset, and sorts
+    anew when a ref is outside them; either way the refs come in code-unit order."""
+    order = sorted(global_refs, key=code_unit_key)
+    for refs in (dict.fromkeys(global_refs), dict.fromkeys(global_refs | extra)):
+        assert ref_order(refs, order) == sorted(refs, key=code_unit_key)
+    assert ref_order({"\U0001f600": 1, "\uffff": 2}, None) == ["\U0001f600", "\uffff"]
+    assert ref_order({"b": 1, "a": 2}, ["a", "b", "c"]) == ["a", "b"]
