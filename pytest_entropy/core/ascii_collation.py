@@ -3,8 +3,8 @@
 The canonical JSON orders object keys as JavaScript's ``localeCompare`` (ICU, root
 collation); loading ICU and asking it for sort keys costs more than most commands' report
 writing. For keys made of printable ASCII only, the order is simple enough to compute:
-see :func:`ascii_collation_key`. ``canonical._order_keys`` uses it (fast paths only) when
-every key of a set qualifies; any other key set still goes to ICU.
+see :func:`ascii_collation_key`. ``canonical._order_keys`` uses it when every key of a set
+qualifies; any other key set still goes to ICU.
 """
 
 from __future__ import annotations

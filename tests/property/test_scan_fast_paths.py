@@ -141,9 +141,7 @@ def test_a_plans_state_and_evidence_are_the_same_on_both_paths(
                 {ref: evidence.key_set_clusters(ref) for ref in evidence.clusters},
                 [
                     (identity, window, occurrences, min(3, len(executions)))
-                    for identity, (window, occurrences, executions) in (
-                        evidence.sequences.items()
-                    )
+                    for identity, (window, occurrences, executions) in (evidence.sequences.items())
                 ],
             )
         )
