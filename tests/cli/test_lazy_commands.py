@@ -171,3 +171,27 @@ def test_version_line_in_a_process(tmp_path: Path) -> None:
         "native core: off (PYTEST_ENTROPY_PURE=1), the plain Python runs",
         "native core: not installed, the plain Python runs",
     )
+
+
+def test_no_native_refuses_the_core_as_pure_does(tmp_path: Path) -> None:
+    # PYTEST_ENTROPY_NO_NATIVE=1 once refused the C kernels; the Rust core is the only
+    # native code left, so it refuses that, and --version names the variable set.
+    env = {key: value for key, value in os.environ.items() if key != "PYTEST_ENTROPY_PURE"}
+    env |= {"PYTHONPATH": str(REPO), "PYTEST_ENTROPY_NO_NATIVE": "1"}
+    code = (
+        "import pytest_entropy; from pytest_entropy.core import native_core;"
+        "from pytest_entropy.cli.version import native_core_text;"
+        "print(native_core.core() is None, native_core_text())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out in (
+        "True native core: off (PYTEST_ENTROPY_NO_NATIVE=1), the plain Python runs",
+        "True native core: not installed, the plain Python runs",
+    )
