@@ -2,9 +2,9 @@
 
     python bench/bench_native_scan.py /tmp/corpus [--surface S] [--repeat 3] [--rss]
 
-Paths: ``native`` (the Rust core), ``default-no-core`` (today's default without the Rust
-core: the C kernels and the Python fast paths, as long as they exist), ``plain`` (every
-native and fast piece off: ``PYTEST_ENTROPY_PURE=1``). The floor parses every non-empty line
+Paths: ``native`` (the Rust core) and ``plain`` (the Rust core off:
+``PYTEST_ENTROPY_PURE=1``). The C kernels and the Python fast paths that once made a third
+path (``default-no-core``) are gone (issue 28). The floor parses every non-empty line
 with ``orjson.loads``. Each figure is the best of ``--repeat`` runs; ``--rss`` measures the
 peak RSS of each path in a fresh process.
 """
@@ -28,14 +28,9 @@ sys.path.insert(0, str(REPO))
 import orjson  # noqa: E402
 
 from pytest_entropy.cli.app import main  # noqa: E402
-from pytest_entropy.core.fastpath import use_fast_paths, use_native_kernels  # noqa: E402
 from pytest_entropy.core.native_core import core, use_native_core  # noqa: E402
 
-PATHS = {
-    "native": (True, True),
-    "default-no-core": (False, True),
-    "plain": (False, False),
-}
+PATHS = {"native": True, "plain": False}
 
 
 def floor(corpus: Path) -> None:
@@ -47,10 +42,7 @@ def floor(corpus: Path) -> None:
 
 
 def measure(corpus: Path, surface: Path | None, path: str) -> str:
-    native, fast = PATHS[path]
-    use_native_core(native)
-    use_fast_paths(fast)
-    use_native_kernels(fast)
+    use_native_core(PATHS[path])
     argv = ["measure", "--sessions", str(corpus), "--json"]
     if surface is not None:
         argv += ["--surface", str(surface)]

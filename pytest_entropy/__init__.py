@@ -17,23 +17,17 @@ TYPE_CHECKING = False
 
 
 def _select_paths() -> None:
-    # PYTEST_ENTROPY_PURE=1 selects the plain implementations of every hot path (the core
-    # cannot read the environment itself: it does no I/O). Worker processes inherit it.
+    # PYTEST_ENTROPY_PURE=1 refuses the Rust core: the plain Python, the specification, runs
+    # every hot path (the core cannot read the environment itself: it does no I/O). Worker
+    # processes inherit it. PYTEST_ENTROPY_NO_NATIVE=1 once refused the C kernels alone; the
+    # Rust core is the only native code left, so it now means the same (docs/decisions.md).
     import os
 
-    if os.environ.get("PYTEST_ENTROPY_PURE", "").strip() not in ("", "0"):
-        from pytest_entropy.core.fastpath import use_fast_paths
+    for variable in ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE"):
+        if os.environ.get(variable, "").strip() not in ("", "0"):
+            from pytest_entropy.core.native_core import use_native_core
 
-        use_fast_paths(False)
-        from pytest_entropy.core.native_core import use_native_core
-
-        use_native_core(False)
-    # PYTEST_ENTROPY_NO_NATIVE=1 keeps the Python fast paths but refuses the native kernels
-    # (what a machine without a C compiler runs; hatch_build.py skips building them too).
-    if os.environ.get("PYTEST_ENTROPY_NO_NATIVE", "").strip() not in ("", "0"):
-        from pytest_entropy.core.fastpath import use_native_kernels
-
-        use_native_kernels(False)
+            use_native_core(False)
 
 
 _select_paths()

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from pytest_entropy.core.fastpath import use_fast_paths, use_native_kernels
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import _import_core, use_native_core
 
@@ -41,19 +40,15 @@ def native_core_module() -> ModuleType:
 
 @contextmanager
 def on_path(path: str) -> Iterator[None]:
-    """Run a block with the Rust core (``"native"``) or with every native and fast piece
-    off (``"plain"``: the specification)."""
+    """Run a block with the Rust core (``"native"``) or without it (``"plain"``: the
+    specification)."""
     if path == "native":
         native_core_module()
     core = use_native_core(path == "native")
-    fast = use_fast_paths(path == "native")
-    kernels = use_native_kernels(path == "native")
     try:
         yield
     finally:
         use_native_core(core)
-        use_fast_paths(fast)
-        use_native_kernels(kernels)
 
 
 def state_snapshot(state: MeterState) -> dict[str, Any]:

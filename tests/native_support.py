@@ -1,7 +1,9 @@
-"""Which implementation a test block runs on.
+"""Which implementation a test block runs on: the Rust core or the plain Python.
 
-The C kernels are gone (issue 28); ``"native"`` now runs the Python fast paths, as
-``"python"`` does, until the Rust core takes their place.
+The C kernels and the Python fast paths beside the plain code are gone (issue 28): two
+implementations remain, and the pipeline chooses between them in one place
+(``run/corpus.py``). ``"native"`` allows the Rust core; ``"python"`` and ``"plain"`` (the
+older name of the same thing) refuse it, so the plain Python runs.
 """
 
 from __future__ import annotations
@@ -9,19 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pytest_entropy.core.fastpath import use_fast_paths, use_native_kernels
+from pytest_entropy.core.native_core import use_native_core
 
 __all__ = ["paths"]
 
 
 @contextmanager
 def paths(kind: str) -> Iterator[None]:
-    """Run a block on one implementation: ``"native"`` or ``"python"`` (the fast paths) or
-    ``"plain"`` (every fast path off)."""
-    fast = use_fast_paths(kind != "plain")
-    native = use_native_kernels(kind == "native")
+    """Run a block with the Rust core allowed (``"native"``) or refused (``"python"``,
+    ``"plain"``)."""
+    previous = use_native_core(kind == "native")
     try:
         yield
     finally:
-        use_fast_paths(fast)
-        use_native_kernels(native)
+        use_native_core(previous)

@@ -87,5 +87,11 @@ def native_core_text() -> str:
     if core() is not None:
         return "native core: loaded (pytest_entropy._core)"
     if core_available():
-        return "native core: off (PYTEST_ENTROPY_PURE=1), the plain Python runs"
+        # Either variable refuses the core (pytest_entropy/__init__); name the one set.
+        refused = "PYTEST_ENTROPY_PURE"
+        if os.environ.get(refused, "").strip() in ("", "0") and os.environ.get(
+            "PYTEST_ENTROPY_NO_NATIVE", ""
+        ).strip() not in ("", "0"):
+            refused = "PYTEST_ENTROPY_NO_NATIVE"
+        return f"native core: off ({refused}=1), the plain Python runs"
     return "native core: not installed, the plain Python runs"

@@ -3,8 +3,8 @@
 The canonical JSON orders object keys as JavaScript's ``localeCompare`` (ICU, root
 collation); loading ICU and asking it for sort keys costs more than most commands' report
 writing. For keys made of printable ASCII only, the order is simple enough to compute:
-see :func:`ascii_collation_key`. ``canonical._order_keys`` uses it (fast paths only) when
-every key of a set qualifies; any other key set still goes to ICU.
+see :func:`ascii_collation_key`. ``canonical._order_keys`` uses it when every key of a set
+qualifies; any other key set still goes to ICU.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ __all__ = ["ascii_collation_key"]
 # weights, then, primaries equal, by case, lowercase first (the tertiary level). No
 # contraction, no ignorable character, no secondary difference. The table was checked
 # against ICU for all 866,496 strings of up to three printable characters;
-# tests/property/test_canonical_native.py checks every string of up to two, a sample of
+# tests/property/test_canonical_routes.py checks every string of up to two, a sample of
 # three and generated longer ones.
 _ASCII_COLLATION_ORDER: Final = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789" + "".join(
     chr(c) + chr(c).upper() for c in range(ord("a"), ord("z") + 1)

@@ -21,12 +21,11 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import orjson
 
 from pytest_entropy.core.ascii_collation import ascii_collation_key
-from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.jscompat import (
     is_array_index_key,
     is_finite_number,
@@ -107,8 +106,9 @@ def _order_keys(keys: tuple[str, ...]) -> list[str]:
     else:
         rest = list(keys)
     joined = "".join(rest)
-    if fast_paths() and joined.isascii() and joined.isprintable():
-        # Printable ASCII only: ICU's order without loading ICU (distinct keys never tie).
+    if joined.isascii() and joined.isprintable():
+        # Printable ASCII only: ICU's order without loading ICU (distinct keys never tie;
+        # tests/property/test_canonical_routes.py compares the two keys).
         rest.sort(key=ascii_collation_key)
     else:
         # A stable sort: keys that collate equal keep their own-key (insertion) order.
@@ -147,15 +147,13 @@ def json_string(s: str) -> str:
     """A JSON string literal exactly as ``JSON.stringify`` writes it."""
     if not _NEEDS_ESCAPE.search(s):
         return '"' + s + '"'
-    if fast_paths():
-        # orjson escapes exactly as JSON.stringify does (quote, backslash, the short forms
-        # and lowercase \u00XX for the other controls) and refuses lone surrogates, which
-        # the plain path below writes as JavaScript does.
-        try:
-            return orjson.dumps(s).decode()
-        except TypeError:
-            pass
-    return _plain_json_string(s)
+    # orjson escapes exactly as JSON.stringify does (quote, backslash, the short forms and
+    # lowercase \u00XX for the other controls) and refuses lone surrogates, which
+    # _plain_json_string writes as JavaScript does.
+    try:
+        return orjson.dumps(s).decode()
+    except TypeError:
+        return _plain_json_string(s)
 
 
 def _plain_json_string(s: str) -> str:
@@ -247,52 +245,7 @@ def _key_entries(keys: tuple[str, ...], order: int) -> tuple[tuple[str, str], ..
     return _entries(js_own_keys(dict.fromkeys(keys)))
 
 
-# The compact writers in C (``_canonical_native.c``): ``write(value, canonical, order_keys)``
-# returns the UTF-8 bytes of what ``_write_fast``/``_write_general`` write, or
-# NotImplemented for anything outside its exact domain (a dict subclass, a non-str key, a
-# foreign type, an int too large for a float, nesting past its depth bound, a cycle); the
-# Python below is its twin (tests/property/test_canonical_native.py compares them).
-_CANONICAL_KERNEL: Final = "core._canonical_native"
-
-
-def _canonical_key_order(keys: tuple[str, ...]) -> Sequence[str]:
-    """The kernel's callback: a dict's keys (insertion order) in canonical writing order.
-    A small key set's order goes into :data:`_KEY_ORDERS`, which the kernel reads first."""
-    if len(keys) <= _CACHED_KEY_SET_SIZE:
-        ordered = _ordered_key_set(keys)
-        if len(_KEY_ORDERS) < _KEY_ORDERS_SIZE:
-            _KEY_ORDERS[keys] = ordered
-        return ordered
-    return _order_keys(keys)
-
-
-# Key set -> canonical order, a memo of the pure function above that the kernel looks up
-# without calling back into Python (bounded like _ordered_key_set's cache).
-_KEY_ORDERS: Final[dict[tuple[str, ...], tuple[str, ...]]] = {}
-_KEY_ORDERS_SIZE: Final = 4096
-
-
-def _own_key_order(keys: tuple[str, ...]) -> Sequence[str]:
-    """The kernel's callback: a dict's keys (insertion order) in JavaScript own-key order."""
-    return js_own_keys(dict.fromkeys(keys))
-
-
-def _native_compact(value: Any, order: int) -> bytes | None:
-    """The kernel's UTF-8 text of ``value``; None when the kernel is off or hands it back."""
-    native = kernel(_CANONICAL_KERNEL)
-    if native is None:
-        return None
-    if order == _CANONICAL:
-        data = native.write(value, True, _canonical_key_order, _KEY_ORDERS)
-    else:
-        data = native.write(value, False, _own_key_order, None)
-    return None if data is NotImplemented else cast(bytes, data)
-
-
 def _write_compact(value: Any, order: int) -> str:
-    data = _native_compact(value, order)
-    if data is not None:
-        return data.decode()
     fast: list[str] = []
     try:
         _write_fast(value, order, fast.append, 0)
@@ -380,11 +333,6 @@ def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value without recursion (hostile schemas nest 10**4 deep)."""
     if type(value) is not dict and type(value) is not list:
         return value
-    native = kernel(_CANONICAL_KERNEL)
-    if native is not None:  # the same copy in C (NotImplemented past its depth bound)
-        copied = native.copy(value)
-        if copied is not NotImplemented:
-            return copied
     root: Any = {} if type(value) is dict else []
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
@@ -423,11 +371,8 @@ def stable_json_hash(value: Any) -> str:
 
 
 def _canonical_bytes(value: Any) -> bytes:
-    """``canonical_json(value)`` in UTF-8 (the kernel writes the bytes at once)."""
-    data = _native_compact(value, _CANONICAL)
-    if data is None:
-        return canonical_json(value).encode("utf-8")
-    return data
+    """``canonical_json(value)`` in UTF-8."""
+    return canonical_json(value).encode("utf-8")
 
 
 def stable_json_hash_array(items: Any) -> str:
@@ -529,7 +474,6 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
     """
     parts: list[str] = []
     append = parts.append
-    fast = fast_paths()
     stack: list[tuple[bool, Any, int]] = [(True, value, 0)]
     seen: set[int] = set()
     while stack:
@@ -551,11 +495,10 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
             if indent_depth is not None and depth >= indent_depth:
                 append(_write_compact(item, _OWN))
                 continue
-            if fast:
-                flat = _flat_indented(item, depth)
-                if flat is not None:
-                    append(flat)
-                    continue
+            flat = _flat_indented(item, depth)
+            if flat is not None:
+                append(flat)
+                continue
             seen.add(ident)
             inner = "\n" + "  " * (depth + 1)
             stack.append((False, ident, depth))

@@ -19,8 +19,9 @@ surface of the exact shape the compiler builds is assembled (an exact dict holdi
 ``inputSchema``); anything else is hashed whole. The memo is keyed by object identity and
 lives for one compile, over inputs the compile never changes (it keeps the schemas it
 wrote alive, so an identity is never reused; surfaces themselves are not kept).
-:class:`PlainDigests` is the specification (the plain path): every hash taken afresh, the
-candidate fully copied.
+``tests/property/test_compile_digests.py`` compares every hash with
+:func:`~pytest_entropy.core.canonical.stable_json_hash` of the whole and the shared rewrite
+with :func:`~pytest_entropy.core.gate.apply_proposals_to_surface`, the copying one.
 """
 
 from __future__ import annotations
@@ -29,50 +30,17 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_entropy.core.canonical import canonical_json, json_string, stable_json_hash
-from pytest_entropy.core.fastpath import fast_paths
-from pytest_entropy.core.gate import apply_proposals_shared, apply_proposals_to_surface
+from pytest_entropy.core.canonical import canonical_json, json_string
+from pytest_entropy.core.gate import apply_proposals_shared
 from pytest_entropy.core.records import action_schemas
 
-__all__ = ["CompileDigests", "PlainDigests", "compile_digests"]
+__all__ = ["CompileDigests", "compile_digests"]
 
 _SURFACE_KEYS = frozenset({"version", "actions"})
 _ACTION_KEYS = frozenset({"ref", "inputSchema"})
 
 
-class PlainDigests:
-    """The compile's hashes as the specification takes them."""
-
-    __slots__ = ()
-
-    def apply(
-        self, surface: Mapping[str, Any], proposals: Iterable[Mapping[str, Any]]
-    ) -> dict[str, Any]:
-        return apply_proposals_to_surface(surface, proposals)
-
-    def value_hash(self, value: Any) -> str:
-        return stable_json_hash(value)
-
-    def surface_hash(self, surface: Mapping[str, Any]) -> str:
-        return stable_json_hash(surface)
-
-    def touched(self, candidate: Mapping[str, Any], effective: Mapping[str, Any]) -> set[str]:
-        """Refs whose schema the candidate changed, plus refs it removed (spec §8.2)."""
-        effective_schemas = action_schemas(effective)
-        candidate_schemas = action_schemas(candidate)
-        touched = {
-            ref
-            for ref, schema in candidate_schemas.items()
-            if ref not in effective_schemas or not self._same(schema, effective_schemas[ref])
-        }
-        touched.update(ref for ref in effective_schemas if ref not in candidate_schemas)
-        return touched
-
-    def _same(self, schema: Any, other: Any) -> bool:
-        return self.value_hash(schema) == self.value_hash(other)
-
-
-class CompileDigests(PlainDigests):
+class CompileDigests:
     """The compile's hashes with each schema object written once (see the module)."""
 
     __slots__ = ("_actions_first", "_digests", "_held", "_schema_first", "_texts")
@@ -130,6 +98,18 @@ class CompileDigests(PlainDigests):
         version = '"version":' + canonical_json(surface["version"])
         return f"{{{listed},{version}}}" if self._actions_first else f"{{{version},{listed}}}"
 
+    def touched(self, candidate: Mapping[str, Any], effective: Mapping[str, Any]) -> set[str]:
+        """Refs whose schema the candidate changed, plus refs it removed (spec §8.2)."""
+        effective_schemas = action_schemas(effective)
+        candidate_schemas = action_schemas(candidate)
+        touched = {
+            ref
+            for ref, schema in candidate_schemas.items()
+            if ref not in effective_schemas or not self._same(schema, effective_schemas[ref])
+        }
+        touched.update(ref for ref in effective_schemas if ref not in candidate_schemas)
+        return touched
+
     def _same(self, schema: Any, other: Any) -> bool:
         return schema is other or self.value_hash(schema) == self.value_hash(other)
 
@@ -139,6 +119,6 @@ def _first_of(text: str, key: str) -> bool:
     return text.startswith("{" + json_string(key) + ":")
 
 
-def compile_digests() -> PlainDigests:
-    """One compile's digests: :class:`CompileDigests` on the fast paths, else the plain ones."""
-    return CompileDigests() if fast_paths() else PlainDigests()
+def compile_digests() -> CompileDigests:
+    """One compile's digests (a fresh memo)."""
+    return CompileDigests()

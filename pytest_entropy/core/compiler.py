@@ -17,7 +17,7 @@ from pytest_entropy.core.artifact import (
     apply_compiled_surface,
 )
 from pytest_entropy.core.canonical import json_copy, stable_json_hash
-from pytest_entropy.core.compile_digests import PlainDigests, compile_digests
+from pytest_entropy.core.compile_digests import CompileDigests, compile_digests
 from pytest_entropy.core.gate import evaluate_gate
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import (
@@ -258,9 +258,9 @@ def _new_artifact(
     report: Report,
     after: Report,
     counts: DigestCounts,
-    digests: PlainDigests | None = None,
+    digests: CompileDigests | None = None,
 ) -> Artifact:
-    digests = digests or PlainDigests()
+    digests = digests or CompileDigests()
     value_hash = digests.value_hash
     declared = action_schemas(surface)
     candidate_schemas = action_schemas(candidate)

@@ -15,8 +15,8 @@ from typing import Any, Final, cast
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fingerprint import shape_signature, signature_distance
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
-from pytest_entropy.core.meter_apply import INVOCATION_REJECTION_STAGES, _RefAccumulator
 from pytest_entropy.core.meter_report import SurfaceIndex, flow_terms, ref_order, ref_scores
+from pytest_entropy.core.meter_state import INVOCATION_REJECTION_STAGES, _RefAccumulator
 from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
     ModelRow,

@@ -1,43 +1,34 @@
 """The meter's finalising loops (spec §3.3-§3.5): per-ref scores and the flow entropy.
 
 :meth:`~pytest_entropy.core.meter.MeterState.finalize` turns a state into a report; the two
-loops over its refs and its task sequences live here. The native kernel
-``core._finalize_native`` (``_finalize_native.c``) runs each loop in one call when it is
-built and the switches allow it, and hands back ``NotImplemented`` for anything outside its
-exact domain; the Python below is its twin and the plain code
-(``tests/property/test_finalize_native.py`` compares them bit for bit).
+loops over its refs and its task sequences live here (on every path: the Rust core hands
+over a finished state, and the report is finalised in Python).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from pytest_entropy.core.fastpath import fast_paths, kernel
 from pytest_entropy.core.fingerprint import shannon_entropy_bits, static_freedom
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
-from pytest_entropy.core.meter_apply import _RefAccumulator
+from pytest_entropy.core.meter_state import _RefAccumulator
 from pytest_entropy.core.records import RefRow, ShapeCount
 
 __all__ = ["RefScores", "SurfaceIndex", "flow_terms", "ref_order", "ref_scores", "top_shapes"]
 
 # A ref row lists its most frequent shape signatures, at most this many (spec §3).
 _SHAPES_SHOWN: Final = 8
-_FINALIZE_KERNEL: Final = "core._finalize_native"
 
 
 class SurfaceIndex:
     """Ref -> schema (later duplicates win) with static freedom computed once per ref."""
 
-    __slots__ = ("_freedom", "_native", "_table", "schemas")
+    __slots__ = ("_freedom", "schemas")
 
     def __init__(self, surface: Mapping[str, Any] | None) -> None:
-        # The kernel's static_freedom is fingerprint.static_freedom in C (NotImplemented for
-        # a schema outside its domain: a property key that is not a str or is astral).
-        self._native = kernel(_FINALIZE_KERNEL)
         self.schemas: dict[str, Any] = {}
         self._freedom: dict[str, float] = {}
-        self._table: dict[str, float] = {}
         if surface is None:
             return
         for action in surface.get("actions") or ():
@@ -49,22 +40,8 @@ class SurfaceIndex:
             return 0.0
         value = self._freedom.get(ref)
         if value is None:
-            schema = self.schemas[ref]
-            if self._native is not None:
-                value = self._native.static_freedom(schema)
-            if value is None or value is NotImplemented:
-                value = static_freedom(schema)
-            self._freedom[ref] = value
+            value = self._freedom[ref] = static_freedom(self.schemas[ref])
         return value
-
-    def freedom_table(self, refs: Iterable[str]) -> dict[str, float]:
-        """``{ref: freedom(ref)}`` holding at least ``refs`` (one table for every state the
-        report finalises: the global one and each model's)."""
-        table = self._table
-        for ref in refs:
-            if ref not in table:
-                table[ref] = self.freedom(ref)
-        return table
 
 
 class RefScores(NamedTuple):
@@ -81,7 +58,7 @@ class RefScores(NamedTuple):
 def ref_order(refs: Mapping[str, Any], order: Sequence[str] | None) -> list[str]:
     """``refs`` in code-unit order. ``order`` (the global state's refs in that order) orders
     a model's refs, a subset of them, without sorting again; a ref outside it sorts anew."""
-    if order is not None and fast_paths():
+    if order is not None:
         ordered = [ref for ref in order if ref in refs]
         if len(ordered) == len(refs):
             return ordered
@@ -97,32 +74,6 @@ def ref_scores(
     with_rows: bool,
 ) -> RefScores:
     """Each ref's entropy components and score, in ``order``, and the running sums."""
-    native = kernel(_FINALIZE_KERNEL)
-    if native is not None and type(lexicon) is dict:
-        freedoms = index.freedom_table(order)
-        row_types = (RefRow, ShapeCount, _top_shapes, _SHAPES_SHOWN) if with_rows else None
-        done = native.ref_scores(order, refs, lexicon, freedoms, weights, row_types)
-        if done is not NotImplemented:
-            static_total, static_weighted, shape_weighted, stage_weighted, score_sum, rows = done
-            return RefScores(
-                static_total,
-                static_weighted,
-                shape_weighted,
-                stage_weighted,
-                score_sum,
-                rows if with_rows else [],
-            )
-    return _ref_scores(refs, order, index, lexicon, weights, with_rows)
-
-
-def _ref_scores(
-    refs: dict[str, _RefAccumulator],
-    order: list[str],
-    index: SurfaceIndex,
-    lexicon: Mapping[str, int],
-    weights: tuple[Any, Any, Any, Any, Any],
-    with_rows: bool,
-) -> RefScores:
     shape_weight, stage_weight, churn_weight, lexicon_weight, freedom_weight = weights
     ref_rows: list[RefRow] = []
     static_total = 0.0
@@ -196,11 +147,6 @@ top_shapes = _top_shapes
 def flow_terms(task_sequences: dict[str, dict[str, int]]) -> tuple[float, int]:
     """``(flow_weighted, flow_occurrences)``: each task's sequence entropy weighted by its
     occurrences, summed in first-seen order."""
-    native = kernel(_FINALIZE_KERNEL)
-    if native is not None:
-        done = native.flow_terms(task_sequences)
-        if done is not NotImplemented:
-            return done  # type: ignore[no-any-return]
     flow_weighted = 0.0
     flow_occurrences = 0
     for sequences in task_sequences.values():

@@ -18,10 +18,9 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from pytest_entropy.core.canonical import stable_json_hash
-from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.jscompat import (
     MAX_SAFE_INTEGER,
     code_unit_key,
@@ -34,6 +33,7 @@ from pytest_entropy.core.pool_window import (
     POOL_MAX_VALUE_BYTES,
     Tally,
     identities_digest,
+    loadable_text,
     unwritable_number,
     window_tally,
 )
@@ -91,10 +91,7 @@ def loadable_observation(observation: ValueObservation | Mapping[str, Any]) -> b
     (spec §14 #22, docs/decisions.md).
     """
     ref, key, value, _ = observation_fields(observation)
-    for text in (ref, key):
-        if not text or _NUL in text or js_trim(text) != text:
-            return False
-    return not unwritable_number(value)
+    return loadable_text(ref) and loadable_text(key) and not unwritable_number(value)
 
 
 # ---------------------------------------------------------------------- parsing
@@ -115,11 +112,13 @@ def _primitive(value: Any) -> bool:
 
 
 def _safe_counts(counts: dict[Any, Any]) -> bool:
-    """Whether every count is a safe integer of at least 1; the fast path answers a dict of
-    exact ints at once (a tracked session holds thousands)."""
-    if fast_paths() and counts and set(map(type, counts.values())) == {int}:
-        return bool(min(counts.values()) >= 1 and max(counts.values()) <= MAX_SAFE_INTEGER)
-    return all(is_safe_integer_at_least(count, 1) for count in counts.values())
+    """Whether every count is a safe integer of at least 1. A dict of exact ints (what a
+    loaded pool holds: a tracked session has thousands) is answered by its bounds at once;
+    a float, a bool or anything else is judged count by count."""
+    values = counts.values()
+    if values and set(map(type, values)) == {int}:
+        return bool(min(values) >= 1 and max(values) <= MAX_SAFE_INTEGER)
+    return all(is_safe_integer_at_least(count, 1) for count in values)
 
 
 def parse_observation_pool(value: Any) -> Pool | None:
@@ -250,17 +249,6 @@ class PoolMerge:
         return out
 
 
-def _summary(observations: Iterable[Any]) -> tuple[dict[str, int], str]:
-    counts: dict[str, int] = {}
-    identities = []
-    for observation in observations:
-        identity = observation_identity(observation)
-        identities.append(identity)
-        counts[identity] = counts.get(identity, 0) + observation_fields(observation)[3]
-    identities.sort(key=code_unit_key)
-    return counts, stable_json_hash(identities)
-
-
 @dataclass(frozen=True, slots=True)
 class WindowSummary:
     """What the pool needs of one session window: per-identity counts, the window's digest
@@ -274,13 +262,6 @@ class WindowSummary:
     oversized: int = 0
 
 
-def _oversized(observation: ValueObservation | Mapping[str, Any], limit: int) -> bool:
-    value = observation_fields(observation)[2]
-    if type(value) is not str or len(value) * 4 <= limit:  # at most 4 UTF-8 bytes a character
-        return False
-    return len(value) > limit or len(value.encode("utf-8", "surrogatepass")) > limit
-
-
 def summarize_window(
     file: str,
     observations: Iterable[ValueObservation | Mapping[str, Any]],
@@ -288,42 +269,16 @@ def summarize_window(
     drop_unloadable: bool = True,
     max_value_bytes: int | None = POOL_MAX_VALUE_BYTES,
 ) -> WindowSummary:
-    """The summary of the window ``{file, observations}`` (spec §6.2).
+    """The summary of the window ``{file, observations}`` (spec §6.2), heard by one
+    :class:`~pytest_entropy.core.pool_window.WindowTally`.
 
-    A string value longer than ``max_value_bytes`` (``None``: no bound, the reference) still
-    identifies the window (it is part of the digest) but is not counted into the pool: the
-    summary only counts it in ``oversized``.
+    With ``drop_unloadable``, an observation :func:`loadable_observation` refuses is counted
+    in ``dropped`` and left out. A string value longer than ``max_value_bytes`` (``None``: no
+    bound, the reference) still identifies the window (it is part of the digest) but is not
+    counted into the pool: the summary only counts it in ``oversized``.
     """
-    items = list(observations)
-    if fast_paths() and all(type(item) is ValueObservation for item in items):
-        records = cast(list[ValueObservation], items)
-        return _summarize_records(file, records, drop_unloadable, max_value_bytes)
-    dropped = 0
-    if drop_unloadable:
-        kept = [o for o in items if loadable_observation(o)]
-        dropped = len(items) - len(kept)
-        items = kept
-    counts, digest = _summary(items)
-    oversized = 0
-    if max_value_bytes is not None:
-        for observation in items:
-            if _oversized(observation, max_value_bytes):
-                oversized += 1
-                counts.pop(observation_identity(observation), None)
-    return WindowSummary(file, counts, digest, dropped, oversized)
-
-
-def _summarize_records(
-    file: str,
-    items: list[ValueObservation],
-    drop_unloadable: bool,
-    max_value_bytes: int | None,
-) -> WindowSummary:
-    """:func:`summarize_window` of observation records in one pass of a window tally (the
-    :class:`~pytest_entropy.core.pool_window.WindowTally`): the fast
-    path (the plain one reads every record four times through the accessors)."""
     tally = window_tally(drop_unloadable, max_value_bytes)
-    tally.add_records(items)
+    tally.add_records(observations)
     return tally_summary(file, tally)
 
 

@@ -1,36 +1,35 @@
-"""One session window's observation tally: the fast path of :func:`pool.summarize_window`.
+"""One session window's observation tally: how :func:`pool.summarize_window` counts.
 
 A tally hears a window's value observations one at a time - ``add(ref, key, value)`` as the
-scan finds them (no observation record is built), or ``add_records`` for a list of
-:class:`~pytest_entropy.core.records.ValueObservation` records - and ``summary()`` gives
-the per-identity counts (first-seen order), the identities in UTF-16 code-unit order (one
-per observation: the window's digest hashes them), and the dropped and oversized counts.
+scan finds them (no observation record is built), or ``add_records`` for value observation
+records or their JSON objects - and ``summary()`` gives the per-identity counts
+(first-seen order), the identities in UTF-16 code-unit order (one per observation: the
+window's digest hashes them), and the dropped and oversized counts.
 
-:func:`window_tally` returns a :class:`WindowTally`; the plain code of
-``pool.summarize_window`` stays the specification, and property tests compare them
-(``tests/property/test_pool_native.py``). The Rust core's window tally
-(``native/src/pool.rs``) stands in for both where the pipeline reads a file natively.
+This is the plain Python's window summary (spec §6.2); the Rust core's window tally
+(``native/src/pool.rs``) stands in for it where the pipeline reads a file natively, and
+``tests/property/test_native_tallies.py`` compares the two.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 import orjson
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.jscompat import code_unit_key, is_finite_number, js_trim, value_key
-from pytest_entropy.core.records import ValueObservation
+from pytest_entropy.core.records import ValueObservation, observation_fields
 
 __all__ = [
     "Tally",
     "WindowTally",
     "identities_digest",
+    "loadable_text",
     "oversized_text",
-    "sorted_code_units",
     "unwritable_number",
-    "window_item",
     "window_tally",
 ]
 
@@ -53,10 +52,16 @@ _NUL = "\u0000"
 POOL_MAX_VALUE_BYTES = 64 * 1024
 
 
+def loadable_text(text: Any) -> bool:
+    """Whether a ref or key survives the reference's pool loader: not blank, no U+0000, no
+    JavaScript white space around it."""
+    return bool(text) and _NUL not in text and js_trim(text) == text
+
+
 class Tally(Protocol):
     def add(self, ref: str, key: str, value: Any) -> None: ...
 
-    def add_records(self, items: list[ValueObservation]) -> None: ...
+    def add_records(self, items: Iterable[ValueObservation | Mapping[str, Any]]) -> None: ...
 
     def summary(self) -> tuple[dict[str, int], list[str], int, int]: ...
 
@@ -66,30 +71,6 @@ def oversized_text(value: str, limit: int) -> bool:
     if len(value) * 4 <= limit:  # at most 4 UTF-8 bytes a character
         return False
     return len(value) > limit or len(value.encode("utf-8", "surrogatepass")) > limit
-
-
-def window_item(
-    ref: Any, key: Any, value: Any, drop_unloadable: bool, max_value_bytes: int | None
-) -> tuple[str | None, bool]:
-    """One observation's ``(identity, oversized)``; ``(None, False)`` when it is dropped.
-
-    (The answer :class:`WindowTally` gives for one observation.)"""
-    if drop_unloadable:
-        if not all(text and _NUL not in text and js_trim(text) == text for text in (ref, key)):
-            return None, False
-        if unwritable_number(value):
-            return None, False
-    if type(value) is str:
-        identity = ref + _NUL + key + _NUL + "string:" + value
-    else:
-        identity = ref + _NUL + key + _NUL + value_key(value)
-    oversized = (
-        max_value_bytes is not None
-        and type(value) is str
-        and len(value) * 4 > max_value_bytes
-        and oversized_text(value, max_value_bytes)
-    )
-    return identity, oversized
 
 
 class WindowTally:
@@ -110,19 +91,18 @@ class WindowTally:
         """Hear one observation of weight 1 (the scan's ``on_value_fields``)."""
         self._take(ref, key, value, 1)
 
-    def add_records(self, items: list[ValueObservation]) -> None:
+    def add_records(self, items: Iterable[ValueObservation | Mapping[str, Any]]) -> None:
+        """Hear observation records (or their ``{ref, key, value, count}`` objects), each of
+        its own weight."""
         take = self._take
         for item in items:
-            count = item.count
-            take(item.ref, item.key, item.value, 1 if count is None else count)
+            take(*observation_fields(item))
 
     def _take(self, ref: str, key: str, value: Any, count: int) -> None:
         if self._drop:
             texts = self._loadable.get((ref, key))
             if texts is None:
-                texts = self._loadable[(ref, key)] = all(
-                    text and _NUL not in text and js_trim(text) == text for text in (ref, key)
-                )
+                texts = self._loadable[(ref, key)] = loadable_text(ref) and loadable_text(key)
             if not texts or unwritable_number(value):
                 self.dropped += 1
                 return
@@ -153,11 +133,6 @@ class WindowTally:
 def window_tally(drop_unloadable: bool, max_value_bytes: int | None) -> Tally:
     """A fresh tally of one window."""
     return WindowTally(drop_unloadable, max_value_bytes)
-
-
-def sorted_code_units(items: list[str]) -> list[str]:
-    """``sorted(items, key=code_unit_key)``."""
-    return sorted(items, key=code_unit_key)
 
 
 def identities_digest(identities: list[str]) -> str:

@@ -250,7 +250,7 @@ class ProposalEvidence:
 
     def add_value(self, ref: str, key: str, value: Any) -> None:
         """:meth:`add_observation` of ``ValueObservation(ref, key, value)`` (weight 1), without
-        the record: the scan's fast path for audit values."""
+        the record (what the plain scan hands over when the evidence alone hears values)."""
         tally = self.tallies.get((ref, key))
         if tally is None:
             tally = self.tallies[(ref, key)] = _Tally(ref, key)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import Artifact, apply_compiled_surface
-from pytest_entropy.core.compile_digests import PlainDigests, compile_digests
+from pytest_entropy.core.compile_digests import CompileDigests, compile_digests
 from pytest_entropy.core.compiler import (
     ABSENT_REASON,
     CompileOutcome,
@@ -192,7 +192,7 @@ class _Gains:
         report: Report,
         effective: Mapping[str, Any],
         repairs: Sequence[RepairRow | Mapping[str, Any]] | None,
-        digests: PlainDigests,
+        digests: CompileDigests,
     ) -> None:
         self._state, self._report = state, report
         self._effective, self._repairs = effective, repairs

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
-from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.records import (
@@ -213,9 +212,10 @@ class TrialTally:
     stay with the tally; a worker sends back only the counts.
 
     ``checks`` (a :class:`~pytest_entropy.core.validation.CallChecks` shared by the tallies
-    of one command) is the fast path: each ref's two schemas become one check each, built
-    once, and a compiled schema equal to the declared one is not evaluated a second time.
-    Without it every call goes through :func:`~pytest_entropy.core.validation.accepts`.
+    of one command) turns each ref's two schemas into one check each, built once, and a
+    compiled schema equal to the declared one is not evaluated a second time. Without it
+    (a caller that passes none) every call goes through
+    :func:`~pytest_entropy.core.validation.accepts`.
     :meth:`over` makes a tally of prepared :class:`TrialSurfaces` (the tallies of one
     command share them).
 
@@ -251,7 +251,7 @@ class TrialTally:
         self._declared = surfaces.declared
         self._compiled = surfaces.compiled
         checks = surfaces.checks
-        self._checks = checks if checks is not None and fast_paths() else None
+        self._checks = checks
         self._per_ref = surfaces.per_ref
         self.counts = TrialCounts()
 
@@ -263,13 +263,13 @@ class TrialTally:
         Callable[[Sequence[Sequence[Any]], str, str | None], None] | None,
     ]:
         """``(on_trace, on_audit, on_signed)`` for a reader; ``on_signed`` (a scanner's
-        guarded operations, without the :class:`Trace` built from them) only on the fast
-        path."""
+        guarded operations, without the :class:`Trace` built from them) only for a tally
+        with checks."""
         return self.add_trace, self.add_audit, self.add_signed if self._checks else None
 
     def counts_natively(self) -> bool:
-        """Whether the Rust core may count for this tally: it has checks (the plain path,
-        without them, calls ``accepts`` on every call)."""
+        """Whether the Rust core may count for this tally: it has checks (without them,
+        every call goes through ``accepts``)."""
         return self._checks is not None
 
     def native_verdicts(self, native: Any) -> Any:

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from pytest_entropy.core.canonical import stable_json_hash
-from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.regex import (
     note_external_ref,
     note_external_refs,
@@ -430,8 +429,8 @@ class CallChecks:
     """``accepts(schema, ·)`` as one callable per schema, for the many calls of one replay.
 
     Every schema is checked by its compiled TypeBox closure (:func:`typebox_check`), called
-    directly; under ``PYTEST_ENTROPY_PURE=1`` through :func:`accepts` itself (the same
-    closure behind the plain entry point). Equal schemas (by object, then by
+    directly (the same closure :func:`accepts` calls; a schema it cannot compile is
+    checked by :func:`accepts` itself). Equal schemas (by object, then by
     digest) share one check, so a caller may compare checks by identity. One instance lives
     for one command (a replay's plan holds it); it pickles empty, so each worker builds its
     own.
@@ -480,26 +479,25 @@ class CallChecks:
         if found is not None:
             return found
         check: Callable[[Any], bool] = functools.partial(accepts, schema)
-        if fast_paths():
-            try:
-                compiled = typebox_check(schema, digest)
-            except Exception:
-                compiled = None
-            if compiled is not None:
-                function = compiled.check
-                if self.decoded and not compiled.effects:
-                    prefix = len(self._by_digest).to_bytes(4, "big")
-                    check = _remembered(function, prefix, self._memo)
-                    self._parts[check] = (CHECK_PURE, function)
-                else:
-                    check = _guarded(function)
-                    self._parts[check] = (CHECK_GUARDED, function)
+        try:
+            compiled = typebox_check(schema, digest)
+        except Exception:
+            compiled = None
+        if compiled is not None:
+            function = compiled.check
+            if self.decoded and not compiled.effects:
+                prefix = len(self._by_digest).to_bytes(4, "big")
+                check = _remembered(function, prefix, self._memo)
+                self._parts[check] = (CHECK_PURE, function)
+            else:
+                check = _guarded(function)
+                self._parts[check] = (CHECK_GUARDED, function)
         self._by_digest[digest] = check
         return check
 
     def parts(self, check: Callable[[Any], bool]) -> tuple[int, Callable[[Any], bool] | None]:
         """What a check of this instance is made of, for a caller that runs the pieces
-        itself (the trial's native kernel): ``(CHECK_REJECT, None)`` for a check that
+        itself (the Rust core's trial): ``(CHECK_REJECT, None)`` for a check that
         rejects everything; ``(CHECK_GUARDED, function)`` for a compiled ``function``
         whose exception is a rejection; ``(CHECK_PURE, function)`` for one that is also a
         pure function of JSON values (its verdicts may be remembered by their JSON bytes);

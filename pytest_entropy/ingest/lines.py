@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Final
 
-from pytest_entropy.core.fastpath import kernel
-
 __all__ = [
     "CHUNK_SIZE",
     "DEFAULT_LINE_CAP",
@@ -21,11 +19,6 @@ __all__ = [
     "iter_line_batches",
     "iter_lines",
 ]
-
-# The native kernel of the chunk split (``_lines_native.c``): its ``split_lines(chunk,
-# start)`` returns ``chunk[start:].split(b"\n")`` (the Python twin, kept below) with each
-# newline found by memchr instead of a byte-by-byte loop.
-LINES_KERNEL: Final = "ingest._lines_native"
 
 CHUNK_SIZE: Final = 1 << 20
 # Far above the trace's 512 KiB bound: the reference still harvests audits from lines whose
@@ -78,8 +71,6 @@ def iter_line_batches(
     read = stream.read
     total = 0
     last_byte = b"\n"
-    native = kernel(LINES_KERNEL)  # asked once per stream, not per chunk
-    split = None if native is None else native.split_lines
     while True:
         chunk = read(chunk_size)
         if not chunk:
@@ -104,9 +95,7 @@ def iter_line_batches(
                 batch.append(b"".join(pending))
             pending, pending_len, skipping = [], 0, False
             start = cut + 1
-        parts = NotImplemented if split is None else split(chunk, start)
-        if parts is NotImplemented:  # no kernel, or not exact bytes: the Python split
-            parts = (chunk[start:] if start else chunk).split(b"\n")
+        parts = (chunk[start:] if start else chunk).split(b"\n")
         tail = parts.pop()
         if len(chunk) > line_cap:
             parts = [OVERSIZED if len(part) > line_cap else part for part in parts]

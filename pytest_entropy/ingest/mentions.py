@@ -12,14 +12,10 @@ newlines and the search resumes after the line it found: the Python work is per 
 line, not per line. A ref or a line may hold a newline byte itself (a trace line never does,
 but the selection is exact for any bytes), so a match that runs past the end of the line it
 starts in proves nothing: that one line is decided by the plain rule and the search resumes
-after it (issue 26, item 21: ``"\n"`` matched across ``['"', '"']``).
-``tests/property`` compares it with the plain rule on generated lines.
-
-The native kernel ``ingest._mentions_native`` (``_mentions_native.c``) takes over the whole
-batch when it is built: one pass over each line's quotes, each quoted run looked up among
-the refs, no join and no automaton (several times faster than the RE2 search). Its Python
-twin is the RE2 search below; outside the kernel's domain (a ref holding a quote, a line
-that is not exact bytes) it returns ``NotImplemented`` and the RE2 search answers.
+after it (issue 26, item 21: ``"\n"`` matched across ``['"', '"']``). A set of refs RE2
+cannot compile within its memory budget is selected by the plain rule, line by line.
+``tests/property/test_mentions_native.py`` compares it with the plain rule on generated
+lines.
 """
 
 from __future__ import annotations
@@ -29,11 +25,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, Final
 
-from pytest_entropy.core.fastpath import fast_paths, kernel
-
 __all__ = ["mention_lines"]
-
-MENTIONS_KERNEL: Final = "ingest._mentions_native"
 
 # RE2's memory budget for the automaton; a larger set of refs falls back to the plain loop.
 _MAX_MEMORY: Final = 32 << 20
@@ -47,26 +39,8 @@ def mention_lines(
     def plain_select(batch: list[bytes]) -> set[int]:
         return {i for i, raw in enumerate(batch) if plain(raw, mentions)}
 
-    if not fast_paths():
-        return plain_select
-    native = kernel(MENTIONS_KERNEL)
-    if native is None:
-        search = _compiled(mentions)
-        return plain_select if search is None else _searched(search, mentions, plain)
-    native_select = native.select
-    ordered = tuple(mentions)
-    fallback: list[Callable[[list[bytes]], set[int]]] = []
-
-    def select_native(batch: list[bytes]) -> set[int]:
-        found: set[int] = native_select(batch, ordered)
-        if found is not NotImplemented:
-            return found
-        if not fallback:  # the kernel refused: the RE2 search, compiled once
-            search = _compiled(mentions)
-            fallback.append(plain_select if search is None else _searched(search, mentions, plain))
-        return fallback[0](batch)
-
-    return select_native
+    search = _compiled(mentions)
+    return plain_select if search is None else _searched(search, mentions, plain)
 
 
 def _searched(

@@ -12,10 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
-from pytest_entropy.core.fastpath import kernel
-from pytest_entropy.core.jscompat import js_own_keys, value_key
+from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.meter import MeterState
-from pytest_entropy.core.proposals import ENUM_MAX_DISTINCT, ProposalEvidence, _Tally
+from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND, SignedOperation, guard_signed
@@ -99,12 +98,6 @@ def audit_records(
     return kept, skipped
 
 
-# The native kernel of the audit harvest and the value tallies (``_audit_native.c``): its
-# ``audit_records``, ``harvest_values`` and ``tally_values`` are the twins of the functions
-# of those names here.
-AUDIT_KERNEL: Final = "ingest._audit_native"
-
-
 def harvest_values(
     audits: Any, on_call: Callable[[AuditCall], None] | None, refs: set[str] | None = None
 ) -> tuple[int, int, tuple[Any, ...] | None]:
@@ -129,18 +122,8 @@ def tally_values(evidence: ProposalEvidence, values: tuple[Any, ...]) -> None:
 
 
 def value_tallier(evidence: ProposalEvidence) -> Callable[[tuple[Any, ...]], None]:
-    """:func:`tally_values` for ``evidence``: with the native kernel, which updates
-    ``evidence.tallies`` itself (no Python call per value), when it is built."""
-    native = kernel(AUDIT_KERNEL)
-    if (
-        native is None
-        or type(evidence) is not ProposalEvidence
-        or type(evidence.tallies) is not dict
-    ):
-        return functools.partial(tally_values, evidence)
-    return functools.partial(
-        native.tally_values, evidence.tallies, _Tally, value_key, ENUM_MAX_DISTINCT
-    )
+    """:func:`tally_values` for ``evidence``: a scanner's ``on_values``."""
+    return functools.partial(tally_values, evidence)
 
 
 @dataclass(slots=True)
@@ -190,7 +173,6 @@ class SessionScanner:
     """
 
     __slots__ = (
-        "_native",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -225,7 +207,6 @@ class SessionScanner:
         metric_version: int = 2,
     ) -> None:
         self.metric_version = metric_version_checked(metric_version)
-        v3 = metric_version == METRIC_VERSION_V3
         self.on_trace = on_trace
         self.on_signed = on_signed
         self.mentions = mentions
@@ -240,8 +221,6 @@ class SessionScanner:
             or on_value_fields is not None
             or on_values is not None
         )
-        # The native twin of audit_records, asked once per scanner (None: the Python one).
-        self._native = None if v3 else kernel(AUDIT_KERNEL)
         self.diagnostics = diagnostics if diagnostics is not None else ScanDiagnostics()
         self.name = name
         self.current_model = current_model
@@ -414,29 +393,13 @@ class SessionScanner:
             self.on_trace(tuple.__new__(Trace, (operations, task_key, self.current_model)))
 
     def _harvest(self, audits: Any) -> None:
-        native = self._native
         if self.on_values is not None:
-            if native is None:
-                kept, skipped, values = harvest_values(audits, self.on_audit)
-            else:
-                kept, skipped, values = native.harvest_values(
-                    audits, self.on_audit, AuditCall, js_own_keys
-                )
+            kept, skipped, values = harvest_values(audits, self.on_audit)
             if values is not None:
                 self.on_values(values)
-        elif native is None:
+        else:
             kept, skipped = audit_records(
                 audits, self.on_audit, self.on_value, self.on_value_fields
-            )
-        else:
-            kept, skipped = native.audit_records(
-                audits,
-                self.on_audit,
-                AuditCall,
-                self.on_value,
-                ValueObservation,
-                self.on_value_fields,
-                js_own_keys,
             )
         self.diagnostics.audit_calls += kept
         self.diagnostics.skipped_audits += skipped

@@ -38,7 +38,6 @@ from pytest_entropy.core.compiler import (
     compile_from_evidence,
 )
 from pytest_entropy.core.explain import explain_proposals
-from pytest_entropy.core.fastpath import fast_paths
 from pytest_entropy.core.pool import (
     PoolMerge,
     pool_to_value_observations,
@@ -230,13 +229,9 @@ def compile_sources(
     if merged is not None:
         pool_observations = pool_to_value_observations(merged.file)
         corpus.evidence.add_observations(pool_observations)
-    replayed: list[_ReplayRoot] = []
-    # The plain path replays and writes the digest's fragments in one second read whenever
-    # the score gate passed. The fast path replays alone, reading only the trace lines that
-    # may mention a touched ref, and reads once more for the digest only when the replay is
-    # clean too (the digest then goes into the artifact); a rejected compile never
-    # serialises the evidence.
-    fast = fast_paths()
+    # The replay reads only the trace lines that may mention a touched ref, and the
+    # evidence's digest is read once more, only when the replay is clean too (the digest
+    # then goes into the artifact); a rejected compile never serialises the evidence.
 
     def read_again(compile_replay: CompileReplay, mentions: tuple[bytes, ...] | None) -> Any:
         plan = CorpusPlan(
@@ -269,33 +264,29 @@ def compile_sources(
         touched: set[str],
         digest_needed: bool,
     ) -> list[dict[str, str]]:
-        fragments = digest_needed and not fast
         compile_replay = CompileReplay(
             candidate,
             effective,
             frozenset(touched),
             frozenset(corpus.audit_refs & touched),
-            audit_fragments=fragments,
-            observation_fragments=fragments and pool_observations is None,
-            checks=CallChecks(decoded=True) if fast else None,
+            audit_fragments=False,
+            observation_fragments=False,
+            checks=CallChecks(decoded=True),
         )
-        root: _ReplayRoot = read_again(compile_replay, _mentions(touched) if fast else None)
-        replayed.append(root)
+        root: _ReplayRoot = read_again(compile_replay, _mentions(touched))
         tally = ReplayTally(candidate, effective, touched, compile_replay.audited)
         return tally.merge(root.replay).violations()
 
     def counts() -> EvidenceCounts:
-        root = replayed[-1]
-        if fast:
-            digest_replay = CompileReplay(
-                {},
-                {},
-                frozenset(),
-                frozenset(),
-                audit_fragments=True,
-                observation_fragments=pool_observations is None,
-            )
-            root = read_again(digest_replay, None)
+        digest_replay = CompileReplay(
+            {},
+            {},
+            frozenset(),
+            frozenset(),
+            audit_fragments=True,
+            observation_fragments=pool_observations is None,
+        )
+        root = read_again(digest_replay, None)
         if pool_observations is not None:
             observations_hash = stable_json_hash([o.to_json() for o in pool_observations])
         else:

@@ -15,12 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_entropy.core.fastpath import fast_paths, kernel
-from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import ValueObservation
-from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
 
-__all__ = ["Listeners", "fan_out", "plain_listeners", "record_listeners", "values_tallier"]
+__all__ = ["Listeners", "fan_out", "plain_listeners", "record_listeners"]
 
 
 def fan_out(listeners: list[Callable[[Any], None]]) -> Callable[[Any], None] | None:
@@ -104,23 +101,16 @@ def plain_listeners(source: Any, plan: Any, part: Any, cache: Any, hooks: Any = 
         and traces[0] is hooks.on_trace
     ):
         listening.on_signed = hooks.on_signed  # the scanner hands over its guarded operations
-    elif fast_paths() and plan.proposals and len(traces) == 1:
+    elif plan.proposals and len(traces) == 1:
         # The evidence alone listens to traces: it reads the guarded operations themselves.
         listening.on_signed = part.evidence.add_signed
-    if len(values) == 1 and fast_paths():
+    if len(values) == 1:
         if plan.observation_values:
-            # The proposals' tallies alone hear values: the fields, or one tuple per line.
-            listening.on_values = values_tallier(part.evidence)
-            if listening.on_values is None:
-                listening.on_value_fields = part.evidence.add_value
+            # The proposals' tallies alone hear values: their fields, no record built.
+            listening.on_value_fields = part.evidence.add_value
         elif plan.windows and not plan.redact_values and cache is None:
             from pytest_entropy.core.pool_window import POOL_MAX_VALUE_BYTES, window_tally
 
             listening.tally = window_tally(True, POOL_MAX_VALUE_BYTES)
             listening.on_value_fields = listening.tally.add
     return listening
-
-
-def values_tallier(evidence: ProposalEvidence) -> Callable[[tuple[Any, ...]], None] | None:
-    """What tallies each line's values in one call (the audit kernel's), or None."""
-    return value_tallier(evidence) if kernel(AUDIT_KERNEL) is not None else None

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from pytest_entropy.core.fastpath import kernel
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import Trace, ValueObservation
-from pytest_entropy.ingest.native import AUDIT_KERNEL, value_tallier
+from pytest_entropy.ingest.native import value_tallier
 
 __all__ = [
     "DEFERRED_TRACES",
@@ -26,10 +25,6 @@ __all__ = [
 
 # How much a DeferredEvidence keeps (four entries per trace) before it settles.
 DEFERRED_TRACES: Final = 4096
-
-# The native kernel of the replay below (and of ProposalEvidence.add_operations).
-PROPOSALS_KERNEL: Final = "core._proposals_native"
-
 
 _TRACE, _VALUE, _OBSERVATION, _VALUES, _OPERATIONS = 0, 1, 2, 3, 4
 
@@ -89,27 +84,12 @@ class DeferredEvidence:
 def values_listener(
     evidence: ProposalEvidence | DeferredEvidence,
 ) -> Callable[[tuple[Any, ...]], None] | None:
-    """What hears each line's values (one flat tuple) for ``evidence``'s value tallies when
-    the native kernel (``ingest._audit_native``) is built; it tallies a line in one call.
-    None without the kernel: ``evidence.add_value`` then hears every value, as before."""
-    if kernel(AUDIT_KERNEL) is None:
-        return None
-    if isinstance(evidence, DeferredEvidence):
-        return evidence.add_values
-    return value_tallier(evidence)
+    """None: ``evidence.add_value`` hears every value (the C kernel that tallied a line's
+    values in one call is gone)."""
+    return None
 
 
 def _replay_evidence(evidence: ProposalEvidence, entries: list[tuple[Any, ...]]) -> None:
-    # The native kernel (core._proposals_native.replay_evidence) runs this loop in C for the
-    # exact evidence: it calls the proposals kernel's add_operations itself (numbering the
-    # executions as add_operations does) and the value tallier; any other entry, and
-    # anything either kernel hands back, goes to the Python (_replay_one, add_operations).
-    # Its Python twin is the loop below.
-    native = kernel(PROPOSALS_KERNEL) if type(evidence) is ProposalEvidence else None
-    if native is not None:
-        tallier = value_tallier(evidence) if kernel(AUDIT_KERNEL) is not None else None
-        if native.replay_evidence(evidence, entries, tallier, _replay_one) is None:
-            return
     _replay_python(evidence, entries)
 
 

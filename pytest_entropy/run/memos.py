@@ -24,7 +24,7 @@ __all__ = ["INPUT_MEMOS", "command_memos", "forget_input_memos"]
 INPUT_MEMOS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     (
         "pytest_entropy.core.canonical",
-        ("collation_sort_key", "_ordered_key_set", "_key_entries", "_KEY_ORDERS"),
+        ("collation_sort_key", "_ordered_key_set", "_key_entries"),
     ),
     ("pytest_entropy.core.fingerprint", ("_distance",)),
     ("pytest_entropy.core.js_regex", ("js_regex_compiles", "re2_spelling", "_property_exists")),

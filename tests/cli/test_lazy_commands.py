@@ -163,9 +163,10 @@ def test_version_says_whether_the_native_core_is_loaded(
     first = version_text().splitlines()[0]
     assert first.startswith("pytest-entropy ") and "metric v2" in first and "ICU " in first
     monkeypatch.setattr(native_core, "_import_core", lambda: types.ModuleType("fake core"))
-    assert version_text().splitlines()[1] == "native core: loaded (pytest_entropy._core)"
-    previous = native_core.use_native_core(False)
+    previous = native_core.use_native_core(True)  # whatever PYTEST_ENTROPY_PURE said
     try:
+        assert version_text().splitlines()[1] == "native core: loaded (pytest_entropy._core)"
+        native_core.use_native_core(False)
         assert version_text().splitlines()[1].startswith("native core: off")
         monkeypatch.setattr(native_core, "_import_core", lambda: None)
         assert version_text().splitlines()[1].startswith("native core: not installed")
@@ -188,4 +189,28 @@ def test_version_line_in_a_process(tmp_path: Path) -> None:
     assert out[1] in (
         "native core: off (PYTEST_ENTROPY_PURE=1), the plain Python runs",
         "native core: not installed, the plain Python runs",
+    )
+
+
+def test_no_native_refuses_the_core_as_pure_does(tmp_path: Path) -> None:
+    # PYTEST_ENTROPY_NO_NATIVE=1 once refused the C kernels; the Rust core is the only
+    # native code left, so it refuses that, and --version names the variable set.
+    env = {key: value for key, value in os.environ.items() if key != "PYTEST_ENTROPY_PURE"}
+    env |= {"PYTHONPATH": str(REPO), "PYTEST_ENTROPY_NO_NATIVE": "1"}
+    code = (
+        "import pytest_entropy; from pytest_entropy.core import native_core;"
+        "from pytest_entropy.cli.version import native_core_text;"
+        "print(native_core.core() is None, native_core_text())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out in (
+        "True native core: off (PYTEST_ENTROPY_NO_NATIVE=1), the plain Python runs",
+        "True native core: not installed, the plain Python runs",
     )

@@ -24,7 +24,7 @@ from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.native import SessionScanner
 from tests.native_support import paths
 
-KINDS = ["native", "python", "plain"]
+KINDS = ["native", "plain"]
 # Every spelling of a negative zero; only the first was read as the integer 0 before.
 NEGATIVE_ZEROS = ["-0", "-0.0", "-0e5", "-0E-3", "-0.000e+2"]
 Z = "@Z@"  # where a template line takes the literal
@@ -224,7 +224,7 @@ def _trial_corpus(tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize(
     ("kind", "engine"),
-    [("native", "local"), ("python", "local"), ("plain", "local"), ("native", "processes")],
+    [("native", "local"), ("plain", "local"), ("native", "processes")],
 )
 def test_the_trial_accepts_negative_zero_beside_zero_as_unique(
     kind: str, engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -49,7 +49,7 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
     return code, json.loads(out)
 
 
-@pytest.mark.parametrize("kind", ["native", "python", "plain"])
+@pytest.mark.parametrize("kind", ["native", "plain"])
 def test_the_trial_reads_numbers_as_doubles(
     kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,5 +1,5 @@
-"""``file_text`` writes flat containers with orjson at once (the fast path); the bytes are the
-plain writer's: JSON.stringify(value, null, 2) in own-key order."""
+"""``file_text`` writes flat containers with orjson at once; the bytes are those of its
+general route: JSON.stringify(value, null, 2) in own-key order."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.testing import strategies as es
-from tests.native_support import paths
+from tests.canonical_support import general_routes
 
 KEYS = st.one_of(
     st.sampled_from(["0", "1", "10", "01", "4294967294", "4294967295", "-1", "\u0663", "a"]),
@@ -42,9 +42,8 @@ NESTED = st.recursive(
 
 
 def _both(value: Any, indent_depth: int | None = None) -> None:
-    with paths("python"):
-        fast = file_text(value, indent_depth=indent_depth)
-    with paths("plain"):
+    fast = file_text(value, indent_depth=indent_depth)
+    with general_routes():
         plain = file_text(value, indent_depth=indent_depth)
     assert fast == plain
 

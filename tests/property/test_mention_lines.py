@@ -8,7 +8,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.core.fastpath import use_fast_paths
 from pytest_entropy.ingest.lines import OVERSIZED
 from pytest_entropy.ingest.mentions import mention_lines
 from pytest_entropy.ingest.native import _may_mention
@@ -42,24 +41,11 @@ def test_the_batch_search_selects_what_the_plain_rule_selects(data: st.DataObjec
     mentions = data.draw(refs)
     batch = data.draw(batches(mentions))
     expected = {i for i, raw in enumerate(batch) if _may_mention(raw, mentions)}
-    previous = use_fast_paths(True)
-    try:
-        assert mention_lines(mentions, _may_mention)(batch) == expected
-    finally:
-        use_fast_paths(previous)
-    previous = use_fast_paths(False)
-    try:
-        assert mention_lines(mentions, _may_mention)(batch) == expected
-    finally:
-        use_fast_paths(previous)
+    assert mention_lines(mentions, _may_mention)(batch) == expected
 
 
 def test_a_mention_at_the_end_of_the_last_line_is_found() -> None:
     batch = [b"x", b"", b'tail "ref"']
-    previous = use_fast_paths(True)
-    try:
-        assert mention_lines((b'"ref"',), _may_mention)(batch) == {2}
-        assert mention_lines((b'"ref"',), _may_mention)([b'"ref"', b'"ref"']) == {0, 1}
-        assert mention_lines((b'"ref"',), _may_mention)([b'"re', b'f"']) == set()
-    finally:
-        use_fast_paths(previous)
+    assert mention_lines((b'"ref"',), _may_mention)(batch) == {2}
+    assert mention_lines((b'"ref"',), _may_mention)([b'"ref"', b'"ref"']) == {0, 1}
+    assert mention_lines((b'"ref"',), _may_mention)([b'"re', b'f"']) == set()

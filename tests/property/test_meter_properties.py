@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_entropy.core.canonical import canonical_json
-from pytest_entropy.core.fastpath import use_fast_paths
 from pytest_entropy.core.fingerprint import shape_signature
+from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.meter import MeterState, measure, report_hash
+from pytest_entropy.core.meter_report import ref_order
 from pytest_entropy.testing import strategies as es
-from tests.native_support import paths
 
 corpora = st.lists(es.traces(), max_size=8)
 
@@ -119,52 +119,41 @@ def _slots(state: MeterState) -> Any:
 
 
 @given(st.lists(es.traces(), max_size=10), st.booleans())
-def test_one_walk_for_a_stamped_trace_equals_two(traces: list[Any], retain: bool) -> None:
-    states = []
-    for enabled in (True, False):
-        previous = use_fast_paths(enabled)
-        try:
-            state = MeterState(retain_terms=retain)
-            for trace in traces:
-                state.add_trace(trace)
-        finally:
-            use_fast_paths(previous)
-        states.append(state)
-    quick, plain = states
-    assert report_hash(quick.finalize()) == report_hash(plain.finalize())
-    assert _slots(quick) == _slots(plain)
-    if retain:  # the states merge on as the plain ones do
-        assert report_hash(MeterState().merge(quick).merge(quick).finalize()) == report_hash(
-            MeterState().merge(plain).merge(plain).finalize()
+def test_signed_batches_accumulate_as_traces_do(traces: list[Any], retain: bool) -> None:
+    """One state fed trace by trace, one fed the same traces as one batch of signed traces
+    (what a scanner hands over), and both merge on alike."""
+    state = MeterState(retain_terms=retain)
+    for trace in traces:
+        state.add_trace(trace)
+    batch = MeterState(retain_terms=retain)
+    batch.add_signed_many(
+        [
+            (
+                [
+                    (op["ref"], op["args"], op["outcome"], op.get("failureStage"), sig)
+                    for op in trace["operations"]
+                    for sig in (shape_signature(op["args"]),)
+                ],
+                trace.get("taskKey"),
+                trace.get("model"),
+            )
+            for trace in traces
+        ]
+    )
+    assert _slots(batch) == _slots(state)
+    assert report_hash(batch.finalize()) == report_hash(state.finalize())
+    if retain:  # the states merge on alike
+        assert report_hash(MeterState().merge(batch).merge(batch).finalize()) == report_hash(
+            MeterState().merge(state).merge(state).finalize()
         )
 
 
-@given(st.lists(es.traces(), max_size=10), st.booleans())
-def test_every_path_accumulates_alike(traces: list[Any], retain: bool) -> None:
-    """The native kernel (when built), the Python fast path and the plain code, one state
-    each, trace by trace and as one batch of signed traces."""
-    states = []
-    for kind in ("native", "python", "plain"):
-        with paths(kind):
-            state = MeterState(retain_terms=retain)
-            for trace in traces:
-                state.add_trace(trace)
-            batch = MeterState(retain_terms=retain)
-            batch.add_signed_many(
-                [
-                    (
-                        [
-                            (op["ref"], op["args"], op["outcome"], op.get("failureStage"), sig)
-                            for op in trace["operations"]
-                            for sig in (shape_signature(op["args"]),)
-                        ],
-                        trace.get("taskKey"),
-                        trace.get("model"),
-                    )
-                    for trace in traces
-                ]
-            )
-        assert _slots(batch) == _slots(state)
-        states.append(state)
-    assert _slots(states[0]) == _slots(states[1]) == _slots(states[2])
-    assert len({report_hash(state.finalize()) for state in states}) == 1
+@given(st.sets(st.text(max_size=3)), st.sets(st.text(max_size=3)))
+def test_a_models_refs_take_the_global_order(global_refs: set[str], extra: set[str]) -> None:
+    """``ref_order`` filters the global state's sorted refs for a model's subset, and sorts
+    anew when a ref is outside them; either way the refs come in code-unit order."""
+    order = sorted(global_refs, key=code_unit_key)
+    for refs in (dict.fromkeys(global_refs), dict.fromkeys(global_refs | extra)):
+        assert ref_order(refs, order) == sorted(refs, key=code_unit_key)
+    assert ref_order({"\U0001f600": 1, "\uffff": 2}, None) == ["\U0001f600", "\uffff"]
+    assert ref_order({"b": 1, "a": 2}, ["a", "b", "c"]) == ["a", "b"]

@@ -1,6 +1,9 @@
-"""The pool's native kernel (``core/_pool_native.c``) equals its Python twin and the plain
-code: window summaries (counts in first-seen order, digests, dropped and oversized counts),
-the code-unit sort, merged pools byte for byte, and the ``pool`` command's output."""
+"""The pool's window summaries and files: what a scan hands the window tally one field at a
+time equals the summary of the records (counts in first-seen order, digests, dropped and
+oversized counts), numbers are identified by their JavaScript text, a loaded pool judges
+its counts one by one, and the ``pool`` command writes the same bytes on the Rust core and
+on the plain path. (The C kernel these were first written for is gone; the Rust core's
+window tally is compared in ``test_native_tallies.py``.)"""
 
 from __future__ import annotations
 
@@ -13,26 +16,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
-from pytest_entropy.core.canonical import file_text
-from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.jscompat import is_safe_integer_at_least
 from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
-    PoolMerger,
     WindowSummary,
     parse_observation_pool,
     summarize_window,
     tally_summary,
 )
-from pytest_entropy.core.pool_window import sorted_code_units, window_tally
+from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.records import ValueObservation
 from tests.native_support import paths
 from tests.sessions_support import write_native_sessions
 
-PATHS = ("native", "python", "plain")
+PATHS = ("native", "plain")
 
 
 class Text(str):
-    """A str subclass: outside the kernel's exact domain (the Python code answers)."""
+    """A str subclass (a caller's own string type)."""
 
 
 ASTRAL = "\U0001f600"
@@ -101,21 +102,11 @@ VALUES = st.one_of(
 )
 REFS = st.one_of(st.sampled_from(["mcp.a", "mcp.b", " mcp.c", ""]), TEXTS)
 KEYS = st.one_of(st.sampled_from(["k", "q", "k\x00", "\u2028k"]), TEXTS)
-RECORD = st.builds(
-    ValueObservation,
-    REFS,
-    KEYS,
-    VALUES,
-    st.one_of(st.none(), st.integers(1, 5), st.just(2**70)),
-)
 BOUNDS = st.one_of(st.none(), st.integers(-2, 60), st.just(POOL_MAX_VALUE_BYTES))
 
 
-def _summary_on(
-    kind: str, records: list[ValueObservation], drop: bool, bound: int | None
-) -> WindowSummary:
-    with paths(kind):
-        return summarize_window("f", records, drop_unloadable=drop, max_value_bytes=bound)
+def _summary_of(records: list[ValueObservation], drop: bool, bound: int | None) -> WindowSummary:
+    return summarize_window("f", records, drop_unloadable=drop, max_value_bytes=bound)
 
 
 def _same(summaries: list[WindowSummary]) -> None:
@@ -125,12 +116,6 @@ def _same(summaries: list[WindowSummary]) -> None:
         assert list(other.counts.items()) == list(first.counts.items())  # first-seen order
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(RECORD, max_size=30), st.booleans(), BOUNDS)
-def test_window_summaries_agree(records: list[ValueObservation], drop: bool, bound: Any) -> None:
-    _same([_summary_on(kind, records, drop, bound) for kind in PATHS])
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(REFS, KEYS, VALUES), max_size=30), BOUNDS)
 def test_the_fields_tally_equals_the_records(
@@ -138,22 +123,18 @@ def test_the_fields_tally_equals_the_records(
 ) -> None:
     """What the scan hands the tally (``add``) equals the summary of the records."""
     records = [ValueObservation(ref, key, value) for ref, key, value in fields]
-    expected = _summary_on("plain", records, True, bound)
-    for kind in ("native", "python"):
-        with paths(kind):
-            tally = window_tally(True, bound)
-            for ref, key, value in fields:
-                tally.add(ref, key, value)
-            _same([expected, tally_summary("f", tally)])
+    expected = _summary_of(records, True, bound)
+    tally = window_tally(True, bound)
+    for ref, key, value in fields:
+        tally.add(ref, key, value)
+    _same([expected, tally_summary("f", tally)])
 
 
 def test_numbers_that_differ_only_in_javascript_text() -> None:
     """1 and 1.0 are one identity; 2**53+1 arrives as 2**53; 1e21 is written 1e+21."""
     values: list[Any] = [1, 1.0, True, 2**53 + 1, 2.0**53, 1e21, 10.0**21, -0.0, 0, 1e-7, 5e-324]
     records = [ValueObservation("mcp.a", "k", value) for value in values]
-    summaries = [_summary_on(kind, records, True, None) for kind in PATHS]
-    _same(summaries)
-    identities = [identity.split("\x00")[2] for identity in summaries[0].counts]
+    identities = [identity.split("\x00")[2] for identity in _summary_of(records, True, None).counts]
     assert identities == [
         "number:1",
         "boolean:true",
@@ -163,49 +144,6 @@ def test_numbers_that_differ_only_in_javascript_text() -> None:
         "number:1e-7",
         "number:5e-324",
     ]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(TEXTS, max_size=40))
-def test_the_code_unit_sort_is_stable_and_exact(items: list[str]) -> None:
-    items = [*items, ASTRAL, "\ud83d\ude00", "\ud83d"]  # one spelling in code units: stable
-    expected = sorted(items, key=code_unit_key)
-    with paths("native"):
-        assert sorted_code_units(items) == expected
-        assert [id(x) for x in sorted_code_units(items)] == [id(x) for x in expected]
-    with paths("python"):
-        assert sorted_code_units(items) == expected
-
-
-WINDOW_VALUES = st.one_of(st.integers(0, 40), st.sampled_from(["a", "é", ASTRAL, "\uffff"]), TEXTS)
-WINDOW = st.tuples(
-    st.sampled_from(["s1.jsonl", "s2.jsonl", "s3.jsonl", "s4.jsonl"]),
-    st.lists(
-        st.builds(
-            ValueObservation,
-            st.sampled_from(["mcp.a", "mcp.b"]),
-            st.sampled_from(["k", "q"]),
-            WINDOW_VALUES,
-            st.one_of(st.none(), st.integers(1, 4)),
-        ),
-        max_size=60,
-    ),
-)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(WINDOW, max_size=22))
-def test_merged_pools_are_the_same_bytes(windows: list[tuple[str, list[ValueObservation]]]) -> None:
-    """Many distinct values force eviction, 22 windows push sessions out of tracking."""
-    texts = []
-    for kind in PATHS:
-        with paths(kind):
-            merger = PoolMerger(None)
-            for file, records in windows:
-                merger.add(summarize_window(file, records))
-            merged = merger.result()
-            texts.append(file_text(merged.to_json()))
-    assert texts[0] == texts[1] == texts[2]
 
 
 # ------------------------------------------------------------------- end to end
@@ -259,8 +197,8 @@ def test_the_pool_command_writes_the_same_bytes(
         text.replace(str(tmp_path / f"{kind}.json"), "OUT")
         for kind, (_, text) in zip(PATHS, results, strict=True)
     ]
-    assert results[0][0] == results[1][0] == results[2][0]
-    assert texts[0] == texts[1] == texts[2]
+    assert results[0][0] == results[1][0]
+    assert texts[0] == texts[1]
     pool = json.loads(results[0][0])
     assert pool["entries"] and json.loads(texts[0])["oversizedValues"] == 3
 
@@ -272,7 +210,7 @@ def test_the_pool_command_on_a_real_corpus(
     if not sessions.is_dir():
         pytest.skip(f"{sessions} is missing")
     results = [_pool_bytes(capsys, kind, sessions, tmp_path / f"{kind}.json") for kind in PATHS]
-    assert results[0][0] == results[1][0] == results[2][0]
+    assert results[0][0] == results[1][0]
     assert json.loads(results[0][0])["entries"]
 
 
@@ -284,7 +222,7 @@ COUNT_VALUES = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.dictionaries(st.text(max_size=3), COUNT_VALUES, max_size=5), max_size=4))
-def test_a_loaded_pool_checks_its_counts_on_every_path(counts: list[dict[str, Any]]) -> None:
+def test_a_loaded_pool_judges_its_counts_one_by_one(counts: list[dict[str, Any]]) -> None:
     value = {
         "version": 1,
         "entries": [],
@@ -293,8 +231,10 @@ def test_a_loaded_pool_checks_its_counts_on_every_path(counts: list[dict[str, An
         ],
         "baked": [],
     }
-    parsed = []
-    for kind in PATHS:
-        with paths(kind):
-            parsed.append(parse_observation_pool(value))
-    assert parsed[0] == parsed[1] == parsed[2]
+    parsed = parse_observation_pool(value)
+    every_count_safe = all(
+        is_safe_integer_at_least(count, 1) for tracked in counts for count in tracked.values()
+    )
+    assert (parsed is not None) == every_count_safe
+    if parsed is not None:
+        assert [session["counts"] for session in parsed["tracked"]] == counts

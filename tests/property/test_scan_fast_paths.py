@@ -1,13 +1,13 @@
-"""The scan's fast paths read what the plain scan reads: the compile replay that skips trace
-lines mentioning no touched ref counts the same violations, and the proposals' value tallies
-fed with bare fields equal those fed with observation records, on generated session files
-(escaped and literal spellings of the same refs, audits, failures)."""
+"""The plain scan's shortcuts read what its general route reads, and the Rust core reads the
+same: the compile replay that skips trace lines mentioning no touched ref counts the same
+violations, the proposals' value tallies fed with bare fields equal those fed with
+observation records (the route taken when another listener also wants the records), and a
+plan's meter and evidence are the same on the Rust core and the plain path, on generated
+session files (escaped and literal spellings of the same refs, audits, failures)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.core.compiler import ReplayTally
-from pytest_entropy.core.fastpath import use_fast_paths
 from pytest_entropy.core.meter import report_hash
-from pytest_entropy.run import deferred as deferred_module
 from pytest_entropy.run.compile import CompileReplay, _mentions, _ReplayRoot
 from pytest_entropy.run.corpus import CorpusPlan, measure_plan, read_corpus, source_files
 from pytest_entropy.testing import strategies as es
-
-
-@contextmanager
-def fast(enabled: bool) -> Iterator[None]:
-    previous = use_fast_paths(enabled)
-    try:
-        yield
-    finally:
-        use_fast_paths(previous)
+from tests.native_support import paths as on_path
 
 
 @st.composite
@@ -109,54 +99,50 @@ def test_value_tallies_fed_with_fields_equal_the_records_path(
 ) -> None:
     paths = _write(tmp_path_factory.mktemp("values"), files)
     seen = []
-    for enabled in (True, False):
-        with fast(enabled):
-            read = read_corpus(source_files(paths), CorpusPlan(observation_values=True))
+    for kind, plan in (
+        ("native", CorpusPlan(observation_values=True)),
+        ("plain", CorpusPlan(observation_values=True)),  # the fields alone
+        ("plain", CorpusPlan(observation_values=True, records=True)),  # records, fanned out
+    ):
+        with on_path(kind):
+            read = read_corpus(source_files(paths), plan)
         tallies = [
             (ref, key, list(tally.counts.items()), tally.total, tally.overflowed)
             for (ref, key), tally in read.evidence.tallies.items()
         ]
         seen.append((tallies, read.diagnostics.audit_calls, read.diagnostics.skipped_audits))
-    assert seen[0] == seen[1]
+    assert seen[0] == seen[1] == seen[2]
 
 
 @SETTINGS
 @given(
     files=session_files(),
-    limit=st.sampled_from([0, 1, 2, 4096]),
     plan=st.sampled_from(
         [measure_plan(), CorpusPlan(observation_values=True), CorpusPlan(trace_values=True)]
     ),
 )
-def test_deferred_traces_measure_what_each_files_own_state_measures(
-    tmp_path_factory: Any, files: list[list[str]], limit: int, plan: CorpusPlan
+def test_a_plans_state_and_evidence_are_the_same_on_both_paths(
+    tmp_path_factory: Any, files: list[list[str]], plan: CorpusPlan
 ) -> None:
-    paths = _write(tmp_path_factory.mktemp("deferred"), files)
+    paths = _write(tmp_path_factory.mktemp("parts"), files)
     paths.insert(1, paths[0].with_name("missing.jsonl"))  # unreadable: adds nothing
     reports = []
-    previous = deferred_module.DEFERRED_TRACES
-    deferred_module.DEFERRED_TRACES = limit  # 0, 1, 2: files overflow and keep their own state
-    try:
-        for enabled in (True, False):
-            with fast(enabled):
-                read = read_corpus(source_files(paths), plan)
-            evidence = read.evidence
-            reports.append(
-                (
-                    report_hash(read.state.finalize()),
-                    [
-                        (ref_key, list(tally.counts.items()), tally.total, tally.overflowed)
-                        for ref_key, tally in evidence.tallies.items()
-                    ],
-                    {ref: evidence.key_set_clusters(ref) for ref in evidence.clusters},
-                    [
-                        (identity, window, occurrences, min(3, len(executions)))
-                        for identity, (window, occurrences, executions) in (
-                            evidence.sequences.items()
-                        )
-                    ],
-                )
+    for kind in ("native", "plain"):
+        with on_path(kind):
+            read = read_corpus(source_files(paths), plan)
+        evidence = read.evidence
+        reports.append(
+            (
+                report_hash(read.state.finalize()),
+                [
+                    (ref_key, list(tally.counts.items()), tally.total, tally.overflowed)
+                    for ref_key, tally in evidence.tallies.items()
+                ],
+                {ref: evidence.key_set_clusters(ref) for ref in evidence.clusters},
+                [
+                    (identity, window, occurrences, min(3, len(executions)))
+                    for identity, (window, occurrences, executions) in (evidence.sequences.items())
+                ],
             )
-    finally:
-        deferred_module.DEFERRED_TRACES = previous
+        )
     assert reports[0] == reports[1]

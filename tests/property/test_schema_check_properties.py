@@ -1,20 +1,17 @@
 """The per-command schema checks (:class:`CallChecks`, whose compiled TypeBox closures the
-trial kernel calls, some answered from memory) give the plain ``accepts`` verdicts on every
-generated schema/value pair, record the same unsupported patterns and external refs, and the
-trial's fast path counts what the plain trial counts."""
+trial calls directly, some answered from memory) give the plain ``accepts`` verdicts on every
+generated schema/value pair, record the same unsupported patterns and external refs, and a
+trial with checks counts what a trial without them (``accepts`` on every call) counts."""
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.core.fastpath import fast_paths, use_fast_paths
 from pytest_entropy.core.regex import collect_unsupported_patterns
 from pytest_entropy.core.trial import TrialTally
 from pytest_entropy.core.validation import (
@@ -136,15 +133,6 @@ SCHEMAS = st.recursive(
 OBJECT_SCHEMAS = SCHEMAS.filter(lambda schema: type(schema) is dict)
 
 
-@contextmanager
-def fast(enabled: bool) -> Iterator[None]:
-    previous = use_fast_paths(enabled)
-    try:
-        yield
-    finally:
-        use_fast_paths(previous)
-
-
 def _observed(call: Any) -> tuple[bool, set[str], set[str]]:
     with collect_unsupported_patterns() as patterns, collect_external_refs() as refs:
         verdict = call()
@@ -173,8 +161,7 @@ BATTERY: list[Any] = [
 @settings(max_examples=300)
 @given(OBJECT_SCHEMAS, st.lists(VALUES, max_size=4))
 def test_compiled_checks_give_the_plain_verdicts(schema: Any, values: list[Any]) -> None:
-    with fast(True):
-        check = CallChecks()(schema)
+    check = CallChecks()(schema)
     for value in [*values, *BATTERY]:
         assert _observed(functools.partial(check, value)) == _observed(
             functools.partial(accepts, schema, value)
@@ -189,21 +176,16 @@ def test_values_shaped_by_the_schema_agree_too(schema: Any, noise: Any) -> None:
     enum = schema.get("enum")
     for member in enum if isinstance(enum, list) else ():
         value[str(member)[:3]] = member
-    with fast(True):
-        check = CallChecks()(schema)
+    check = CallChecks()(schema)
     for candidate in (value, [value, noise], noise):
         assert check(candidate) == accepts(schema, candidate)
 
 
-def test_the_compiled_path_is_taken_unless_pure() -> None:
+def test_the_compiled_path_is_taken() -> None:
     plain = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}}}
     with_ref = {"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {}}
-    with fast(True):
-        assert CallChecks()(plain).__name__ == "check"
-        assert CallChecks()(with_ref).__name__ == "check"  # refs compile too now
-    with fast(False):
-        assert not fast_paths()
-        assert CallChecks()(plain).func is accepts  # type: ignore[attr-defined]
+    assert CallChecks()(plain).__name__ == "check"
+    assert CallChecks()(with_ref).__name__ == "check"  # refs compile too now
 
 
 def test_equal_schemas_share_one_check() -> None:
@@ -215,19 +197,18 @@ def test_equal_schemas_share_one_check() -> None:
 
 
 @given(entropy_st.surface_pairs(), st.lists(entropy_st.traces(), max_size=6))
-def test_the_trial_fast_path_counts_what_the_plain_trial_counts(
+def test_a_trial_with_checks_counts_what_the_plain_trial_counts(
     pair: tuple[dict[str, Any], dict[str, Any]], traces: list[dict[str, Any]]
 ) -> None:
     live, effective = pair
     audits = [
         {"ref": op["ref"], "args": op["args"]} for trace in traces for op in trace["operations"]
     ]
-    with fast(True):
-        quick = TrialTally(live, effective, CallChecks())
-        for trace in traces:
-            quick.add_trace(trace)
-        for call in audits:
-            quick.add_audit(call)
+    quick = TrialTally(live, effective, CallChecks())
+    for trace in traces:
+        quick.add_trace(trace)
+    for call in audits:
+        quick.add_audit(call)
     plain = TrialTally(live, effective)
     for trace in traces:
         plain.add_trace(trace)
@@ -242,30 +223,28 @@ def test_remembered_verdicts_equal_fresh_ones(schema: Any, values: list[Any]) ->
     # Values as a session file holds them: decoded from JSON text, each checked twice (the
     # second time may come from memory) against the plain verdict and its side records.
     decoded = [json.loads(json.dumps(value)) for value in [*values, *BATTERY]]
-    with fast(True):
-        checks = CallChecks(decoded=True)
-        check = checks(schema)
-        first = [_observed(functools.partial(check, value)) for value in decoded]
-        again = [_observed(functools.partial(check, value)) for value in decoded]
+    checks = CallChecks(decoded=True)
+    check = checks(schema)
+    first = [_observed(functools.partial(check, value)) for value in decoded]
+    again = [_observed(functools.partial(check, value)) for value in decoded]
     plain = [_observed(functools.partial(accepts, schema, value)) for value in decoded]
     assert first == plain
     assert again == plain
 
 
 def test_memory_keeps_types_apart() -> None:
-    with fast(True):
-        check = CallChecks(decoded=True)({"type": "object", "properties": {"a": {"enum": [1]}}})
-        assert [check({"a": value}) for value in (1, 1.0, True, "1", 1, True)] == [
-            True,
-            True,
-            False,
-            False,
-            True,
-            False,
-        ]
-        pattern = CallChecks(decoded=True)({"properties": {"a": {"pattern": "(?=x)"}}})
-        with collect_unsupported_patterns() as seen:
-            pattern({"a": "y"})
-        with collect_unsupported_patterns() as again:
-            pattern({"a": "y"})  # a check that records something is never answered from memory
-        assert seen == again == {"(?=x)"}
+    check = CallChecks(decoded=True)({"type": "object", "properties": {"a": {"enum": [1]}}})
+    assert [check({"a": value}) for value in (1, 1.0, True, "1", 1, True)] == [
+        True,
+        True,
+        False,
+        False,
+        True,
+        False,
+    ]
+    pattern = CallChecks(decoded=True)({"properties": {"a": {"pattern": "(?=x)"}}})
+    with collect_unsupported_patterns() as seen:
+        pattern({"a": "y"})
+    with collect_unsupported_patterns() as again:
+        pattern({"a": "y"})  # a check that records something is never answered from memory
+    assert seen == again == {"(?=x)"}

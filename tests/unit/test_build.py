@@ -198,12 +198,12 @@ def test_cibuildwheel_builds_abi3_once_and_free_threaded_version_specific() -> N
 
 
 def test_no_c_kernel_and_no_hand_made_build_remain() -> None:
-    # Issue 28: the Rust core replaces the C kernels; nothing builds or imports them.
-    from pytest_entropy.core.fastpath import kernel
-
+    # Issue 28: the Rust core replaces the C kernels; nothing builds or asks for them, and
+    # the switch that chose between them and the Python fast paths is gone with them.
     assert sorted(REPO.glob("pytest_entropy/**/*.c")) == []
     assert not (REPO / "hatch_build.py").exists()
-    assert kernel("ingest._guard_native") is None
+    sources = [path.read_text(encoding="utf-8") for path in REPO.glob("pytest_entropy/**/*.py")]
+    assert not [text for text in sources if "def kernel(" in text or "def fast_paths(" in text]
     assert "hatch_build.py" not in (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "hatch_build" not in (REPO / "pyproject.toml").read_text(encoding="utf-8")
 

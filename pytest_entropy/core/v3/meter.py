@@ -23,8 +23,8 @@ from typing import Any, Final, Protocol
 
 from pytest_entropy.core.fingerprint import shannon_entropy_bits
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
-from pytest_entropy.core.meter_apply import INVOCATION_REJECTION_STAGES, _RefAccumulator
 from pytest_entropy.core.meter_report import SurfaceIndex, flow_terms, top_shapes
+from pytest_entropy.core.meter_state import INVOCATION_REJECTION_STAGES, _RefAccumulator
 from pytest_entropy.core.records import (
     ModelRow,
     RefRow,

@@ -1,5 +1,6 @@
-"""The meter's per-ref accumulator, in a module of its own so that ``core/meter.py`` and
-``core/meter_report.py`` can both import it."""
+"""What the meter keeps per ref, shared by the v2 meter (``core/meter.py``), its finalising
+loops (``core/meter_report.py``) and the v3 meter (``core/v3/meter.py``): the accumulator of
+one ref's calls and the failure stages that count as invocation rejections."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from typing import Final
 
 __all__ = ["INVOCATION_REJECTION_STAGES"]
 
+# The failure stages at which a call was refused before it ran: the meter's invocation
+# rejections (metric v3 scores their rate).
 INVOCATION_REJECTION_STAGES: Final = frozenset({"resolve", "prepare", "validate"})
 
 
 class _RefAccumulator:
+    """One ref's calls, outcomes, shape signatures, failure stages and churn terms (the
+    slots :meth:`MeterState.finalize` reads; the Rust core hands the same fields over as
+    plain data, ``MeterState.from_plain``)."""
+
     __slots__ = (
         "calls",
         "churn_pairs",

@@ -1,12 +1,11 @@
-"""The canonical writer's native kernel (``core/_canonical_native.c``) against its Python twins.
+"""The canonical writer's shortcuts against its general routes (``tests/canonical_support.py``).
 
 ``canonical_json``, ``js_stringify``, ``stable_json_hash`` and ``file_text`` must give the
-same text (or raise the same error) on the three paths - native, python (fast paths without
-kernels) and plain - for any value, hostile ones included: huge integers, -0.0, NaN and the
-infinities, subnormals, the 1e21 and 1e-7 boundaries of JavaScript's number text, astral
-characters and lone surrogates, array-index keys, dict subclasses, tuples, deep nesting and
-cycles. The kernel itself must write exactly the general (iterative) writer's text or hand
-the value back.
+same text (or raise the same error) with the shortcuts on and off, for any value, hostile
+ones included: huge integers, -0.0, NaN and the infinities, subnormals, the 1e21 and 1e-7
+boundaries of JavaScript's number text, astral characters and lone surrogates, array-index
+keys, dict subclasses, tuples, deep nesting and cycles; the printable-ASCII collation key
+orders as ICU does. (The C kernel of the writer these were written for is gone.)
 """
 
 from __future__ import annotations
@@ -30,14 +29,11 @@ from pytest_entropy.core.canonical import (
     stable_json_hash_array,
 )
 from pytest_entropy.testing import strategies as es
-from tests.native_support import paths
-
-KERNEL = "core._canonical_native"
-PATHS = ("native", "python", "plain")
+from tests.canonical_support import general_routes
 
 
 class Sub(dict):  # type: ignore[type-arg]
-    """A dict subclass: outside the kernel's domain."""
+    """A dict subclass: written through the general route."""
 
 
 BOUNDARY_FLOATS = [
@@ -152,11 +148,10 @@ def outcome(function: Any, value: Any) -> tuple[str, Any]:
 
 
 def on_every_path(function: Any, value: Any) -> None:
-    results = {}
-    for kind in PATHS:
-        with paths(kind):
-            results[kind] = outcome(function, value)
-    assert results["native"] == results["python"] == results["plain"], results
+    shortcut = outcome(function, value)
+    with general_routes():
+        general = outcome(function, value)
+    assert shortcut == general, (shortcut, general)
 
 
 def nested(depth: int, leaf: Any) -> Any:
@@ -211,7 +206,7 @@ PRINTABLE = [chr(code) for code in range(0x20, 0x7F)]
 
 
 def icu_order(keys: tuple[str, ...]) -> list[str]:
-    with paths("plain"):  # the plain path always asks ICU
+    with general_routes():  # the general route always asks ICU
         return canonical._order_keys(keys)
 
 
@@ -226,8 +221,7 @@ def test_ascii_collation_equals_icu_for_every_short_string() -> None:
 @given(keys=st.lists(st.text(alphabet=st.sampled_from(PRINTABLE), max_size=8), unique=True))
 def test_ascii_key_order_equals_icu(keys: list[str]) -> None:
     expected = sorted(keys, key=canonical.collation_sort_key)
-    with paths("python"):
-        assert canonical._order_keys(tuple(keys)) == icu_order(tuple(keys))
+    assert canonical._order_keys(tuple(keys)) == icu_order(tuple(keys))
     assert sorted(keys, key=ascii_collation_key) == expected
 
 
@@ -244,44 +238,37 @@ def test_ascii_key_order_equals_icu(keys: list[str]) -> None:
 def test_key_order_on_every_path(keys: tuple[str, ...]) -> None:
     value = dict.fromkeys(keys, 0)
     on_every_path(canonical_json, value)
-    with paths("python"):
-        assert canonical._order_keys(keys) == icu_order(keys)
+    assert canonical._order_keys(keys) == icu_order(keys)
 
 
 @settings(max_examples=100, deadline=None)
 @given(value=values)
-def test_json_copy_on_every_path(value: Any) -> None:
-    copies = {}
-    for kind in PATHS:
-        with paths(kind):
-            copies[kind] = canonical.json_copy(value)
-    for copied in copies.values():
-        assert repr(copied) == repr(value)
-        assert js_stringify_or_error(copied) == js_stringify_or_error(value)
-    assert_same_sharing(copies["native"], copies["plain"], value)
+def test_json_copy_copies_exact_containers_only(value: Any) -> None:
+    copied = canonical.json_copy(value)
+    assert repr(copied) == repr(value)
+    assert js_stringify_or_error(copied) == js_stringify_or_error(value)
+    assert_same_sharing(copied, value)
 
 
 def js_stringify_or_error(value: Any) -> Any:
     return outcome(js_stringify, value)
 
 
-def assert_same_sharing(native: Any, plain: Any, original: Any) -> None:
+def assert_same_sharing(copied: Any, original: Any) -> None:
     """Exact dicts and lists are new objects; anything else is the original object."""
     if type(original) is dict or type(original) is list:
-        assert native is not original and plain is not original
-        assert type(native) is type(original) and type(plain) is type(original)
+        assert copied is not original
+        assert type(copied) is type(original)
         items = original.items() if type(original) is dict else enumerate(original)
         for key, item in items:
-            assert_same_sharing(native[key], plain[key], item)
+            assert_same_sharing(copied[key], item)
     else:
-        assert native is original and plain is original
+        assert copied is original
 
 
 @pytest.mark.parametrize("depth", [1, 399, 400, 401, 2000])
 def test_json_copy_of_deep_values(depth: int) -> None:
     value = nested(depth, {"leaf": [1]})
-    for kind in PATHS:
-        with paths(kind):
-            copied = canonical.json_copy(value)
-            assert copied is not value
-            assert js_stringify(copied) == js_stringify(value)  # iterative: no recursion limit
+    copied = canonical.json_copy(value)
+    assert copied is not value
+    assert js_stringify(copied) == js_stringify(value)  # iterative: no recursion limit
