@@ -280,11 +280,20 @@ impl TraceScanner {
         self.inner.resolve_note(at, problem);
     }
 
+    /// The meter state, moved out of the scanner into a `NativeMeter` (the scanner's is
+    /// empty afterwards).
+    fn take_meter(&mut self) -> NativeMeter {
+        NativeMeter {
+            state: std::mem::take(&mut self.inner.meter),
+        }
+    }
+
     /// `(model, counters, reasons, notes, meter)`: the model cursor at the end (None if no
     /// model was ever announced), the diagnostics' counters by name, the rejection reasons
     /// `[(reason, count)]` in first-seen order, the notes `[(line, problem)]` and the meter
-    /// state as plain data.
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// state as plain data (None when not `with_meter`).
+    #[pyo3(signature = (with_meter = true))]
+    fn result<'py>(&self, py: Python<'py>, with_meter: bool) -> PyResult<Bound<'py, PyTuple>> {
         let scan = &self.inner;
         let model = match &scan.model {
             Some(model) => text(py, model)?,
@@ -328,9 +337,76 @@ impl TraceScanner {
                 counters.into_any(),
                 reasons.into_any(),
                 PyList::new(py, notes)?.into_any(),
-                meter(py, &scan.meter)?.into_any(),
+                if with_meter {
+                    meter(py, &scan.meter)?.into_any()
+                } else {
+                    py.None().into_bound(py)
+                },
             ],
         )
+    }
+}
+
+/// A meter state that stays in the core across files (`NativeMeter()` is empty): files'
+/// states merge into it in corpus order (`merge`), it leaves as plain data once (`export`,
+/// what `MeterState.from_plain` reads) and pickles as bytes (`to_bytes`,
+/// `meter_from_bytes`), so a process or a Dask worker hands it on unchanged.
+#[pyclass(module = "pytest_entropy._core")]
+struct NativeMeter {
+    state: MeterState,
+}
+
+#[pymethods]
+impl NativeMeter {
+    #[new]
+    fn new() -> Self {
+        NativeMeter {
+            state: MeterState::default(),
+        }
+    }
+
+    /// Folds `other` (the files that follow this state's) in; `other` is left empty.
+    fn merge(&mut self, mut other: PyRefMut<'_, NativeMeter>) {
+        if self.state.traces == 0 && self.state.refs.is_empty() && self.state.models.is_empty() {
+            self.state = std::mem::take(&mut other.state);
+        } else {
+            self.state.merge(&other.state);
+            other.state = MeterState::default();
+        }
+    }
+
+    /// The number of traces metered so far.
+    #[getter]
+    fn traces(&self) -> i64 {
+        self.state.traces
+    }
+
+    /// The state as plain data (see `TraceScanner.result`).
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        meter(py, &self.state)
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.state.to_bytes())
+    }
+
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let module = py.import("pytest_entropy._core")?;
+        Ok((module.getattr("meter_from_bytes")?, (self.to_bytes(py),)))
+    }
+}
+
+/// The `NativeMeter` whose `to_bytes` gave `data`.
+#[pyfunction]
+fn meter_from_bytes(data: &[u8]) -> PyResult<NativeMeter> {
+    match MeterState::from_bytes(data) {
+        Some(state) => Ok(NativeMeter { state }),
+        None => Err(pyo3::exceptions::PyValueError::new_err(
+            "not the bytes of a native meter state",
+        )),
     }
 }
 
@@ -340,6 +416,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_lines, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_class::<TraceScanner>()?;
+    m.add_class::<NativeMeter>()?;
+    m.add_function(wrap_pyfunction!(meter_from_bytes, m)?)?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
     crate::python_tallies::register(m)?;
     Ok(())

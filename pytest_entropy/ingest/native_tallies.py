@@ -6,8 +6,9 @@ for on one file: the refs with audit calls (``audit_refs``), the proposals' evid
 ``observation_values``), the pool window (``window``) and the trial (``trial``). It asks the
 core's ``TraceScanner`` for them before the first chunk (:meth:`ask`) and folds what it
 gathered into the Python accumulators at the end (:meth:`take`), which then merge across
-files and engines exactly as the plain path's do. Lines of another session format are read
-by the plain scanner with the same listeners (:meth:`listeners`).
+files and engines exactly as the plain path's do; the meter's state may stay in the core
+(``native_meter``: a ``NativeMeter``, merged in the core across files). Lines of another
+session format are read by the plain scanner with the same listeners (:meth:`listeners`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class NativeTallies:
     audit_refs: set[str] | None = None
     window: bool = False
     trial: TrialTally | None = None
+    # The meter's state stays in the core (a ``NativeMeter``, :meth:`keep_meter`) instead of
+    # becoming a MeterState: the corpus merges it in the core and exports it once.
+    native_meter: bool = False
+    meter: Any = None
     # The file's window as the core summarised it (:meth:`take`), or the plain listeners'
     # tally of it (:meth:`listeners`).
     _window: tuple[Any, ...] | None = None
@@ -75,6 +80,13 @@ class NativeTallies:
             self._window = window
         if self.trial is not None and trial is not None:
             self.trial.counts.add_native(trial)
+
+    def keep_meter(self, meter: Any) -> None:
+        """A scan's ``NativeMeter``: kept, or merged after the one kept."""
+        if self.meter is None:
+            self.meter = meter
+        else:
+            self.meter.merge(meter)
 
     def window_summary(self, file: str) -> WindowSummary | None:
         """The window of the file, named ``file`` (``None``: not gathered)."""

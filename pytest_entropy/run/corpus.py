@@ -269,6 +269,10 @@ class CorpusPart:
     external_refs: set[str] = field(default_factory=set)
     changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
+    # The Rust core's meter state of the files that follow ``state``'s (a ``NativeMeter``,
+    # which merges in the core and pickles as bytes), or None: the part's meter is
+    # ``state`` followed by it (:func:`_combine_meters`).
+    native_meter: Any = None
 
 
 @dataclass(slots=True)
@@ -291,6 +295,31 @@ class CorpusRead(CorpusPart):
         if self.pool is None:
             raise ValueError("the plan did not collect observation windows")
         return self.pool.result()
+
+
+def _has_meter(state: MeterState) -> bool:
+    return bool(state.traces or state.refs or state.models or state.task_sequences)
+
+
+def _settle_meter(part: CorpusPart) -> None:
+    """``state`` followed by ``native_meter`` as one MeterState (the core's exported once)."""
+    if part.native_meter is not None:
+        part.state.merge_plain(part.native_meter.export())
+        part.native_meter = None
+
+
+def _combine_meters(first: CorpusPart, then: CorpusPart) -> None:
+    """``first``'s meter followed by ``then``'s, each ``state`` then ``native_meter``: the
+    native states merge in the core, and leave it only when a plain state follows one."""
+    if _has_meter(then.state):
+        _settle_meter(first)
+        first.state.merge(then.state)
+    if then.native_meter is not None:
+        if first.native_meter is None:
+            first.native_meter = then.native_meter
+        else:
+            first.native_meter.merge(then.native_meter)
+        then.native_meter = None
 
 
 def _extend_records(into: SessionEvidence, more: SessionEvidence) -> None:
@@ -323,6 +352,7 @@ def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | Non
     """What the Rust core gathers for ``plan`` beside the meter, into ``part``."""
     wants_evidence = plan.proposals or plan.observation_values
     return NativeTallies(
+        native_meter=plan.meter,
         evidence=part.evidence if wants_evidence else None,
         operations=plan.proposals,
         observation_values=plan.observation_values,
@@ -421,6 +451,7 @@ def _read_native(
     if hooks is not None:
         part.patterns = met.patterns
         part.external_refs = met.refs
+    part.native_meter = tallies.meter
     return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
 
 
@@ -489,7 +520,7 @@ def _finish_part(
 
 
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
-    first.state.merge(then.state)  # both keep churn terms: still a right-hand side
+    _combine_meters(first, then)  # both keep churn terms: still a right-hand side
     first.evidence.merge(then.evidence)
     first.audit_refs.update(then.audit_refs)
     first.windows.extend(then.windows)
@@ -549,7 +580,7 @@ def read_corpus(
         merge = tracked_merge(sources, _merge_part, engine.progress)
     try:
         with relaxed_collector():
-            return engine.fold(  # type: ignore[no-any-return]
+            read: CorpusRead = engine.fold(
                 sources,
                 functools.partial(
                     _read_one,
@@ -561,6 +592,8 @@ def read_corpus(
                 corpus,
                 _combine_parts,
             )
+        _settle_meter(read)  # the core's meter state leaves it once, here
+        return read
     finally:
         if engine.progress is not None:
             engine.progress.end()
