@@ -153,7 +153,10 @@ class NativeTraceReader:
     def _take(self, scanner: Any) -> None:
         # The meter stays in the core when the tallies keep it there (``native_meter``).
         in_core = self.tallies is not None and self.tallies.native_meter
-        model, counters, reasons, notes, meter = scanner.result(not in_core)
+        # ... and is not exported at all when no one reads it (pool, propose).
+        model, counters, reasons, notes, meter = scanner.result(
+            self.meter is not None and not in_core
+        )
         self.current_model = model
         self.diagnostics.merge(diagnostics_from_plain(self.name, counters, reasons, notes))
         if in_core:
