@@ -288,6 +288,30 @@ impl TraceScanner {
         }
     }
 
+    /// The proposals' evidence gathered so far, moved out of the scanner into a
+    /// `NativeEvidence` of the file numbered `origin` (None when not gathered; `gathered`
+    /// reports none afterwards). Its executions become `origin << 32 | number`, the
+    /// plain path's `(origin, number)`, so files' executions stay apart when they merge.
+    fn take_evidence(&mut self, origin: u32) -> PyResult<Option<NativeEvidence>> {
+        let Some(mut inner) = self.inner.tallies.evidence.take() else {
+            return Ok(None);
+        };
+        if inner.executions > u64::from(u32::MAX) {
+            return Err(PyValueError::new_err(
+                "more than 2**32 executions in one file",
+            ));
+        }
+        for sequence in &mut inner.sequences {
+            for execution in &mut sequence.executions {
+                *execution |= u64::from(origin) << 32;
+            }
+        }
+        Ok(Some(NativeEvidence {
+            inner,
+            origin: i64::from(origin),
+        }))
+    }
+
     /// `(model, counters, reasons, notes, meter)`: the model cursor at the end (None if no
     /// model was ever announced), the diagnostics' counters by name, the rejection reasons
     /// `[(reason, count)]` in first-seen order, the notes `[(line, problem)]` and the meter
@@ -399,6 +423,54 @@ impl NativeMeter {
     }
 }
 
+/// The proposals' evidence that stays in the core across files: the files' evidence merges
+/// into it in corpus order (`merge`, each file's executions numbered after the ones before)
+/// and leaves it once as plain data (`export`, as `Evidence.export`, but each execution
+/// number is `origin << 32 | number`: see `TraceScanner.take_evidence`). `origin` is the
+/// first file's number. It pickles as that plain data, which becomes a `ProposalEvidence`
+/// (`ingest/native_tallies.settled_evidence`).
+#[pyclass(module = "pytest_entropy._core")]
+struct NativeEvidence {
+    inner: crate::evidence::Evidence,
+    #[pyo3(get)]
+    origin: i64,
+}
+
+#[pymethods]
+impl NativeEvidence {
+    /// Folds `other` (the evidence of the files that follow) in; `other` is left empty.
+    fn merge(&mut self, mut other: PyRefMut<'_, NativeEvidence>) {
+        let trace_values = other.inner.trace_values;
+        let theirs = std::mem::replace(
+            &mut other.inner,
+            crate::evidence::Evidence::new(trace_values),
+        );
+        self.inner.merge(theirs, 0);
+    }
+
+    /// Whether the evidence tallies the traces' top-level values.
+    #[getter]
+    fn trace_values(&self) -> bool {
+        self.inner.trace_values
+    }
+
+    /// `(executions, tallies, clusters, sequences)`: see `Evidence.export`.
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        crate::python_tallies::export_evidence(py, &self.inner)
+    }
+
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (i64, bool, Bound<'py, PyTuple>))> {
+        let module = py.import("pytest_entropy.ingest.native_tallies")?;
+        Ok((
+            module.getattr("settled_evidence")?,
+            (self.origin, self.inner.trace_values, self.export(py)?),
+        ))
+    }
+}
+
 /// The `NativeMeter` whose `to_bytes` gave `data`.
 #[pyfunction]
 fn meter_from_bytes(data: &[u8]) -> PyResult<NativeMeter> {
@@ -417,6 +489,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_class::<TraceScanner>()?;
     m.add_class::<NativeMeter>()?;
+    m.add_class::<NativeEvidence>()?;
     m.add_function(wrap_pyfunction!(meter_from_bytes, m)?)?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
     crate::python_tallies::register(m)?;

@@ -24,14 +24,35 @@ from pytest_entropy.core.pool import (
     tally_summary,
 )
 from pytest_entropy.core.pool_window import WindowTally
-from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.proposals import ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 if TYPE_CHECKING:  # the trial's module is imported by the commands that replay, not by measure
     from pytest_entropy.core.trial import TrialTally
 
-__all__ = ["NativeTallies"]
+__all__ = ["NativeTallies", "settled_evidence"]
+
+
+def settled_evidence(origin: int, trace_values: bool, exported: Sequence[Any]) -> ProposalEvidence:
+    """A ``NativeEvidence`` (its first file ``origin``, its ``export()``) as plain evidence,
+    what one crosses a process boundary as: the evidence the plain path's files would have
+    merged to, each execution ``(file, number)`` as the plain path numbers it."""
+    executions, tallies, clusters, sequences = exported
+    evidence = ProposalEvidence(trace_values=trace_values, origin=origin)
+    evidence._executions = executions
+    for ref, key, total, overflowed, counts in tallies:
+        tally = _Tally(ref, key)
+        tally.total = total
+        tally.overflowed = overflowed
+        tally.counts = {identity: [value, count] for identity, value, count in counts}
+        evidence.tallies[(ref, key)] = tally
+    for ref, rows in clusters:
+        evidence.clusters[ref] = dict(rows)
+    for identity, window, occurrences, numbers in sequences:
+        ids = {(number >> 32, number & 0xFFFFFFFF) for number in numbers}
+        evidence.sequences[identity] = [window, occurrences, ids]
+    return evidence
 
 
 @dataclass(slots=True)
@@ -48,6 +69,11 @@ class NativeTallies:
     # becoming a MeterState: the corpus merges it in the core and exports it once.
     native_meter: bool = False
     meter: Any = None
+    # Likewise the proposals' evidence (a ``NativeEvidence`` of the file numbered
+    # ``origin``, in ``kept_evidence``) instead of folding into ``evidence``.
+    native_evidence: bool = False
+    origin: int = 0
+    kept_evidence: Any = None
     # The file's window as the core summarised it (:meth:`take`), or the plain listeners'
     # tally of it (:meth:`listeners`).
     _window: tuple[Any, ...] | None = None
@@ -69,6 +95,8 @@ class NativeTallies:
 
     def take(self, scanner: Any, diagnostics: ScanDiagnostics) -> None:
         """Fold what the scanner gathered into the accumulators."""
+        if self.native_evidence and self.evidence is not None:
+            self.kept_evidence = scanner.take_evidence(self.origin)
         refs, evidence, window, trial, audit_calls, skipped_audits = scanner.gathered()
         diagnostics.audit_calls += audit_calls
         diagnostics.skipped_audits += skipped_audits

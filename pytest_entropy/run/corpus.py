@@ -46,7 +46,7 @@ from pytest_entropy.core.regex import (
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
-from pytest_entropy.ingest.native_tallies import NativeTallies
+from pytest_entropy.ingest.native_tallies import NativeTallies, settled_evidence
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
@@ -273,6 +273,9 @@ class CorpusPart:
     # which merges in the core and pickles as bytes), or None: the part's meter is
     # ``state`` followed by it (:func:`_combine_meters`).
     native_meter: Any = None
+    # The same for the proposals' evidence: ``evidence`` followed by this (a
+    # ``NativeEvidence``, or the ProposalEvidence one becomes when it is unpickled).
+    native_evidence: Any = None
 
 
 @dataclass(slots=True)
@@ -322,6 +325,52 @@ def _combine_meters(first: CorpusPart, then: CorpusPart) -> None:
         then.native_meter = None
 
 
+def _has_evidence(evidence: ProposalEvidence) -> bool:
+    return bool(evidence.tallies or evidence.clusters or evidence.sequences)
+
+
+def _plain_evidence(found: Any, trace_values: bool) -> ProposalEvidence:
+    if isinstance(found, ProposalEvidence):
+        return found
+    return settled_evidence(found.origin, trace_values, found.export())
+
+
+def _settle_evidence(part: CorpusPart) -> None:
+    """``evidence`` followed by ``native_evidence`` as one ProposalEvidence."""
+    found = part.native_evidence
+    if found is None:
+        return
+    part.native_evidence = None
+    settled = _plain_evidence(found, part.evidence.trace_values)
+    if _has_evidence(part.evidence):
+        part.evidence.merge(settled)
+    else:  # it becomes the part's evidence, which merges had not numbered on
+        settled.origin, settled._executions = part.evidence.origin, part.evidence._executions
+        part.evidence = settled
+
+
+def _combine_evidence(first: CorpusPart, then: CorpusPart) -> None:
+    """``first``'s evidence followed by ``then``'s (as :func:`_combine_meters`)."""
+    if _has_evidence(then.evidence):
+        _settle_evidence(first)
+        first.evidence.merge(then.evidence)
+    found, then.native_evidence = then.native_evidence, None
+    if found is None:
+        return
+    mine = first.native_evidence
+    if mine is None and not isinstance(found, ProposalEvidence):
+        first.native_evidence = found
+    elif (
+        mine is not None
+        and not isinstance(mine, ProposalEvidence)
+        and not isinstance(found, ProposalEvidence)
+    ):
+        mine.merge(found)
+    else:
+        _settle_evidence(first)
+        first.evidence.merge(_plain_evidence(found, first.evidence.trace_values))
+
+
 def _extend_records(into: SessionEvidence, more: SessionEvidence) -> None:
     into.traces.extend(more.traces)
     into.value_observations.extend(more.value_observations)
@@ -348,11 +397,15 @@ def _served_natively(
     return hooks.trial is not None and hooks.on_value is None and hooks.trial.counts_natively()
 
 
-def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None) -> NativeTallies:
+def _native_tallies(
+    source: SourceFile, plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None
+) -> NativeTallies:
     """What the Rust core gathers for ``plan`` beside the meter, into ``part``."""
     wants_evidence = plan.proposals or plan.observation_values
     return NativeTallies(
         native_meter=plan.meter,
+        native_evidence=True,
+        origin=source.index,
         evidence=part.evidence if wants_evidence else None,
         operations=plan.proposals,
         observation_values=plan.observation_values,
@@ -436,7 +489,7 @@ def _read_native(
     hooks: ReplayHooks | None,
 ) -> tuple[bool, Listeners]:
     """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
-    tallies = _native_tallies(plan, part, hooks)
+    tallies = _native_tallies(source, plan, part, hooks)
     with watch_unenforced() as met:  # the trial's checks are built as the calls come
         readable = scan_source(
             source.location,
@@ -452,6 +505,7 @@ def _read_native(
         part.patterns = met.patterns
         part.external_refs = met.refs
     part.native_meter = tallies.meter
+    part.native_evidence = tallies.kept_evidence
     return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
 
 
@@ -521,7 +575,7 @@ def _finish_part(
 
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
     _combine_meters(first, then)  # both keep churn terms: still a right-hand side
-    first.evidence.merge(then.evidence)
+    _combine_evidence(first, then)
     first.audit_refs.update(then.audit_refs)
     first.windows.extend(then.windows)
     first.readable.extend(then.readable)
@@ -593,6 +647,7 @@ def read_corpus(
                 _combine_parts,
             )
         _settle_meter(read)  # the core's meter state leaves it once, here
+        _settle_evidence(read)  # and so does its evidence
         return read
     finally:
         if engine.progress is not None:

@@ -1,8 +1,9 @@
-"""The Rust core's meter accumulator across files (``NativeMeter``): the files' states merge
-in the core in corpus order, leave it once as plain data, and pickle as bytes, so a local
-read, a pool of processes and a Dask cluster of worker processes give the plain path's
-state bit for bit, on a corpus where the core's files and files of another session format
-(read by the plain scanner) take turns."""
+"""The Rust core's accumulators across files (``NativeMeter``, ``NativeEvidence``): the files'
+meter states and proposals' evidence merge in the core in corpus order and leave it once
+as plain data; the meter pickles as bytes, the evidence as its plain data. A local read, a
+pool of processes and a Dask cluster of worker processes give the plain path's state and
+evidence bit for bit (execution ids included), on a corpus where the core's files and files
+of another session format (read by the plain scanner) take turns."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ from typing import Any
 import pytest
 
 from pytest_entropy.core.meter import MeterState, report_hash
+from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.ingest import native_tallies
+from pytest_entropy.run.corpus import (
+    CorpusPlan,
+    CorpusRead,
+    EngineOptions,
+    read_corpus,
+    source_files,
+)
 from tests.dask_support import require_distributed, write_mixed_corpus
 from tests.distributed_support import measured
 from tests.native_core_support import native_core_module, on_path, state_snapshot
@@ -37,10 +46,38 @@ def interleaved(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return [paths[0], copies[0], *paths[1:], copies[-1]]
 
 
-def _fingerprint(state: MeterState) -> tuple[str, dict[str, Any]]:
-    snapshot = state_snapshot(state)
+def _evidence(evidence: ProposalEvidence) -> list[Any]:
+    tallies = [
+        (key, tally.total, tally.overflowed, repr(list(tally.counts.items())))
+        for key, tally in evidence.tallies.items()
+    ]
+    clusters = [(ref, list(rows.items())) for ref, rows in evidence.clusters.items()]
+    sequences = [
+        (identity, window, occurrences, sorted(executions))
+        for identity, (window, occurrences, executions) in evidence.sequences.items()
+    ]
+    return [evidence.trace_values, tallies, clusters, sequences]
+
+
+def _fingerprint(read: CorpusRead) -> tuple[str, dict[str, Any], list[Any], list[str]]:
+    snapshot = state_snapshot(read.state)
     del snapshot["churn"]  # the corpus's root drops its terms (it is only a left-hand side)
-    return report_hash(state.finalize()), snapshot
+    refs = sorted(read.audit_refs)
+    return report_hash(read.state.finalize()), snapshot, _evidence(read.evidence), refs
+
+
+PLANS = {
+    "measure": None,
+    "propose": CorpusPlan(trace_values=True),
+    "observations": CorpusPlan(observation_values=True),
+}
+
+
+def _read(paths: list[Path], plan: str, **engine: Any) -> CorpusRead:
+    chosen = PLANS[plan]
+    if chosen is None:
+        return measured(paths, **engine)
+    return read_corpus(source_files(paths), chosen, EngineOptions(**engine))
 
 
 def _scans(paths: list[Path], native: Any) -> list[Any]:
@@ -73,17 +110,18 @@ def test_native_meters_merge_in_order_and_pickle_as_bytes(interleaved: list[Path
             native.meter_from_bytes(broken)
 
 
+@pytest.mark.parametrize("plan", list(PLANS))
 @pytest.mark.parametrize(
     "engine",
     [{}, {"engine": "processes", "jobs": 2}, {"engine": "processes", "jobs": 2, "batch": 3}],
     ids=["local", "processes", "processes-batched"],
 )
 def test_every_engine_gives_the_plain_state(
-    interleaved: list[Path], engine: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    interleaved: list[Path], engine: dict[str, Any], plan: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     native_core_module()
     with on_path("plain"):
-        expected = _fingerprint(measured(interleaved).state)
+        expected = _fingerprint(_read(interleaved, plan))
     kept: list[Any] = []
     original = native_tallies.NativeTallies.keep_meter
 
@@ -93,17 +131,40 @@ def test_every_engine_gives_the_plain_state(
 
     monkeypatch.setattr(native_tallies.NativeTallies, "keep_meter", keep)
     with on_path("native"):
-        read = measured(interleaved, **engine)
-    assert read.native_meter is None  # exported once, into the state
-    assert _fingerprint(read.state) == expected
+        read = _read(interleaved, plan, **engine)
+    assert read.native_meter is None and read.native_evidence is None  # exported once
+    assert _fingerprint(read) == expected
     if not engine:
         assert kept, "the core's meter accumulator was never used"
 
 
-def test_a_dask_cluster_of_processes_gives_the_plain_state(interleaved: list[Path]) -> None:
+@pytest.mark.parametrize("plan", ["measure", "propose"])
+def test_a_dask_cluster_of_processes_gives_the_plain_state(
+    interleaved: list[Path], plan: str
+) -> None:
     require_distributed()
     native_core_module()
     with on_path("plain"):
-        expected = _fingerprint(measured(interleaved).state)
+        expected = _fingerprint(_read(interleaved, plan))
     with on_path("native"):
-        assert _fingerprint(measured(interleaved, engine="dask", jobs=2).state) == expected
+        assert _fingerprint(_read(interleaved, plan, engine="dask", jobs=2)) == expected
+
+
+def test_native_evidence_pickles_as_the_plain_evidence(interleaved: list[Path]) -> None:
+    native = native_core_module()
+    evidences = []
+    for origin, path in enumerate(p for p in interleaved if p.suffix == ".jsonl"):
+        scanner = native.TraceScanner(None, None)
+        scanner.gather(operations=True, trace_values=True)
+        scanner.feed(path.read_bytes())
+        scanner.finish()
+        evidences.append(scanner.take_evidence(origin))
+        assert scanner.gathered()[1] is None  # taken: not exported again
+    first = evidences[0]
+    for more in evidences[1:]:
+        first.merge(more)
+    travelled = pickle.loads(pickle.dumps(first))
+    assert isinstance(travelled, ProposalEvidence)
+    expected = native_tallies.settled_evidence(first.origin, True, first.export())
+    assert _evidence(travelled) == _evidence(expected)
+    assert any(len(ids) > 1 for _, _, ids in travelled.sequences.values())
