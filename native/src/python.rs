@@ -459,15 +459,16 @@ impl NativeEvidence {
         crate::python_tallies::export_evidence(py, &self.inner)
     }
 
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (i64, bool, Bound<'py, PyTuple>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let module = py.import("pytest_entropy.ingest.native_tallies")?;
-        Ok((
-            module.getattr("settled_evidence")?,
-            (self.origin, self.inner.trace_values, self.export(py)?),
-        ))
+        let args = (self.origin, self.inner.trace_values, self.export(py)?);
+        PyTuple::new(
+            py,
+            [
+                module.getattr("settled_evidence")?,
+                args.into_pyobject(py)?.into_any(),
+            ],
+        )
     }
 }
 
