@@ -46,9 +46,15 @@ from pytest_entropy.core.regex import (
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
-from pytest_entropy.ingest.native_tallies import NativeTallies, settled_evidence
+from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
+from pytest_entropy.run.corpus_native import (
+    combine_evidence,
+    combine_meters,
+    settle_evidence,
+    settle_meter,
+)
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
@@ -271,7 +277,7 @@ class CorpusPart:
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
     # The Rust core's meter state of the files that follow ``state``'s (a ``NativeMeter``,
     # which merges in the core and pickles as bytes), or None: the part's meter is
-    # ``state`` followed by it (:func:`_combine_meters`).
+    # ``state`` followed by it (``run/corpus_native.py``).
     native_meter: Any = None
     # The same for the proposals' evidence: ``evidence`` followed by this (a
     # ``NativeEvidence``, or the ProposalEvidence one becomes when it is unpickled).
@@ -298,77 +304,6 @@ class CorpusRead(CorpusPart):
         if self.pool is None:
             raise ValueError("the plan did not collect observation windows")
         return self.pool.result()
-
-
-def _has_meter(state: MeterState) -> bool:
-    return bool(state.traces or state.refs or state.models or state.task_sequences)
-
-
-def _settle_meter(part: CorpusPart) -> None:
-    """``state`` followed by ``native_meter`` as one MeterState (the core's exported once)."""
-    if part.native_meter is not None:
-        part.state.merge_plain(part.native_meter.export())
-        part.native_meter = None
-
-
-def _combine_meters(first: CorpusPart, then: CorpusPart) -> None:
-    """``first``'s meter followed by ``then``'s, each ``state`` then ``native_meter``: the
-    native states merge in the core, and leave it only when a plain state follows one."""
-    if _has_meter(then.state):
-        _settle_meter(first)
-        first.state.merge(then.state)
-    if then.native_meter is not None:
-        if first.native_meter is None:
-            first.native_meter = then.native_meter
-        else:
-            first.native_meter.merge(then.native_meter)
-        then.native_meter = None
-
-
-def _has_evidence(evidence: ProposalEvidence) -> bool:
-    return bool(evidence.tallies or evidence.clusters or evidence.sequences)
-
-
-def _plain_evidence(found: Any, trace_values: bool) -> ProposalEvidence:
-    if isinstance(found, ProposalEvidence):
-        return found
-    return settled_evidence(found.origin, trace_values, found.export())
-
-
-def _settle_evidence(part: CorpusPart) -> None:
-    """``evidence`` followed by ``native_evidence`` as one ProposalEvidence."""
-    found = part.native_evidence
-    if found is None:
-        return
-    part.native_evidence = None
-    settled = _plain_evidence(found, part.evidence.trace_values)
-    if _has_evidence(part.evidence):
-        part.evidence.merge(settled)
-    else:  # it becomes the part's evidence, which merges had not numbered on
-        settled.origin, settled._executions = part.evidence.origin, part.evidence._executions
-        part.evidence = settled
-
-
-def _combine_evidence(first: CorpusPart, then: CorpusPart) -> None:
-    """``first``'s evidence followed by ``then``'s (as :func:`_combine_meters`)."""
-    if _has_evidence(then.evidence):
-        _settle_evidence(first)
-        first.evidence.merge(then.evidence)
-    found, then.native_evidence = then.native_evidence, None
-    if found is None:
-        return
-    mine = first.native_evidence
-    if mine is None and not isinstance(found, ProposalEvidence):
-        first.native_evidence = found
-    elif (
-        mine is not None
-        and not isinstance(mine, ProposalEvidence)
-        and not isinstance(found, ProposalEvidence)
-    ):
-        mine.merge(found)
-    else:
-        _settle_evidence(first)
-        first.evidence.merge(_plain_evidence(found, first.evidence.trace_values))
 
 
 def _extend_records(into: SessionEvidence, more: SessionEvidence) -> None:
@@ -574,8 +509,8 @@ def _finish_part(
 
 
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
-    _combine_meters(first, then)  # both keep churn terms: still a right-hand side
-    _combine_evidence(first, then)
+    combine_meters(first, then)  # both keep churn terms: still a right-hand side
+    combine_evidence(first, then)
     first.audit_refs.update(then.audit_refs)
     first.windows.extend(then.windows)
     first.readable.extend(then.readable)
@@ -646,8 +581,8 @@ def read_corpus(
                 corpus,
                 _combine_parts,
             )
-        _settle_meter(read)  # the core's meter state leaves it once, here
-        _settle_evidence(read)  # and so does its evidence
+        settle_meter(read)  # the core's meter state leaves it once, here
+        settle_evidence(read)  # and so does its evidence
         return read
     finally:
         if engine.progress is not None:
