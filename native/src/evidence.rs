@@ -273,6 +273,106 @@ impl Evidence {
     }
 }
 
+impl Tally {
+    /// `_Tally.merge(other)`: the tally of the input that follows.
+    fn merge(&mut self, other: Tally) {
+        self.total += other.total;
+        if self.overflowed {
+            return;
+        }
+        if other.overflowed {
+            self.overflowed = true;
+            self.counts.clear();
+            return;
+        }
+        for (identity, value, count) in other.counts {
+            match self.counts.iter_mut().find(|slot| slot.0 == identity) {
+                Some(slot) => {
+                    slot.1 = value; // the last value seen, as one pass keeps it
+                    slot.2 += count;
+                }
+                None => self.counts.push((identity, value, count)),
+            }
+        }
+        if self.counts.len() > ENUM_MAX_DISTINCT {
+            self.overflowed = true;
+            self.counts.clear();
+        }
+    }
+}
+
+impl Evidence {
+    /// `ProposalEvidence.merge(other)` for the evidence of the input that follows, its
+    /// execution numbers moved by `offset` (`self.executions`: numbered after this one's,
+    /// the result is one pass over both inputs; 0 for numbers already told apart).
+    pub fn merge(&mut self, other: Evidence, offset: u64) {
+        self.executions += other.executions;
+        for ((reference, key), tally) in other.tallies {
+            let mut joined = reference.clone();
+            joined.push(0xFF);
+            joined.extend_from_slice(&key);
+            match self.tally_index.get(&joined) {
+                Some(&at) => self.tallies[at].1.merge(tally),
+                None => {
+                    self.tally_index.insert(joined, self.tallies.len());
+                    self.tallies.push(((reference, key), tally));
+                }
+            }
+        }
+        for (reference, rows) in other.clusters {
+            let (at, per_ref) = match self.cluster_index.get_mut(&reference) {
+                Some(found) => found,
+                None => {
+                    self.clusters.push((reference.clone(), Vec::new()));
+                    let at = self.clusters.len() - 1;
+                    self.cluster_index
+                        .entry(reference)
+                        .or_insert((at, FastMap::default()))
+                }
+            };
+            let mine = &mut self.clusters[*at].1;
+            for (keys, calls) in rows {
+                let mut joined = Vec::new();
+                for key in &keys {
+                    joined.extend_from_slice(key);
+                    joined.push(0xFF);
+                }
+                match per_ref.get(&joined) {
+                    Some(&row) => mine[row].1 += calls,
+                    None => {
+                        per_ref.insert(joined, mine.len());
+                        mine.push((keys, calls));
+                    }
+                }
+            }
+        }
+        for mut sequence in other.sequences {
+            match self.sequence_index.get(&sequence.identity) {
+                Some(&at) => {
+                    let entry = &mut self.sequences[at];
+                    entry.occurrences += sequence.occurrences;
+                    for execution in sequence.executions {
+                        if entry.executions.len() >= FUSE_MIN_EXECUTIONS {
+                            break;
+                        }
+                        if !entry.executions.contains(&(execution + offset)) {
+                            entry.executions.push(execution + offset);
+                        }
+                    }
+                }
+                None => {
+                    for execution in &mut sequence.executions {
+                        *execution += offset;
+                    }
+                    self.sequence_index
+                        .insert(sequence.identity.clone(), self.sequences.len());
+                    self.sequences.push(sequence);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,5 +458,39 @@ mod tests {
         assert_eq!(evidence.clusters[2].1[0].0, [b"y".to_vec(), b"x".to_vec()]);
         assert!(evidence.tallies.iter().all(|((r, _), _)| r != b"fabric.q"));
         assert_eq!(evidence.tallies[0].1.total, 4);
+    }
+
+    #[test]
+    fn merges_as_one_pass() {
+        let traces = [
+            r#"[["a",{"x":1},true],["b",{},true],["c",{"x":2},true]]"#,
+            r#"[["a",{"x":"s"},true],["b",{"y":1},true],["c",{},true],["a",{"x":1.5},true]]"#,
+            r#"[["a",{"x":1},true],["b",{},true],["c",{"x":2},true],["d",{},true]]"#,
+        ];
+        let parts = |from: usize, to: usize| {
+            let mut evidence = Evidence::new(true);
+            for trace in &traces[from..to] {
+                run(&mut evidence, &ops(trace));
+            }
+            evidence
+        };
+        let view = |e: &Evidence| {
+            let sequences: Vec<_> = e
+                .sequences
+                .iter()
+                .map(|s| (s.identity.clone(), s.occurrences, s.executions.clone()))
+                .collect();
+            format!(
+                "{} {:?} {:?} {:?}",
+                e.executions, e.tallies, e.clusters, sequences
+            )
+        };
+        let whole = parts(0, 3);
+        for split in 0..=3 {
+            let mut merged = parts(0, split);
+            let offset = merged.executions;
+            merged.merge(parts(split, 3), offset);
+            assert_eq!(view(&merged), view(&whole), "split at {split}");
+        }
     }
 }

@@ -321,6 +321,240 @@ impl MeterState {
     }
 }
 
+/// Counts of `other` onto `into` (`_merge_counts`): known keys keep their place, new keys
+/// follow in `other`'s order.
+fn merge_counts(into: &mut Ordered<i64>, other: &Ordered<i64>) {
+    for (key, count) in other.entries() {
+        *into.entry(key) += count;
+    }
+}
+
+/// `running + term` for each term in order, as the Python's merge replays them.
+fn replay(running: f64, terms: &[f64]) -> f64 {
+    terms.iter().fold(running, |sum, term| sum + term)
+}
+
+impl RefAccumulator {
+    fn merge(&mut self, other: &RefAccumulator) {
+        self.calls += other.calls;
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        merge_counts(&mut self.signatures, &other.signatures);
+        merge_counts(&mut self.stages, &other.stages);
+        self.churn_pairs += other.churn_pairs;
+        self.churn_sum = replay(self.churn_sum, &other.churn_terms);
+        self.churn_terms.extend_from_slice(&other.churn_terms);
+    }
+}
+
+impl MeterState {
+    /// `MeterState.merge(other)`: `other` is the slice that follows this one; the result is
+    /// one pass over both (counters add, maps keep first-seen order, churn sums replay
+    /// `other`'s terms onto this state's). Terms are kept, so the result merges on.
+    pub fn merge(&mut self, other: &MeterState) {
+        self.traces += other.traces;
+        self.operations += other.operations;
+        self.action_operations += other.action_operations;
+        self.discovery_operations += other.discovery_operations;
+        self.workflow_operations += other.workflow_operations;
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        self.aborted += other.aborted;
+        self.timed_out += other.timed_out;
+        self.invocation_rejections += other.invocation_rejections;
+        for (reference, theirs) in other.refs.entries() {
+            self.refs.entry(reference).merge(theirs);
+        }
+        self.churn_pairs += other.churn_pairs;
+        self.churn_sum = replay(self.churn_sum, &other.churn_terms);
+        self.churn_terms.extend_from_slice(&other.churn_terms);
+        for (task, sequences) in other.task_sequences.entries() {
+            merge_counts(self.task_sequences.entry(task), sequences);
+        }
+        for (model, theirs) in other.models.entries() {
+            self.models.entry(model).merge(theirs);
+        }
+    }
+
+    /// The state as bytes (`from_bytes` reads them back): what a process or a Dask worker
+    /// sends of a native meter.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// A state `to_bytes` wrote, or `None` for bytes it did not write.
+    pub fn from_bytes(bytes: &[u8]) -> Option<MeterState> {
+        let mut input = Reader(bytes);
+        let state = MeterState::decode(&mut input)?;
+        input.0.is_empty().then_some(state)
+    }
+
+    fn totals(&mut self) -> [&mut i64; 10] {
+        [
+            &mut self.traces,
+            &mut self.operations,
+            &mut self.action_operations,
+            &mut self.discovery_operations,
+            &mut self.workflow_operations,
+            &mut self.succeeded,
+            &mut self.failed,
+            &mut self.aborted,
+            &mut self.timed_out,
+            &mut self.invocation_rejections,
+        ]
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        for n in [
+            self.traces,
+            self.operations,
+            self.action_operations,
+            self.discovery_operations,
+            self.workflow_operations,
+            self.succeeded,
+            self.failed,
+            self.aborted,
+            self.timed_out,
+            self.invocation_rejections,
+        ] {
+            put_int(out, n);
+        }
+        put_len(out, self.refs.len());
+        for (reference, acc) in self.refs.entries() {
+            put_bytes(out, reference);
+            [acc.calls, acc.succeeded, acc.failed, acc.churn_pairs]
+                .iter()
+                .for_each(|&n| put_int(out, n));
+            put_counts(out, &acc.signatures);
+            put_counts(out, &acc.stages);
+            put_floats(out, acc.churn_sum, &acc.churn_terms);
+        }
+        put_int(out, self.churn_pairs);
+        put_floats(out, self.churn_sum, &self.churn_terms);
+        put_len(out, self.task_sequences.len());
+        for (task, sequences) in self.task_sequences.entries() {
+            put_bytes(out, task);
+            put_counts(out, sequences);
+        }
+        put_len(out, self.models.len());
+        for (model, inner) in self.models.entries() {
+            put_bytes(out, model);
+            inner.encode(out);
+        }
+    }
+
+    fn decode(input: &mut Reader<'_>) -> Option<MeterState> {
+        let mut state = MeterState::default();
+        for slot in state.totals() {
+            *slot = input.int()?;
+        }
+        for _ in 0..input.len()? {
+            let acc = state.refs.entry(input.bytes()?);
+            acc.calls = input.int()?;
+            acc.succeeded = input.int()?;
+            acc.failed = input.int()?;
+            acc.churn_pairs = input.int()?;
+            input.counts(&mut acc.signatures)?;
+            input.counts(&mut acc.stages)?;
+            (acc.churn_sum, acc.churn_terms) = input.floats()?;
+        }
+        state.churn_pairs = input.int()?;
+        (state.churn_sum, state.churn_terms) = input.floats()?;
+        for _ in 0..input.len()? {
+            let task = input.bytes()?;
+            input.counts(state.task_sequences.entry(task))?;
+        }
+        for _ in 0..input.len()? {
+            let model = input.bytes()?.to_vec();
+            let inner = MeterState::decode(input)?;
+            *state.models.entry(&model) = inner;
+        }
+        Some(state)
+    }
+}
+
+fn put_int(out: &mut Vec<u8>, n: i64) {
+    out.extend_from_slice(&n.to_le_bytes());
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_len(out, bytes.len());
+    out.extend_from_slice(bytes);
+}
+
+fn put_counts(out: &mut Vec<u8>, map: &Ordered<i64>) {
+    put_len(out, map.len());
+    for (key, count) in map.entries() {
+        put_bytes(out, key);
+        put_int(out, *count);
+    }
+}
+
+fn put_floats(out: &mut Vec<u8>, sum: f64, terms: &[f64]) {
+    out.extend_from_slice(&sum.to_bits().to_le_bytes());
+    put_len(out, terms.len());
+    for term in terms {
+        out.extend_from_slice(&term.to_bits().to_le_bytes());
+    }
+}
+
+/// What `MeterState::from_bytes` reads from.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn word(&mut self) -> Option<[u8; 8]> {
+        let word: [u8; 8] = self.0.get(..8)?.try_into().ok()?;
+        self.0 = &self.0[8..];
+        Some(word)
+    }
+
+    fn int(&mut self) -> Option<i64> {
+        self.word().map(i64::from_le_bytes)
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        usize::try_from(u64::from_le_bytes(self.word()?)).ok()
+    }
+
+    fn float(&mut self) -> Option<f64> {
+        self.word().map(|w| f64::from_bits(u64::from_le_bytes(w)))
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.len()?;
+        if n > self.0.len() {
+            return None;
+        }
+        let (bytes, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(bytes)
+    }
+
+    fn counts(&mut self, into: &mut Ordered<i64>) -> Option<()> {
+        for _ in 0..self.len()? {
+            let key = self.bytes()?;
+            *into.entry(key) = self.int()?;
+        }
+        Some(())
+    }
+
+    fn floats(&mut self) -> Option<(f64, Vec<f64>)> {
+        let sum = self.float()?;
+        let n = self.len()?;
+        if n > self.0.len() / 8 {
+            return None;
+        }
+        let terms = (0..n).map(|_| self.float()).collect::<Option<Vec<_>>>()?;
+        Some((sum, terms))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +617,32 @@ mod tests {
         );
         let model = &state.models.entries()[0].1;
         assert_eq!((model.traces, model.churn_pairs), (1, 1));
+    }
+
+    #[test]
+    fn merges_and_travels_as_one_pass() {
+        let traces = [
+            vec![
+                op("a", "failed", "(x:str)"),
+                op("a", "succeeded", "(x:num)"),
+            ],
+            vec![op("b", "succeeded", "()"), op("a", "aborted", "()")],
+            vec![op("a", "failed", "()"), op("a", "failed", "(y:str)")],
+        ];
+        let run = |from: usize, to: usize| {
+            let mut state = MeterState::default();
+            for (at, trace) in traces[from..to].iter().enumerate() {
+                let model: &[u8] = if (from + at) % 2 == 0 { b"p/m" } else { b"p/n" };
+                state.add_signed(trace, Some(b"t"), Some(model));
+            }
+            state
+        };
+        let whole = run(0, 3);
+        let mut merged = run(0, 1);
+        merged.merge(&MeterState::from_bytes(&run(1, 3).to_bytes()).expect("decodes"));
+        assert_eq!(merged.to_bytes(), whole.to_bytes());
+        assert_eq!(merged.churn_sum.to_bits(), whole.churn_sum.to_bits());
+        let bytes = whole.to_bytes();
+        assert!(MeterState::from_bytes(&bytes[..bytes.len() - 1]).is_none());
     }
 }

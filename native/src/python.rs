@@ -280,11 +280,44 @@ impl TraceScanner {
         self.inner.resolve_note(at, problem);
     }
 
+    /// The meter state, moved out of the scanner into a `NativeMeter` (the scanner's is
+    /// empty afterwards).
+    fn take_meter(&mut self) -> NativeMeter {
+        NativeMeter {
+            state: std::mem::take(&mut self.inner.meter),
+        }
+    }
+
+    /// The proposals' evidence gathered so far, moved out of the scanner into a
+    /// `NativeEvidence` of the file numbered `origin` (None when not gathered; `gathered`
+    /// reports none afterwards). Its executions become `origin << 32 | number`, the
+    /// plain path's `(origin, number)`, so files' executions stay apart when they merge.
+    fn take_evidence(&mut self, origin: u32) -> PyResult<Option<NativeEvidence>> {
+        let Some(mut inner) = self.inner.tallies.evidence.take() else {
+            return Ok(None);
+        };
+        if inner.executions > u64::from(u32::MAX) {
+            return Err(PyValueError::new_err(
+                "more than 2**32 executions in one file",
+            ));
+        }
+        for sequence in &mut inner.sequences {
+            for execution in &mut sequence.executions {
+                *execution |= u64::from(origin) << 32;
+            }
+        }
+        Ok(Some(NativeEvidence {
+            inner,
+            origin: i64::from(origin),
+        }))
+    }
+
     /// `(model, counters, reasons, notes, meter)`: the model cursor at the end (None if no
     /// model was ever announced), the diagnostics' counters by name, the rejection reasons
     /// `[(reason, count)]` in first-seen order, the notes `[(line, problem)]` and the meter
-    /// state as plain data.
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// state as plain data (None when not `with_meter`).
+    #[pyo3(signature = (with_meter = true))]
+    fn result<'py>(&self, py: Python<'py>, with_meter: bool) -> PyResult<Bound<'py, PyTuple>> {
         let scan = &self.inner;
         let model = match &scan.model {
             Some(model) => text(py, model)?,
@@ -328,9 +361,125 @@ impl TraceScanner {
                 counters.into_any(),
                 reasons.into_any(),
                 PyList::new(py, notes)?.into_any(),
-                meter(py, &scan.meter)?.into_any(),
+                if with_meter {
+                    meter(py, &scan.meter)?.into_any()
+                } else {
+                    py.None().into_bound(py)
+                },
             ],
         )
+    }
+}
+
+/// A meter state that stays in the core across files (`NativeMeter()` is empty): files'
+/// states merge into it in corpus order (`merge`), it leaves as plain data once (`export`,
+/// what `MeterState.from_plain` reads) and pickles as bytes (`to_bytes`,
+/// `meter_from_bytes`), so a process or a Dask worker hands it on unchanged.
+#[pyclass(module = "pytest_entropy._core")]
+struct NativeMeter {
+    state: MeterState,
+}
+
+#[pymethods]
+impl NativeMeter {
+    #[new]
+    fn new() -> Self {
+        NativeMeter {
+            state: MeterState::default(),
+        }
+    }
+
+    /// Folds `other` (the files that follow this state's) in; `other` is left empty.
+    fn merge(&mut self, mut other: PyRefMut<'_, NativeMeter>) {
+        if self.state.traces == 0 && self.state.refs.is_empty() && self.state.models.is_empty() {
+            self.state = std::mem::take(&mut other.state);
+        } else {
+            self.state.merge(&other.state);
+            other.state = MeterState::default();
+        }
+    }
+
+    /// The number of traces metered so far.
+    #[getter]
+    fn traces(&self) -> i64 {
+        self.state.traces
+    }
+
+    /// The state as plain data (see `TraceScanner.result`).
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        meter(py, &self.state)
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.state.to_bytes())
+    }
+
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let module = py.import("pytest_entropy._core")?;
+        Ok((module.getattr("meter_from_bytes")?, (self.to_bytes(py),)))
+    }
+}
+
+/// The proposals' evidence that stays in the core across files: the files' evidence merges
+/// into it in corpus order (`merge`, each file's executions numbered after the ones before)
+/// and leaves it once as plain data (`export`, as `Evidence.export`, but each execution
+/// number is `origin << 32 | number`: see `TraceScanner.take_evidence`). `origin` is the
+/// first file's number. It pickles as that plain data, which becomes a `ProposalEvidence`
+/// (`ingest/native_tallies.settled_evidence`).
+#[pyclass(module = "pytest_entropy._core")]
+struct NativeEvidence {
+    inner: crate::evidence::Evidence,
+    #[pyo3(get)]
+    origin: i64,
+}
+
+#[pymethods]
+impl NativeEvidence {
+    /// Folds `other` (the evidence of the files that follow) in; `other` is left empty.
+    fn merge(&mut self, mut other: PyRefMut<'_, NativeEvidence>) {
+        let trace_values = other.inner.trace_values;
+        let theirs = std::mem::replace(
+            &mut other.inner,
+            crate::evidence::Evidence::new(trace_values),
+        );
+        self.inner.merge(theirs, 0);
+    }
+
+    /// Whether the evidence tallies the traces' top-level values.
+    #[getter]
+    fn trace_values(&self) -> bool {
+        self.inner.trace_values
+    }
+
+    /// `(executions, tallies, clusters, sequences)`: see `Evidence.export`.
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        crate::python_tallies::export_evidence(py, &self.inner)
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let module = py.import("pytest_entropy.ingest.native_tallies")?;
+        let args = (self.origin, self.inner.trace_values, self.export(py)?);
+        PyTuple::new(
+            py,
+            [
+                module.getattr("settled_evidence")?,
+                args.into_pyobject(py)?.into_any(),
+            ],
+        )
+    }
+}
+
+/// The `NativeMeter` whose `to_bytes` gave `data`.
+#[pyfunction]
+fn meter_from_bytes(data: &[u8]) -> PyResult<NativeMeter> {
+    match MeterState::from_bytes(data) {
+        Some(state) => Ok(NativeMeter { state }),
+        None => Err(pyo3::exceptions::PyValueError::new_err(
+            "not the bytes of a native meter state",
+        )),
     }
 }
 
@@ -340,6 +489,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_lines, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_class::<TraceScanner>()?;
+    m.add_class::<NativeMeter>()?;
+    m.add_class::<NativeEvidence>()?;
+    m.add_function(wrap_pyfunction!(meter_from_bytes, m)?)?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
     crate::python_tallies::register(m)?;
     Ok(())

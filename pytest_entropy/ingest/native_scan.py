@@ -8,7 +8,9 @@ meter's accumulation in its own data, and at the end hands back plain data, whic
 the same :class:`~pytest_entropy.core.meter.MeterState` and
 :class:`~pytest_entropy.ingest.diagnostics.ScanDiagnostics` the plain scanner fills. Both
 merge into the caller's as the plain scanner's would have grown (``MeterState.merge`` and
-``ScanDiagnostics.merge`` equal one pass).
+``ScanDiagnostics.merge`` equal one pass). When the tallies ask for it
+(``NativeTallies.native_meter``), the meter state stays in the core instead, as a
+``NativeMeter`` the corpus merges in the core and exports once.
 
 The core does not reproduce the Python reader's error messages: the note of a malformed
 line gets its text here, from the plain reader, while the core keeps the line (only the
@@ -149,10 +151,18 @@ class NativeTraceReader:
                 scanner.resolve_note(at, _malformed_note(self.name, at, raw))
 
     def _take(self, scanner: Any) -> None:
-        model, counters, reasons, notes, meter = scanner.result()
+        # The meter stays in the core when the tallies keep it there (``native_meter``).
+        in_core = self.tallies is not None and self.tallies.native_meter
+        # ... and is not exported at all when no one reads it (pool, propose).
+        model, counters, reasons, notes, meter = scanner.result(
+            self.meter is not None and not in_core
+        )
         self.current_model = model
         self.diagnostics.merge(diagnostics_from_plain(self.name, counters, reasons, notes))
-        if self.meter is not None:
+        if in_core:
+            assert self.tallies is not None
+            self.tallies.keep_meter(scanner.take_meter())
+        elif self.meter is not None:
             self.meter.merge_plain(meter)
         if self.tallies is not None:
             self.tallies.take(scanner, self.diagnostics)

@@ -6,8 +6,9 @@ for on one file: the refs with audit calls (``audit_refs``), the proposals' evid
 ``observation_values``), the pool window (``window``) and the trial (``trial``). It asks the
 core's ``TraceScanner`` for them before the first chunk (:meth:`ask`) and folds what it
 gathered into the Python accumulators at the end (:meth:`take`), which then merge across
-files and engines exactly as the plain path's do. Lines of another session format are read
-by the plain scanner with the same listeners (:meth:`listeners`).
+files and engines exactly as the plain path's do; the meter's state may stay in the core
+(``native_meter``: a ``NativeMeter``, merged in the core across files). Lines of another
+session format are read by the plain scanner with the same listeners (:meth:`listeners`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.proposals import ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
@@ -25,7 +26,28 @@ if TYPE_CHECKING:  # the trial's module is imported by the commands that replay,
     from pytest_entropy.core.pool_window import WindowTally
     from pytest_entropy.core.trial import TrialTally
 
-__all__ = ["NativeTallies"]
+__all__ = ["NativeTallies", "settled_evidence"]
+
+
+def settled_evidence(origin: int, trace_values: bool, exported: Sequence[Any]) -> ProposalEvidence:
+    """A ``NativeEvidence`` (its first file ``origin``, its ``export()``) as plain evidence,
+    what one crosses a process boundary as: the evidence the plain path's files would have
+    merged to, each execution ``(file, number)`` as the plain path numbers it."""
+    executions, tallies, clusters, sequences = exported
+    evidence = ProposalEvidence(trace_values=trace_values, origin=origin)
+    evidence._executions = executions
+    for ref, key, total, overflowed, counts in tallies:
+        tally = _Tally(ref, key)
+        tally.total = total
+        tally.overflowed = overflowed
+        tally.counts = {identity: [value, count] for identity, value, count in counts}
+        evidence.tallies[(ref, key)] = tally
+    for ref, rows in clusters:
+        evidence.clusters[ref] = dict(rows)
+    for identity, window, occurrences, numbers in sequences:
+        ids = {(number >> 32, number & 0xFFFFFFFF) for number in numbers}
+        evidence.sequences[identity] = [window, occurrences, ids]
+    return evidence
 
 
 @dataclass(slots=True)
@@ -38,6 +60,15 @@ class NativeTallies:
     audit_refs: set[str] | None = None
     window: bool = False
     trial: TrialTally | None = None
+    # The meter's state stays in the core (a ``NativeMeter``, :meth:`keep_meter`) instead of
+    # becoming a MeterState: the corpus merges it in the core and exports it once.
+    native_meter: bool = False
+    meter: Any = None
+    # Likewise the proposals' evidence (a ``NativeEvidence`` of the file numbered
+    # ``origin``, in ``kept_evidence``) instead of folding into ``evidence``.
+    native_evidence: bool = False
+    origin: int = 0
+    kept_evidence: Any = None
     # The file's window as the core summarised it (:meth:`take`), or the plain listeners'
     # tally of it (:meth:`listeners`).
     _window: tuple[Any, ...] | None = None
@@ -61,6 +92,8 @@ class NativeTallies:
 
     def take(self, scanner: Any, diagnostics: ScanDiagnostics) -> None:
         """Fold what the scanner gathered into the accumulators."""
+        if self.native_evidence and self.evidence is not None:
+            self.kept_evidence = scanner.take_evidence(self.origin)
         refs, evidence, window, trial, audit_calls, skipped_audits = scanner.gathered()
         diagnostics.audit_calls += audit_calls
         diagnostics.skipped_audits += skipped_audits
@@ -72,6 +105,13 @@ class NativeTallies:
             self._window = window
         if self.trial is not None and trial is not None:
             self.trial.counts.add_native(trial)
+
+    def keep_meter(self, meter: Any) -> None:
+        """A scan's ``NativeMeter``: kept, or merged after the one kept."""
+        if self.meter is None:
+            self.meter = meter
+        else:
+            self.meter.merge(meter)
 
     def window_summary(self, file: str) -> WindowSummary | None:
         """The window of the file, named ``file`` (``None``: not gathered)."""

@@ -42,6 +42,12 @@ from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
+from pytest_entropy.run.corpus_native import (
+    combine_evidence,
+    combine_meters,
+    settle_evidence,
+    settle_meter,
+)
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
@@ -267,6 +273,13 @@ class CorpusPart:
     external_refs: set[str] = field(default_factory=set)
     changed: list[str] = field(default_factory=list)
     diagnostics: ScanDiagnostics = field(default_factory=ScanDiagnostics)
+    # The Rust core's meter state of the files that follow ``state``'s (a ``NativeMeter``,
+    # which merges in the core and pickles as bytes), or None: the part's meter is
+    # ``state`` followed by it (``run/corpus_native.py``).
+    native_meter: Any = None
+    # The same for the proposals' evidence: ``evidence`` followed by this (a
+    # ``NativeEvidence``, or the ProposalEvidence one becomes when it is unpickled).
+    native_evidence: Any = None
 
 
 @dataclass(slots=True)
@@ -323,10 +336,15 @@ def _served_natively(
     return hooks.trial is not None and hooks.on_value is None and hooks.trial.counts_natively()
 
 
-def _native_tallies(plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None) -> NativeTallies:
+def _native_tallies(
+    source: SourceFile, plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None
+) -> NativeTallies:
     """What the Rust core gathers for ``plan`` beside the meter, into ``part``."""
     wants_evidence = plan.proposals or plan.observation_values
     return NativeTallies(
+        native_meter=plan.meter,
+        native_evidence=True,
+        origin=source.index,
         evidence=part.evidence if wants_evidence else None,
         operations=plan.proposals,
         observation_values=plan.observation_values,
@@ -410,7 +428,7 @@ def _read_native(
     hooks: ReplayHooks | None,
 ) -> tuple[bool, Listeners]:
     """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
-    tallies = _native_tallies(plan, part, hooks)
+    tallies = _native_tallies(source, plan, part, hooks)
     with watch_unenforced() as met:  # the trial's checks are built as the calls come
         readable = scan_source(
             source.location,
@@ -425,6 +443,8 @@ def _read_native(
     if hooks is not None:
         part.patterns = met.patterns
         part.external_refs = met.refs
+    part.native_meter = tallies.meter
+    part.native_evidence = tallies.kept_evidence
     return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
 
 
@@ -497,8 +517,8 @@ def _finish_part(
 
 
 def _combine_parts(first: CorpusPart, then: CorpusPart) -> CorpusPart:
-    first.state.merge(then.state)  # both keep churn terms: still a right-hand side
-    first.evidence.merge(then.evidence)
+    combine_meters(first, then)  # both keep churn terms: still a right-hand side
+    combine_evidence(first, then)
     first.audit_refs.update(then.audit_refs)
     first.windows.extend(then.windows)
     first.readable.extend(then.readable)
@@ -557,7 +577,7 @@ def read_corpus(
         merge = tracked_merge(sources, _merge_part, engine.progress)
     try:
         with relaxed_collector():
-            return engine.fold(  # type: ignore[no-any-return]
+            read: CorpusRead = engine.fold(
                 sources,
                 functools.partial(
                     _read_one,
@@ -569,6 +589,9 @@ def read_corpus(
                 corpus,
                 _combine_parts,
             )
+        settle_meter(read)  # the core's meter state leaves it once, here
+        settle_evidence(read)  # and so does its evidence
+        return read
     finally:
         if engine.progress is not None:
             engine.progress.end()

@@ -1,0 +1,91 @@
+"""The Rust core's accumulators in the corpus's parts (``run/corpus.py``).
+
+A :class:`~pytest_entropy.run.corpus.CorpusPart` holds its meter as ``state`` followed by
+``native_meter`` (a ``NativeMeter`` of the core, or None) and its proposals' evidence as
+``evidence`` followed by ``native_evidence`` (a ``NativeEvidence``, or the plain
+:class:`ProposalEvidence` one becomes when it crosses a process). Parts combine in file
+order: native accumulators merge in the core, and one is exported into the plain
+accumulator before it only when a plain one follows it, so the merges keep the files'
+order whatever mixes. ``read_corpus`` settles what is left once, at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.ingest.native_tallies import settled_evidence
+
+__all__ = ["combine_evidence", "combine_meters", "settle_evidence", "settle_meter"]
+
+
+def _has_meter(state: MeterState) -> bool:
+    return bool(state.traces or state.refs or state.models or state.task_sequences)
+
+
+def settle_meter(part: Any) -> None:
+    """``state`` followed by ``native_meter`` as one MeterState (the core's exported once)."""
+    if part.native_meter is not None:
+        part.state.merge_plain(part.native_meter.export())
+        part.native_meter = None
+
+
+def combine_meters(first: Any, then: Any) -> None:
+    """``first``'s meter followed by ``then``'s, each ``state`` then ``native_meter``: the
+    native states merge in the core, and leave it only when a plain state follows one."""
+    if _has_meter(then.state):
+        settle_meter(first)
+        first.state.merge(then.state)
+    if then.native_meter is not None:
+        if first.native_meter is None:
+            first.native_meter = then.native_meter
+        else:
+            first.native_meter.merge(then.native_meter)
+        then.native_meter = None
+
+
+def _has_evidence(evidence: ProposalEvidence) -> bool:
+    return bool(evidence.tallies or evidence.clusters or evidence.sequences)
+
+
+def _plain_evidence(found: Any, trace_values: bool) -> ProposalEvidence:
+    if isinstance(found, ProposalEvidence):
+        return found
+    return settled_evidence(found.origin, trace_values, found.export())
+
+
+def settle_evidence(part: Any) -> None:
+    """``evidence`` followed by ``native_evidence`` as one ProposalEvidence."""
+    found = part.native_evidence
+    if found is None:
+        return
+    part.native_evidence = None
+    settled = _plain_evidence(found, part.evidence.trace_values)
+    if _has_evidence(part.evidence):
+        part.evidence.merge(settled)
+    else:  # it becomes the part's evidence, which merges had not numbered on
+        settled.origin, settled._executions = part.evidence.origin, part.evidence._executions
+        part.evidence = settled
+
+
+def combine_evidence(first: Any, then: Any) -> None:
+    """``first``'s evidence followed by ``then``'s (as :func:`combine_meters`)."""
+    if _has_evidence(then.evidence):
+        settle_evidence(first)
+        first.evidence.merge(then.evidence)
+    found, then.native_evidence = then.native_evidence, None
+    if found is None:
+        return
+    mine = first.native_evidence
+    if mine is None and not isinstance(found, ProposalEvidence):
+        first.native_evidence = found
+    elif (
+        mine is not None
+        and not isinstance(mine, ProposalEvidence)
+        and not isinstance(found, ProposalEvidence)
+    ):
+        mine.merge(found)
+    else:
+        settle_evidence(first)
+        first.evidence.merge(_plain_evidence(found, first.evidence.trace_values))
