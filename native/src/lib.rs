@@ -13,6 +13,7 @@ pub mod json;
 pub mod lines;
 pub mod meter;
 pub mod pool;
+pub mod replay;
 pub mod scan;
 pub mod signature;
 pub mod stringify;

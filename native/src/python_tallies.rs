@@ -14,6 +14,10 @@
 //!   the checks and remembered verdicts one command's files share.
 //! * `TrialTally(declared, resolve)` or `TrialTally.over(verdicts)`: `add_trace_json(raw)`,
 //!   `add_audits_json(raw)`, `counts()`.
+//! * `TrialVerdicts.replay(touched, audited, presence, build)`: the compile's replay
+//!   instead (`presence(ref)` gives `(in candidate, in before)`, `build(ref, before)` a
+//!   check's `(kind, function)`); a scan given it gathers `(audit_invalid, trace_runs)`
+//!   (`ReplayCounts`, reasons as codes), and `ReplayTally.over(verdicts)` feeds it JSON.
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -24,6 +28,7 @@ use crate::evidence::{self, Operation};
 use crate::json::{self, JsString, Object, Value};
 use crate::pool;
 use crate::python::to_python;
+use crate::replay::{self, ReplayChecks, Surface};
 use crate::tallies::{Tallies, TrialCalls};
 use crate::trial::{self, Checks, Kind, RefSpec, Side};
 
@@ -317,8 +322,9 @@ pub(crate) fn gather(
     tallies.evidence =
         (operations || observation_values).then(|| evidence::Evidence::new(trace_values));
     tallies.window = window.map(|limit| pool::WindowTally::new(true, limit));
-    tallies.trial = match trial {
-        Some(verdicts) => Some(Box::new(CheckedTrial::over(&verdicts))),
+    tallies.trial = match trial.as_deref().map(|v| &v.shared) {
+        Some(Mode::Trial(shared)) => Some(Box::new(CheckedTrial::over_shared(shared))),
+        Some(Mode::Replay(shared)) => Some(Box::new(CheckedReplay::over(shared))),
         None => None,
     };
     Ok(())
@@ -327,10 +333,16 @@ pub(crate) fn gather(
 /// The error a trial check raised during the last chunk, if any.
 pub(crate) fn raised(tallies: &mut Tallies) -> PyResult<()> {
     match tallies.trial.as_mut() {
-        Some(trial) => match trial.as_any().downcast_mut::<CheckedTrial>() {
-            Some(checked) => checked.raised(),
-            None => Ok(()),
-        },
+        Some(trial) => {
+            let any = trial.as_any();
+            if let Some(checked) = any.downcast_mut::<CheckedTrial>() {
+                return checked.raised();
+            }
+            match any.downcast_mut::<CheckedReplay>() {
+                Some(checked) => checked.error.take().map_or(Ok(()), Err),
+                None => Ok(()),
+            }
+        }
         None => Ok(()),
     }
 }
@@ -362,12 +374,18 @@ pub(crate) fn gathered<'py>(
         None => none(),
     };
     let trial = match tallies.trial.as_mut() {
-        Some(trial) => match trial.as_any().downcast_mut::<CheckedTrial>() {
-            Some(checked) => trial_counts(py, &checked.tally)?
-                .into_pyobject(py)?
-                .into_any(),
-            None => none(),
-        },
+        Some(trial) => {
+            let any = trial.as_any();
+            if let Some(checked) = any.downcast_mut::<CheckedTrial>() {
+                trial_counts(py, &checked.tally)?
+                    .into_pyobject(py)?
+                    .into_any()
+            } else if let Some(checked) = any.downcast_mut::<CheckedReplay>() {
+                replay_counts(py, &checked.tally)?.into_any()
+            } else {
+                none()
+            }
+        }
         None => none(),
     };
     PyTuple::new(
@@ -440,26 +458,30 @@ impl Checks for PyChecks {
 
     fn check(&mut self, entry: usize, side: Side, args: &Object) -> PyResult<bool> {
         let (dkind, dfunc, ckind, cfunc) = &self.functions[entry];
-        let (kind, function) = match side {
-            Side::Declared => (*dkind, dfunc),
-            Side::Compiled => (*ckind, cfunc),
-        };
-        Python::attach(|py| {
-            let value = object_to_python(py, args)?;
-            match function
-                .bind(py)
-                .call1((value,))
-                .and_then(|v| v.is_truthy())
-            {
-                Ok(verdict) => Ok(verdict),
-                // A compiled check's exception is a rejection (as in `accepts`).
-                Err(error) if kind != Kind::Plain && error.is_instance_of::<PyException>(py) => {
-                    Ok(false)
-                }
-                Err(error) => Err(error),
-            }
-        })
+        match side {
+            Side::Declared => call_check(*dkind, dfunc, args),
+            Side::Compiled => call_check(*ckind, cfunc, args),
+        }
     }
+}
+
+/// Runs a check on the plain reader's dict of `args`: a compiled check's exception is a
+/// rejection (as in `accepts`), a plain one's propagates.
+fn call_check(kind: Kind, function: &Py<PyAny>, args: &Object) -> PyResult<bool> {
+    Python::attach(|py| {
+        let value = object_to_python(py, args)?;
+        match function
+            .bind(py)
+            .call1((value,))
+            .and_then(|v| v.is_truthy())
+        {
+            Ok(verdict) => Ok(verdict),
+            Err(error) if kind != Kind::Plain && error.is_instance_of::<PyException>(py) => {
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
+    })
 }
 
 /// The verdicts of one command's trial and the checks that give them, shared by the tallies
@@ -475,7 +497,13 @@ type Shared = std::sync::Arc<std::sync::Mutex<SharedVerdicts>>;
 /// module's comment), remembered across the files of one command.
 #[pyclass(module = "pytest_entropy._core")]
 pub struct TrialVerdicts {
-    shared: Shared,
+    shared: Mode,
+}
+
+/// What a `TrialVerdicts` decides: the trial's classes or the compile's replay.
+enum Mode {
+    Trial(Shared),
+    Replay(SharedReplay),
 }
 
 #[pymethods]
@@ -491,7 +519,33 @@ impl TrialVerdicts {
             },
         };
         Ok(TrialVerdicts {
-            shared: std::sync::Arc::new(std::sync::Mutex::new(shared)),
+            shared: Mode::Trial(std::sync::Arc::new(std::sync::Mutex::new(shared))),
+        })
+    }
+
+    /// The compile's replay of the touched refs (see the module's comment).
+    #[staticmethod]
+    fn replay(
+        touched: Vec<Bound<'_, PyString>>,
+        audited: Vec<Bound<'_, PyString>>,
+        presence: Py<PyAny>,
+        build: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let touched = touched.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
+        let audited = audited.iter().map(wtf8).collect::<PyResult<Vec<_>>>()?;
+        let shared = SharedReplayVerdicts {
+            verdicts: replay::ReplayVerdicts::new(
+                touched.iter().map(Vec::as_slice),
+                audited.iter().map(Vec::as_slice),
+            ),
+            checks: PyReplayChecks {
+                presence,
+                build,
+                functions: Vec::new(),
+            },
+        };
+        Ok(TrialVerdicts {
+            shared: Mode::Replay(std::sync::Arc::new(std::sync::Mutex::new(shared))),
         })
     }
 }
@@ -504,10 +558,17 @@ pub(crate) struct CheckedTrial {
 }
 
 impl CheckedTrial {
-    pub(crate) fn over(verdicts: &TrialVerdicts) -> Self {
+    pub(crate) fn over(verdicts: &TrialVerdicts) -> PyResult<Self> {
+        match &verdicts.shared {
+            Mode::Trial(shared) => Ok(CheckedTrial::over_shared(shared)),
+            Mode::Replay(_) => Err(PyValueError::new_err("these are a replay's verdicts")),
+        }
+    }
+
+    fn over_shared(shared: &Shared) -> Self {
         CheckedTrial {
             tally: trial::TrialTally::new(),
-            shared: verdicts.shared.clone(),
+            shared: shared.clone(),
             error: None,
         }
     }
@@ -564,16 +625,16 @@ impl TrialTally {
     fn new(declared: Vec<Bound<'_, PyString>>, resolve: Py<PyAny>) -> PyResult<Self> {
         let verdicts = TrialVerdicts::new(declared, resolve)?;
         Ok(TrialTally {
-            inner: CheckedTrial::over(&verdicts),
+            inner: CheckedTrial::over(&verdicts)?,
         })
     }
 
     /// A tally of another input over the same verdicts.
     #[staticmethod]
-    fn over(verdicts: PyRef<'_, TrialVerdicts>) -> Self {
-        TrialTally {
-            inner: CheckedTrial::over(&verdicts),
-        }
+    fn over(verdicts: PyRef<'_, TrialVerdicts>) -> PyResult<Self> {
+        Ok(TrialTally {
+            inner: CheckedTrial::over(&verdicts)?,
+        })
     }
 
     fn add_trace_json(&mut self, raw: &[u8]) -> PyResult<()> {
@@ -619,6 +680,182 @@ pub(crate) fn trial_counts<'py>(
     ))
 }
 
+/// The replay's checks: `presence(ref)` once per touched ref, `build(ref, before)` once per
+/// check needed, the functions kept here.
+pub(crate) struct PyReplayChecks {
+    presence: Py<PyAny>,
+    build: Py<PyAny>,
+    functions: Vec<[Option<BuiltCheck>; 2]>,
+}
+
+/// A built check: its kind and function.
+type BuiltCheck = (Kind, Py<PyAny>);
+
+fn surface_index(surface: Surface) -> usize {
+    match surface {
+        Surface::Candidate => 0,
+        Surface::Before => 1,
+    }
+}
+
+impl ReplayChecks for PyReplayChecks {
+    type Error = PyErr;
+
+    fn presence(&mut self, entry: usize, reference: &[u8]) -> PyResult<(bool, bool)> {
+        if entry != self.functions.len() {
+            return Err(PyValueError::new_err("refs resolved out of order"));
+        }
+        let found = Python::attach(|py| {
+            self.presence
+                .bind(py)
+                .call1((text(py, reference)?,))?
+                .extract::<(bool, bool)>()
+        })?;
+        self.functions.push([None, None]);
+        Ok(found)
+    }
+
+    fn build(&mut self, entry: usize, reference: &[u8], surface: Surface) -> PyResult<Kind> {
+        let (code, function) = Python::attach(|py| {
+            self.build
+                .bind(py)
+                .call1((text(py, reference)?, surface == Surface::Before))?
+                .extract::<(u8, Py<PyAny>)>()
+        })?;
+        let found = kind(code)?;
+        self.functions[entry][surface_index(surface)] = Some((found, function));
+        Ok(found)
+    }
+
+    fn check(&mut self, entry: usize, surface: Surface, args: &Object) -> PyResult<bool> {
+        match &self.functions[entry][surface_index(surface)] {
+            Some((kind, function)) => call_check(*kind, function, args),
+            None => Err(PyValueError::new_err(
+                "a replay check ran before it was built",
+            )),
+        }
+    }
+}
+
+pub(crate) struct SharedReplayVerdicts {
+    verdicts: replay::ReplayVerdicts,
+    checks: PyReplayChecks,
+}
+
+type SharedReplay = std::sync::Arc<std::sync::Mutex<SharedReplayVerdicts>>;
+
+/// A replay tally with its checks; the first error stops it and waits in `error`.
+pub(crate) struct CheckedReplay {
+    pub(crate) tally: replay::ReplayTally,
+    shared: SharedReplay,
+    pub(crate) error: Option<PyErr>,
+}
+
+impl CheckedReplay {
+    fn over(shared: &SharedReplay) -> Self {
+        CheckedReplay {
+            tally: replay::ReplayTally::new(),
+            shared: shared.clone(),
+            error: None,
+        }
+    }
+
+    fn with_shared(
+        &mut self,
+        call: impl FnOnce(&mut replay::ReplayTally, &mut SharedReplayVerdicts) -> PyResult<()>,
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        let done = match self.shared.lock() {
+            Ok(mut shared) => call(&mut self.tally, &mut shared),
+            Err(_) => Err(PyValueError::new_err("the replay's verdicts were poisoned")),
+        };
+        self.error = done.err();
+    }
+}
+
+impl TrialCalls for CheckedReplay {
+    fn trace_call(&mut self, reference: &JsString, args: &Object, succeeded: bool) {
+        self.with_shared(|tally, shared| {
+            let SharedReplayVerdicts { verdicts, checks } = shared;
+            tally.add_trace_call(verdicts, checks, reference.as_wtf8(), args, succeeded)
+        });
+    }
+
+    fn audit_call(&mut self, reference: &JsString, args: &Object) {
+        self.with_shared(|tally, shared| {
+            let SharedReplayVerdicts { verdicts, checks } = shared;
+            tally.add_audit_call(verdicts, checks, reference.as_wtf8(), args)
+        });
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// The replay of one input, with its checks (for the differential tests).
+#[pyclass(module = "pytest_entropy._core")]
+pub struct ReplayTally {
+    inner: CheckedReplay,
+}
+
+#[pymethods]
+impl ReplayTally {
+    #[staticmethod]
+    fn over(verdicts: PyRef<'_, TrialVerdicts>) -> PyResult<Self> {
+        match &verdicts.shared {
+            Mode::Replay(shared) => Ok(ReplayTally {
+                inner: CheckedReplay::over(shared),
+            }),
+            Mode::Trial(_) => Err(PyValueError::new_err("these are a trial's verdicts")),
+        }
+    }
+
+    fn add_trace_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for op in operations(&parsed)? {
+            self.inner.trace_call(op.reference, op.args, op.succeeded);
+        }
+        self.inner.error.take().map_or(Ok(()), Err)
+    }
+
+    fn add_audits_json(&mut self, raw: &[u8]) -> PyResult<()> {
+        let parsed = parse(raw)?;
+        for call in audit::harvest(Some(&parsed), false).calls {
+            self.inner.audit_call(call.reference, call.args);
+        }
+        self.inner.error.take().map_or(Ok(()), Err)
+    }
+
+    /// `(audit_invalid, trace_runs)` as `ReplayCounts` holds them, reasons as codes.
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        replay_counts(py, &self.inner.tally)
+    }
+}
+
+/// `(audit_invalid, trace_runs)`: a dict of ref to count in first-seen order and a list of
+/// `[ref, reason code, repeats]` runs.
+fn replay_counts<'py>(
+    py: Python<'py>,
+    tally: &replay::ReplayTally,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let invalid = PyDict::new(py);
+    for (reference, n) in &tally.audit_invalid {
+        invalid.set_item(text(py, reference)?, *n)?;
+    }
+    let runs = PyList::empty(py);
+    for (reference, reason, repeats) in &tally.trace_runs {
+        let run = PyList::empty(py);
+        run.append(text(py, reference)?)?;
+        run.append(*reason)?;
+        run.append(*repeats)?;
+        runs.append(run)?;
+    }
+    PyTuple::new(py, [invalid.into_any(), runs.into_any()])
+}
+
 /// Adds the tallies' functions and classes to the extension module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(audit_harvest, m)?)?;
@@ -626,5 +863,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WindowTally>()?;
     m.add_class::<TrialTally>()?;
     m.add_class::<TrialVerdicts>()?;
+    m.add_class::<ReplayTally>()?;
     Ok(())
 }

@@ -145,9 +145,17 @@ class ReplayTally:
             audit_invalid[ref] = invalid + 1
 
     def add_trace(self, trace: Trace | Mapping[str, Any]) -> None:
+        self._add_operations(operations_of(trace))
+
+    def add_signed(self, signed: Sequence[Sequence[Any]], task_key: str, model: str | None) -> None:
+        """:meth:`add_trace` of the trace a scanner builds from its guarded operations
+        ``signed`` (``(ref, args, outcome, failure stage, signature)``), not built."""
+        self._add_operations(signed)
+
+    def _add_operations(self, operations: Sequence[Sequence[Any]]) -> None:
         touched, audited, candidate = self._touched, self._audited, self._candidate
         add_violation = self.counts.add_violation
-        for op in operations_of(trace):
+        for op in operations:
             ref, args, outcome = op[0], op[1], op[2]
             if outcome != "succeeded" or ref not in touched or ref in audited:
                 continue

@@ -117,8 +117,13 @@ class TrialCounts:
             (self.audit_classes, other.audit_classes),
         ):
             for ref, classes in theirs.items():
+                per_ref = mine.get(ref)
+                if per_ref is None:
+                    # What _count builds class by class: the same order, the same sums.
+                    mine[ref] = {trial_class: 0 + n for trial_class, n in classes.items()}
+                    continue
                 for trial_class, n in classes.items():
-                    _count(mine, ref, trial_class, n)
+                    per_ref[trial_class] = per_ref.get(trial_class, 0) + n
         return self
 
     def add_native(
@@ -126,7 +131,12 @@ class TrialCounts:
     ) -> TrialCounts:
         """Fold in what the Rust core counted over the input that follows (its
         ``TrialTally.counts()``: trace and audit classes per ref); returns ``self``."""
-        return self.merge(TrialCounts(counted[0], counted[1]))
+        trace_classes, audit_classes = counted
+        if not self.trace_classes and not self.audit_classes:
+            # Nothing to add to: the core's fresh dicts (no one else holds them) are the counts.
+            self.trace_classes, self.audit_classes = trace_classes, audit_classes
+            return self
+        return self.merge(TrialCounts(trace_classes, audit_classes))
 
     def counts(self) -> dict[tuple[str, str], int]:
         """Calls per ``(ref, trial class)``: audits for audited refs, traces for the rest."""

@@ -30,6 +30,8 @@ from typing import Any
 from pytest_entropy.core.artifact import Artifact
 from pytest_entropy.core.canonical import ArrayHasher, array_fragment, stable_json_hash
 from pytest_entropy.core.compiler import (
+    ABSENT_REASON,
+    INVALID_REASON,
     ActionSchemas,
     CompileOutcome,
     EvidenceCounts,
@@ -88,6 +90,8 @@ class CompileReplay:
     checks: CallChecks | None = None
     # Each file's tally reads the same two surfaces' schemas: they are looked up once.
     _schemas: tuple[ActionSchemas, ActionSchemas] = field(init=False, repr=False, compare=False)
+    # The Rust core's verdicts of this replay, shared by its files (built on first use).
+    _native: _NativeVerdicts = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         schemas = (
@@ -95,10 +99,21 @@ class CompileReplay:
             ActionSchemas(action_schemas(self.effective)),
         )
         object.__setattr__(self, "_schemas", schemas)
+        object.__setattr__(self, "_native", _NativeVerdicts())
 
     def start(self, source: SourceFile) -> ReplayHooks:
         candidate, effective = self._schemas
         tally = ReplayTally(candidate, effective, self.touched, self.audited, self.checks)
+        if self.checks is not None and not (self.audit_fragments or self.observation_fragments):
+            # The replay alone: the Rust core may read the file and count for the tally.
+            native = _NativeReplay(self, tally)
+            return ReplayHooks(
+                tally.add_trace,
+                tally.add_audit,
+                None,
+                lambda: ReplayPart(tally.counts),
+                trial=native,
+            )
         audits: list[dict[str, Any]] = []
         observations: list[dict[str, Any]] = []
 
@@ -117,6 +132,75 @@ class CompileReplay:
             )
 
         return ReplayHooks(tally.add_trace, on_audit, on_value, result)
+
+
+class _NativeVerdicts:
+    """The Rust core's ``TrialVerdicts.replay`` of one :class:`CompileReplay`, built on first
+    use; it pickles empty (a worker builds its own)."""
+
+    __slots__ = ("verdicts",)
+
+    def __init__(self) -> None:
+        self.verdicts: Any = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_NativeVerdicts, ())
+
+
+class _NativeReplay:
+    """One file's replay where the Rust core reads it (``ReplayHooks.trial``): the core
+    counts with :meth:`native_verdicts` and hands the file's ``ReplayCounts`` back to
+    ``counts.add_native``; lines the plain scanner reads go to the tally itself
+    (:meth:`add_signed`, :meth:`add_audit`). Each check is built the first time a call needs
+    it, through the replay's ``CallChecks``, and called on the plain reader's dict, so the
+    core decides what :class:`~pytest_entropy.core.compiler.ReplayTally` decides."""
+
+    __slots__ = ("_replay", "_tally")
+
+    def __init__(self, replay: CompileReplay, tally: ReplayTally) -> None:
+        self._replay = replay
+        self._tally = tally
+
+    @property
+    def counts(self) -> _NativeReplay:
+        return self
+
+    def counts_natively(self) -> bool:
+        return True
+
+    def native_verdicts(self, native: Any) -> Any:
+        holder = self._replay._native
+        if holder.verdicts is None:
+            replay = self._replay
+            candidate, before = replay._schemas
+            checks = replay.checks
+            assert checks is not None
+
+            def presence(ref: str) -> tuple[bool, bool]:
+                return ref in candidate, ref in before
+
+            def build(ref: str, of_before: bool) -> tuple[int, Any]:
+                check = checks((before if of_before else candidate)[ref])
+                return checks.parts(check)
+
+            holder.verdicts = native.TrialVerdicts.replay(
+                list(replay.touched), list(replay.audited), presence, build
+            )
+        return holder.verdicts
+
+    def add_native(self, found: tuple[dict[str, int], list[list[Any]]]) -> None:
+        """Fold in the core's counts of the file (reasons as codes)."""
+        audit_invalid, runs = found
+        reasons = (ABSENT_REASON, INVALID_REASON)
+        self._tally.merge(
+            ReplayCounts(audit_invalid, [[ref, reasons[code], n] for ref, code, n in runs])
+        )
+
+    def add_signed(self, signed: Sequence[Sequence[Any]], task_key: str, model: str | None) -> None:
+        self._tally.add_signed(signed, task_key, model)
+
+    def add_audit(self, call: AuditCall) -> None:
+        self._tally.add_audit(call)
 
 
 @dataclass(slots=True)
