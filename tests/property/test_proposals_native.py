@@ -1,7 +1,6 @@
 """The proposals' evidence (``ProposalEvidence``) on generated traces: execution sets stop at
-the fuse threshold in one pass and in merged halves, deferred entries replay as the traces
-they stand for, and end to end a corpus read gives the same evidence and proposals, and
-``propose`` the same bytes, on the Rust core and on the plain path. (The C kernel these were
+the fuse threshold in one pass and in merged halves, and end to end a corpus read gives the
+same evidence and proposals, and ``propose`` the same bytes, on the Rust core and on the plain path. (The C kernel these were
 first written for is gone, with the comparisons of its hand-backs; the Rust core's evidence
 is compared piece by piece in ``test_native_tallies.py``.)"""
 
@@ -23,7 +22,6 @@ from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import Operation, Trace
 from pytest_entropy.run.compile import propose_sources
 from pytest_entropy.run.corpus import CorpusPlan, read_corpus, source_files
-from pytest_entropy.run.deferred import _OPERATIONS, _TRACE, replay_evidence_into
 from pytest_entropy.testing import strategies as es
 
 from ..native_support import paths
@@ -228,13 +226,3 @@ def test_propose_prints_the_same_bytes_on_both_paths(tmp_path: Path, flags: list
             outputs.append((code, out.getvalue()))
     assert outputs[0] == outputs[1]
     assert outputs[0][0] == 0 and "sequence-fuse" in outputs[0][1]
-
-
-def test_replayed_deferred_operations_equal_the_traces() -> None:
-    """A file's deferred entries hold signed operations; replayed, they fill the evidence
-    as the traces they stand for do."""
-    ops = [("a.one", {"q": 1}, "succeeded"), ("a.two", {}, "succeeded"), ("b.x", {}, "succeeded")]
-    by_operations, by_traces = ProposalEvidence(), ProposalEvidence()
-    replay_evidence_into(by_operations, 5, [(_OPERATIONS, _as("signed", ops))] * 3)
-    replay_evidence_into(by_traces, 5, [(_TRACE, _as("trace", ops))] * 3)
-    assert state(by_operations) == state(by_traces)
