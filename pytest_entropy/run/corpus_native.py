@@ -77,7 +77,13 @@ def settle_evidence(part: Any) -> None:
     if found is None:
         return
     part.native_evidence = None
-    settled = _plain_evidence(found, part.evidence.trace_values)
+    if isinstance(found, ProposalEvidence):
+        settled = found
+    else:  # the core's evidence is freed before its plain data becomes objects
+        origin, data = found.origin, found.export()
+        del found
+        _release_freed()
+        settled = settled_evidence(origin, part.evidence.trace_values, data)
     if _has_evidence(part.evidence):
         part.evidence.merge(settled)
     else:  # it becomes the part's evidence, which merges had not numbered on
