@@ -42,27 +42,60 @@ impl Hasher for WordHasher {
     }
 }
 
-type Index = HashMap<Box<[u8]>, usize, BuildHasherDefault<WordHasher>>;
+/// A hash of the maps' `u64` key hashes: they are already well mixed, so taken as they are.
+#[derive(Default)]
+pub struct SpreadHasher(u64);
 
-/// A map in first-seen order (a Python dict that only ever gains keys).
+impl Hasher for SpreadHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+fn key_hash(key: &[u8]) -> u64 {
+    let mut hasher = WordHasher::default();
+    hasher.write(key);
+    hasher.finish()
+}
+
+/// A map in first-seen order (a Python dict that only ever gains keys). Each key is held
+/// once, in `entries`: `index` finds an entry by the key's hash, and the rare key whose
+/// hash another key already holds is found in `overflow` instead.
 #[derive(Debug, Default, Clone)]
 pub struct Ordered<V> {
     entries: Vec<(Box<[u8]>, V)>,
-    index: Index,
+    index: HashMap<u64, usize, BuildHasherDefault<SpreadHasher>>,
+    overflow: HashMap<Box<[u8]>, usize, BuildHasherDefault<WordHasher>>,
 }
 
 impl<V: Default> Ordered<V> {
     /// The value of `key`, inserted (at the end) with its default when it is new.
     pub fn entry(&mut self, key: &[u8]) -> &mut V {
-        let at = match self.index.get(key) {
-            Some(&at) => at,
-            None => {
-                let at = self.entries.len();
-                self.index.insert(key.into(), at);
-                self.entries.push((key.into(), V::default()));
-                at
+        let next = self.entries.len();
+        let at = match self.index.entry(key_hash(key)) {
+            std::collections::hash_map::Entry::Occupied(found) => {
+                let at = *found.get();
+                if &*self.entries[at].0 == key {
+                    at
+                } else {
+                    *self.overflow.entry(key.into()).or_insert(next)
+                }
             }
+            std::collections::hash_map::Entry::Vacant(slot) => *slot.insert(next),
         };
+        if at == next {
+            self.entries.push((key.into(), V::default()));
+        }
         &mut self.entries[at].1
     }
 }
@@ -71,6 +104,12 @@ impl<V> Ordered<V> {
     /// Entries in first-seen order.
     pub fn entries(&self) -> &[(Box<[u8]>, V)] {
         &self.entries
+    }
+
+    /// The entries in first-seen order, the map given up (its index freed first).
+    pub fn into_entries(self) -> Vec<(Box<[u8]>, V)> {
+        let Ordered { entries, .. } = self;
+        entries
     }
 
     pub fn len(&self) -> usize {
@@ -566,6 +605,21 @@ mod tests {
             stage: None,
             signature: signature.as_bytes(),
         }
+    }
+
+    #[test]
+    fn a_key_whose_hash_is_taken_is_found_apart() {
+        let mut map = Ordered::<i64>::default();
+        *map.entry(b"a") += 1;
+        // As if "b" hashed as "a" does: the index slot of "b"'s hash holds "a"'s entry.
+        map.index.insert(key_hash(b"b"), 0);
+        *map.entry(b"b") += 2;
+        *map.entry(b"b") += 3;
+        *map.entry(b"a") += 4;
+        let entries: Vec<(&[u8], i64)> = map.entries().iter().map(|(k, v)| (&**k, *v)).collect();
+        assert_eq!(entries, vec![(&b"a"[..], 5), (&b"b"[..], 5)]);
+        assert_eq!(map.overflow.len(), 1);
+        assert_eq!(map.into_entries().len(), 2);
     }
 
     #[test]

@@ -101,22 +101,20 @@ fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-/// An ordered count map as a list of `(key, count)` pairs, in first-seen order.
-fn counts<'py>(py: Python<'py>, map: &Ordered<i64>) -> PyResult<Bound<'py, PyList>> {
-    let mut items = Vec::with_capacity(map.len());
-    for (key, count) in map.entries() {
-        items.push(PyTuple::new(
-            py,
-            [text(py, key)?, count.into_bound_py_any(py)?],
-        )?);
+/// An ordered count map as a dict in first-seen order (what `MeterState` keeps, so it is
+/// taken as it is); each key is freed as soon as its text is built.
+fn counts<'py>(py: Python<'py>, map: Ordered<i64>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (key, count) in map.into_entries() {
+        dict.set_item(text(py, &key)?, count)?;
     }
-    PyList::new(py, items)
+    Ok(dict)
 }
 
 fn accumulator<'py>(
     py: Python<'py>,
     name: &[u8],
-    acc: &RefAccumulator,
+    acc: RefAccumulator,
 ) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(
         py,
@@ -125,8 +123,8 @@ fn accumulator<'py>(
             acc.calls.into_bound_py_any(py)?,
             acc.succeeded.into_bound_py_any(py)?,
             acc.failed.into_bound_py_any(py)?,
-            counts(py, &acc.signatures)?.into_any(),
-            counts(py, &acc.stages)?.into_any(),
+            counts(py, acc.signatures)?.into_any(),
+            counts(py, acc.stages)?.into_any(),
             acc.churn_pairs.into_bound_py_any(py)?,
             acc.churn_sum.into_bound_py_any(py)?,
             PyList::new(py, &acc.churn_terms)?.into_any(),
@@ -134,8 +132,10 @@ fn accumulator<'py>(
     )
 }
 
-/// A meter state as plain data (`MeterState.from_plain` in `core/meter.py` reads it).
-fn meter<'py>(py: Python<'py>, state: &MeterState) -> PyResult<Bound<'py, PyTuple>> {
+/// A meter state as plain data (`MeterState.from_plain` in `core/meter.py` reads it). The
+/// state is given up piece by piece as its plain data is built, so the two are never both
+/// held whole.
+fn meter<'py>(py: Python<'py>, state: MeterState) -> PyResult<Bound<'py, PyTuple>> {
     let totals = [
         state.traces,
         state.operations,
@@ -149,21 +149,23 @@ fn meter<'py>(py: Python<'py>, state: &MeterState) -> PyResult<Bound<'py, PyTupl
         state.invocation_rejections,
     ];
     let mut refs = Vec::with_capacity(state.refs.len());
-    for (name, acc) in state.refs.entries() {
-        refs.push(accumulator(py, name, acc)?);
+    for (name, acc) in state.refs.into_entries() {
+        refs.push(accumulator(py, &name, acc)?);
     }
+    let churn_terms = PyList::new(py, &state.churn_terms)?.into_any();
+    drop(state.churn_terms);
     let mut tasks = Vec::with_capacity(state.task_sequences.len());
-    for (task, sequences) in state.task_sequences.entries() {
+    for (task, sequences) in state.task_sequences.into_entries() {
         tasks.push(PyTuple::new(
             py,
-            [text(py, task)?, counts(py, sequences)?.into_any()],
+            [text(py, &task)?, counts(py, sequences)?.into_any()],
         )?);
     }
     let mut models = Vec::with_capacity(state.models.len());
-    for (model, inner) in state.models.entries() {
+    for (model, inner) in state.models.into_entries() {
         models.push(PyTuple::new(
             py,
-            [text(py, model)?, meter(py, inner)?.into_any()],
+            [text(py, &model)?, meter(py, inner)?.into_any()],
         )?);
     }
     PyTuple::new(
@@ -173,7 +175,7 @@ fn meter<'py>(py: Python<'py>, state: &MeterState) -> PyResult<Bound<'py, PyTupl
             PyList::new(py, refs)?.into_any(),
             state.churn_pairs.into_bound_py_any(py)?,
             state.churn_sum.into_bound_py_any(py)?,
-            PyList::new(py, &state.churn_terms)?.into_any(),
+            churn_terms,
             PyList::new(py, tasks)?.into_any(),
             PyList::new(py, models)?.into_any(),
         ],
@@ -362,7 +364,7 @@ impl TraceScanner {
                 reasons.into_any(),
                 PyList::new(py, notes)?.into_any(),
                 if with_meter {
-                    meter(py, &scan.meter)?.into_any()
+                    meter(py, scan.meter.clone())?.into_any()
                 } else {
                     py.None().into_bound(py)
                 },
@@ -405,9 +407,10 @@ impl NativeMeter {
         self.state.traces
     }
 
-    /// The state as plain data (see `TraceScanner.result`).
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        meter(py, &self.state)
+    /// The state as plain data (see `TraceScanner.result`), moved out: the meter is left
+    /// empty, its state freed as the plain data is built.
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        meter(py, std::mem::take(&mut self.state))
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {

@@ -80,6 +80,11 @@ def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
         into[key] = into.get(key, 0) + count
 
 
+def _counts(plain: Any) -> dict[str, int]:
+    """A count map of ``MeterState.from_plain``'s data: a dict as it is, pairs as a dict."""
+    return plain if type(plain) is dict else dict(plain)
+
+
 class MeterState:
     """A mergeable accumulator over traces; :meth:`finalize` turns it into a :class:`Report`.
 
@@ -291,8 +296,9 @@ class MeterState:
         (traces, operations, action, discovery and workflow operations, succeeded, failed,
         aborted, timed out, invocation rejections); ``refs`` ``(ref, calls, succeeded,
         failed, signatures, stages, churn_pairs, churn_sum, churn_terms)`` with the count
-        maps as ``(key, count)`` pairs, every list in first-seen order; ``models`` ``(model,
-        data)`` pairs. The result keeps its churn terms (it is merged as a right-hand side).
+        maps as dicts (taken as they are, so the caller hands them over) or ``(key, count)``
+        pairs, every map and list in first-seen order; ``models`` ``(model, data)`` pairs.
+        The result keeps its churn terms (it is merged as a right-hand side).
         """
         state = cls(retain_terms=True)
         (
@@ -311,12 +317,12 @@ class MeterState:
         for ref, calls, succeeded, failed, signatures, stages, pairs, total, terms in data[1]:
             acc = _RefAccumulator()
             acc.calls, acc.succeeded, acc.failed = calls, succeeded, failed
-            acc.signatures = dict(signatures)
-            acc.stages = dict(stages)
+            acc.signatures = _counts(signatures)
+            acc.stages = _counts(stages)
             acc.churn_pairs, acc.churn_sum, acc.churn_terms = pairs, total, terms
             refs[ref] = acc
         state.churn_pairs, state.churn_sum, state.churn_terms = data[2], data[3], data[4]
-        state.task_sequences = {task: dict(sequences) for task, sequences in data[5]}
+        state.task_sequences = {task: _counts(sequences) for task, sequences in data[5]}
         state.models = {model: cls.from_plain(inner) for model, inner in data[6]}
         return state
 

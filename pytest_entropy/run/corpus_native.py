@@ -11,6 +11,7 @@ order whatever mixes. ``read_corpus`` settles what is left once, at the end.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 from pytest_entropy.core.meter import MeterState
@@ -24,11 +25,26 @@ def _has_meter(state: MeterState) -> bool:
     return bool(state.traces or state.refs or state.models or state.task_sequences)
 
 
+def _release_freed() -> None:
+    """Hands the C heap's free pages back to the system where the C library can (glibc's
+    ``malloc_trim``). The core's meter state, freed by its export, lies in that heap, which
+    Python's small objects (in their own arenas) never reuse: without this, the process
+    would keep its pages for the rest of the run. Nothing else changes."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):  # not glibc
+        return
+    trim(0)
+
+
 def settle_meter(part: Any) -> None:
-    """``state`` followed by ``native_meter`` as one MeterState (the core's exported once)."""
+    """``state`` followed by ``native_meter`` as one MeterState (the core's exported once:
+    the export moves the state out of the core, freeing it as the plain data is built)."""
     if part.native_meter is not None:
-        part.state.merge_plain(part.native_meter.export())
+        data = part.native_meter.export()
         part.native_meter = None
+        _release_freed()
+        part.state.merge_plain(data)
 
 
 def combine_meters(first: Any, then: Any) -> None:
@@ -61,7 +77,13 @@ def settle_evidence(part: Any) -> None:
     if found is None:
         return
     part.native_evidence = None
-    settled = _plain_evidence(found, part.evidence.trace_values)
+    if isinstance(found, ProposalEvidence):
+        settled = found
+    else:  # the core's evidence is freed before its plain data becomes objects
+        origin, data = found.origin, found.export()
+        del found
+        _release_freed()
+        settled = settled_evidence(origin, part.evidence.trace_values, data)
     if _has_evidence(part.evidence):
         part.evidence.merge(settled)
     else:  # it becomes the part's evidence, which merges had not numbered on

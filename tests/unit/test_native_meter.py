@@ -102,10 +102,14 @@ def test_native_meters_merge_in_order_and_pickle_as_bytes(interleaved: list[Path
         assert travelled.to_bytes() == meter.to_bytes()
         merged.merge(travelled)
     assert merged.traces == expected.traces > 0
+    data = merged.to_bytes()
+    again = native.meter_from_bytes(data)
+    assert again.to_bytes() == data
     assert state_snapshot(MeterState.from_plain(merged.export())) == state_snapshot(expected)
-    again = native.meter_from_bytes(merged.to_bytes())
-    assert again.to_bytes() == merged.to_bytes()
-    for broken in (merged.to_bytes()[:-1], merged.to_bytes() + b"\0", b"\xff" * 8):
+    # The export moves the state out: the meter is left empty.
+    assert merged.traces == 0 and merged.to_bytes() == native.NativeMeter().to_bytes()
+    assert state_snapshot(MeterState.from_plain(again.export())) == state_snapshot(expected)
+    for broken in (data[:-1], data + b"\0", b"\xff" * 8):
         with pytest.raises(ValueError):
             native.meter_from_bytes(broken)
 
