@@ -11,7 +11,7 @@ order whatever mixes. ``read_corpus`` settles what is left once, at the end.
 
 from __future__ import annotations
 
-import ctypes
+import sys
 from typing import Any
 
 from pytest_entropy.core.meter import MeterState
@@ -30,9 +30,13 @@ def _release_freed() -> None:
     ``malloc_trim``). The core's meter state, freed by its export, lies in that heap, which
     Python's small objects (in their own arenas) never reuse: without this, the process
     would keep its pages for the rest of the run. Nothing else changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # only here: measure's start-up does not pay for it (issue 32)
+
     try:
         trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):  # not glibc
+    except (AttributeError, OSError, TypeError):  # not glibc (musl has no malloc_trim)
         return
     trim(0)
 

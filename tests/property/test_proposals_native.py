@@ -1,8 +1,9 @@
 """The proposals' evidence (``ProposalEvidence``) on generated traces: execution sets stop at
 the fuse threshold in one pass and in merged halves, and end to end a corpus read gives the
-same evidence and proposals, and ``propose`` the same bytes, on the Rust core and on the plain path. (The C kernel these were
-first written for is gone, with the comparisons of its hand-backs; the Rust core's evidence
-is compared piece by piece in ``test_native_tallies.py``.)"""
+same evidence and proposals, and ``propose`` the same bytes, on the Rust core and on the
+plain path. (The C kernel these were first written for is gone, with the comparisons of its
+hand-backs; the Rust core's evidence is compared piece by piece in
+``test_native_tallies.py``.)"""
 
 from __future__ import annotations
 
