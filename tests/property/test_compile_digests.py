@@ -3,7 +3,8 @@ assembled from their schemas' texts hash as ``stable_json_hash`` of the whole (h
 surfaces included: repeated, shared and missing schemas, extra keys, refs that are not str,
 astral and lone-surrogate text, huge ints, floats, deep nesting, values with no JSON form),
 the shared rewrite equals the copying one and leaves its input untouched, and the touched
-refs are ``touched_refs``'s; then a compile through them gives the vectors' bytes."""
+refs are ``touched_refs``'s. (The compile vectors' bytes are checked in
+``tests/unit/test_compiler_vectors.py``.)"""
 
 from __future__ import annotations
 
@@ -14,10 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.core.artifact import serialize_artifact
 from pytest_entropy.core.canonical import CanonicalError, canonical_json, stable_json_hash
 from pytest_entropy.core.compile_digests import CompileDigests
-from pytest_entropy.core.compiler import compile_entropy_surface, touched_refs
+from pytest_entropy.core.compiler import touched_refs
 from pytest_entropy.core.gate import apply_proposals_shared, apply_proposals_to_surface
 from tests.vectors import cases_of
 
@@ -148,28 +148,6 @@ def test_a_cycle_through_a_schema_fails_as_the_whole_does() -> None:
     with pytest.raises(CanonicalError) as assembled:
         CompileDigests().surface_hash(surface)
     assert str(assembled.value) == str(whole.value)
-
-
-@pytest.mark.parametrize(
-    "case", cases_of("compiler", "compileEntropySurface", key="kind"), ids=lambda c: c["id"]
-)
-def test_the_compile_vectors_give_their_bytes(case: dict[str, Any]) -> None:
-    given = copy.deepcopy(case["input"])
-    outcome = compile_entropy_surface(
-        given["traces"],
-        given["surface"],
-        given.get("repairs"),
-        given.get("valueObservations"),
-        given.get("auditCalls"),
-        given.get("artifact"),
-        given.get("catalogDigest"),
-    )
-    assert given == case["input"]  # the inputs are untouched
-    assert canonical_json(outcome.to_json()) == canonical_json(case["expected"]["outcome"])
-    if outcome.artifact is not None:
-        assert serialize_artifact(outcome.artifact) == case["expected"].get(
-            "artifactFileText", serialize_artifact(outcome.artifact)
-        )
 
 
 def test_the_vectors_reach_every_outcome() -> None:
