@@ -214,34 +214,6 @@ class ProposalEvidence:
         for name, value in state.items():
             setattr(self, name, value)
 
-    @classmethod
-    def from_native(
-        cls, origin: int, trace_values: bool, exported: Sequence[Any]
-    ) -> ProposalEvidence:
-        """The evidence a Rust ``NativeEvidence`` holds (its first file ``origin``, its
-        ``export()``), as plain evidence: what the plain path's files would have merged to,
-        each execution ``(file, number)`` as the plain path numbers it (the core tags an
-        execution ``file << 32 | number``)."""
-        executions, tallies, clusters, sequences = exported
-        evidence = cls(trace_values=trace_values, origin=origin)
-        evidence._executions = executions
-        evidence._adopt(tallies, clusters)
-        for identity, window, occurrences, numbers in sequences:
-            ids = {(number >> 32, number & 0xFFFFFFFF) for number in numbers}
-            evidence.sequences[identity] = [window, occurrences, ids]
-        return evidence
-
-    def _adopt(self, tallies: Sequence[Any], clusters: Sequence[Any]) -> None:
-        """The core's exported tallies and clusters, taken as this evidence's own."""
-        for ref, key, total, overflowed, counts in tallies:
-            tally = _Tally(ref, key)
-            tally.total = total
-            tally.overflowed = overflowed
-            tally.counts = {identity: [value, count] for identity, value, count in counts}
-            self.tallies[(ref, key)] = tally
-        for ref, rows in clusters:
-            self.clusters[ref] = dict(rows)
-
     def add_native(self, exported: Sequence[Any]) -> ProposalEvidence:
         """Fold in the evidence the Rust core gathered from the input that follows (its
         ``Evidence.export()``: ``(executions, tallies, clusters, sequences)``, plain data in
@@ -252,7 +224,14 @@ class ProposalEvidence:
         heard = (
             self if fresh else ProposalEvidence(trace_values=self.trace_values, origin=self.origin)
         )
-        heard._adopt(tallies, clusters)
+        for ref, key, total, overflowed, counts in tallies:
+            tally = _Tally(ref, key)
+            tally.total = total
+            tally.overflowed = overflowed
+            tally.counts = {identity: [value, count] for identity, value, count in counts}
+            heard.tallies[(ref, key)] = tally
+        for ref, rows in clusters:
+            heard.clusters[ref] = dict(rows)
         # Executions are numbered from this evidence's next one, as if it had heard them.
         first = self._executions
         for identity, window, occurrences, numbers in sequences:

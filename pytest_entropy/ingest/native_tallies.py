@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.core.proposals import ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
@@ -30,9 +30,24 @@ __all__ = ["NativeTallies", "settled_evidence"]
 
 
 def settled_evidence(origin: int, trace_values: bool, exported: Sequence[Any]) -> ProposalEvidence:
-    """A ``NativeEvidence`` as plain evidence (:meth:`ProposalEvidence.from_native`), by the
-    module-level name its pickles call (``NativeEvidence.__reduce__`` in the core)."""
-    return ProposalEvidence.from_native(origin, trace_values, exported)
+    """A ``NativeEvidence`` (its first file ``origin``, its ``export()``) as plain evidence,
+    what one crosses a process boundary as: the evidence the plain path's files would have
+    merged to, each execution ``(file, number)`` as the plain path numbers it."""
+    executions, tallies, clusters, sequences = exported
+    evidence = ProposalEvidence(trace_values=trace_values, origin=origin)
+    evidence._executions = executions
+    for ref, key, total, overflowed, counts in tallies:
+        tally = _Tally(ref, key)
+        tally.total = total
+        tally.overflowed = overflowed
+        tally.counts = {identity: [value, count] for identity, value, count in counts}
+        evidence.tallies[(ref, key)] = tally
+    for ref, rows in clusters:
+        evidence.clusters[ref] = dict(rows)
+    for identity, window, occurrences, numbers in sequences:
+        ids = {(number >> 32, number & 0xFFFFFFFF) for number in numbers}
+        evidence.sequences[identity] = [window, occurrences, ids]
+    return evidence
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
+from pytest_entropy.ingest.native_tallies import settled_evidence
 
 __all__ = ["combine_evidence", "combine_meters", "settle_evidence", "settle_meter"]
 
@@ -71,7 +72,7 @@ def _has_evidence(evidence: ProposalEvidence) -> bool:
 def _plain_evidence(found: Any, trace_values: bool) -> ProposalEvidence:
     if isinstance(found, ProposalEvidence):
         return found
-    return ProposalEvidence.from_native(found.origin, trace_values, found.export())
+    return settled_evidence(found.origin, trace_values, found.export())
 
 
 def settle_evidence(part: Any) -> None:
@@ -86,7 +87,7 @@ def settle_evidence(part: Any) -> None:
         origin, data = found.origin, found.export()
         del found
         _release_freed()
-        settled = ProposalEvidence.from_native(origin, part.evidence.trace_values, data)
+        settled = settled_evidence(origin, part.evidence.trace_values, data)
     if _has_evidence(part.evidence):
         part.evidence.merge(settled)
     else:  # it becomes the part's evidence, which merges had not numbered on
