@@ -98,10 +98,15 @@ def invoked_command(words: Sequence[str]) -> str | None:
     return next((word for word in words if not word.startswith("-")), None)
 
 
-def build_parser(loaded: Iterable[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    loaded: Iterable[str] | None = None, *, listed: bool = True
+) -> argparse.ArgumentParser:
     """The command-line grammar: every command's module registers its options, or, when
     ``loaded`` names commands, only theirs; the others are listed with their name and help
-    (what the top-level help shows) and import nothing."""
+    (what the top-level help shows) and import nothing. With ``listed=False`` the others
+    are left out altogether: the grammar of a run of one known command, which never shows
+    the top-level help or the list of choices (each listed command costs an argparse
+    parser, a few milliseconds of every run together)."""
     wanted = None if loaded is None else set(loaded)
     parser = _Parser(
         prog=PROG,
@@ -115,7 +120,7 @@ def build_parser(loaded: Iterable[str] | None = None) -> argparse.ArgumentParser
             from importlib import import_module
 
             import_module(f"{__package__}.commands.{command.module}").register(commands)
-        else:
+        elif listed:
             commands.add_parser(command.name, help=command.help)
     for command_parser in commands.choices.values():
         # Before or after the command name; the command's copy never resets the global one.
@@ -125,9 +130,17 @@ def build_parser(loaded: Iterable[str] | None = None) -> argparse.ArgumentParser
 
 def _parser_for(words: Sequence[str]) -> argparse.ArgumentParser:
     """The grammar with only the command ``words`` name loaded (none for ``--help``,
-    ``--version`` or a misspelt command: argparse's messages need only the names)."""
+    ``--version`` or a misspelt command: argparse's messages need only the names). A known
+    command with no top-level ``--help`` before it gets its own grammar alone: nothing in
+    such a run can show the others' names."""
     name = invoked_command(words)
-    return build_parser(() if name is None else (name,))
+    if name is None:
+        return build_parser(())
+    before = list(words)[: list(words).index(name)]
+    # -h, --help or an abbreviation of it (argparse accepts --he): the top-level help.
+    asks_help = any(w == "-h" or (len(w) > 2 and "--help".startswith(w)) for w in before)
+    alone = command_named(name) is not None and not asks_help
+    return build_parser((name,), listed=not alone)
 
 
 def _add_terminal_options(parser: argparse.ArgumentParser, default: Any) -> None:

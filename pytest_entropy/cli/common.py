@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -272,6 +271,8 @@ def storage_options_of(
     which is read only when one of ``sources`` is a URL (local runs never look for it)."""
     text = getattr(args, "storage_options", None)
     if text is not None:
+        import json  # only for the option: most runs never parse JSON here
+
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:

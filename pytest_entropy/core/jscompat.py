@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = [
     "JS_WHITESPACE",
@@ -171,6 +173,8 @@ def json_number_text(value: int | float) -> str:
 
 
 def _exact_decimal(x: float) -> Decimal:
+    from decimal import Decimal  # here: only the exponential form needs it
+
     return Decimal(x)
 
 
@@ -189,9 +193,13 @@ def js_to_fixed(x: float, digits: int) -> str:
     if x < 0:
         sign = "-"
     x = abs(x)  # also turns -0.0 into 0.0: (-0).toFixed(6) is "0.000000"
-    quantum = Decimal(1).scaleb(-digits)
-    rounded = _exact_decimal(x).quantize(quantum, rounding=ROUND_HALF_UP)
-    return sign + format(rounded, "f")
+    # A double is exactly numerator / 2**k: scale by 10**digits in integers, round half up.
+    numerator, denominator = x.as_integer_ratio()
+    scaled, remainder = divmod(numerator * 10**digits, denominator)
+    if 2 * remainder >= denominator:
+        scaled += 1
+    text = str(scaled).rjust(digits + 1, "0")
+    return sign + (text[:-digits] + "." + text[-digits:] if digits else text)
 
 
 def js_to_exponential(x: float, digits: int) -> str:
@@ -206,6 +214,8 @@ def js_to_exponential(x: float, digits: int) -> str:
     if x == 0:
         mantissa = "0" + ("." + "0" * digits if digits else "")
         return f"{sign}{mantissa}e+0"
+    from decimal import ROUND_HALF_UP, Decimal  # here: most runs never print this form
+
     exact = _exact_decimal(x)
     exponent = exact.adjusted()
     scaled = exact.scaleb(-exponent).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)

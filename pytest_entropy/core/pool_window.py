@@ -17,8 +17,6 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-import orjson
-
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.jscompat import code_unit_key, is_finite_number, js_trim, value_key
 from pytest_entropy.core.records import ValueObservation, observation_fields
@@ -137,6 +135,8 @@ def window_tally(drop_unloadable: bool, max_value_bytes: int | None) -> Tally:
 
 def identities_digest(identities: list[str]) -> str:
     """``stable_json_hash`` of a list of strings (identities in their order)."""
+    import orjson  # here: every scan imports this module for POOL_MAX_VALUE_BYTES (issue 32)
+
     try:
         # The canonical JSON of an array of strings, as orjson writes it (the same bytes:
         # tests/property/test_canonical_paths.py); a lone surrogate takes the plain writer.

@@ -34,7 +34,6 @@ from pytest_entropy.core.review_signals import (
     format_review_signal,
 )
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
-from pytest_entropy.core.v3.proposals import normal_form_proposals
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
@@ -395,6 +394,9 @@ class ProposalEvidence:
         tightens, declares = _enum_proposals(list(self.tallies.values()), surface)
         structural = [*_split_proposals(rows, self), *_fuse_proposals(self)]
         if metric_version == METRIC_VERSION_V3:
+            # Here, not at import: the v3 normal forms cost every v2 run's start-up.
+            from pytest_entropy.core.v3.proposals import normal_form_proposals
+
             return [*normal_form_proposals(surface), *declares, *structural]
         return [*tightens, *declares, *structural, *_quarantine_proposals(rows, surface)]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import gzip
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -138,6 +137,8 @@ def open_session(path: Path) -> IO[bytes]:
     raw = open_without_waiting(path)
     if not path.name.endswith(".gz"):
         return raw
+    import gzip  # only for a compressed file: a run over plain files never loads it
+
     stream = gzip.GzipFile(filename=str(path), mode="rb", fileobj=raw)
     stream.myfileobj = raw  # type: ignore[assignment]  # closed with the stream, as gzip.open does
     return bounded_inflation(cast(IO[bytes], stream))  # at most --max-inflated-bytes

@@ -1,8 +1,10 @@
 """JSON parsing that accepts exactly what the reference's ``JSON.parse(line.trim())`` accepts.
 
-The fast path is ``orjson.loads`` on the raw bytes. orjson is stricter than JavaScript in
-four ways that matter for session logs, and each has a fallback here so that no line the
-reference would read is lost:
+Where the Rust core is in use it reads the bytes (``_core.parse_json``: the same values and
+the same ``fast`` flag, ``tests/property/test_parse_json_native.py``), and a line it refuses
+is read again here only for the message. The plain path is ``orjson.loads`` on the raw
+bytes. orjson is stricter than JavaScript in four ways that matter for session logs, and
+each has a fallback here so that no line the reference would read is lost:
 
 * lone surrogate escapes (``"\\ud800"``): JavaScript keeps them; Python's ``json`` does too;
 * numbers that overflow a double (``1e400``): JavaScript reads ``Infinity``;
@@ -29,9 +31,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-import orjson
-
 from pytest_entropy.core.jscompat import js_trim
+from pytest_entropy.core.native_core import core
 
 __all__ = [
     "JSONParseError",
@@ -96,12 +97,28 @@ _negative_zero_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
-    """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it.
+    """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it
+    (or would have: the Rust core decides it without orjson).
 
     Raises :class:`JSONParseError` when the reference would not parse the line either.
     A line orjson reads that may hold ``-0`` is read again so that it comes back as
     ``-0.0``; it still counts as read by orjson (the text is the same valid UTF-8).
     """
+    native = core()
+    if native is not None:
+        try:
+            value: tuple[Any, bool] = native.parse_json(raw)
+        except ValueError:
+            # Refused: the plain reading refuses it too, in the words users have always seen.
+            return parse_json_text(raw.decode("utf-8", "replace")), False
+        return value
+    return _plain_parse_json_bytes(raw)
+
+
+def _plain_parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
+    """:func:`parse_json_bytes` where the Rust core is not in use (the specification)."""
+    import orjson  # here: where the core reads, nothing on the way loads it (issue 32)
+
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:

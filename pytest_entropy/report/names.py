@@ -26,7 +26,6 @@ escapes controls and writes lone surrogates as ``\\udxxx``.
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Final
 
@@ -106,6 +105,8 @@ def terminal_line(line: str) -> str:
 def html_text(text: str) -> str:
     """``text`` as HTML character data or an attribute value: controls and lone surrogates
     as :func:`terminal_text` writes them, then ``&<>"'`` as entities."""
+    import html  # only where HTML is written: html.entities is a large table
+
     return html.escape(terminal_text(text))
 
 

@@ -11,7 +11,7 @@ from pytest_entropy.core.proposals import (
     format_review_signal,
 )
 from pytest_entropy.core.records import Report
-from pytest_entropy.core.v3.proposals import V3_AUTO_APPLY_PROPOSAL_KINDS
+from pytest_entropy.core.v3 import V3_AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 __all__ = [

@@ -30,7 +30,6 @@ from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import core
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
-from pytest_entropy.core.redact import redact_observation
 from pytest_entropy.core.regex import (
     note_external_refs,
     note_unsupported_patterns,
@@ -503,6 +502,8 @@ def _finish_part(
     elif plan.windows:
         observations = listening.observations
         if plan.redact_values:
+            from pytest_entropy.core.redact import redact_observation  # opt-in: loaded then
+
             observations = [redact_observation(o) for o in observations]
         from pytest_entropy.core.pool import summarize_window
 

@@ -41,13 +41,20 @@ def _release_freed() -> None:
     trim(0)
 
 
+# Below this many traces the core's freed state is too small to be worth handing back
+# (and loading ctypes to do it costs a small run's start-up a few milliseconds).
+_TRIM_TRACES = 10_000
+
+
 def settle_meter(part: Any) -> None:
     """``state`` followed by ``native_meter`` as one MeterState (the core's exported once:
     the export moves the state out of the core, freeing it as the plain data is built)."""
     if part.native_meter is not None:
+        large = part.native_meter.traces >= _TRIM_TRACES
         data = part.native_meter.export()
         part.native_meter = None
-        _release_freed()
+        if large:
+            _release_freed()
         part.state.merge_plain(data)
 
 

@@ -14,7 +14,6 @@ imported only when ``engine="dask"``.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
@@ -130,6 +129,7 @@ def _start_method() -> str:
     """``fork`` when it is safe (POSIX, no other threads): workers start instantly with the
     parent's imports. Otherwise ``spawn``, which never inherits a lock held by a thread."""
     import multiprocessing  # here, not at import: a one-process run never starts a pool
+    import threading
 
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return "fork"

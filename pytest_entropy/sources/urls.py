@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,6 +206,9 @@ def _local_copy(url: str, storage_options: StorageOptions = None) -> Iterator[Pa
 
     Copied in 1 MiB chunks, so memory stays bounded; it is removed afterwards.
     """
+    import shutil
+    import tempfile  # only for a remote file (issue 32: a local run never loads them)
+
     fs, path = _filesystem(url, storage_options)
     directory = tempfile.mkdtemp(prefix="pytest-entropy-")
     try:

@@ -17,7 +17,6 @@ imported only when such a file exists, so loading the plugin stays cheap.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -283,6 +282,8 @@ def _from_text(entry: Setting, text: str, name: str) -> Any:
     if kind == "list":
         return tuple(part.strip() for part in text.splitlines() if part.strip())
     if kind == "table":
+        import json  # only for a table-valued variable
+
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:

@@ -142,6 +142,13 @@ def test_a_command_imports_its_own_module_only() -> None:
         "sources.mcp",
     )
     assert [name for name in unwritten if f"pytest_entropy.{name}" in modules] == []
+    # What only some runs need, loaded where it is used (issue 32, item 2): metric v3's
+    # normal forms, value redaction, the number text of toFixed's long form, compressed
+    # files, remote copies, HTML escaping, the heap trim of a large run, a worker pool.
+    rare = ("core.v3.normal_form", "core.v3.proposals", "core.redact")
+    assert [name for name in rare if f"pytest_entropy.{name}" in modules] == []
+    stdlib = ("decimal", "gzip", "tempfile", "html", "ctypes", "threading", "multiprocessing")
+    assert [name for name in stdlib if name in modules] == []
 
 
 def test_a_command_s_own_help_loads_that_command(tmp_path: Path) -> None:

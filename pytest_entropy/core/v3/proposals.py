@@ -12,9 +12,10 @@ reinterpreted, whatever the observations say.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.v3 import V3_AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.core.v3.normal_form import MAX_NORMAL_FORM_PLANS, derive_normal_form_plan
 
 __all__ = [
@@ -23,8 +24,6 @@ __all__ = [
     "normal_form_proposals",
     "review_signals_v3",
 ]
-
-V3_AUTO_APPLY_PROPOSAL_KINDS: Final = ("normal-form",)
 
 Proposal = dict[str, Any]
 
