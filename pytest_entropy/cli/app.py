@@ -11,6 +11,7 @@ full grammar shows it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from pytest_entropy.cli.commands import COMMANDS, command_named
@@ -85,8 +86,39 @@ def redact_arguments(message: str, words: Sequence[str]) -> str:
     return message
 
 
+def _terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` gives it: ``COLUMNS``
+    when it is a positive number, else the width of the terminal on standard output, else
+    80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the width argparse would find itself: its own
+    lookup imports shutil (and with it bz2, lzma and fnmatch) when the first option is
+    added, a cost every command paid before parsing a word (issue 32)."""
+
+    def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
+        if not args and kwargs.get("width") is None:
+            kwargs["width"] = _terminal_columns() - 2
+        super().__init__(prog, *args, **kwargs)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so :func:`main` can return a status."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         raise _UsageError(f"{self.prog}: error: {message}")

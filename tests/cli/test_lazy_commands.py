@@ -148,7 +148,25 @@ def test_a_command_imports_its_own_module_only() -> None:
     rare = ("core.v3.normal_form", "core.v3.proposals", "core.redact")
     assert [name for name in rare if f"pytest_entropy.{name}" in modules] == []
     stdlib = ("decimal", "gzip", "tempfile", "html", "ctypes", "threading", "multiprocessing")
+    stdlib += ("shutil", "bz2", "lzma")  # argparse's width lookup (cli/app.py: _Formatter)
     assert [name for name in stdlib if name in modules] == []
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "-4", "wide", ""])
+def test_the_help_is_as_wide_as_argparse_would_make_it(
+    columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert app._terminal_columns() == shutil.get_terminal_size().columns
+    ours = app._Formatter("pytest-entropy")
+    theirs = argparse.HelpFormatter("pytest-entropy")
+    assert ours._width == theirs._width
+    assert ours._max_help_position == theirs._max_help_position
 
 
 def test_a_command_s_own_help_loads_that_command(tmp_path: Path) -> None:
