@@ -26,6 +26,7 @@ escapes controls and writes lone surrogates as ``\\udxxx``.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -45,17 +46,30 @@ __all__ = [
 # the bidi marks (U+061C, U+200E, U+200F), the line and paragraph separators, the bidi
 # embeddings and overrides (U+202A-U+202E), the bidi isolates (U+2066-U+2069), and every
 # surrogate code point (a pair is re-joined first).
-_UNSAFE: Final = re.compile(
+# None of them is printable ASCII, so text that is all printable ASCII (the common case, and
+# every line of a report about ASCII names) is let through without the patterns, which are
+# compiled at the first text that needs them.
+_UNSAFE_CLASS: Final = (
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SURROGATE_CLASS: Final = "[\ud800-\udfff]"
+_PAIR_TEXT: Final = "[\ud800-\udbff][\udc00-\udfff]"
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+@functools.cache
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
+def _plain(text: str) -> bool:
+    # Printable ASCII only: nothing any pattern here matches.
+    return text.isascii() and text.isprintable()
 
 
 def _join_pairs(text: str) -> str:
     # A high surrogate followed by a low one is one astral character (as JavaScript reads it).
-    return _PAIR.sub(
+    return _pattern(_PAIR_TEXT).sub(
         lambda m: chr(0x10000 + ((ord(m.group()[0]) - 0xD800) << 10) + ord(m.group()[1]) - 0xDC00),
         text,
     )
@@ -73,9 +87,9 @@ def _visible(match: re.Match[str]) -> str:
 def repair_surrogates(text: str) -> str:
     """``text`` with each lone surrogate written as the JSON path writes it (``\\ud800``);
     anything else, controls included, unchanged. Always encodable as UTF-8."""
-    if not _SURROGATE.search(text):
+    if text.isascii() or not _pattern(_SURROGATE_CLASS).search(text):
         return text
-    return _SURROGATE.sub(_visible, _join_pairs(text))
+    return _pattern(_SURROGATE_CLASS).sub(_visible, _join_pairs(text))
 
 
 def terminal_text(text: str) -> str:
@@ -84,8 +98,8 @@ def terminal_text(text: str) -> str:
     >>> terminal_text("mcp.a\\x1b]52;c;aGk=\\x07\\n::error::x")
     'mcp.a\\\\x1b]52;c;aGk=\\\\x07\\\\n::error::x'
     """
-    if _UNSAFE.search(text):
-        text = _UNSAFE.sub(_visible, _join_pairs(text))
+    if not _plain(text) and _pattern(_UNSAFE_CLASS).search(text):
+        text = _pattern(_UNSAFE_CLASS).sub(_visible, _join_pairs(text))
     if "##[" in text:
         text = text.replace("##[", "##\\x5b")
     return text

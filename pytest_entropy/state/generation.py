@@ -18,7 +18,6 @@ A command of one generation on state of the other explains the mismatch and exit
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Final
 
@@ -60,6 +59,8 @@ def _read_json(path: Path) -> object:
         raise EntropyInputError(
             f"unreadable: {error.strerror or error}", source=str(path)
         ) from None
+    import json  # here: a command that never meets a state file does not load it
+
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError):
@@ -119,5 +120,7 @@ def record_generation(state_dir: str | Path, metric_version: int) -> bool:
         return False
     directory = Path(state_dir)
     ensure_state_directory(directory)
+    import json
+
     text = json.dumps({"metricVersion": metric_version}) + "\n"
     return write_file_atomic(directory / GENERATION_FILENAME, text)
