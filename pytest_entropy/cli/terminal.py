@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from collections.abc import Mapping
 from typing import Any, Final, TextIO
+
+from pytest_entropy.core.patterns import LazyPattern
 
 __all__ = [
     "PlainProgressLine",
@@ -49,18 +50,18 @@ _CODES: Final[Mapping[str, str]] = {
 }
 # A line's colour, by how it starts (first match wins).
 _LINE_RULES: Final = (
-    (re.compile(r"^\s*(FAIL|error\b|ERROR\b)"), "bold-red"),
-    (re.compile(r"^\s*warning\b"), "yellow"),
-    (re.compile(r"^\s*(note|review)\b"), "cyan"),
-    (re.compile(r"^\s*(report hash|read \d)"), "dim"),
-    (re.compile(r"^\s*(entropy score|surface freedom|trial: clean)"), "bold"),
-    (re.compile(r"^\s*trial: "), "bold-red"),
-    (re.compile(r"^\s*\+"), "green"),
-    (re.compile(r"^\s*-(?!\d)"), "red"),
-    (re.compile(r"^[A-Za-z][\w ()]*( \(\d[^)]*\))?:$"), "bold"),  # a section heading
+    (LazyPattern(r"^\s*(FAIL|error\b|ERROR\b)"), "bold-red"),
+    (LazyPattern(r"^\s*warning\b"), "yellow"),
+    (LazyPattern(r"^\s*(note|review)\b"), "cyan"),
+    (LazyPattern(r"^\s*(report hash|read \d)"), "dim"),
+    (LazyPattern(r"^\s*(entropy score|surface freedom|trial: clean)"), "bold"),
+    (LazyPattern(r"^\s*trial: "), "bold-red"),
+    (LazyPattern(r"^\s*\+"), "green"),
+    (LazyPattern(r"^\s*-(?!\d)"), "red"),
+    (LazyPattern(r"^[A-Za-z][\w ()]*( \(\d[^)]*\))?:$"), "bold"),  # a section heading
 )
 # A decimal with more digits than a person reads (JavaScript prints up to 17).
-_LONG_DECIMAL: Final = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:e[-+]?\d+)?(?![\w.])")
+_LONG_DECIMAL: Final = LazyPattern(r"(?<![\w.])-?\d+\.\d{7,}(?:e[-+]?\d+)?(?![\w.])")
 
 
 def human_number(value: float, significant: int = 6) -> str:

@@ -8,12 +8,12 @@ predicates over these helpers, so each format module stays about its own format.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.base import is_listed_file, is_session_name
 from pytest_entropy.ingest.foreign import head_records, open_foreign
 from pytest_entropy.ingest.guard import TRACE_KIND
@@ -61,8 +61,9 @@ def head_objects(head: bytes) -> list[dict[str, Any]]:
 
 
 def has_pattern(pattern: bytes) -> Callable[[bytes], bool]:
-    """A predicate: whether the (compiled once) ``pattern`` occurs in a head."""
-    compiled = re.compile(pattern)
+    """A predicate: whether ``pattern`` (compiled once, at the first head it is asked
+    about) occurs in a head."""
+    compiled = LazyPattern(pattern)
     return lambda head: compiled.search(head) is not None
 
 

@@ -9,11 +9,11 @@ re-exports its detector, and its ``FORMAT`` holds this very function.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Final
 
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.detection import (
     FABRIC_MARK,
     document_start,
@@ -61,9 +61,9 @@ def detect_pi(path: Path, head: bytes) -> bool:
 
 # ----------------------------------------------------------- claude_code
 
-_SESSION_ID: Final = re.compile(rb'"sessionId"\s*:\s*"')
-_UUID: Final = re.compile(rb'"uuid"\s*:')
-_EVENT_TYPE: Final = re.compile(rb'"type"\s*:\s*"(?:user|assistant|progress|system|summary)"')
+_SESSION_ID: Final = LazyPattern(rb'"sessionId"\s*:\s*"')
+_UUID: Final = LazyPattern(rb'"uuid"\s*:')
+_EVENT_TYPE: Final = LazyPattern(rb'"type"\s*:\s*"(?:user|assistant|progress|system|summary)"')
 
 
 def detect_claude_code(path: Path, head: bytes) -> bool:
@@ -98,7 +98,7 @@ def with_subagents(root: Path) -> list[Path]:
 
 # ----------------------------------------------------------------- codex
 
-_ROLLOUT_LINE: Final = re.compile(
+_ROLLOUT_LINE: Final = LazyPattern(
     rb'"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg)"\s*,\s*"payload"\s*:'
 )
 
@@ -129,8 +129,8 @@ def is_rollout_name(name: str) -> bool:
 
 # ------------------------------------------------------------ gemini_cli
 
-_METADATA: Final = re.compile(rb'"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:\s*"')
-_MESSAGE_TYPE: Final = re.compile(rb'"type"\s*:\s*"(?:user|gemini|info|error|warning)"')
+_METADATA: Final = LazyPattern(rb'"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:\s*"')
+_MESSAGE_TYPE: Final = LazyPattern(rb'"type"\s*:\s*"(?:user|gemini|info|error|warning)"')
 
 
 def detect_gemini_cli(path: Path, head: bytes) -> bool:
@@ -147,7 +147,7 @@ def detect_gemini_cli(path: Path, head: bytes) -> bool:
 
 # ------------------------------------------------------------ inspect_ai
 
-_JSON_LOG: Final = re.compile(
+_JSON_LOG: Final = LazyPattern(
     rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"[a-z_]+"\s*,\s*"eval"\s*:\s*\{'
 )
 _ZIP_MAGIC: Final = b"PK\x03\x04"
@@ -167,8 +167,8 @@ def detect_inspect(path: Path, head: bytes) -> bool:
 
 # ------------------------------------------------------------ otel_genai
 
-_RESOURCE_SPANS: Final = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
-_GEN_AI: Final = re.compile(rb'"gen_ai\.')
+_RESOURCE_SPANS: Final = LazyPattern(rb'^\s*\{\s*"resourceSpans"\s*:')
+_GEN_AI: Final = LazyPattern(rb'"gen_ai\.')
 
 
 def detect_otel_genai(path: Path, head: bytes) -> bool:
@@ -182,18 +182,19 @@ def detect_otel_genai(path: Path, head: bytes) -> bool:
 
 # ------------------------------------------------------------------ bfcl
 
-_RESULT_ENTRY: Final = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"result"\s*:')
+_RESULT_ENTRY: Final = LazyPattern(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"result"\s*:')
 
 
 def detect_bfcl(path: Path, head: bytes) -> bool:
     """A result entry first: ``{"id": "<test id>", "result": ...`` (BFCL writes it so)."""
-    return _RESULT_ENTRY.match(head) is not None
+    # The substring test first: most heads lack it, and the pattern is then never compiled.
+    return b'"result"' in head and _RESULT_ENTRY.match(head) is not None
 
 
 # ------------------------------------------------------------- tau_bench
 
-_TASK_ID: Final = re.compile(rb'"task_id"\s*:')
-_TRAJECTORY: Final = re.compile(rb'"traj"\s*:')
+_TASK_ID: Final = LazyPattern(rb'"task_id"\s*:')
+_TRAJECTORY: Final = LazyPattern(rb'"traj"\s*:')
 
 
 def detect_tau_bench(path: Path, head: bytes) -> bool:
@@ -207,9 +208,9 @@ def detect_tau_bench(path: Path, head: bytes) -> bool:
 
 # ------------------------------------------------------------- openhands
 
-_EVENT_SOURCE: Final = re.compile(rb'"source"\s*:\s*"(?:agent|user|environment)"')
-_EVENT_KIND: Final = re.compile(rb'"(action|observation)"\s*:')
-_HISTORY: Final = re.compile(rb'"history"\s*:\s*\[\s*\{')
+_EVENT_SOURCE: Final = LazyPattern(rb'"source"\s*:\s*"(?:agent|user|environment)"')
+_EVENT_KIND: Final = LazyPattern(rb'"(action|observation)"\s*:')
+_HISTORY: Final = LazyPattern(rb'"history"\s*:\s*\[\s*\{')
 
 
 def detect_openhands(path: Path, head: bytes) -> bool:
@@ -220,6 +221,7 @@ def detect_openhands(path: Path, head: bytes) -> bool:
     # events in the raw bytes.
     return (
         document_start(head) == b"{"
+        and b'"history"' in head
         and _HISTORY.search(head) is not None
         and _EVENT_SOURCE.search(head) is not None
         and _EVENT_KIND.search(head) is not None
@@ -228,12 +230,16 @@ def detect_openhands(path: Path, head: bytes) -> bool:
 
 # ------------------------------------------------------------- toolbench
 
-_TREE_NODE: Final = re.compile(rb'"node_type"\s*:\s*"(?:Action|Action Input|Thought)"')
+_TREE_NODE: Final = LazyPattern(rb'"node_type"\s*:\s*"(?:Action|Action Input|Thought)"')
 
 
 def detect_toolbench(path: Path, head: bytes) -> bool:
     """One JSON object holding DFSDT tree nodes (``Action``/``Action Input``/``Thought``)."""
-    return document_start(head) == b"{" and _TREE_NODE.search(head) is not None
+    return (
+        document_start(head) == b"{"
+        and b'"node_type"' in head
+        and _TREE_NODE.search(head) is not None
+    )
 
 
 # ----------------------------------------------------------- mcp_jsonrpc

@@ -46,8 +46,8 @@ __all__ = [
 # the bidi marks (U+061C, U+200E, U+200F), the line and paragraph separators, the bidi
 # embeddings and overrides (U+202A-U+202E), the bidi isolates (U+2066-U+2069), and every
 # surrogate code point (a pair is re-joined first).
-# None of them is printable ASCII, so text that is all printable ASCII (the common case, and
-# every line of a report about ASCII names) is let through without the patterns, which are
+# None of them is printable (``str.isprintable``), so printable text (the common case, every
+# line of a report about ordinary names) is let through without the patterns, which are
 # compiled at the first text that needs them.
 _UNSAFE_CLASS: Final = (
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
@@ -63,8 +63,8 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 
 def _plain(text: str) -> bool:
-    # Printable ASCII only: nothing any pattern here matches.
-    return text.isascii() and text.isprintable()
+    # Every character the patterns escape is unprintable to Python (Cc, Cf, Cs, Zl, Zp).
+    return text.isprintable()
 
 
 def _join_pairs(text: str) -> str:

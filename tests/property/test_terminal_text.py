@@ -1,4 +1,4 @@
-"""``terminal_text`` lets printable ASCII through without its patterns (issue 32: they are
+"""``terminal_text`` lets printable text through without its patterns (issue 32: they are
 compiled at the first text that needs them); the shortcut changes no output. The oracle
 below always searches with the patterns, as the function did before."""
 
