@@ -5,8 +5,9 @@ twice (``slots=True``) and asks :mod:`inspect` for a signature, which imports ``
 ``ast``, ``dis`` and ``tokenize`` with it: about 8 M instructions a class, more than half of
 a demo ``measure`` before this module (issue 32, item 2). A :class:`Record` subclass is one
 class, built once; its generic equality, hash, repr and pickling read the class's field
-table, and only its ``__init__`` is generated, at the first instantiation (records that are
-only unpickled or never built cost no compilation).
+table, and only its ``__init__`` is generated, once the class has built
+:data:`COMPILE_AFTER` instances through a generic binding of the same arguments (records
+that are built a few times, only unpickled or never built cost no compilation).
 
     class Point(Record, frozen=True):
         x: int
@@ -17,8 +18,9 @@ What a class gets, as from ``@dataclass(slots=True)`` (``frozen=True`` adding th
 behaviour): ``__slots__`` from the annotations of its body (``ClassVar`` skipped; the
 modules use ``from __future__ import annotations``, so the annotations are strings), the
 fields of record base classes first; an ``__init__`` with the same positional-or-keyword
-parameters and defaults, calling ``__post_init__`` when the class has one; ``==`` between
-instances of the same class over the compared fields in order (else ``NotImplemented``);
+parameters and defaults (which ``inspect.signature`` shows once it is generated), calling
+``__post_init__`` when the class has one; ``==`` between instances of the same class over
+the compared fields in order (else ``NotImplemented``);
 a hash over them when frozen, none when mutable; ``Name(field=value, ...)`` as the repr;
 assignment and deletion refused with :class:`FrozenRecordError` (an ``AttributeError``)
 when frozen; pickling and :mod:`copy` that restore the fields without calling
@@ -202,15 +204,69 @@ def _refuse_deletion(self: Record, name: str) -> None:
     raise FrozenRecordError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
 
 
+# Instances a class builds through the generic binding before its own __init__ is
+# compiled. Compiling one costs what 75 to 95 generic bindings cost over the generated
+# __init__ (0.1 to 0.5 ms against 2 to 6 us an instance, for 4 to 38 fields: ValueObservation,
+# EntropyConfig, ScanDiagnostics), so a class built a few times never pays for it and one
+# built per line or per value soon runs at the generated speed (docs/decisions.md).
+COMPILE_AFTER = 64
+
+
 def _deferred_init(cls: RecordMeta) -> Callable[..., None]:
-    """A stand-in ``__init__`` that generates the class's own at its first call and steps
-    aside for it (a generic one binding ``*args, **kwargs`` would cost every instance)."""
+    """The class's ``__init__`` until it is generated: it binds the arguments generically
+    (the same calls accepted, the same defaults) for the first :data:`COMPILE_AFTER`
+    instances, then generates the class's own ``__init__`` and steps aside for it."""
+    built = 0
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        _generated_init(cls)(self, *args, **kwargs)
+        nonlocal built
+        built += 1
+        if built > COMPILE_AFTER:
+            _generated_init(cls)(self, *args, **kwargs)
+        else:
+            _bind(cls, self, args, kwargs)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _bind(cls: RecordMeta, record: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """What the generated ``__init__`` does, for any record class, with its errors."""
+    specs = cls.__record_fields__
+    if len(args) > len(specs):
+        least = 1 + sum(s.default is MISSING and s.default_factory is MISSING for s in specs)
+        takes = f"from {least} to {len(specs) + 1}" if least <= len(specs) else f"{least}"
+        raise TypeError(
+            f"{cls.__qualname__}.__init__() takes {takes} positional arguments"
+            f" but {len(args) + 1} were given"
+        )
+    set_field = object.__setattr__ if cls.__record_frozen__ else setattr
+    for index, spec in enumerate(specs):
+        name = spec.name
+        if index < len(args):
+            if name in kwargs:
+                raise TypeError(
+                    f"{cls.__qualname__}.__init__() got multiple values for argument {name!r}"
+                )
+            value = args[index]
+        elif name in kwargs:
+            value = kwargs.pop(name)
+        elif spec.default_factory is not MISSING:
+            value = spec.default_factory()
+        elif spec.default is not MISSING:
+            value = spec.default
+        else:
+            raise TypeError(
+                f"{cls.__qualname__}.__init__() missing 1 required positional argument: {name!r}"
+            )
+        set_field(record, name, value)
+    if kwargs:
+        raise TypeError(
+            f"{cls.__qualname__}.__init__() got an unexpected keyword argument"
+            f" {next(iter(kwargs))!r}"
+        )
+    if hasattr(cls, "__post_init__"):
+        record.__post_init__()
 
 
 def _generated_init(cls: RecordMeta) -> Callable[..., None]:

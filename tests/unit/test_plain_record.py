@@ -12,10 +12,11 @@ import inspect
 import pickle
 import subprocess
 import sys
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
+from pytest_entropy.core import plain_record
 from pytest_entropy.core.plain_record import (
     FrozenRecordError,
     Record,
@@ -62,16 +63,30 @@ class Empty(Record, frozen=True):
     pass
 
 
-def test_the_init_has_the_dataclass_s_signature() -> None:
-    Point(1)  # the first instance generates __init__; the signature is that one's
-    assert str(inspect.signature(Point)) == str(inspect.signature(DataPoint))
+@pytest.fixture(autouse=True, params=["bound", "generated"])
+def init_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: through the generic binding a class's first instances use, and
+    through the generated ``__init__`` the later ones use."""
+    for cls in (Point, Bag, LabelledBag, Empty):
+        stand_in = plain_record._deferred_init(cls)
+        monkeypatch.setattr(cls, "__init__", stand_in)
+        if request.param == "generated":
+            plain_record._generated_init(cls)
+    return str(request.param)
+
+
+def test_the_init_has_the_dataclass_s_signature(init_path: str) -> None:
+    if init_path == "generated":
+        assert str(inspect.signature(Point)) == str(inspect.signature(DataPoint))
 
     class Fresh(Record):
         name: str
         items: list[int] = field(default_factory=list)
 
-    # Before its first instance a class shows the stand-in that generates its __init__.
-    assert str(inspect.signature(Fresh)) == "(*args: 'Any', **kwargs: 'Any') -> 'None'"
+    # Until its __init__ is generated a class shows the stand-in that binds generically.
+    for _ in range(plain_record.COMPILE_AFTER):
+        Fresh("a")
+        assert str(inspect.signature(Fresh)) == "(*args: 'Any', **kwargs: 'Any') -> 'None'"
     Fresh("a")
     assert str(inspect.signature(Fresh)) == (
         "(name: 'str', items: 'list[int]' = <factory>) -> None"
@@ -79,10 +94,24 @@ def test_the_init_has_the_dataclass_s_signature() -> None:
     assert field_names(Point) == ("x", "y", "tags", "note", "secret")
     assert field_names(Point(1)) == field_names(Point)
     assert Point.kind == "point" and "kind" not in vars(Point)["__slots__"]
-    with pytest.raises(TypeError):
-        Point()  # type: ignore[call-arg]
-    with pytest.raises(TypeError):
-        Point(1, z=2)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((), {}, "missing 1 required positional argument: 'x'"),
+        ((1,), {"z": 2}, "got an unexpected keyword argument 'z'"),
+        ((1,), {"x": 2}, "got multiple values for argument 'x'"),
+        ((1, 2, (), "", "", 3), {}, "takes from 2 to 6 positional arguments but 7 were given"),
+    ],
+)
+def test_a_wrong_call_is_refused_as_the_dataclass_refuses_it(
+    args: tuple[Any, ...], kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(TypeError, match=message):
+        Point(*args, **kwargs)
+    with pytest.raises(TypeError, match=message):
+        DataPoint(*args, **kwargs)
 
 
 def test_positional_keyword_and_default_arguments() -> None:
