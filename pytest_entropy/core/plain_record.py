@@ -237,7 +237,8 @@ def _bind(cls: RecordMeta, record: Any, args: tuple[Any, ...], kwargs: dict[str,
         least = 1 + sum(s.default is MISSING and s.default_factory is MISSING for s in specs)
         takes = f"from {least} to {len(specs) + 1}" if least <= len(specs) else f"{least}"
         raise TypeError(
-            f"{cls.__qualname__}.__init__() takes {takes} positional arguments"
+            f"{cls.__qualname__}.__init__() takes {takes} positional"
+            f" argument{'' if takes == '1' else 's'}"
             f" but {len(args) + 1} were given"
         )
     set_field = object.__setattr__ if cls.__record_frozen__ else setattr
