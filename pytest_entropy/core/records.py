@@ -8,9 +8,9 @@ reference's JSON shape with the reference's camelCase field names and field orde
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
 
 __all__ = [
@@ -103,8 +103,7 @@ class AuditCall(NamedTuple):
         return cls(value["ref"], value["args"])
 
 
-@dataclass(frozen=True, slots=True)
-class ValueObservation:
+class ValueObservation(Record, frozen=True):
     """One observed primitive argument value; ``count`` absent means 1."""
 
     ref: str
@@ -152,8 +151,7 @@ def coerce_repairs(repairs: Iterable[RepairRow | Mapping[str, Any]] | None) -> l
 # ------------------------------------------------------------------------------ report
 
 
-@dataclass(frozen=True, slots=True)
-class Totals:
+class Totals(Record, frozen=True):
     traces: int = 0
     operations: int = 0
     action_operations: int = 0
@@ -198,8 +196,7 @@ class Totals:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ShapeCount:
+class ShapeCount(Record, frozen=True):
     signature: str
     count: int
 
@@ -207,8 +204,7 @@ class ShapeCount:
         return {"signature": self.signature, "count": self.count}
 
 
-@dataclass(frozen=True, slots=True)
-class RefRow:
+class RefRow(Record, frozen=True):
     ref: str
     calls: int
     succeeded: int
@@ -253,8 +249,7 @@ class RefRow:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRow:
+class ModelRow(Record, frozen=True):
     model: str
     operations: int
     action_operations: int
@@ -287,8 +282,7 @@ class ModelRow:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(Record, frozen=True):
     """An ``EntropyReport`` (spec §1.10). :meth:`to_json` is what the report hash covers."""
 
     metric_version: int

@@ -16,9 +16,10 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final
+
+from pytest_entropy.core.plain_record import Record, field
 
 __all__ = [
     "UNSUPPORTED",
@@ -39,8 +40,7 @@ _CACHE_LIMIT: Final = 1024
 _compiled: OrderedDict[str, Any] = OrderedDict()
 
 
-@dataclass(slots=True)
-class Unenforced:
+class Unenforced(Record):
     """What one evaluation met and could not enforce: schema patterns RE2 cannot run and
     ``$ref`` targets outside their schema (never fetched). Both are accepted, never a
     rejection; the caller reports them with its result."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fingerprint import surface_freedom_report, trend_from_scores
 from pytest_entropy.core.jscompat import code_unit_key, js_round, js_string, js_to_fixed
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.records import RepairRow, Report
 
 __all__ = [
@@ -33,8 +33,7 @@ def surface_hash(surface: Mapping[str, Any]) -> str:
     return stable_json_hash(surface)
 
 
-@dataclass(frozen=True, slots=True)
-class SessionReport:
+class SessionReport(Record, frozen=True):
     file: str
     operations: int
     report: Report
@@ -43,8 +42,7 @@ class SessionReport:
         return {"file": self.file, "operations": self.operations, "report": self.report.to_json()}
 
 
-@dataclass(frozen=True, slots=True)
-class ModelTrend:
+class ModelTrend(Record, frozen=True):
     model: str
     sessions: int
     latest_behavioral_score: float
@@ -61,8 +59,7 @@ class ModelTrend:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SessionCorpus:
+class SessionCorpus(Record, frozen=True):
     """``measureSessionCorpus``: files newest first, kept sessions, latest, trend, models."""
 
     files: tuple[str, ...]

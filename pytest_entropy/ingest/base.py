@@ -6,10 +6,10 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
+from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES, bounded_inflation
 
@@ -21,8 +21,7 @@ SKIPPED_UNRECOGNIZED = "unrecognized"
 SKIPPED_COMPANION = "companion"
 
 
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
+class ReadOptions(Record, frozen=True):
     """How to read session files; travels (pickled) to worker processes.
 
     ``session_format`` is ``auto``, ``fabric`` (the native trace-envelope JSONL) or the name
@@ -59,8 +58,7 @@ SessionDetector = Callable[[Path, bytes], bool]
 DirectoryRule = Callable[[Path], list[Path]]
 
 
-@dataclass(frozen=True, slots=True)
-class SessionFormat:
+class SessionFormat(Record, frozen=True):
     """One foreign session format: everything the registry needs to know about it.
 
     ``detector`` decides ``--format auto`` (``None``: the format is read only when named);
@@ -78,8 +76,7 @@ class SessionFormat:
     companions: Callable[[Path], list[Path]] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SurfaceFormat:
+class SurfaceFormat(Record, frozen=True):
     """One surface (tool list) format: its ``--surface-format`` name, its reader and the
     ref prefix its tools get when none is given (Pi's are ``pi.<tool>``)."""
 

@@ -7,14 +7,14 @@ that decides what a line means; every skipped line is counted in :class:`ScanDia
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+from pytest_entropy.core.plain_record import Record, field, field_names
 
 # ------------------------------------------------------------------------- diagnostics
 
 
-@dataclass(slots=True)
-class ScanDiagnostics:
+class ScanDiagnostics(Record):
     """Counts of everything a scan saw; skipped lines are counted here, never lost.
 
     ``samples`` keeps the first few problems as ``file:line: problem`` for humans.
@@ -188,7 +188,7 @@ def _add_name(names: list[str], name: str) -> None:
 
 _COUNTER_FIELDS: Final = tuple(
     name
-    for name in ScanDiagnostics.__dataclass_fields__
+    for name in field_names(ScanDiagnostics)
     if name
     not in (
         "rejection_reasons",

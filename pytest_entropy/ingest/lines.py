@@ -8,8 +8,9 @@ reported as :data:`OVERSIZED`, so a 1 GB line costs time but not memory.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO, Final
+
+from pytest_entropy.core.plain_record import Record
 
 __all__ = [
     "CHUNK_SIZE",
@@ -33,8 +34,7 @@ class _Oversized(bytes):
 OVERSIZED: Final = _Oversized()
 
 
-@dataclass(slots=True)
-class LineRead:
+class LineRead(Record):
     """What one pass over a byte stream saw, filled in as the iterator runs."""
 
     bytes_read: int = 0

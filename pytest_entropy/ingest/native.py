@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
 from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -126,8 +126,7 @@ def value_tallier(evidence: ProposalEvidence) -> Callable[[tuple[Any, ...]], Non
     return functools.partial(tally_values, evidence)
 
 
-@dataclass(slots=True)
-class ScanRecords:
+class ScanRecords(Record):
     """One scan's ordered outputs (spec §1.1): traces, value observations, audit calls."""
 
     traces: list[Trace] = field(default_factory=list)

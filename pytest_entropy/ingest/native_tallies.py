@@ -14,9 +14,9 @@ session format are read by the plain scanner with the same listeners (:meth:`lis
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.proposals import ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -50,8 +50,7 @@ def settled_evidence(origin: int, trace_values: bool, exported: Sequence[Any]) -
     return evidence
 
 
-@dataclass(slots=True)
-class NativeTallies:
+class NativeTallies(Record):
     """The listeners the Rust core stands in for on one file (see the module's comment)."""
 
     evidence: ProposalEvidence | None = None

@@ -16,11 +16,11 @@ import importlib
 import os
 import stat
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.ingest import detectors, tool_lists
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
@@ -227,8 +227,7 @@ def directory_files(path: Path, options: ReadOptions | None = None) -> list[Path
     return directory_listing(path, options).files
 
 
-@dataclass(frozen=True, slots=True)
-class DirectoryListing:
+class DirectoryListing(Record, frozen=True):
     """What a directory means: its session files in reading order, and the files a walk
     looked at and passed over, each with why (:data:`SKIPPED_SURFACE`,
     :data:`SKIPPED_UNRECOGNIZED`)."""

@@ -24,7 +24,7 @@ that changed fails the compile with a message naming it, and nothing is written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import Artifact
@@ -40,6 +40,7 @@ from pytest_entropy.core.compiler import (
     compile_from_evidence,
 )
 from pytest_entropy.core.explain import explain_proposals
+from pytest_entropy.core.plain_record import replace
 from pytest_entropy.core.pool import (
     PoolMerge,
     pool_to_value_observations,

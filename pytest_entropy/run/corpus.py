@@ -21,13 +21,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import core
+from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.core.regex import (
@@ -67,8 +67,7 @@ class SourceChangedError(EntropyInputError):
     """A session file changed between the compile's two reads; nothing was written."""
 
 
-@dataclass(frozen=True, slots=True)
-class EngineOptions:
+class EngineOptions(Record, frozen=True):
     """Where the work runs (see :func:`~pytest_entropy.run.executor.map_ordered`)."""
 
     engine: str = "local"
@@ -114,8 +113,7 @@ class EngineOptions:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(Record, frozen=True):
     """One session file: its position, what a worker opens, the pool's name for it and, in
     a second pass, the stamp the first pass saw."""
 
@@ -174,8 +172,7 @@ def source_stamp(location: str, options: ReadOptions | None = None) -> Stamp | N
 # ------------------------------------------------------------------------------ plan
 
 
-@dataclass(slots=True)
-class ReplayHooks:
+class ReplayHooks(Record):
     """One file's listeners of a :class:`Replay` and how to get what they found."""
 
     on_trace: Callable[[Trace], None] | None
@@ -199,8 +196,7 @@ class Replay(Protocol):
     def start(self, source: SourceFile) -> ReplayHooks: ...
 
 
-@dataclass(frozen=True, slots=True)
-class CorpusPlan:
+class CorpusPlan(Record, frozen=True):
     """What :func:`read_corpus` collects from each source.
 
     ``meter``: the merged meter state; ``file_states``: instead, each file's own state
@@ -255,8 +251,7 @@ def records_plan(options: ReadOptions | None = None, **more: Any) -> CorpusPlan:
 # ------------------------------------------------------------------------------ parts
 
 
-@dataclass(slots=True)
-class CorpusPart:
+class CorpusPart(Record):
     """What one file, or a run of consecutive files, contributed (plain, picklable data)."""
 
     state: MeterState = field(default_factory=lambda: MeterState(retain_terms=True))
@@ -281,7 +276,6 @@ class CorpusPart:
     native_evidence: Any = None
 
 
-@dataclass(slots=True)
 class CorpusRead(CorpusPart):
     """A whole corpus, merged in source order on the client: the parts folded into one,
     except that the windows merge into ``pool`` as they arrive instead of being kept.

@@ -12,9 +12,9 @@ which only the meter listens.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.records import ValueObservation
 
 __all__ = ["Listeners", "fan_out", "plain_listeners", "record_listeners"]
@@ -34,8 +34,7 @@ def fan_out(listeners: list[Callable[[Any], None]]) -> Callable[[Any], None] | N
     return every
 
 
-@dataclass(slots=True)
-class Listeners:
+class Listeners(Record):
     """Who hears one file's records on the plain path (see :func:`plain_listeners`)."""
 
     on_trace: Callable[[Any], None] | None = None

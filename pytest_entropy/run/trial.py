@@ -9,10 +9,11 @@ traces and audits); both merge exactly, so every engine gives the bytes of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.artifact import apply_compiled_surface
+from pytest_entropy.core.plain_record import replace
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.core.trial import (
     TrialCounts,

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
     ReadOptions,
@@ -28,8 +28,7 @@ from pytest_entropy.sources.urls import expand_url, is_url
 DEFAULT_WINDOW = 8
 
 
-@dataclass(slots=True)
-class SessionListing:
+class SessionListing(Record):
     """The session sources a run reads, in order, and the files its directory walks passed
     over (``(path, why)``: a surface or repair file, or unrecognised), which the read
     counts without reading them."""
@@ -98,8 +97,7 @@ def _check_readable(path: Path) -> None:
 # -------------------------------------------------------------------------- windows
 
 
-@dataclass(frozen=True, slots=True)
-class SessionFile:
+class SessionFile(Record, frozen=True):
     path: Path
     mtime_ms: float
 

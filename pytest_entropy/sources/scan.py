@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -38,8 +38,7 @@ Source = str | os.PathLike[str]
 Scanner = SessionScanner | NativeTraceReader
 
 
-@dataclass(slots=True)
-class ModelCursor:
+class ModelCursor(Record):
     """The model a scan starts from, updated to the model it ended with. Every source
     starts fresh by default; certification's corpus mode (spec §12.1) carries one cursor
     across its files."""

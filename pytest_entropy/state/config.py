@@ -31,11 +31,11 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.plain_record import Record, field, field_names, replace
 from pytest_entropy.state.option_table import (
     BASELINE_FILENAME,
     GROUP,
@@ -62,8 +62,7 @@ __all__ = [
 ]  # and the tables below
 
 
-@dataclass(frozen=True, slots=True)
-class EntropyConfig:
+class EntropyConfig(Record, frozen=True):
     """The settings the loop and enforcement read; ``sources`` says where each came from."""
 
     compile: bool = True
@@ -125,7 +124,7 @@ _FIELD_TYPES = {
 
 def _validated(values: Mapping[str, Any], source: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    known = {f.name for f in fields(EntropyConfig)} - {"sources"}
+    known = set(field_names(EntropyConfig)) - {"sources"}
     for raw_key, value in values.items():
         key = raw_key.replace("-", "_")
         if key not in known:
@@ -183,7 +182,7 @@ def load_config(
     from pytest_entropy.state.settings import configured_settings
 
     config = EntropyConfig()
-    held = {f.name for f in fields(EntropyConfig)} - {"sources"}
+    held = set(field_names(EntropyConfig)) - {"sources"}
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for key, resolved in configured_settings(start, environ).items():
@@ -215,8 +214,7 @@ def add_cli_option(parser: argparse.ArgumentParser, name: str) -> None:
 # ------------------------------------------------------------ flags the commands share
 
 
-@dataclass(frozen=True, slots=True)
-class CommandFlag:
+class CommandFlag(Record, frozen=True):
     """A flag several ``pytest-entropy`` commands share, defined once here.
 
     ``cli/common.py`` turns it into an argparse argument (:func:`add_command_flag`); ``many``

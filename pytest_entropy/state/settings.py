@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.plain_record import Record
 from pytest_entropy.state.option_table import ENV_PREFIX, PROGRAM_VARIABLES, PYPROJECT, YAML_NAMES
 
 __all__ = [
@@ -48,8 +48,7 @@ _PYPROJECT = PYPROJECT
 _YAML_NAMES = YAML_NAMES
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(Record, frozen=True):
     """One setting: ``kind`` is ``bool``, ``int``, ``seconds``, ``number``, ``path``,
     ``paths``, ``text``, ``choice``, ``list`` or ``table``; ``secret`` masks it in output."""
 
@@ -164,8 +163,7 @@ def setting(key: str) -> Setting:
     return _BY_KEY[key.replace("_", "-")]
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Record, frozen=True):
     """A configured value and where it came from (``level``: environment, pyproject, yaml)."""
 
     value: Any

@@ -48,20 +48,35 @@ def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction: 
     raise AssertionError("no sub-commands")
 
 
-def _imported_after(argv: list[str], cwd: Path = REPO) -> tuple[int, list[str], str]:
-    """Run ``main(argv)`` in a fresh interpreter; its status and the modules it imported."""
+# What, in the package's modules, comes from dataclasses or inspect: a dataclass, a function
+# of theirs, the module itself (orjson's own start-up imports both, so their presence in
+# sys.modules says nothing about ours).
+_DATACLASS_USES = (
+    "shunned = [sys.modules.get('dataclasses'), sys.modules.get('inspect')]\n"
+    "uses = sorted(f'{name}.{key}' for name, module in list(sys.modules.items())\n"
+    "    if name.startswith('pytest_entropy') for key, value in vars(module).items()\n"
+    "    if any(value is shunned_module for shunned_module in shunned if shunned_module)\n"
+    "    or getattr(value, '__module__', None) in ('dataclasses', 'inspect')\n"
+    "    or isinstance(value, type) and '__dataclass_fields__' in vars(value))\n"
+)
+
+
+def _imported_after(argv: list[str], cwd: Path = REPO) -> tuple[int, list[str], str, list[str]]:
+    """Run ``main(argv)`` in a fresh interpreter; its status, the modules it imported, its
+    output and what the package's modules hold of dataclasses and inspect."""
     code = (
         "import json, sys\n"
         "from pytest_entropy.cli import main\n"
         f"status = main({argv!r})\n"
-        "sys.stderr.write('\\n@@' + json.dumps([status, sorted(sys.modules)]))\n"
+        f"{_DATACLASS_USES}"
+        "sys.stderr.write('\\n@@' + json.dumps([status, sorted(sys.modules), uses]))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True
     )
-    status, modules = json.loads(result.stderr.rpartition("@@")[2])
-    return status, modules, result.stdout
+    status, modules, uses = json.loads(result.stderr.rpartition("@@")[2])
+    return status, modules, result.stdout, uses
 
 
 def _commands_in(modules: list[str]) -> list[str]:
@@ -91,7 +106,7 @@ def test_a_lazily_built_grammar_shows_the_full_help(
 
 @pytest.mark.parametrize("argv", [["--version"], ["--no-color", "--version"], ["--help"]])
 def test_help_and_version_import_no_command_module(argv: list[str]) -> None:
-    status, modules, out = _imported_after(argv)
+    status, modules, out, _ = _imported_after(argv)
     assert status == 0
     assert out.startswith("usage: pytest-entropy" if "--help" in argv else "pytest-entropy ")
     assert _commands_in(modules) == []
@@ -117,7 +132,7 @@ def test_a_command_imports_its_own_module_only() -> None:
         "--repairs",
         str(DEMO / "repairs.json"),
     ]
-    status, modules, out = _imported_after(argv)
+    status, modules, out, dataclass_uses = _imported_after(argv)
     assert status == 0 and "report hash" in out
     assert _commands_in(modules) == ["measure"]
     # What other commands need: the compiler, the trial, the watch loop, Dask, the ratchet.
@@ -150,6 +165,9 @@ def test_a_command_imports_its_own_module_only() -> None:
     stdlib = ("decimal", "gzip", "tempfile", "html", "ctypes", "threading", "multiprocessing")
     stdlib += ("shutil", "bz2", "lzma")  # argparse's width lookup (cli/app.py: _Formatter)
     assert [name for name in stdlib if name in modules] == []
+    # Its records are plain records (core/plain_record.py), no dataclass: nothing of the
+    # package's imports dataclasses or inspect, builds a dataclass or holds their functions.
+    assert dataclass_uses == []
 
 
 @pytest.mark.parametrize("columns", [None, "100", "37", "0", "-4", "wide", ""])
@@ -170,7 +188,7 @@ def test_the_help_is_as_wide_as_argparse_would_make_it(
 
 
 def test_a_command_s_own_help_loads_that_command(tmp_path: Path) -> None:
-    status, modules, out = _imported_after(["freedom", "--help"], cwd=tmp_path)
+    status, modules, out, _ = _imported_after(["freedom", "--help"], cwd=tmp_path)
     assert status == 0 and out.startswith("usage: pytest-entropy freedom")
     assert _commands_in(modules) == ["freedom"]
 

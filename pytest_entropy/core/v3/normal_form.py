@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
 from ..canonical import stable_json_hash
 from ..fingerprint import shape_signature
 from ..jscompat import is_finite_number, js_string, sort_code_units
+from ..plain_record import Record
 
 __all__ = [
     "MAX_NORMAL_FORM_PLANS",
@@ -92,8 +92,7 @@ class NormalFormWitness(TypedDict):
     rules: list[NormalFormRule]
 
 
-@dataclass(frozen=True, slots=True)
-class NormalFormResult:
+class NormalFormResult(Record, frozen=True):
     """What :func:`apply_normal_form_plan` returns: the arguments to use and, only when a
     rule changed them, the witness of what changed."""
 
@@ -101,8 +100,7 @@ class NormalFormResult:
     witness: NormalFormWitness | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NormalFormEvidenceSummary:
+class NormalFormEvidenceSummary(Record, frozen=True):
     """Counts of calls that arrived normalised (a witness is an observation, not a success)."""
 
     normalized_calls: int = 0
