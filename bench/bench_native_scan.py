@@ -5,7 +5,7 @@
 Paths: ``native`` (the Rust core) and ``plain`` (the Rust core off:
 ``PYTEST_ENTROPY_PURE=1``). The C kernels and the Python fast paths that once made a third
 path (``default-no-core``) are gone (issue 28). The floor parses every non-empty line
-with ``orjson.loads``. Each figure is the best of ``--repeat`` runs; ``--rss`` measures the
+with ``orjson.loads``. Each figure is the best CPU time of ``--repeat`` runs; ``--rss`` measures the
 peak RSS of each path in a fresh process. ``--scan`` times the Rust scan alone instead: each
 file's bytes fed to one ``TraceScanner`` and its meter merged into one, no command around it
 (what the core itself costs against the floor).
@@ -72,9 +72,9 @@ def scan(corpus: Path) -> int:
 def best(action: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         action()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times)
 
 

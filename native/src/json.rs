@@ -270,7 +270,9 @@ impl Drop for Value<'_> {
 #[derive(Clone, Debug, Default)]
 pub struct Object<'a> {
     entries: Vec<(JsString<'a>, Value<'a>)>,
-    /// Boxed: a value stays small (40 bytes), and so does every container's allocation.
+    /// Boxed on purpose: a value stays small (40 bytes, not 80), and so does every
+    /// container's allocation; the index exists only for the rare large object.
+    #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<JsString<'a>, usize>>>,
 }
 
@@ -298,6 +300,11 @@ impl<'a> Object<'a> {
             self.entries[at].1 = value;
             return;
         }
+        self.push_new(key, value);
+    }
+
+    /// Appends a member whose key the object does not hold yet.
+    fn push_new(&mut self, key: JsString<'a>, value: Value<'a>) {
         if let Some(index) = &mut self.index {
             index.insert(key.clone(), self.entries.len());
         }
@@ -465,6 +472,8 @@ fn read<'a>(text: &'a str, valid: bool, select: &Select) -> Result<Parsed<'a>, P
         at: 0,
         fast: valid && trimmed.len() == json_trimmed.len(),
         big: false,
+        frames: Vec::new(),
+        skipping: Vec::new(),
     };
     let mut value = parser.selected(select, 0)?;
     parser.skip();
@@ -614,6 +623,10 @@ struct Parser<'a> {
     at: usize,
     fast: bool,
     big: bool,
+    /// The explicit stacks of [`Parser::value`] and [`Parser::skip_value`], kept between
+    /// the many values of one line (one allocation each per line, not per value).
+    frames: Vec<Frame<'a>>,
+    skipping: Vec<bool>,
 }
 
 impl<'a> Parser<'a> {
@@ -637,7 +650,19 @@ impl<'a> Parser<'a> {
     /// One value that sits inside `open` containers, with an explicit stack instead of
     /// recursion; `elide`: string values are read but left empty ([`Select::Shape`]).
     fn value(&mut self, open: usize, elide: bool) -> Result<Value<'a>, ParseError> {
-        let mut stack: Vec<Frame<'a>> = Vec::new();
+        let mut stack = std::mem::take(&mut self.frames);
+        let value = self.value_on(&mut stack, open, elide);
+        stack.clear();
+        self.frames = stack;
+        value
+    }
+
+    fn value_on(
+        &mut self,
+        stack: &mut Vec<Frame<'a>>,
+        open: usize,
+        elide: bool,
+    ) -> Result<Value<'a>, ParseError> {
         loop {
             self.skip();
             let mut value = match self.peek() {
@@ -735,7 +760,13 @@ impl<'a> Parser<'a> {
         }
         self.at += 1;
         self.note_depth(open + 1);
-        let mut object = Object::with_room();
+        // Only the named members of a navigated record are kept: most hold one or two.
+        let mut object = match rest {
+            Some(_) => Object::with_room(),
+            None => Object::default(),
+        };
+        // The named members met so far, by their position in `members`.
+        let mut seen: u64 = 0;
         self.skip();
         if self.peek() == Some(b'}') {
             self.at += 1;
@@ -746,7 +777,16 @@ impl<'a> Parser<'a> {
             match named.map(|at| &members[at].1).or(rest) {
                 Some(inner) => {
                     let value = self.selected(inner, open + 1)?;
-                    object.insert(key, value);
+                    // A named key seen for the first time cannot repeat any key before it
+                    // (the others are not its name): appended without a search.
+                    let first = named.filter(|&at| at < 64 && seen & (1 << at) == 0);
+                    match first {
+                        Some(at) => {
+                            seen |= 1 << at;
+                            object.push_new(key, value);
+                        }
+                        None => object.insert(key, value),
+                    }
                 }
                 None => self.skip_value(open + 1)?,
             }
@@ -792,8 +832,15 @@ impl<'a> Parser<'a> {
 
     /// Reads one value inside `open` containers without building it.
     fn skip_value(&mut self, open: usize) -> Result<(), ParseError> {
-        // The open containers of the skipped value: true for an object.
-        let mut stack: Vec<bool> = Vec::new();
+        let mut stack = std::mem::take(&mut self.skipping);
+        let skipped = self.skip_on(&mut stack, open);
+        stack.clear();
+        self.skipping = stack;
+        skipped
+    }
+
+    /// `stack`: the open containers of the skipped value, true for an object.
+    fn skip_on(&mut self, stack: &mut Vec<bool>, open: usize) -> Result<(), ParseError> {
         loop {
             self.skip();
             match self.peek() {
@@ -1370,6 +1417,12 @@ mod tests {
             } else {
                 skip.to_vec()
             };
+            // Every third line repeats both keys: the last value wins, in the first place.
+            let again = if round % 3 == 0 {
+                [&b",\"keep\":"[..], pick(), b",\"skip\":", &skip].concat()
+            } else {
+                Vec::new()
+            };
             let line = [
                 &b"{\"skip\":"[..],
                 &skip,
@@ -1377,12 +1430,13 @@ mod tests {
                 keep,
                 b",\"other\":",
                 &skip,
+                &again,
                 b"}",
             ]
             .concat();
             let full = parse(&line);
             let shown = String::from_utf8_lossy(&line[..line.len().min(120)]);
-            for (shaped, select) in [(false, &KEEP), (false, &SHAPED), (true, &ITEMS)] {
+            for (kind, select) in [&KEEP, &SHAPED, &ITEMS].into_iter().enumerate() {
                 let part = parse_selected(&line, select);
                 match (&full, &part) {
                     (Err(a), Err(b)) => assert_eq!(a, b, "{shown} {select:?}"),
@@ -1394,8 +1448,18 @@ mod tests {
                         };
                         let built =
                             |o: &Object<'_>| get_member(o, "keep").map(|v| v.clone().into_owned());
-                        if !shaped {
+                        if kind < 2 {
                             assert_eq!(built(whole), built(some), "{shown} {select:?}");
+                        }
+                        if kind == 1 {
+                            // Every member kept, in the same places.
+                            let keys = |o: &Object<'_>| -> Vec<Vec<u8>> {
+                                o.entries()
+                                    .iter()
+                                    .map(|(k, _)| k.as_wtf8().to_vec())
+                                    .collect()
+                            };
+                            assert_eq!(keys(whole), keys(some), "{shown}");
                         }
                         let owned = a.value.clone().into_owned();
                         assert_eq!(owned, a.value);
