@@ -12,18 +12,18 @@ use crate::json::{JsString, Object, Value};
 /// One kept audit call: its ref and its argument object.
 #[derive(Clone, Copy, Debug)]
 pub struct AuditCall<'a> {
-    pub reference: &'a JsString,
-    pub args: &'a Object,
+    pub reference: &'a JsString<'a>,
+    pub args: &'a Object<'a>,
     /// The same arguments as the value that holds them (what a check is handed).
-    pub value: &'a Value,
+    pub value: &'a Value<'a>,
 }
 
 /// One value observation: `(ref, key, value)` of weight 1.
 #[derive(Clone, Copy, Debug)]
 pub struct Observation<'a> {
-    pub reference: &'a JsString,
-    pub key: &'a JsString,
-    pub value: &'a Value,
+    pub reference: &'a JsString<'a>,
+    pub key: &'a JsString<'a>,
+    pub value: &'a Value<'a>,
 }
 
 /// What one line's audits hold.
@@ -41,7 +41,7 @@ pub fn is_primitive(value: &Value) -> bool {
 }
 
 /// A member of an object by key (the last duplicate already won in the parser).
-pub fn member<'a>(object: &'a Object, key: &str) -> Option<&'a Value> {
+pub fn member<'a>(object: &'a Object<'a>, key: &str) -> Option<&'a Value<'a>> {
     object
         .entries()
         .iter()
@@ -50,7 +50,11 @@ pub fn member<'a>(object: &'a Object, key: &str) -> Option<&'a Value> {
 }
 
 /// The observations of one argument object, in own-key order, appended to `into`.
-pub fn observe<'a>(reference: &'a JsString, args: &'a Object, into: &mut Vec<Observation<'a>>) {
+pub fn observe<'a>(
+    reference: &'a JsString<'a>,
+    args: &'a Object<'a>,
+    into: &mut Vec<Observation<'a>>,
+) {
     let entries = args.entries();
     for at in args.js_order() {
         let (key, value) = &entries[at];
@@ -66,7 +70,7 @@ pub fn observe<'a>(reference: &'a JsString, args: &'a Object, into: &mut Vec<Obs
 
 /// Harvests `audits` (the `audits` member of a line's details, or `None` when absent);
 /// `values` says whether the observations are wanted.
-pub fn harvest(audits: Option<&Value>, values: bool) -> Harvest<'_> {
+pub fn harvest<'a>(audits: Option<&'a Value<'a>>, values: bool) -> Harvest<'a> {
     let mut found = Harvest::default();
     let Some(Value::Array(records)) = audits else {
         return found;

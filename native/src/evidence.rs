@@ -71,7 +71,7 @@ fn same_python_value(a: &Value, b: &Value) -> bool {
 pub struct Tally {
     pub total: u64,
     pub overflowed: bool,
-    pub counts: Vec<(Vec<u8>, Value, u64)>,
+    pub counts: Vec<(Vec<u8>, Value<'static>, u64)>,
 }
 
 impl Tally {
@@ -88,12 +88,12 @@ impl Tally {
         if let Some(slot) = self.counts.iter_mut().find(|slot| slot.0 == identity) {
             // The entry keeps its first-seen position; the value is the last one seen.
             if !same_python_value(&slot.1, value) {
-                slot.1 = value.clone();
+                slot.1 = value.clone().into_owned();
             }
             slot.2 += 1;
             return;
         }
-        self.counts.push((identity, value.clone(), 1));
+        self.counts.push((identity, value.clone().into_owned(), 1));
         if self.counts.len() > ENUM_MAX_DISTINCT {
             self.overflowed = true;
             self.counts.clear();
@@ -123,8 +123,8 @@ pub type KeySets = Vec<(Vec<Text>, u64)>;
 /// One operation as the evidence reads it.
 #[derive(Clone, Copy, Debug)]
 pub struct Operation<'a> {
-    pub reference: &'a JsString,
-    pub args: &'a crate::json::Object,
+    pub reference: &'a JsString<'a>,
+    pub args: &'a crate::json::Object<'a>,
     pub succeeded: bool,
 }
 
@@ -411,7 +411,7 @@ mod tests {
         assert_eq!(tally.total, 11);
     }
 
-    fn ops(raw: &str) -> Value {
+    fn ops(raw: &str) -> Value<'_> {
         parse(raw.as_bytes()).unwrap().value
     }
 

@@ -65,8 +65,8 @@ pub const FAILURE_STAGES: [&str; 6] = [
 /// anything but the signature).
 #[derive(Debug)]
 pub struct SignedOperation<'a> {
-    pub reference: &'a JsString,
-    pub args: &'a Object,
+    pub reference: &'a JsString<'a>,
+    pub args: &'a Object<'a>,
     pub outcome: &'static str,
     pub stage: Option<&'static str>,
     pub signature: Vec<u8>,
@@ -76,7 +76,7 @@ pub struct SignedOperation<'a> {
 #[derive(Debug)]
 pub struct Guarded<'a> {
     pub operations: Vec<SignedOperation<'a>>,
-    pub task_key: Option<&'a JsString>,
+    pub task_key: Option<&'a JsString<'a>>,
 }
 
 /// Why a trace is not metered.
@@ -90,7 +90,7 @@ pub enum Refusal {
 }
 
 /// The member `key` of an object (the last duplicate won at parse time).
-pub fn get<'a>(object: &'a Object, key: &str) -> Option<&'a Value> {
+pub fn get<'a>(object: &'a Object<'a>, key: &str) -> Option<&'a Value<'a>> {
     object
         .entries()
         .iter()
@@ -113,9 +113,9 @@ fn one_of(value: Option<&Value>, table: &[&'static str]) -> Option<&'static str>
 /// An object's members by the position of their key in `names`, found in one pass; `None`
 /// when a key is not among them (keys are unique: the parser kept the last duplicate).
 fn members<'a, const N: usize>(
-    object: &'a Object,
+    object: &'a Object<'a>,
     names: &[&str; N],
-) -> Option<[Option<&'a Value>; N]> {
+) -> Option<[Option<&'a Value<'a>>; N]> {
     let mut found = [None; N];
     for (key, value) in object.entries() {
         let at = names
@@ -144,7 +144,7 @@ fn is_float(value: &Value) -> bool {
 
 /// The envelope's checks before its operations; returns its operations and the doubles
 /// it holds.
-fn check_envelope(trace: &Object) -> Result<(&[Value], usize), &'static str> {
+fn check_envelope<'a>(trace: &'a Object<'a>) -> Result<(&'a [Value<'a>], usize), &'static str> {
     let [kind, version, outcome, phases, operations, counts, error] =
         members(trace, &ENVELOPE_KEYS).ok_or("unknown envelope key")?;
     if !is_text(kind, TRACE_KIND) {
@@ -192,7 +192,7 @@ fn check_envelope(trace: &Object) -> Result<(&[Value], usize), &'static str> {
 }
 
 /// An operation's members, by their position in [`OPERATION_KEYS`].
-type OperationMembers<'a> = [Option<&'a Value>; 12];
+type OperationMembers<'a> = [Option<&'a Value<'a>>; 12];
 
 /// The checks of an operation's optional members; returns its failure stage and the
 /// doubles of its result (under metric v3 its witness is checked last).
@@ -248,7 +248,7 @@ fn check_sequence(value: Option<&Value>, previous: f64) -> Result<(f64, usize), 
 }
 
 fn check_operation<'a>(
-    op: &'a Value,
+    op: &'a Value<'a>,
     previous: &mut f64,
     v3: bool,
 ) -> Result<(SignedOperation<'a>, usize), &'static str> {
@@ -290,12 +290,12 @@ fn check_operation<'a>(
 /// is skipped. `source_length` is the line's byte length when the fast reader read it,
 /// else `None`; `whole` says whether the trace's strings were all read (not elided); `v3`
 /// is metric v3's guard, which also accepts an operation's normal-form witness.
-pub fn guard(
-    trace: &Value,
+pub fn guard<'a>(
+    trace: &'a Value<'a>,
     source_length: Option<usize>,
     whole: bool,
     v3: bool,
-) -> Result<Guarded<'_>, Refusal> {
+) -> Result<Guarded<'a>, Refusal> {
     let Value::Object(envelope) = trace else {
         return Err(Refusal::Reason("trace is not an object"));
     };

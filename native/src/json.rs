@@ -22,7 +22,6 @@
 //!   The difference is invisible in JavaScript (both print the same text, see `jsnum`);
 //!   it is mirrored, not explained: it is what the specification does.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// orjson's nesting limit: 1024 containers deep parse, 1025 do not.
@@ -33,49 +32,50 @@ const EXACT_INTEGER_CHARS: usize = 300;
 const INDEXED_OBJECT: usize = 12;
 
 /// A string as JavaScript holds it: UTF-8 text, or WTF-8 when it holds a lone surrogate
-/// (UTF-8 that also encodes U+D800-U+DFFF, never a high one followed by a low one).
+/// (UTF-8 that also encodes U+D800-U+DFFF, never a high one followed by a low one). A
+/// string without escapes is borrowed from the line it was read from (no allocation).
 #[derive(Clone, Debug)]
-pub struct JsString {
-    repr: Repr,
+pub struct JsString<'a> {
+    repr: Repr<'a>,
 }
 
 #[derive(Clone, Debug)]
-enum Repr {
+enum Repr<'a> {
+    /// The text as it stands in the line (or one of the names a selective read looks for).
+    Borrowed(&'a str),
     Text(String),
     Wtf8(Vec<u8>),
-    /// One of the names a selective read looks for (no allocation for a known key).
-    Name(&'static str),
 }
 
 // Equal text is equal whatever holds it.
-impl PartialEq for JsString {
+impl PartialEq for JsString<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.as_wtf8() == other.as_wtf8()
     }
 }
 
-impl Eq for JsString {}
+impl Eq for JsString<'_> {}
 
-impl std::hash::Hash for JsString {
+impl std::hash::Hash for JsString<'_> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         state.write(self.as_wtf8());
     }
 }
 
-impl Default for JsString {
+impl Default for JsString<'_> {
     fn default() -> Self {
         JsString {
-            repr: Repr::Text(String::new()),
+            repr: Repr::Borrowed(""),
         }
     }
 }
 
-impl JsString {
+impl<'a> JsString<'a> {
     /// The text when it holds no lone surrogate.
     pub fn as_str(&self) -> Option<&str> {
         match &self.repr {
+            Repr::Borrowed(text) => Some(text),
             Repr::Text(text) => Some(text),
-            Repr::Name(text) => Some(text),
             Repr::Wtf8(_) => None,
         }
     }
@@ -83,10 +83,20 @@ impl JsString {
     /// The WTF-8 bytes (UTF-8 when there is no lone surrogate).
     pub fn as_wtf8(&self) -> &[u8] {
         match &self.repr {
+            Repr::Borrowed(text) => text.as_bytes(),
             Repr::Text(text) => text.as_bytes(),
-            Repr::Name(text) => text.as_bytes(),
             Repr::Wtf8(bytes) => bytes,
         }
+    }
+
+    /// The same string owning its text (for a value that outlives its line).
+    pub fn into_owned(self) -> JsString<'static> {
+        let repr = match self.repr {
+            Repr::Borrowed(text) => Repr::Text(text.to_owned()),
+            Repr::Text(text) => Repr::Text(text),
+            Repr::Wtf8(bytes) => Repr::Wtf8(bytes),
+        };
+        JsString { repr }
     }
 
     /// Code points, lone surrogates included.
@@ -115,19 +125,19 @@ impl JsString {
     }
 
     fn push_str(&mut self, text: &str) {
-        if let Repr::Name(name) = self.repr {
-            self.repr = Repr::Text(name.to_owned());
+        if let Repr::Borrowed(own) = self.repr {
+            self.repr = Repr::Text(own.to_owned());
         }
         match &mut self.repr {
             Repr::Text(own) => own.push_str(text),
             Repr::Wtf8(bytes) => bytes.extend_from_slice(text.as_bytes()),
-            Repr::Name(_) => {}
+            Repr::Borrowed(_) => {}
         }
     }
 
     fn push_code_point(&mut self, cp: u32) {
-        if let Repr::Name(name) = self.repr {
-            self.repr = Repr::Text(name.to_owned());
+        if let Repr::Borrowed(own) = self.repr {
+            self.repr = Repr::Text(own.to_owned());
         }
         if let (Some(c), Repr::Text(own)) = (char::from_u32(cp), &mut self.repr) {
             own.push(c);
@@ -161,7 +171,7 @@ impl JsString {
     }
 }
 
-impl From<&str> for JsString {
+impl From<&str> for JsString<'_> {
     fn from(text: &str) -> Self {
         JsString {
             repr: Repr::Text(text.to_owned()),
@@ -219,18 +229,18 @@ impl Number {
     }
 }
 
-/// A parsed JSON value.
+/// A parsed JSON value; its strings may borrow from the line it was read from.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     Null,
     Bool(bool),
     Number(Number),
-    String(JsString),
-    Array(Vec<Value>),
-    Object(Object),
+    String(JsString<'a>),
+    Array(Vec<Value<'a>>),
+    Object(Object<'a>),
 }
 
-impl Drop for Value {
+impl Drop for Value<'_> {
     /// Drops nested containers with a loop: a value nested 10**5 deep must not overflow
     /// the stack on its way out, as it does not on its way in.
     fn drop(&mut self) {
@@ -258,12 +268,15 @@ impl Drop for Value {
 /// An object's members in insertion order (a Python dict's order): a repeated key keeps
 /// its first position and takes the last value.
 #[derive(Clone, Debug, Default)]
-pub struct Object {
-    entries: Vec<(JsString, Value)>,
-    index: Option<HashMap<JsString, usize>>,
+pub struct Object<'a> {
+    entries: Vec<(JsString<'a>, Value<'a>)>,
+    /// Boxed on purpose: a value stays small (40 bytes, not 80), and so does every
+    /// container's allocation; the index exists only for the rare large object.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<JsString<'a>, usize>>>,
 }
 
-impl PartialEq for Object {
+impl PartialEq for Object<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.entries == other.entries
     }
@@ -273,7 +286,7 @@ impl PartialEq for Object {
 /// objects of a session line are small: one allocation instead of four).
 const ROOM: usize = 8;
 
-impl Object {
+impl<'a> Object<'a> {
     fn with_room() -> Self {
         Object {
             entries: Vec::with_capacity(ROOM),
@@ -282,18 +295,23 @@ impl Object {
     }
 
     /// Sets `key`, replacing the value of an existing key in place.
-    pub fn insert(&mut self, key: JsString, value: Value) {
+    pub fn insert(&mut self, key: JsString<'a>, value: Value<'a>) {
         if let Some(at) = self.position(&key) {
             self.entries[at].1 = value;
             return;
         }
+        self.push_new(key, value);
+    }
+
+    /// Appends a member whose key the object does not hold yet.
+    fn push_new(&mut self, key: JsString<'a>, value: Value<'a>) {
         if let Some(index) = &mut self.index {
             index.insert(key.clone(), self.entries.len());
         }
         self.entries.push((key, value));
     }
 
-    fn position(&mut self, key: &JsString) -> Option<usize> {
+    fn position(&mut self, key: &JsString<'a>) -> Option<usize> {
         if self.index.is_none() && self.entries.len() >= INDEXED_OBJECT {
             let index = self
                 .entries
@@ -301,7 +319,7 @@ impl Object {
                 .enumerate()
                 .map(|(at, (k, _))| (k.clone(), at))
                 .collect();
-            self.index = Some(index);
+            self.index = Some(Box::new(index));
         }
         match &self.index {
             Some(index) => index.get(key).copied(),
@@ -310,7 +328,7 @@ impl Object {
     }
 
     /// Members in insertion order.
-    pub fn entries(&self) -> &[(JsString, Value)] {
+    pub fn entries(&self) -> &[(JsString<'a>, Value<'a>)] {
         &self.entries
     }
 
@@ -362,8 +380,8 @@ pub fn array_index(key: &[u8]) -> Option<u32> {
 
 /// A parsed line: the value, and whether orjson (the fast path) would have read it.
 #[derive(Debug, PartialEq)]
-pub struct Parsed {
-    pub value: Value,
+pub struct Parsed<'a> {
+    pub value: Value<'a>,
     pub fast: bool,
 }
 
@@ -402,7 +420,7 @@ fn is_json_whitespace(c: char) -> bool {
 }
 
 /// `parse_json_bytes`: one line's bytes to a value.
-pub fn parse(raw: &[u8]) -> Result<Parsed, ParseError> {
+pub fn parse(raw: &[u8]) -> Result<Parsed<'_>, ParseError> {
     parse_selected(raw, &Select::All)
 }
 
@@ -429,11 +447,23 @@ pub enum Select {
 /// [`parse`] building only what `select` names: a line's record navigated to the few
 /// members a reader looks at, without building the rest (tool output, message text).
 /// It accepts and refuses exactly what [`parse`] does, with the same `fast`.
-pub fn parse_selected(raw: &[u8], select: &Select) -> Result<Parsed, ParseError> {
-    let (text, valid) = match std::str::from_utf8(raw) {
-        Ok(text) => (Cow::Borrowed(text), true),
-        Err(_) => (String::from_utf8_lossy(raw), false),
-    };
+pub fn parse_selected<'a>(raw: &'a [u8], select: &Select) -> Result<Parsed<'a>, ParseError> {
+    match std::str::from_utf8(raw) {
+        Ok(text) => read(text, true, select),
+        Err(_) => {
+            // The replacement text lives only here: the value takes its strings with it.
+            let text = String::from_utf8_lossy(raw);
+            let parsed = read(&text, false, select)?;
+            Ok(Parsed {
+                value: detach(parsed.value),
+                fast: parsed.fast,
+            })
+        }
+    }
+}
+
+/// [`parse_selected`] on decoded text; `valid`: the line was valid UTF-8.
+fn read<'a>(text: &'a str, valid: bool, select: &Select) -> Result<Parsed<'a>, ParseError> {
     let json_trimmed = text.trim_matches(is_json_whitespace);
     let trimmed = json_trimmed.trim_matches(is_js_whitespace);
     let mut parser = Parser {
@@ -442,6 +472,8 @@ pub fn parse_selected(raw: &[u8], select: &Select) -> Result<Parsed, ParseError>
         at: 0,
         fast: valid && trimmed.len() == json_trimmed.len(),
         big: false,
+        frames: Vec::new(),
+        skipping: Vec::new(),
     };
     let mut value = parser.selected(select, 0)?;
     parser.skip();
@@ -457,8 +489,91 @@ pub fn parse_selected(raw: &[u8], select: &Select) -> Result<Parsed, ParseError>
     })
 }
 
+/// A container being copied by [`detach`]: the items copied so far and those still to go.
+enum Detaching<'x> {
+    Array(Vec<Value<'static>>, std::vec::IntoIter<Value<'x>>),
+    Object(
+        Vec<(JsString<'static>, Value<'static>)>,
+        std::vec::IntoIter<(JsString<'x>, Value<'x>)>,
+    ),
+}
+
+/// A scalar owning its text at once; a container opened on `stack` (`None`).
+fn detach_start<'x>(
+    mut value: Value<'x>,
+    stack: &mut Vec<Detaching<'x>>,
+) -> Option<Value<'static>> {
+    Some(match &mut value {
+        Value::Array(items) if !items.is_empty() => {
+            let items = std::mem::take(items);
+            stack.push(Detaching::Array(
+                Vec::with_capacity(items.len()),
+                items.into_iter(),
+            ));
+            return None;
+        }
+        Value::Object(object) if !object.is_empty() => {
+            let entries = std::mem::take(&mut object.entries);
+            let copied = Vec::with_capacity(entries.len());
+            stack.push(Detaching::Object(copied, entries.into_iter()));
+            return None;
+        }
+        Value::Array(_) => Value::Array(Vec::new()),
+        Value::Object(_) => Value::Object(Object::default()),
+        Value::String(text) => Value::String(std::mem::take(text).into_owned()),
+        Value::Number(number) => Value::Number(number.clone()),
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Null => Value::Null,
+    })
+}
+
+impl Value<'_> {
+    /// The same value owning every string (for a value kept beyond its line).
+    pub fn into_owned(self) -> Value<'static> {
+        detach(self)
+    }
+}
+
+/// The same value owning every string, copied with a loop (nesting has no limit).
+fn detach(value: Value<'_>) -> Value<'static> {
+    let mut stack = Vec::new();
+    let mut finished = detach_start(value, &mut stack);
+    loop {
+        if let Some(done) = finished.take() {
+            match stack.last_mut() {
+                None => return done,
+                Some(Detaching::Array(copied, _)) => copied.push(done),
+                Some(Detaching::Object(copied, _)) => {
+                    if let Some(last) = copied.last_mut() {
+                        last.1 = done;
+                    }
+                }
+            }
+        }
+        let child = match stack.last_mut() {
+            Some(Detaching::Array(_, rest)) => rest.next(),
+            Some(Detaching::Object(copied, rest)) => rest.next().map(|(key, child)| {
+                copied.push((key.into_owned(), Value::Null));
+                child
+            }),
+            None => unreachable!("a container is open"),
+        };
+        finished = match child {
+            Some(child) => detach_start(child, &mut stack),
+            None => match stack.pop() {
+                Some(Detaching::Array(copied, _)) => Some(Value::Array(copied)),
+                Some(Detaching::Object(entries, _)) => Some(Value::Object(Object {
+                    entries,
+                    index: None,
+                })),
+                None => unreachable!("a container is open"),
+            },
+        };
+    }
+}
+
 /// orjson reads an integer beyond i64/u64 as a double.
-fn to_doubles(value: &mut Value) {
+fn to_doubles(value: &mut Value<'_>) {
     let mut stack = vec![value];
     while let Some(value) = stack.pop() {
         match value {
@@ -497,9 +612,9 @@ fn special_byte(bytes: &[u8]) -> Option<usize> {
         .map(|p| at + p)
 }
 
-enum Frame {
-    Array(Vec<Value>),
-    Object(Object, JsString),
+enum Frame<'a> {
+    Array(Vec<Value<'a>>),
+    Object(Object<'a>, JsString<'a>),
 }
 
 struct Parser<'a> {
@@ -508,9 +623,13 @@ struct Parser<'a> {
     at: usize,
     fast: bool,
     big: bool,
+    /// The explicit stacks of [`Parser::value`] and [`Parser::skip_value`], kept between
+    /// the many values of one line (one allocation each per line, not per value).
+    frames: Vec<Frame<'a>>,
+    skipping: Vec<bool>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn fail<T>(&self, message: &'static str) -> Result<T, ParseError> {
         Err(ParseError {
             offset: self.at,
@@ -530,8 +649,20 @@ impl Parser<'_> {
 
     /// One value that sits inside `open` containers, with an explicit stack instead of
     /// recursion; `elide`: string values are read but left empty ([`Select::Shape`]).
-    fn value(&mut self, open: usize, elide: bool) -> Result<Value, ParseError> {
-        let mut stack: Vec<Frame> = Vec::new();
+    fn value(&mut self, open: usize, elide: bool) -> Result<Value<'a>, ParseError> {
+        let mut stack = std::mem::take(&mut self.frames);
+        let value = self.value_on(&mut stack, open, elide);
+        stack.clear();
+        self.frames = stack;
+        value
+    }
+
+    fn value_on(
+        &mut self,
+        stack: &mut Vec<Frame<'a>>,
+        open: usize,
+        elide: bool,
+    ) -> Result<Value<'a>, ParseError> {
         loop {
             self.skip();
             let mut value = match self.peek() {
@@ -611,7 +742,7 @@ impl Parser<'_> {
     }
 
     /// One value inside `open` containers, built as `select` says.
-    fn selected(&mut self, select: &Select, open: usize) -> Result<Value, ParseError> {
+    fn selected(&mut self, select: &Select, open: usize) -> Result<Value<'a>, ParseError> {
         let (members, rest) = match select {
             Select::All => return self.value(open, false),
             Select::Shape => return self.value(open, true),
@@ -629,7 +760,13 @@ impl Parser<'_> {
         }
         self.at += 1;
         self.note_depth(open + 1);
-        let mut object = Object::with_room();
+        // Only the named members of a navigated record are kept: most hold one or two.
+        let mut object = match rest {
+            Some(_) => Object::with_room(),
+            None => Object::default(),
+        };
+        // The named members met so far, by their position in `members`.
+        let mut seen: u64 = 0;
         self.skip();
         if self.peek() == Some(b'}') {
             self.at += 1;
@@ -640,7 +777,16 @@ impl Parser<'_> {
             match named.map(|at| &members[at].1).or(rest) {
                 Some(inner) => {
                     let value = self.selected(inner, open + 1)?;
-                    object.insert(key, value);
+                    // A named key seen for the first time cannot repeat any key before it
+                    // (the others are not its name): appended without a search.
+                    let first = named.filter(|&at| at < 64 && seen & (1 << at) == 0);
+                    match first {
+                        Some(at) => {
+                            seen |= 1 << at;
+                            object.push_new(key, value);
+                        }
+                        None => object.insert(key, value),
+                    }
                 }
                 None => self.skip_value(open + 1)?,
             }
@@ -657,7 +803,7 @@ impl Parser<'_> {
     }
 
     /// An array inside `open` containers, each item built as `item` says.
-    fn items(&mut self, item: &Select, open: usize) -> Result<Value, ParseError> {
+    fn items(&mut self, item: &Select, open: usize) -> Result<Value<'a>, ParseError> {
         self.skip();
         if self.peek() != Some(b'[') {
             return self.value(open, true);
@@ -686,8 +832,15 @@ impl Parser<'_> {
 
     /// Reads one value inside `open` containers without building it.
     fn skip_value(&mut self, open: usize) -> Result<(), ParseError> {
-        // The open containers of the skipped value: true for an object.
-        let mut stack: Vec<bool> = Vec::new();
+        let mut stack = std::mem::take(&mut self.skipping);
+        let skipped = self.skip_on(&mut stack, open);
+        stack.clear();
+        self.skipping = stack;
+        skipped
+    }
+
+    /// `stack`: the open containers of the skipped value, true for an object.
+    fn skip_on(&mut self, stack: &mut Vec<bool>, open: usize) -> Result<(), ParseError> {
         loop {
             self.skip();
             match self.peek() {
@@ -729,8 +882,11 @@ impl Parser<'_> {
                     }
                     break;
                 }
-                if next != Some(if object { b'}' } else { b']' }) {
-                    return self.fail("expected ',' or a closing bracket");
+                if object && next != Some(b'}') {
+                    return self.fail("expected ',' or '}'");
+                }
+                if !object && next != Some(b']') {
+                    return self.fail("expected ',' or ']'");
                 }
                 self.at += 1;
                 stack.pop();
@@ -822,7 +978,7 @@ impl Parser<'_> {
     fn named_key(
         &mut self,
         members: &[(&'static str, Select)],
-    ) -> Result<(JsString, Option<usize>), ParseError> {
+    ) -> Result<(JsString<'a>, Option<usize>), ParseError> {
         self.skip();
         if self.peek() == Some(b'"') {
             let rest = &self.text[self.at + 1..];
@@ -837,7 +993,7 @@ impl Parser<'_> {
                     }
                     self.at += 1;
                     let key = JsString {
-                        repr: Repr::Name(members[at].0),
+                        repr: Repr::Borrowed(members[at].0),
                     };
                     return Ok((key, Some(at)));
                 }
@@ -851,7 +1007,7 @@ impl Parser<'_> {
     }
 
     /// A member's key and its `:`.
-    fn key(&mut self) -> Result<JsString, ParseError> {
+    fn key(&mut self) -> Result<JsString<'a>, ParseError> {
         self.skip();
         if self.peek() != Some(b'"') {
             return self.fail("expected a string key");
@@ -865,18 +1021,19 @@ impl Parser<'_> {
         Ok(key)
     }
 
-    fn scalar(&mut self) -> Result<Value, ParseError> {
-        for (literal, value) in [
-            (&b"true"[..], Value::Bool(true)),
-            (b"false", Value::Bool(false)),
-            (b"null", Value::Null),
-        ] {
-            if self.text[self.at..].starts_with(literal) {
-                self.at += literal.len();
-                return Ok(value);
-            }
+    /// A literal or a number, told apart by the first byte.
+    fn scalar(&mut self) -> Result<Value<'a>, ParseError> {
+        let (literal, value) = match self.peek() {
+            Some(b't') => (&b"true"[..], Value::Bool(true)),
+            Some(b'f') => (&b"false"[..], Value::Bool(false)),
+            Some(b'n') => (&b"null"[..], Value::Null),
+            _ => return self.number().map(Value::Number),
+        };
+        if !self.text[self.at..].starts_with(literal) {
+            return self.fail("expected a JSON value");
         }
-        self.number().map(Value::Number)
+        self.at += literal.len();
+        Ok(value)
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`: moves past the token; returns
@@ -941,8 +1098,19 @@ impl Parser<'_> {
     }
 
     /// A string literal from its opening quote.
-    fn string(&mut self) -> Result<JsString, ParseError> {
+    fn string(&mut self) -> Result<JsString<'a>, ParseError> {
         self.at += 1;
+        let start = self.at;
+        let Some(end) = special_byte(&self.text[start..]) else {
+            return self.fail("unterminated string");
+        };
+        if self.text[start + end] == b'"' {
+            // No escape: the text as it stands in the line (both ends are ASCII bytes).
+            self.at += end + 1;
+            return Ok(JsString {
+                repr: Repr::Borrowed(&self.source[start..start + end]),
+            });
+        }
         // The next quote bounds the string unless it is escaped: one allocation, mostly.
         let guess = memchr::memchr(b'"', &self.text[self.at..]).unwrap_or(0);
         let mut out = JsString {
@@ -967,7 +1135,7 @@ impl Parser<'_> {
         }
     }
 
-    fn escape(&mut self, out: &mut JsString) -> Result<(), ParseError> {
+    fn escape(&mut self, out: &mut JsString<'a>) -> Result<(), ParseError> {
         let Some(&kind) = self.text.get(self.at + 1) else {
             return self.fail("unterminated string");
         };
@@ -1024,7 +1192,7 @@ impl Parser<'_> {
 mod tests {
     use super::*;
 
-    fn ok(raw: &[u8]) -> Parsed {
+    fn ok(raw: &[u8]) -> Parsed<'_> {
         parse(raw).unwrap_or_else(|e| panic!("{e}: {raw:?}"))
     }
 
@@ -1115,7 +1283,7 @@ mod tests {
     #[test]
     fn strings_keep_lone_surrogates() {
         let string = |raw: &[u8]| match &ok(raw).value {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.clone().into_owned(),
             other => panic!("{other:?}"),
         };
         let lone = string(br#""\ud800x""#);
@@ -1178,10 +1346,135 @@ mod tests {
     }
 
     #[test]
+    fn values_stay_small() {
+        // Containers allocate room for eight members up front: keep each one small.
+        assert!(std::mem::size_of::<Value<'_>>() <= 40);
+        assert!(std::mem::size_of::<JsString<'_>>() <= 32);
+    }
+
+    #[test]
     fn no_depth_limit() {
         for depth in [1024, 1025, 200_000] {
             let text = "[".repeat(depth) + &"]".repeat(depth);
             assert_eq!(ok(text.as_bytes()).fast, depth <= 1024);
         }
+        // A line of invalid UTF-8 takes its strings with it, copied without recursion.
+        let raw = [
+            b"[".repeat(200_000),
+            b"\"\xff\"".to_vec(),
+            b"]".repeat(200_000),
+        ]
+        .concat();
+        assert!(!ok(&raw).fast);
+    }
+
+    /// Hostile members: whether a member is built, read by shape or skipped, and whether
+    /// its strings are borrowed or owned, the line is accepted or refused alike (the same
+    /// error at the same offset), `fast` is the same and a kept member is the same value.
+    #[test]
+    fn skipped_members_are_read_as_built_ones() {
+        const KEEP: Select = Select::Members(&[("keep", Select::All)]);
+        const SHAPED: Select = Select::Object(&[("keep", Select::All)], &Select::Shape);
+        const ITEMS: Select = Select::Members(&[("keep", Select::Items(&Select::Shape))]);
+        let pieces: [&[u8]; 24] = [
+            b"\"plain\"",
+            b"\"esc\\n\\u00e9\"",
+            b"\"\\ud800\"",
+            b"\"\\udc00\\ud800x\"",
+            b"\"\\ud83d\\ude00\"",
+            b"\"\\u12G4\"",
+            b"\"\\x\"",
+            b"\"a\x01\"",
+            b"\"open",
+            b"\"\xc3\xa9\xff\"",
+            b"-0",
+            b"1e400",
+            b"123456789012345678901234567890",
+            b"01",
+            b"1.",
+            b"tru",
+            b"null",
+            b"[1,{\"k\":[true,false]},\"s\"]",
+            b"{\"a\":1,\"a\":\"\\ud800\"}",
+            b"[[[[[[[[]]]]]]]]",
+            b"{\"x\":}",
+            b"[1,]",
+            b"{",
+            b" \t",
+        ];
+        let mut state = 2024u64;
+        let mut pick = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            pieces[(state >> 33) as usize % pieces.len()]
+        };
+        for round in 0..4000 {
+            let (skip, keep) = (pick(), pick());
+            let deep = round % 7 == 0;
+            let skip = if deep {
+                [b"[".repeat(1030), skip.to_vec(), b"]".repeat(1030)].concat()
+            } else {
+                skip.to_vec()
+            };
+            // Every third line repeats both keys: the last value wins, in the first place.
+            let again = if round % 3 == 0 {
+                [&b",\"keep\":"[..], pick(), b",\"skip\":", &skip].concat()
+            } else {
+                Vec::new()
+            };
+            let line = [
+                &b"{\"skip\":"[..],
+                &skip,
+                b",\"keep\":",
+                keep,
+                b",\"other\":",
+                &skip,
+                &again,
+                b"}",
+            ]
+            .concat();
+            let full = parse(&line);
+            let shown = String::from_utf8_lossy(&line[..line.len().min(120)]);
+            for (kind, select) in [&KEEP, &SHAPED, &ITEMS].into_iter().enumerate() {
+                let part = parse_selected(&line, select);
+                match (&full, &part) {
+                    (Err(a), Err(b)) => assert_eq!(a, b, "{shown} {select:?}"),
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a.fast, b.fast, "{shown} {select:?}");
+                        let (Value::Object(whole), Value::Object(some)) = (&a.value, &b.value)
+                        else {
+                            panic!("not objects: {shown}");
+                        };
+                        let built =
+                            |o: &Object<'_>| get_member(o, "keep").map(|v| v.clone().into_owned());
+                        if kind < 2 {
+                            assert_eq!(built(whole), built(some), "{shown} {select:?}");
+                        }
+                        if kind == 1 {
+                            // Every member kept, in the same places.
+                            let keys = |o: &Object<'_>| -> Vec<Vec<u8>> {
+                                o.entries()
+                                    .iter()
+                                    .map(|(k, _)| k.as_wtf8().to_vec())
+                                    .collect()
+                            };
+                            assert_eq!(keys(whole), keys(some), "{shown}");
+                        }
+                        let owned = a.value.clone().into_owned();
+                        assert_eq!(owned, a.value);
+                    }
+                    _ => panic!("{shown} {select:?}: {full:?} / {part:?}"),
+                }
+            }
+        }
+    }
+
+    fn get_member<'v>(object: &'v Object<'v>, key: &str) -> Option<&'v Value<'v>> {
+        let entries = object.entries();
+        entries
+            .iter()
+            .find(|(k, _)| k.as_wtf8() == key.as_bytes())
+            .map(|(_, v)| v)
     }
 }

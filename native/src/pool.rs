@@ -260,7 +260,7 @@ mod tests {
     use super::*;
     use crate::json::parse;
 
-    fn value(raw: &str) -> Value {
+    fn value(raw: &str) -> Value<'_> {
         parse(raw.as_bytes()).unwrap().value
     }
 

@@ -48,9 +48,9 @@ fn string<'py>(py: Python<'py>, s: &JsString) -> PyResult<Bound<'py, PyAny>> {
 /// Builds the Python object bottom-up with an explicit stack (no depth limit).
 pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
     enum Step<'v> {
-        Visit(&'v Value),
+        Visit(&'v Value<'v>),
         List(usize),
-        Dict(&'v json::Object),
+        Dict(&'v json::Object<'v>),
     }
     let mut steps = vec![Step::Visit(root)];
     let mut done: Vec<Bound<'py, PyAny>> = Vec::new();

@@ -50,7 +50,7 @@ pub(crate) fn wtf8(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
     }
 }
 
-fn parse(raw: &[u8]) -> PyResult<Value> {
+fn parse(raw: &[u8]) -> PyResult<Value<'_>> {
     json::parse(raw)
         .map(|parsed| parsed.value)
         .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -96,7 +96,7 @@ fn audit_harvest<'py>(
 }
 
 /// The operations of a JSON array of `[ref, args, outcome]` (what a guard has checked).
-fn operations(value: &Value) -> PyResult<Vec<Operation<'_>>> {
+fn operations<'a>(value: &'a Value<'a>) -> PyResult<Vec<Operation<'a>>> {
     let bad = || PyValueError::new_err("expected an array of [ref, args, outcome]");
     let Value::Array(items) = value else {
         return Err(bad());

@@ -255,7 +255,7 @@ mod tests {
         }
     }
 
-    fn o(raw: &str) -> Object {
+    fn o(raw: &str) -> Object<'_> {
         match &parse(raw.as_bytes()).unwrap().value {
             Value::Object(object) => object.clone(),
             _ => panic!("not an object"),

@@ -241,7 +241,7 @@ fn model_from_record(record: &json::Object) -> Option<Vec<u8>> {
 }
 
 /// The trace of a record read before (`details.trace` or `message.details.trace`).
-fn trace_of(record: &Value) -> Option<&Value> {
+fn trace_of<'a>(record: &'a Value<'a>) -> Option<&'a Value<'a>> {
     let Value::Object(record) = record else {
         return None;
     };
@@ -249,7 +249,7 @@ fn trace_of(record: &Value) -> Option<&Value> {
 }
 
 /// `details`, or `message.details`, when it is an object.
-fn details_of(record: &json::Object) -> Option<&json::Object> {
+fn details_of<'a>(record: &'a json::Object<'a>) -> Option<&'a json::Object<'a>> {
     if let Some(Value::Object(details)) = get(record, "details") {
         return Some(details);
     }
@@ -381,7 +381,7 @@ impl Scanner {
     }
 
     /// `_parse`: the line's object, counting and noting what makes it unusable.
-    fn parse(&mut self, raw: &[u8], select: &Select) -> Option<json::Parsed> {
+    fn parse<'r>(&mut self, raw: &'r [u8], select: &Select) -> Option<json::Parsed<'r>> {
         let parsed = match json::parse_selected(raw, select) {
             Ok(parsed) => parsed,
             Err(_) => {
@@ -459,7 +459,10 @@ impl Scanner {
     /// The line's trace and audits, counting a line without details or without a trace;
     /// `None` for a line without details.
     #[allow(clippy::type_complexity)]
-    fn locate<'v>(&mut self, record: &'v Value) -> Option<(Option<&'v Value>, Option<&'v Value>)> {
+    fn locate<'v>(
+        &mut self,
+        record: &'v Value<'v>,
+    ) -> Option<(Option<&'v Value<'v>>, Option<&'v Value<'v>>)> {
         let Value::Object(record) = record else {
             return None;
         };

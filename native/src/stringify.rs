@@ -12,9 +12,9 @@ use crate::json::{JsString, Value};
 /// The compact `JSON.stringify` text of `value`; iterative, so depth is no limit.
 pub fn stringify(value: &Value) -> String {
     enum Step<'a> {
-        Value(&'a Value),
+        Value(&'a Value<'a>),
         Text(&'static str),
-        Key(&'a JsString, bool),
+        Key(&'a JsString<'a>, bool),
     }
     let mut out = String::new();
     let mut stack = vec![Step::Value(value)];

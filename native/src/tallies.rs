@@ -65,7 +65,7 @@ impl Tallies {
     /// One guarded trace's operations: `(ref, args, outcome)` in order.
     pub fn trace<'a>(
         &mut self,
-        operations: impl Iterator<Item = (&'a JsString, &'a Object, &'a str)>,
+        operations: impl Iterator<Item = (&'a JsString<'a>, &'a Object<'a>, &'a str)>,
     ) {
         if !(self.evidence.is_some() && self.operations) && self.trial.is_none() {
             return;

@@ -349,7 +349,7 @@ mod tests {
         calls: usize,
     }
 
-    fn member<'a>(args: &'a Object, name: &str) -> Option<&'a Value> {
+    fn member<'a>(args: &'a Object<'a>, name: &str) -> Option<&'a Value<'a>> {
         crate::audit::member(args, name)
     }
 
@@ -373,11 +373,11 @@ mod tests {
         }
     }
 
-    fn v(raw: &str) -> Value {
+    fn v(raw: &str) -> Value<'_> {
         parse(raw.as_bytes()).unwrap().value
     }
 
-    fn o(raw: &str) -> Object {
+    fn o(raw: &str) -> Object<'_> {
         match &v(raw) {
             Value::Object(object) => object.clone(),
             _ => panic!("not an object"),

@@ -10,14 +10,14 @@ use _core::lines::{may_mention, split_lines, Line, LineKind, LineSplitter, Prefi
 use _core::stringify::stringify;
 use std::fmt::Write;
 
-fn load(name: &str) -> Value {
+fn load(name: &str) -> Value<'static> {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let parsed = parse(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
-    parsed.value
+    parsed.value.into_owned()
 }
 
-fn field<'a>(value: &'a Value, name: &str) -> &'a Value {
+fn field<'a>(value: &'a Value<'a>, name: &str) -> &'a Value<'a> {
     let Value::Object(object) = value else {
         panic!("not an object: {value:?}")
     };
@@ -30,14 +30,14 @@ fn field<'a>(value: &'a Value, name: &str) -> &'a Value {
         .1
 }
 
-fn text(value: &Value) -> &str {
+fn text<'a>(value: &'a Value<'a>) -> &'a str {
     match value {
         Value::String(s) => s.as_str().expect("ASCII"),
         other => panic!("not a string: {other:?}"),
     }
 }
 
-fn items(value: &Value) -> &[Value] {
+fn items<'a>(value: &'a Value<'a>) -> &'a [Value<'a>] {
     match value {
         Value::Array(items) => items,
         other => panic!("not an array: {other:?}"),
@@ -80,9 +80,9 @@ fn describe_string(out: &mut String, s: &JsString) {
 /// The crate's twin of make_vectors.py's `describe`.
 fn describe(root: &Value) -> String {
     enum Step<'a> {
-        Value(&'a Value),
+        Value(&'a Value<'a>),
         Text(&'static str),
-        Key(&'a JsString, bool),
+        Key(&'a JsString<'a>, bool),
     }
     let mut out = String::new();
     let mut stack = vec![Step::Value(root)];
@@ -238,7 +238,8 @@ fn number_text_as_the_specification() {
         let [digits, expected] = items(pair) else {
             panic!("not a pair")
         };
-        let parsed = parse(format!("\u{feff}{}", text(digits)).as_bytes()).expect("an integer");
+        let line = format!("\u{feff}{}", text(digits));
+        let parsed = parse(line.as_bytes()).expect("an integer");
         let Value::Number(number) = &parsed.value else {
             panic!("not a number")
         };
