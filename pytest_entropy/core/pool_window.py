@@ -13,11 +13,8 @@ This is the plain Python's window summary (spec §6.2); the Rust core's window t
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
-
-import orjson
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.jscompat import code_unit_key, is_finite_number, js_trim, value_key
@@ -137,9 +134,4 @@ def window_tally(drop_unloadable: bool, max_value_bytes: int | None) -> Tally:
 
 def identities_digest(identities: list[str]) -> str:
     """``stable_json_hash`` of a list of strings (identities in their order)."""
-    try:
-        # The canonical JSON of an array of strings, as orjson writes it (the same bytes:
-        # tests/property/test_canonical_paths.py); a lone surrogate takes the plain writer.
-        return hashlib.sha256(orjson.dumps(identities)).hexdigest()
-    except TypeError:
-        return stable_json_hash(identities)
+    return stable_json_hash(identities)
