@@ -142,6 +142,14 @@ def test_a_command_imports_its_own_module_only() -> None:
         "sources.mcp",
     )
     assert [name for name in unwritten if f"pytest_entropy.{name}" in modules] == []
+    # With the Rust core, the surface's parse and the report's text are the core's: orjson
+    # (and the uuid, platform and datetime it imports) is never loaded (issue 32).
+    refused = any(
+        os.environ.get(variable, "").strip() not in ("", "0")
+        for variable in ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")
+    )
+    if native_core.core_available() and not refused:
+        assert "orjson" not in modules
 
 
 def test_a_command_s_own_help_loads_that_command(tmp_path: Path) -> None:
