@@ -20,8 +20,11 @@ pub mod stringify;
 pub mod tallies;
 pub mod trial;
 pub mod witness;
+pub mod writer;
 
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
 mod python_tallies;
+#[cfg(feature = "python")]
+mod python_writer;

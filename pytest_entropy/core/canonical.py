@@ -9,8 +9,12 @@ Three writers share one escaping and number formatter:
 * :func:`file_text` - ``JSON.stringify(value, null, 2) + "\\n"`` in own-key order, the byte
   format of artifact, pool, snapshot and certification files.
 
-All three walk the value with an explicit stack, so hostile nesting cannot exhaust
-Python's recursion limit.
+Where the Rust core is in use (:func:`~pytest_entropy.core.native_core.core`) each
+writer first asks it (``native/src/python_writer.rs``), which writes exact dicts, lists,
+tuples and JSON scalars (asking :func:`_icu_positions` for a key set only ICU orders) and
+returns ``None`` for anything else (subclasses, cycles, deep nesting). The Python below is
+the specification and writes the rest; it walks the value with an explicit stack, so
+hostile nesting cannot exhaust Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -23,8 +27,6 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
-import orjson
-
 from pytest_entropy.core.ascii_collation import ascii_collation_key
 from pytest_entropy.core.jscompat import (
     is_array_index_key,
@@ -32,6 +34,7 @@ from pytest_entropy.core.jscompat import (
     js_own_keys,
     js_string,
 )
+from pytest_entropy.core.native_core import core
 from pytest_entropy.core.versions import icu_version
 
 __all__ = [
@@ -79,7 +82,7 @@ def collation_sort_key(key: str) -> bytes:
     return bytes(_get_collator().getSortKey(key))
 
 
-def _canonical_keys(obj: dict[str, Any]) -> Sequence[str]:
+def _canonical_keys(obj: dict[str, Any] | tuple[str, ...]) -> Sequence[str]:
     keys = tuple(obj)
     if len(keys) <= 1:
         return keys
@@ -90,6 +93,13 @@ def _canonical_keys(obj: dict[str, Any]) -> Sequence[str]:
 
 
 _CACHED_KEY_SET_SIZE = 16
+
+
+def _icu_positions(keys: tuple[str, ...]) -> list[int]:
+    """The positions of ``keys`` in canonical order: what the Rust core asks for a key set
+    it cannot order itself (not all printable ASCII), so that ICU stays here."""
+    position = {key: at for at, key in enumerate(keys)}
+    return [position[key] for key in _canonical_keys(keys)]
 
 
 @lru_cache(maxsize=4096)
@@ -147,16 +157,12 @@ def json_string(s: str) -> str:
     """A JSON string literal exactly as ``JSON.stringify`` writes it."""
     if not _NEEDS_ESCAPE.search(s):
         return '"' + s + '"'
-    # orjson escapes exactly as JSON.stringify does (quote, backslash, the short forms and
-    # lowercase \u00XX for the other controls) and refuses lone surrogates, which
-    # _plain_json_string writes as JavaScript does.
-    try:
-        return orjson.dumps(s).decode()
-    except TypeError:
-        return _plain_json_string(s)
+    return _plain_json_string(s)
 
 
 def _plain_json_string(s: str) -> str:
+    # The json module escapes as JSON.stringify does (quote, backslash, the short forms and
+    # lowercase \u00XX for the other controls) but passes lone surrogates through.
     text = json.dumps(s, ensure_ascii=False)
     if _SURROGATE.search(text):
         text = _escape_surrogates(text)
@@ -351,14 +357,25 @@ def json_copy(value: Any) -> Any:
     return root
 
 
+def _native_text(writer: str, value: Any, *options: Any) -> Any:
+    """The Rust core's ``writer`` (``python_writer.rs``) applied to ``value``, or ``None``
+    where the Python writer must run: no core in use, or a value the core leaves to it."""
+    native = core()
+    if native is None:
+        return None
+    return getattr(native, writer)(value, *options)
+
+
 def canonical_json(value: Any) -> str:
     """``JSON.stringify(canon(value))``: the exact text :func:`stable_json_hash` hashes."""
-    return _write_compact(value, _CANONICAL)
+    text = _native_text("canonical_json", value, _icu_positions)
+    return _write_compact(value, _CANONICAL) if text is None else text
 
 
 def js_stringify(value: Any) -> str:
     """Compact ``JSON.stringify(value)`` in JavaScript own-key order."""
-    return _write_compact(value, _OWN)
+    text = _native_text("js_stringify", value)
+    return _write_compact(value, _OWN) if text is None else text
 
 
 def stable_json_hash(value: Any) -> str:
@@ -372,7 +389,8 @@ def stable_json_hash(value: Any) -> str:
 
 def _canonical_bytes(value: Any) -> bytes:
     """``canonical_json(value)`` in UTF-8."""
-    return canonical_json(value).encode("utf-8")
+    data = _native_text("canonical_json_bytes", value, _icu_positions)
+    return _write_compact(value, _CANONICAL).encode("utf-8") if data is None else data
 
 
 def stable_json_hash_array(items: Any) -> str:
@@ -436,35 +454,6 @@ def schema_digest(schema: Any) -> str:
 EXPORT_INDENT_DEPTH: Final = 32
 
 
-_FLAT_TYPES: Final = frozenset({str, bool, type(None)})
-_TWO_53: Final = 2**53
-
-
-def _flat_indented(item: Any, depth: int) -> str | None:
-    """:func:`file_text` of a flat container (strings, booleans, null, or integers within
-    2**53 only; no array-index key) at ``depth``, written by orjson at once; ``None`` for
-    any other container. orjson's two-space indentation and escaping are JSON.stringify's
-    (tests/property/test_canonical_paths.py); it writes its own lines from column 0, so
-    each is moved to the container's depth (no string holds a raw line break)."""
-    values = item.values() if type(item) is dict else item
-    types = set(map(type, values))
-    if types == {int}:
-        if min(values) < -_TWO_53 or max(values) > _TWO_53:
-            return None
-    elif not types <= _FLAT_TYPES:
-        return None
-    if type(item) is dict:
-        if set(map(type, item)) != {str}:
-            return None
-        if any(key[:1].isdigit() and is_array_index_key(key) for key in item):
-            return None
-    try:
-        text = orjson.dumps(item, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:  # a lone surrogate: the general writer escapes it
-        return None
-    return text.replace("\n", "\n" + "  " * depth) if depth else text
-
-
 def file_text(value: Any, *, indent_depth: int | None = None) -> str:
     """``JSON.stringify(value, null, 2) + "\\n"`` in own-key order (spec §2.8).
 
@@ -472,6 +461,11 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
     (``JSON.stringify(container)``), so the text grows linearly with the depth beyond it;
     a value nested no deeper keeps exactly the indented bytes.
     """
+    text = _native_text("file_text", value, indent_depth)
+    return _plain_file_text(value, indent_depth) if text is None else text
+
+
+def _plain_file_text(value: Any, indent_depth: int | None) -> str:
     parts: list[str] = []
     append = parts.append
     stack: list[tuple[bool, Any, int]] = [(True, value, 0)]
@@ -494,10 +488,6 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
                 continue
             if indent_depth is not None and depth >= indent_depth:
                 append(_write_compact(item, _OWN))
-                continue
-            flat = _flat_indented(item, depth)
-            if flat is not None:
-                append(flat)
                 continue
             seen.add(ident)
             inner = "\n" + "  " * (depth + 1)

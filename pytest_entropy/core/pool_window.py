@@ -13,7 +13,6 @@ This is the plain Python's window summary (spec §6.2); the Rust core's window t
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -135,11 +134,4 @@ def window_tally(drop_unloadable: bool, max_value_bytes: int | None) -> Tally:
 
 def identities_digest(identities: list[str]) -> str:
     """``stable_json_hash`` of a list of strings (identities in their order)."""
-    import orjson  # here: every scan imports this module for POOL_MAX_VALUE_BYTES (issue 32)
-
-    try:
-        # The canonical JSON of an array of strings, as orjson writes it (the same bytes:
-        # tests/property/test_canonical_paths.py); a lone surrogate takes the plain writer.
-        return hashlib.sha256(orjson.dumps(identities)).hexdigest()
-    except TypeError:
-        return stable_json_hash(identities)
+    return stable_json_hash(identities)

@@ -1,10 +1,8 @@
 """JSON parsing that accepts exactly what the reference's ``JSON.parse(line.trim())`` accepts.
 
-Where the Rust core is in use it reads the bytes (``_core.parse_json``: the same values and
-the same ``fast`` flag, ``tests/property/test_parse_json_native.py``), and a line it refuses
-is read again here only for the message. The plain path is ``orjson.loads`` on the raw
-bytes. orjson is stricter than JavaScript in four ways that matter for session logs, and
-each has a fallback here so that no line the reference would read is lost:
+The fast path is ``orjson.loads`` on the raw bytes. orjson is stricter than JavaScript in
+four ways that matter for session logs, and each has a fallback here so that no line the
+reference would read is lost:
 
 * lone surrogate escapes (``"\\ud800"``): JavaScript keeps them; Python's ``json`` does too;
 * numbers that overflow a double (``1e400``): JavaScript reads ``Infinity``;
@@ -96,32 +94,40 @@ def _orjson_int(text: str) -> int | float:
 _negative_zero_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_orjson_int)
 
 
+# orjson.loads, imported by the first line parsed: importing orjson imports uuid, platform,
+# datetime and enum, which a command that parses no line through here need not pay (issue 32).
+_orjson_loads: Callable[[bytes], Any] | None = None
+
+
+def _load_orjson() -> Callable[[bytes], Any]:
+    global _orjson_loads
+    import orjson
+
+    _orjson_loads = orjson.loads
+    return orjson.loads
+
+
 def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
-    """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it
-    (or would have: the Rust core decides it without orjson).
+    """Parse one line's bytes; returns ``(value, fast)`` where ``fast`` means orjson read it.
 
     Raises :class:`JSONParseError` when the reference would not parse the line either.
     A line orjson reads that may hold ``-0`` is read again so that it comes back as
     ``-0.0``; it still counts as read by orjson (the text is the same valid UTF-8).
+
+    Where the Rust core is in use its parser (``native/src/json.rs``, the same values and
+    ``fast``) reads the bytes; text it refuses goes to the Python below, which raises the
+    error with its own message. So a command that parses a surface or a report file
+    need not import orjson (issue 32).
     """
     native = core()
     if native is not None:
         try:
-            value: tuple[Any, bool] = native.parse_json(raw)
-        except ValueError:
-            # Refused: the plain reading refuses it too, in the words users have always seen.
-            return parse_json_text(raw.decode("utf-8", "replace")), False
-        return value
-    return _plain_parse_json_bytes(raw)
-
-
-def _plain_parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
-    """:func:`parse_json_bytes` where the Rust core is not in use (the specification)."""
-    import orjson  # here: where the core reads, nothing on the way loads it (issue 32)
-
+            return native.parse_json(raw)  # type: ignore[no-any-return]
+        except ValueError:  # the core's JSONParseError
+            pass
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        value = (_orjson_loads or _load_orjson())(raw)
+    except json.JSONDecodeError:  # orjson's JSONDecodeError is one
         return parse_json_text(raw.decode("utf-8", "replace")), False
     if may_hold_negative_zero(raw):
         # The same values as orjson's (integers beyond 64 bits as doubles), -0 kept.

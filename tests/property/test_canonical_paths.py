@@ -1,6 +1,6 @@
 """The canonical writer's shortcuts write exactly what its general routes write: the
-recursive writer and the iterative one, orjson's string text and the JSON.stringify escaping
-written out by hand, orjson's array of strings and the writer's."""
+recursive writer and the iterative one, a string's literal and the json module's escaping,
+and orjson's array of strings (the text the core's pool digest writes) and the writer's."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_the_fast_string_writer_equals_the_plain_one(text: str) -> None:
 def test_orjson_writes_an_array_of_strings_canonically(texts: list[str]) -> None:
     try:
         written = orjson.dumps(texts).decode()
-    except TypeError:  # a lone surrogate: the pool's digest takes the plain writer then
+    except TypeError:  # a lone surrogate: the core's pool digest (pool.rs) declines then
         assert any("\ud800" <= ch <= "\udfff" for text in texts for ch in text)
         return
     assert written == canonical_json(texts)
