@@ -18,6 +18,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use crate::writer::{
     canonical_order, own_order, push_double, push_int, push_string, push_surrogate_string,
+    sha256_hex,
 };
 
 /// Containers nested deeper than this are left to the Python writer (hostile values nest
@@ -271,6 +272,16 @@ fn canonical_json_bytes<'py>(
     text(value, Order::Canonical, icu_order, 0).map(|out| PyBytes::new(value.py(), out.as_bytes()))
 }
 
+/// `stable_json_hash(value)`: the hex SHA-256 of `canonical_json_bytes`, or `None`.
+#[pyfunction]
+#[pyo3(signature = (value, icu_order = None))]
+fn stable_json_hash(
+    value: &Bound<'_, PyAny>,
+    icu_order: Option<&Bound<'_, PyAny>>,
+) -> Option<String> {
+    text(value, Order::Canonical, icu_order, 0).map(|out| sha256_hex(out.as_bytes()))
+}
+
 /// `js_stringify(value)`, or `None`.
 #[pyfunction]
 fn js_stringify(value: &Bound<'_, PyAny>) -> Option<String> {
@@ -293,6 +304,7 @@ fn file_text(value: &Bound<'_, PyAny>, indent_depth: Option<i64>) -> Option<Stri
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(stable_json_hash, m)?)?;
     m.add_function(wrap_pyfunction!(js_stringify, m)?)?;
     m.add_function(wrap_pyfunction!(file_text, m)?)?;
     Ok(())

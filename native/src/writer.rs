@@ -264,6 +264,20 @@ pub fn ascii_collation_cmp(a: &str, b: &str) -> Ordering {
         .then_with(|| a.map(swapped).cmp(b.map(swapped)))
 }
 
+/// The lowercase hex SHA-256 of `data`: `stable_json_hash` of a canonical text, computed
+/// beside it so that a process that hashes nothing else never loads `hashlib` (issue 32).
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+
+    let digest = Sha256::digest(data);
+    let mut out = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,6 +413,19 @@ mod tests {
         assert_eq!(
             words,
             ["_", "-", "~", "$", "1", "a", "A", "a b", "ab", "aB", "Ab", "b", "B"]
+        );
+    }
+
+    #[test]
+    fn sha256_is_the_spec_s_digest() {
+        // spec §2.7: the stable hash of [] (EMPTY_ARRAY_DIGEST in core/canonical.py).
+        assert_eq!(
+            sha256_hex(b"[]"),
+            "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+        );
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
     }
 }

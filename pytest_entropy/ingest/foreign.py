@@ -9,7 +9,7 @@ the same JavaScript-compatible rules as native session lines.
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,7 +44,12 @@ def _reject_constant(name: str) -> Any:
     raise JSONParseError(f"{name} is not valid JSON")
 
 
-_concatenated = json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
+@functools.cache
+def _concatenated() -> Any:
+    # Made at the first line holding several values: most runs never meet one.
+    import json
+
+    return json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
 
 
 def open_foreign(path: Path) -> Any:
@@ -66,7 +71,7 @@ def _split_values(raw: bytes) -> list[Any] | None:
         if position >= end:
             break
         try:
-            value, position = _concatenated.raw_decode(text, position)
+            value, position = _concatenated().raw_decode(text, position)
         except (ValueError, RecursionError):
             return None
         values.append(value)

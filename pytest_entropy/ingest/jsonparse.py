@@ -24,7 +24,7 @@ turns ``-0`` into ``-0.0``; every other line keeps the fast path untouched.
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -72,10 +72,19 @@ def may_hold_negative_zero(raw: bytes) -> bool:
     return _NEGATIVE_ZERO.search(raw) is not None
 
 
-# The standard library's string scanner (C accelerated); not in the typeshed stubs.
-scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+@functools.cache
+def _standard() -> tuple[Any, Any, Callable[[str, int, bool], tuple[str, int]]]:
+    """The json module's pieces, made at the first text read here (the Rust core reads the
+    others, so a command may never load json at all): the decoder, the decoder that re-reads
+    a line orjson accepted with ``-0`` kept, and the C string scanner (not in the stubs)."""
+    import json
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
+    return (
+        json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int),
+        json.JSONDecoder(parse_constant=_reject_constant, parse_int=_orjson_int),
+        json.decoder.scanstring,  # type: ignore[attr-defined]
+    )
+
 
 # orjson keeps an integer exact only inside 64 bits (signed, or unsigned up to 2**64 - 1) and
 # reads any other as a double.
@@ -88,10 +97,6 @@ def _orjson_int(text: str) -> int | float:
     if type(value) is int and value not in _ORJSON_EXACT_INTEGERS:
         return float(text)
     return value
-
-
-# Re-reads a line orjson accepted, so that it gives orjson's values with -0 kept.
-_negative_zero_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_orjson_int)
 
 
 # orjson.loads, imported by the first line parsed: importing orjson imports uuid, platform,
@@ -125,15 +130,18 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
             return native.parse_json(raw)  # type: ignore[no-any-return]
         except ValueError:  # the core's JSONParseError
             pass
+    loads = _orjson_loads or _load_orjson()
+    import json  # loaded with orjson, whose JSONDecodeError is json's
+
     try:
-        value = (_orjson_loads or _load_orjson())(raw)
-    except json.JSONDecodeError:  # orjson's JSONDecodeError is one
+        value = loads(raw)
+    except json.JSONDecodeError:
         return parse_json_text(raw.decode("utf-8", "replace")), False
     if may_hold_negative_zero(raw):
         # The same values as orjson's (integers beyond 64 bits as doubles), -0 kept.
         text = js_trim(raw.decode("utf-8"))
         try:
-            return _negative_zero_decoder.decode(text), True
+            return _standard()[1].decode(text), True
         except RecursionError:  # nesting orjson took and the json module's stack does not
             return _DeepParser(text, parse_int=_orjson_int).parse(), True
     return value, True
@@ -144,7 +152,7 @@ def parse_json_text(text: str) -> Any:
     text = js_trim(text)
     try:
         try:
-            return _decoder.decode(text)
+            return _standard()[0].decode(text)
         except RecursionError:
             return _DeepParser(text).parse()
     except JSONParseError:
@@ -177,7 +185,7 @@ class _DeepParser:
         text, pos = self.text, self.pos
         ch = text[pos : pos + 1]
         if ch == '"':
-            string, self.pos = scanstring(text, pos + 1, True)
+            string, self.pos = _standard()[2](text, pos + 1, True)
             return string
         for literal, constant in (("true", True), ("false", False), ("null", None)):
             if text.startswith(literal, pos):
@@ -268,7 +276,7 @@ class _DeepParser:
         if self.text[self.pos : self.pos + 1] != '"':
             raise self._fail("expected a string key")
         key: str
-        key, self.pos = scanstring(self.text, self.pos + 1, True)
+        key, self.pos = _standard()[2](self.text, self.pos + 1, True)
         self._skip()
         if self.text[self.pos : self.pos + 1] != ":":
             raise self._fail("expected ':'")

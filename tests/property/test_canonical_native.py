@@ -10,6 +10,7 @@ tests say which values it must write itself.
 from __future__ import annotations
 
 import collections
+import hashlib
 import math
 from types import ModuleType
 from typing import Any
@@ -94,6 +95,10 @@ def test_every_form_as_the_plain_writer(
     # without ICU's order from Python, a key set only ICU orders is declined
     assert native.canonical_json(value) == (None if needs_icu(value) else expected)
     assert canonical.stable_json_hash(value) == plain(canonical.stable_json_hash, value)
+    # the core's own digest (SHA-256 in Rust, no hashlib) of the same bytes
+    digest = hashlib.sha256(expected.encode()).hexdigest()
+    assert native.stable_json_hash(value, canonical._icu_positions) == digest
+    assert native.stable_json_hash(value) == (None if needs_icu(value) else digest)
 
 
 @settings(max_examples=200, deadline=None)
