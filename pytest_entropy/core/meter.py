@@ -28,7 +28,6 @@ from pytest_entropy.core.records import (
     coerce_repairs,
 )
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
-from pytest_entropy.core.v3.meter import finalize_v3
 
 __all__ = [
     "DISCOVERY_PREFIX",
@@ -432,6 +431,8 @@ class MeterState:
         """The report of everything accumulated so far (spec §3.3-§3.5); ``metric_version=3``
         finalises as the upstream's metric v3 (:mod:`pytest_entropy.core.v3.meter`)."""
         if check_metric_version(metric_version) == ENTROPY_METRIC_VERSION_V3:
+            from pytest_entropy.core.v3.meter import finalize_v3  # v2 runs never load it
+
             return finalize_v3(self, surface, repairs, catalog_digest)
         rows = coerce_repairs(repairs)
         lexicon: dict[str, int] = {}
