@@ -14,10 +14,12 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+from pytest_entropy.testing import strategies as es
 from tests.native_core_support import native_core_module, on_path
 from tests.property.test_native_scan_differential import dump, nested, values
 
@@ -78,6 +80,50 @@ def test_both_paths_read_a_line_alike(
     assert _read(raw, "native") == _read(raw, "plain")
 
 
+# Literals at every edge the two readers must agree on, alone and inside arrays.
+LITERALS = [
+    b"-0",
+    b"-0.0e5",
+    b"1e400",
+    b"-1e400",
+    b"123456789012345678901234567890",
+    b"18446744073709551616",
+    b"9223372036854775808",
+    b"-9223372036854775809",
+    b"2.5e-324",
+    b"1E21",
+    b'"\\ud800"',
+    b'"\\udc00\\ud800"',
+    b'"\\ud83d\\ude00"',
+    b'"\\u0000\\u001f"',
+    b'"\xff\xfe"',
+    b'{"a":1,"a":2,"0":3,"01":4}',
+    b"\xef\xbb\xbf{}",
+    b"\xc2\xa0[1]\xe2\x80\xa8",
+    b"[1,]",
+    b"{'a':1}",
+    b"01",
+    b"NaN",
+    b"",
+]
+
+texts = st.one_of(
+    es.json_values(30).map(lambda value: js_stringify(value).encode("utf-8", "surrogatepass")),
+    st.sampled_from(LITERALS),
+    st.lists(st.sampled_from(LITERALS[:15]), min_size=1, max_size=4).map(
+        lambda parts: b"[" + b" , ".join(parts) + b"]"
+    ),
+    st.binary(max_size=12),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=texts)
+def test_both_paths_read_generated_texts_alike(raw: bytes) -> None:
+    native_core_module()
+    assert _read(raw, "native") == _read(raw, "plain")
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -100,3 +146,10 @@ def test_both_paths_read_a_line_alike(
 def test_both_paths_read_the_edge_cases_alike(raw: bytes) -> None:
     native_core_module()
     assert _read(raw, "native") == _read(raw, "plain")
+
+
+def test_nesting_past_orjsons_limit_reads_alike() -> None:
+    native_core_module()
+    raw = b'[{"a":' * 800 + b"-0" + b"}]" * 800
+    assert _read(raw, "native") == _read(raw, "plain")
+    assert _read(raw, "native")[1] is False  # deeper than orjson's 1024 levels: not fast
