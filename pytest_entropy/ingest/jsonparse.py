@@ -99,16 +99,13 @@ def _orjson_int(text: str) -> int | float:
     return value
 
 
-# orjson.loads, imported by the first line parsed: importing orjson imports uuid, platform,
-# datetime and enum, which a command that parses no line through here need not pay (issue 32).
-_orjson_loads: Callable[[bytes], Any] | None = None
-
-
-def _load_orjson() -> Callable[[bytes], Any]:
-    global _orjson_loads
+@functools.cache
+def _orjson_loads() -> Callable[[bytes], Any]:
+    """orjson.loads, imported by the first line parsed here: importing orjson imports uuid,
+    platform, datetime and enum, which a command that parses no line here need not pay
+    (issue 32); made once, as :func:`_standard` makes the json module's pieces."""
     import orjson
 
-    _orjson_loads = orjson.loads
     return orjson.loads
 
 
@@ -130,7 +127,7 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, bool]:
             return native.parse_json(raw)  # type: ignore[no-any-return]
         except ValueError:  # the core's JSONParseError
             pass
-    loads = _orjson_loads or _load_orjson()
+    loads = _orjson_loads()
     import json  # loaded with orjson, whose JSONDecodeError is json's
 
     try:

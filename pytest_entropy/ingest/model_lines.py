@@ -13,10 +13,9 @@ reads it, in three places:
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Final
 
+from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.core.records import check_metric_version
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
 
@@ -31,16 +30,11 @@ _JS_SPACES: Final = (
     rb"(?:[\t\n\v\f\r ]|\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
     rb"|\xe2\x81\x9f|\xe3\x80\x80|\xef\xbb\xbf)*"
 )
-_MODEL_LINE_V3: Final = (
+# Compiled at the first v3 line read: a v2 run never pays for it.
+_MODEL_LINE_V3: Final = LazyPattern(
     rb'"type"' + _JS_SPACES + rb":" + _JS_SPACES + rb'"model_change"'
     rb'|"role"' + _JS_SPACES + rb":" + _JS_SPACES + rb'"assistant"'
 )
-
-
-@functools.cache
-def _model_line_v3() -> re.Pattern[bytes]:
-    # Compiled at the first v3 line read: a v2 run never pays for it.
-    return re.compile(_MODEL_LINE_V3)
 
 
 def is_model_line_v3(raw: bytes) -> bool:
@@ -49,7 +43,7 @@ def is_model_line_v3(raw: bytes) -> bool:
     >>> is_model_line_v3(b'{"type": "model_change"}'), is_model_line_v3(b'{"role":"user"}')
     (True, False)
     """
-    return _model_line_v3().search(raw) is not None
+    return _MODEL_LINE_V3.search(raw) is not None
 
 
 def metric_version_checked(metric_version: int) -> int:

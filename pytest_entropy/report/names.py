@@ -26,9 +26,10 @@ escapes controls and writes lone surrogates as ``\\udxxx``.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Final
+
+from pytest_entropy.core.patterns import LazyPattern
 
 __all__ = [
     "html_text",
@@ -57,9 +58,9 @@ _PAIR_TEXT: Final = "[\ud800-\udbff][\udc00-\udfff]"
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-@functools.cache
-def _pattern(text: str) -> re.Pattern[str]:
-    return re.compile(text)
+_UNSAFE: Final = LazyPattern(_UNSAFE_CLASS)
+_SURROGATE: Final = LazyPattern(_SURROGATE_CLASS)
+_PAIR: Final = LazyPattern(_PAIR_TEXT)
 
 
 def _plain(text: str) -> bool:
@@ -69,7 +70,7 @@ def _plain(text: str) -> bool:
 
 def _join_pairs(text: str) -> str:
     # A high surrogate followed by a low one is one astral character (as JavaScript reads it).
-    return _pattern(_PAIR_TEXT).sub(
+    return _PAIR.sub(
         lambda m: chr(0x10000 + ((ord(m.group()[0]) - 0xD800) << 10) + ord(m.group()[1]) - 0xDC00),
         text,
     )
@@ -87,9 +88,9 @@ def _visible(match: re.Match[str]) -> str:
 def repair_surrogates(text: str) -> str:
     """``text`` with each lone surrogate written as the JSON path writes it (``\\ud800``);
     anything else, controls included, unchanged. Always encodable as UTF-8."""
-    if text.isascii() or not _pattern(_SURROGATE_CLASS).search(text):
+    if text.isascii() or not _SURROGATE.search(text):
         return text
-    return _pattern(_SURROGATE_CLASS).sub(_visible, _join_pairs(text))
+    return _SURROGATE.sub(_visible, _join_pairs(text))
 
 
 def terminal_text(text: str) -> str:
@@ -98,8 +99,8 @@ def terminal_text(text: str) -> str:
     >>> terminal_text("mcp.a\\x1b]52;c;aGk=\\x07\\n::error::x")
     'mcp.a\\\\x1b]52;c;aGk=\\\\x07\\\\n::error::x'
     """
-    if not _plain(text) and _pattern(_UNSAFE_CLASS).search(text):
-        text = _pattern(_UNSAFE_CLASS).sub(_visible, _join_pairs(text))
+    if not _plain(text) and _UNSAFE.search(text):
+        text = _UNSAFE.sub(_visible, _join_pairs(text))
     if "##[" in text:
         text = text.replace("##[", "##\\x5b")
     return text
