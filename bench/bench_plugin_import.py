@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 DEMO = REPO / "corpora" / "demo"
-CLI = "import sys; from pytest_entropy.cli import main; sys.exit(main())"  # the console script
+CLI = "import sys; from pytest_entropy.cli import console_main; sys.exit(console_main())"
 IMPORT_SNIPPET = (
     "import time, pytest\n"
     "start = time.perf_counter()\n"

@@ -20,6 +20,7 @@ from pytest_entropy.cli.interrupt import interrupted
 from pytest_entropy.cli.version import PROG, native_core_text, version_text
 from pytest_entropy.core.errors import EntropyError, EntropyInputError
 from pytest_entropy.report.encoding import degrade_stream
+from pytest_entropy.run.collector import relaxed_collector
 
 TYPE_CHECKING = False  # typing is not imported on the way to --version (issue 32)
 if TYPE_CHECKING:
@@ -224,7 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     A Ctrl-C anywhere, from building the parser to the command's last line, returns 130
     with one line on standard error (:func:`pytest_entropy.cli.interrupt.interrupted`)."""
     try:
-        return _main(argv)
+        # The collector looks less often from the first import on: building the grammar and
+        # importing a command allocate much and free little (issue 32).
+        with relaxed_collector():
+            return _main(argv)
     except KeyboardInterrupt:
         return interrupted()
 
@@ -260,13 +264,12 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help(err)
         return EXIT_USAGE
     from pytest_entropy.cli.terminal import StyledStream, colour_wanted
-    from pytest_entropy.run.collector import relaxed_collector
     from pytest_entropy.run.memos import command_memos
 
     if colour_wanted(out, args.no_color):
         out = StyledStream(out)
     try:
-        with relaxed_collector(), command_memos():
+        with command_memos():
             return handler(args, out)
     except EntropyInputError as error:
         err.write(f"{PROG}: error: {shown(error)}\n")

@@ -6,9 +6,12 @@ does the checking)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
 
 from pytest_entropy.report.names import terminal_line
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "CORPUS_ENTRY",

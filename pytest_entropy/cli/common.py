@@ -6,13 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 from pytest_entropy.cli.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.typing_lite import overload
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
@@ -26,9 +26,12 @@ from pytest_entropy.sources.urls import is_url
 from pytest_entropy.state.config import add_command_flag, load_config
 from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     # Names of annotations only: a command that reads sessions and writes nothing (measure)
     # loads neither the pool, the store nor the records' dataclasses through this module.
+    from typing import Any, Literal, TextIO
+
     from pytest_entropy.core.pool import PoolMerge
     from pytest_entropy.core.records import RepairRow
     from pytest_entropy.core.regex import Unenforced

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.state.settings import Resolved, configured_settings
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ConfiguredArguments", "prepare"]
 
@@ -29,7 +32,7 @@ _UNSET = object()
 _ALTERNATIVES = {"surface": ("mcp", "mcp_url")}
 
 
-class _UnsetList(list[Any]):
+class _UnsetList(list["Any"]):
     """The unset marker of repeatable flags (``append`` copies and extends it)."""
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_report_options", "wants_reports", "write_reports"]
 

@@ -21,9 +21,12 @@ import math
 import os
 import time
 from collections.abc import Mapping
-from typing import Any, Final, TextIO
 
 from pytest_entropy.core.patterns import LazyPattern
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final, TextIO
 
 __all__ = [
     "PlainProgressLine",

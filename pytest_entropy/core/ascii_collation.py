@@ -9,7 +9,10 @@ qualifies; any other key set still goes to ICU.
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
+
 
 __all__ = ["ascii_collation_key"]
 

@@ -23,7 +23,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Final
 
 from pytest_entropy.core.ascii_collation import ascii_collation_key
 from pytest_entropy.core.jscompat import (
@@ -34,6 +33,10 @@ from pytest_entropy.core.jscompat import (
 )
 from pytest_entropy.core.native_core import core
 from pytest_entropy.core.versions import icu_version
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",
@@ -126,8 +129,21 @@ def _order_keys(keys: tuple[str, ...]) -> list[str]:
 
 # ------------------------------------------------------------------------- escaping
 
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Quote, backslash and the controls; lone surrogates are found apart (_has_surrogate): a
+# character class that spans the surrogates costs millions of instructions to compile, on
+# every command that writes JSON (issue 32).
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+
+
+def _has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point: the only characters UTF-8 cannot encode."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _escape_surrogates(text: str) -> str:
@@ -153,9 +169,9 @@ def _escape_surrogates(text: str) -> str:
 
 def json_string(s: str) -> str:
     """A JSON string literal exactly as ``JSON.stringify`` writes it."""
-    if not _NEEDS_ESCAPE.search(s):
-        return '"' + s + '"'
-    return _plain_json_string(s)
+    if _NEEDS_ESCAPE.search(s) or _has_surrogate(s):
+        return _plain_json_string(s)
+    return '"' + s + '"'
 
 
 def _plain_json_string(s: str) -> str:
@@ -164,7 +180,7 @@ def _plain_json_string(s: str) -> str:
     import json  # here: where the core writes, a command may never escape a string here
 
     text = json.dumps(s, ensure_ascii=False)
-    if _SURROGATE.search(text):
+    if _has_surrogate(text):
         text = _escape_surrogates(text)
     return text
 

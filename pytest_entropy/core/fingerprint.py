@@ -8,9 +8,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
 
 from pytest_entropy.core.jscompat import code_unit_key, round_metric, utf16_units
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "SIGNATURE_MAX_DEPTH",

@@ -7,11 +7,14 @@ the meter and the hashes use.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key, js_string
 from pytest_entropy.core.records import RepairRow
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "SURFACE_SHAPE_ERROR",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from decimal import Decimal
+    from typing import Any
 
 __all__ = [
     "JS_WHITESPACE",

@@ -10,7 +10,6 @@ every map and the floating-point order of the churn sums (see :meth:`MeterState.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, cast
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fingerprint import shape_signature, signature_distance
@@ -27,7 +26,12 @@ from pytest_entropy.core.records import (
     check_metric_version,
     coerce_repairs,
 )
+from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "DISCOVERY_PREFIX",
@@ -256,7 +260,7 @@ class MeterState:
                 failed += 1
                 acc.failed += 1
                 stages = acc.stages
-                name = cast(str, stage)  # add_signed gave every failure a stage
+                name = cast("str", stage)  # add_signed gave every failure a stage
                 stages[name] = stages.get(name, 0) + 1
                 if stage in INVOCATION_REJECTION_STAGES:
                     rejections += 1

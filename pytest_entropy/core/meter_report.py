@@ -8,12 +8,16 @@ over a finished state, and the report is finalised in Python).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
 
 from pytest_entropy.core.fingerprint import shannon_entropy_bits, static_freedom
 from pytest_entropy.core.jscompat import code_unit_key, round_metric
 from pytest_entropy.core.meter_state import _RefAccumulator
 from pytest_entropy.core.records import RefRow, ShapeCount
+from pytest_entropy.core.typing_lite import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["RefScores", "SurfaceIndex", "flow_terms", "ref_order", "ref_scores", "top_shapes"]
 

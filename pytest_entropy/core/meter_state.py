@@ -4,7 +4,10 @@ one ref's calls and the failure stages that count as invocation rejections."""
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
+
 
 __all__ = ["INVOCATION_REJECTION_STAGES"]
 

@@ -4,14 +4,19 @@ A module-level ``re.compile`` runs on every import of its module, whether or not
 matches the pattern: the session format detectors alone compiled eighteen on every command
 that reads a session, though a native file (the demo's, a fabric trace's) returns from each
 detector before its first search. :class:`LazyPattern` holds the source and compiles it at
-its first ``search``, ``match`` or ``sub`` (issue 32: a command pays for what it uses).
+its first ``search``, ``match``, ``sub`` or ``findall`` (issue 32: a command pays for what it uses).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import AnyStr, Generic
+
+from pytest_entropy.core.typing_lite import AnyStr, Generic
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["LazyPattern"]
 
@@ -43,6 +48,9 @@ class LazyPattern(Generic[AnyStr]):
         self, replacement: AnyStr | Callable[[re.Match[AnyStr]], AnyStr], data: AnyStr
     ) -> AnyStr:
         return self.compiled.sub(replacement, data)
+
+    def findall(self, data: AnyStr) -> list[Any]:
+        return self.compiled.findall(data)
 
     def __repr__(self) -> str:
         return f"LazyPattern({self._source!r})"

@@ -14,11 +14,15 @@ This is the plain Python's window summary (spec §6.2); the Rust core's window t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.jscompat import code_unit_key, is_finite_number, js_trim, value_key
 from pytest_entropy.core.records import ValueObservation, observation_fields
+from pytest_entropy.core.typing_lite import Protocol
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Tally",

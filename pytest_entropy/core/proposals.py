@@ -14,7 +14,6 @@ hash and compare exactly as the reference's do:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
 
 from pytest_entropy.core.jscompat import code_unit_key, js_own_keys, round_metric, value_key
 from pytest_entropy.core.records import (
@@ -34,6 +33,10 @@ from pytest_entropy.core.review_signals import (
     format_review_signal,
 )
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final, TypeAlias
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
@@ -63,7 +66,7 @@ QUARANTINE_MIN_STAGE_ENTROPY_BITS = 1
 MAX_PROPOSALS_PER_KIND = 8
 ENUM_CANDIDATE_ANNOTATION = "x-fabric-enum-candidate"
 
-Proposal = dict[str, Any]
+Proposal: TypeAlias = "dict[str, Any]"
 _SEQUENCE_JOIN = "→"
 
 

@@ -8,10 +8,14 @@ reference's JSON shape with the reference's camelCase field names and field orde
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
 
 from pytest_entropy.core.plain_record import Record
+from pytest_entropy.core.typing_lite import NamedTuple
 from pytest_entropy.core.versions import ENTROPY_METRIC_VERSION
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ENTROPY_METRIC_VERSION",

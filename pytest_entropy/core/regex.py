@@ -17,9 +17,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from functools import cache
-from typing import Any, Final
 
 from pytest_entropy.core.plain_record import Record, field
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "UNSUPPORTED",

@@ -4,10 +4,13 @@ key that de-duplicates a review set. ``proposals`` re-exports every name here.""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.core.jscompat import code_unit_key, js_string, js_typeof
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
@@ -20,7 +23,7 @@ AUTO_APPLY_PROPOSAL_KINDS = ("enum-tighten", "noise-quarantine")
 # A review line shows at most this many of a signal's values (spec §5.9).
 _REVIEW_VALUES_SHOWN = 4
 
-Proposal = dict[str, Any]
+Proposal: TypeAlias = "dict[str, Any]"
 
 
 def entropy_review_signals(proposals: Iterable[Proposal]) -> list[Proposal]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from pytest_entropy.core.canonical import stable_json_hash
 from pytest_entropy.core.fingerprint import surface_freedom_report, trend_from_scores
@@ -11,6 +10,10 @@ from pytest_entropy.core.jscompat import code_unit_key, js_round, js_string, js_
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.records import RepairRow, Report
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ModelTrend",

@@ -7,11 +7,15 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any, cast
 
 from pytest_entropy.core.plain_record import Record, field
+from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES, bounded_inflation
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import IO, Any, TypeAlias
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.gz")
 NATIVE_FORMAT = "fabric"
@@ -51,7 +55,7 @@ class ReadOptions(Record, frozen=True):
 # `convert` - treats every format alike. A format module names its reader in its FORMAT.
 SessionReader = Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]
 # A surface reader turns a parsed tool list (and its source, for messages) into a snapshot.
-SurfaceReader = Callable[[Any, str], dict[str, Any]]
+SurfaceReader: TypeAlias = "Callable[[Any, str], dict[str, Any]]"
 # A detector tells from a file's path and first 64 KiB whether it is in its format.
 SessionDetector = Callable[[Path, bytes], bool]
 # A directory rule lists the session files a directory means, in reading order.
@@ -138,4 +142,4 @@ def open_session(path: Path) -> IO[bytes]:
 
     stream = gzip.GzipFile(filename=str(path), mode="rb", fileobj=raw)
     stream.myfileobj = raw  # type: ignore[assignment]  # closed with the stream, as gzip.open does
-    return bounded_inflation(cast(IO[bytes], stream))  # at most --max-inflated-bytes
+    return bounded_inflation(cast("IO[bytes]", stream))  # at most --max-inflated-bytes

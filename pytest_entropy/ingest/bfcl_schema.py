@@ -26,7 +26,10 @@ keys are unknown keywords, which validators and static freedom ignore).
 
 from __future__ import annotations
 
-from typing import Any, Final
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
+
 
 __all__ = ["BFCL_TYPES", "bfcl_to_json_schema", "uses_bfcl_dialect"]
 

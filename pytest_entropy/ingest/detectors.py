@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final
 
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.patterns import LazyPattern
@@ -25,6 +24,10 @@ from pytest_entropy.ingest.detection import (
     sorted_files,
 )
 from pytest_entropy.ingest.foreign import head_records
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "detect_anthropic",

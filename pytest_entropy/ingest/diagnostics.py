@@ -7,9 +7,11 @@ that decides what a line means; every skipped line is counted in :class:`ScanDia
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from pytest_entropy.core.plain_record import Record, field, field_names
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # ------------------------------------------------------------------------- diagnostics
 

@@ -13,7 +13,6 @@ import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.jsonparse import (
@@ -23,6 +22,10 @@ from pytest_entropy.ingest.jsonparse import (
     parse_json_text,
 )
 from pytest_entropy.ingest.lines import OVERSIZED, iter_line_batches
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",

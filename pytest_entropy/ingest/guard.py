@@ -8,12 +8,14 @@ computed in one walk of each argument tree. The Rust core's ``guard.rs`` and
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.core.fingerprint import shape_signature
 from pytest_entropy.core.jscompat import MAX_SAFE_INTEGER
 from pytest_entropy.core.records import ENTROPY_METRIC_VERSION, Operation
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final, TypeAlias
 
 __all__ = [
     "FAILURE_STAGES",
@@ -41,7 +43,7 @@ INT_OVERFLOW: Final = 2**1024 - 2**970
 MAX_FLOAT_GROWTH: Final = 24
 
 # One guarded operation with its shape signature: (ref, args, outcome, failure stage, signature).
-SignedOperation = tuple[str, dict[str, Any], str, str | None, str]
+SignedOperation: TypeAlias = "tuple[str, dict[str, Any], str, str | None, str]"
 
 _ENVELOPE_KEYS: Final = frozenset(
     {"kind", "version", "outcome", "phases", "operations", "counts", "error"}

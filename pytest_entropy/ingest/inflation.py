@@ -18,7 +18,12 @@ import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import IO, Any, Final, cast
+
+from pytest_entropy.core.typing_lite import cast
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import IO, Any, Final
 
 __all__ = [
     "DEFAULT_MAX_INFLATED_BYTES",
@@ -93,4 +98,4 @@ def bounded_inflation(stream: IO[bytes], limit: int | None = None) -> IO[bytes]:
     (default: :func:`current_inflation_limit`); one byte more raises
     :class:`InflatedSizeError`."""
     cap = current_inflation_limit() if limit is None else limit
-    return cast(IO[bytes], io.BufferedReader(_Counted(stream, cap), 1 << 16))
+    return cast("IO[bytes]", io.BufferedReader(_Counted(stream, cap), 1 << 16))

@@ -27,10 +27,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any, Final
 
 from pytest_entropy.core.jscompat import js_trim
 from pytest_entropy.core.native_core import core
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "JSONParseError",

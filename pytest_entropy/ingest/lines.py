@@ -8,9 +8,12 @@ reported as :data:`OVERSIZED`, so a 1 GB line costs time but not memory.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO, Final
 
 from pytest_entropy.core.plain_record import Record
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import IO, Final
 
 __all__ = [
     "CHUNK_SIZE",

@@ -23,7 +23,10 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["mention_lines"]
 

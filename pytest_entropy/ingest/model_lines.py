@@ -13,11 +13,13 @@ reads it, in three places:
 
 from __future__ import annotations
 
-from typing import Final
-
 from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.core.records import check_metric_version
 from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["METRIC_VERSION_V3", "is_model_line_v3", "metric_version_checked"]
 

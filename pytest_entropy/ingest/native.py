@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import IO, Any, Final
 
 from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.meter import MeterState
@@ -26,6 +25,10 @@ from pytest_entropy.ingest.model_lines import (
     is_model_line_v3,
     metric_version_checked,
 )
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import IO, Any, Final
 
 _TRACE_MARK: Final = TRACE_KIND.encode()
 _MODEL_CHANGE_MARK: Final = b'"type":"model_change"'

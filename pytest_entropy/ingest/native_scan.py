@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from types import ModuleType
-from typing import IO, Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -29,6 +28,10 @@ from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
 from pytest_entropy.ingest.lines import CHUNK_SIZE, DEFAULT_LINE_CAP, LineRead
 from pytest_entropy.ingest.native import SessionScanner
 from pytest_entropy.ingest.native_tallies import NativeTallies
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 __all__ = ["NativeTraceReader", "diagnostics_from_plain"]
 

@@ -14,14 +14,16 @@ session format are read by the plain scanner with the same listeners (:meth:`lis
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.proposals import ProposalEvidence, _Tally
 from pytest_entropy.core.records import AuditCall
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:  # the trial's module is imported by the commands that replay, not by measure
+    from typing import Any
+
     from pytest_entropy.core.pool import WindowSummary  # nor the pool's (measure writes none)
     from pytest_entropy.core.pool_window import WindowTally
     from pytest_entropy.core.trial import TrialTally

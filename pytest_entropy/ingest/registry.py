@@ -17,10 +17,10 @@ import os
 import stat
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Final, cast
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.plain_record import Record, field
+from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest import detectors, tool_lists
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
@@ -43,6 +43,10 @@ from pytest_entropy.ingest.detection import (
     native_directory_files,
     sorted_files,
 )
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "SKIPPED_SURFACE",
@@ -175,7 +179,7 @@ def session_format(name: str) -> SessionFormat | None:
     """The registered foreign format ``name``, or ``None`` (``auto``, ``fabric``, unknown)."""
     for known in _SESSION_FORMATS:
         if known.name == name:
-            return cast(SessionFormat, known.load()) if isinstance(known, _BuiltIn) else known
+            return cast("SessionFormat", known.load()) if isinstance(known, _BuiltIn) else known
     return None
 
 
@@ -356,5 +360,5 @@ def surface_format(name: str) -> SurfaceFormat | None:
     """The registered surface format ``name``, or ``None``."""
     for known in _SURFACE_FORMATS:
         if known.name == name:
-            return cast(SurfaceFormat, known.load()) if isinstance(known, _BuiltIn) else known
+            return cast("SurfaceFormat", known.load()) if isinstance(known, _BuiltIn) else known
     return None

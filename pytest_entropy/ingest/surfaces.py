@@ -8,7 +8,6 @@ snapshot format is always available. ``docs/formats.md`` lists what each reader 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import (
@@ -21,6 +20,10 @@ from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import open_without_waiting
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "load_json_file",

@@ -26,19 +26,21 @@ the list of their values) and returns the tools in file order, refs being the to
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import TOOL_FIELDS, surface_from_value
 from pytest_entropy.ingest.base import SurfaceFormat
 from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final, TypeAlias
 
 __all__ = ["FORMATS", "NO_PARAMETERS", "SNAPSHOT_FORMAT", "detect_surface_format"]
 
 # (name, schema, description or None, or a dict of MCP tool fields); what the third item
 # holds is kept only for ``lint`` and ``export`` (``load_surface(..., tool_fields=True)``),
 # so the surface hash never sees it.
-Tools = list[tuple[str, Any, Any]]
+Tools: TypeAlias = "list[tuple[str, Any, Any]]"
 
 NO_PARAMETERS: Final = {"type": "object", "properties": {}}
 

@@ -27,9 +27,12 @@ escapes controls and writes lone surrogates as ``\\udxxx``.
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from pytest_entropy.core.patterns import LazyPattern
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "html_text",
@@ -135,7 +138,7 @@ def terminal_lines(text: str) -> str:
 _MARKDOWN_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 # Characters that open markup in CommonMark / GitHub Flavored Markdown prose: code, links and
 # images, emphasis and strikethrough, table cells, and the backslash that would escape ours.
-_MARKDOWN_SPECIAL: Final = re.compile(r"[&<>\\`*_~\[\]|]")
+_MARKDOWN_SPECIAL: Final = LazyPattern(r"[&<>\\`*_~\[\]|]")
 
 
 def markdown_text(text: str) -> str:
@@ -148,7 +151,7 @@ def markdown_text(text: str) -> str:
     )
 
 
-_BACKTICKS: Final = re.compile("`+")
+_BACKTICKS: Final = LazyPattern("`+")
 
 
 def markdown_code(text: str, *, table: bool = False) -> str:
@@ -178,7 +181,8 @@ def markdown_fence(lines: list[str]) -> list[str]:
 
 
 _SCRIPT_ESCAPES: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
-_SCRIPT_SPECIAL: Final = re.compile("[<>&\ud800-\udfff]")
+# Lazily compiled: a class with a surrogate range costs a few million instructions to build.
+_SCRIPT_SPECIAL: Final = LazyPattern("[<>&\ud800-\udfff]")
 
 
 def script_json(text: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
 
 from pytest_entropy.core.jscompat import js_string, js_to_fixed
 from pytest_entropy.core.proposals import (
@@ -13,6 +12,10 @@ from pytest_entropy.core.proposals import (
 from pytest_entropy.core.records import Report
 from pytest_entropy.core.v3 import V3_AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "TRIAL_CLASSES",

@@ -22,7 +22,6 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
@@ -35,6 +34,7 @@ from pytest_entropy.core.regex import (
     note_unsupported_patterns,
     watch_unenforced,
 )
+from pytest_entropy.core.typing_lite import Protocol, TypeVar
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
@@ -53,14 +53,17 @@ from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url, url_stamp
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     # The pool loads where a plan collects windows, the evidence cache where a caller
     # passes one (measure does neither).
+    from typing import Any, TypeAlias
+
     from pytest_entropy.core.pool import PoolMerge, PoolMerger, WindowSummary
     from pytest_entropy.sources.incremental import EvidenceCache
 
 PartT = TypeVar("PartT")
-Stamp = tuple[Any, ...]
+Stamp: TypeAlias = "tuple[Any, ...]"
 
 
 class SourceChangedError(EntropyInputError):

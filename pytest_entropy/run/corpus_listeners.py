@@ -12,10 +12,13 @@ which only the meter listens.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.records import ValueObservation
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 __all__ = ["Listeners", "fan_out", "plain_listeners", "record_listeners"]
 
@@ -49,7 +52,7 @@ class Listeners(Record):
     hooks: Any = None  # the plan's ReplayHooks for this file
 
 
-Listener = Callable[[Any], None]
+Listener: TypeAlias = "Callable[[Any], None]"
 
 
 def record_listeners(

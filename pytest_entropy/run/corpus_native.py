@@ -12,11 +12,14 @@ order whatever mixes. ``read_corpus`` settles what is left once, at the end.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.ingest.native_tallies import settled_evidence
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["combine_evidence", "combine_meters", "settle_evidence", "settle_meter"]
 

@@ -16,15 +16,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.typing_lite import Generic, TypedDict, TypeVar
+from pytest_entropy.sources.urls import EXTRA_HINT
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from typing import Any, Unpack
 
     from pytest_entropy.run.progress import ProgressSink
-from pytest_entropy.sources.urls import EXTRA_HINT
 
 ENGINES = ("local", "processes", "dask")
 

@@ -5,10 +5,13 @@ passes on nothing)."""
 from __future__ import annotations
 
 import os
-from typing import Final
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.sources.urls import is_url
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["judge_file"]
 

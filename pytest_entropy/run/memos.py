@@ -15,7 +15,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["INPUT_MEMOS", "command_memos", "forget_input_memos"]
 

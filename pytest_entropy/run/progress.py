@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
 
+from pytest_entropy.core.typing_lite import Protocol
 from pytest_entropy.sources.urls import is_url
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ProgressSink", "tracked_merge"]
 

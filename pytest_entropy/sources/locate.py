@@ -10,11 +10,11 @@ import os
 import stat
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import cast
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.plain_record import Record, field
+from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
     ReadOptions,
@@ -170,7 +170,7 @@ def session_source_listing(
     for source in sources:
         if is_url(source):
             storage = options.storage_options if options is not None else None
-            listing.files.extend(expand_url(cast(str, source), storage))
+            listing.files.extend(expand_url(cast("str", source), storage))
         else:
             found = session_listing([source], options, exclude)
             listing.files.extend(found.files)

@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.plain_record import Record
@@ -32,6 +31,10 @@ from pytest_entropy.ingest.native_scan import NativeTraceReader
 from pytest_entropy.ingest.native_tallies import NativeTallies
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url, redact_storage_secrets
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 Source = str | os.PathLike[str]
 # What reads one file's lines: the plain scanner, or the Rust core's for the meter alone.

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
 from pytest_entropy.core.errors import EntropyInputError
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     # The diff (and the containment checks under it) loads with the first diff_surfaces:
     # every command that only loads a surface goes without it.
+    from typing import Any
+
     from pytest_entropy.core.surface_diff import AcceptedLoosening, SurfaceDiff
 
 __all__ = ["NotASurfaceError", "diff_surfaces", "load_surface"]

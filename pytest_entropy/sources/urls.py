@@ -19,12 +19,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any, cast
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import is_session_name
 from pytest_entropy.ingest.inflation import bounded_inflation
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import IO, Any, TypeAlias
 
 EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
 
@@ -45,10 +49,10 @@ def _fsspec() -> ModuleType:
         import fsspec
     except ImportError:
         raise EntropyInputError(f"session URLs need fsspec: {EXTRA_HINT}") from None
-    return cast(ModuleType, fsspec)
+    return cast("ModuleType", fsspec)
 
 
-StorageOptions = Mapping[str, Any] | None
+StorageOptions: TypeAlias = "Mapping[str, Any] | None"
 
 # Storage options whose values are not secret and help in a message when shown. Every other
 # string value (keys, secrets, tokens, passwords, whatever a backend calls them) is masked.
@@ -86,7 +90,7 @@ def _storage_problem(what: str, error: BaseException, options: StorageOptions) -
 def _filesystem(url: str, storage_options: StorageOptions = None) -> tuple[Any, str]:
     fsspec = _fsspec()
     try:
-        return cast(tuple[Any, str], fsspec.core.url_to_fs(url, **dict(storage_options or {})))
+        return cast("tuple[Any, str]", fsspec.core.url_to_fs(url, **dict(storage_options or {})))
     except (ValueError, ImportError) as error:
         # An unknown protocol, or one whose backend package is not installed (s3fs, gcsfs).
         problem = _storage_problem("cannot open the URL", error, storage_options)
@@ -172,7 +176,7 @@ def _open(
     fs: Any, path: str, url: str, storage_options: StorageOptions, compression: str | None
 ) -> IO[bytes]:
     try:
-        return cast(IO[bytes], fs.open(path, "rb", compression=compression))
+        return cast("IO[bytes]", fs.open(path, "rb", compression=compression))
     except OSError as error:
         # A file that cannot be read is counted as unreadable by the caller; its message
         # must not carry a secret into the diagnostics.

@@ -32,7 +32,6 @@ import argparse
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.plain_record import Record, field, field_names, replace
@@ -47,6 +46,10 @@ from pytest_entropy.state.option_table import (
 )
 from pytest_entropy.state.settings import find_config_files
 from pytest_entropy.state.values import positive_int, positive_seconds, storage_options_value
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "BASELINE_FILENAME",

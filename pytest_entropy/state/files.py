@@ -14,9 +14,12 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Final
 
 from pytest_entropy.core.errors import EntropyInputError
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "StoreDamagedError",

@@ -19,7 +19,6 @@ A command of one generation on state of the other explains the mismatch and exit
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.records import METRIC_VERSIONS
@@ -28,6 +27,10 @@ from pytest_entropy.state.files import (
     read_regular_bytes,
     write_file_atomic,
 )
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "GENERATION_FILENAME",

@@ -20,11 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.plain_record import Record
 from pytest_entropy.state.option_table import ENV_PREFIX, PROGRAM_VARIABLES, PYPROJECT, YAML_NAMES
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "ENV_PREFIX",

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
 
 from pytest_entropy.core.errors import EntropyInputError
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["metric_version_value", "positive_int", "positive_seconds", "storage_options_value"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
 
 from pytest_entropy.cli.baseline import (
     add_baseline_options,
@@ -29,6 +28,10 @@ from pytest_entropy.core.meter import report_hash
 from pytest_entropy.core.status import surface_hash
 from pytest_entropy.report.text import diagnostics_lines, report_lines
 from pytest_entropy.run.corpus import measure_plan, read_corpus
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 
 def register(commands: Any) -> None:
