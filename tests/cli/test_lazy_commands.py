@@ -270,3 +270,15 @@ def test_no_native_refuses_the_core_as_pure_does(tmp_path: Path) -> None:
         "True native core: off (PYTEST_ENTROPY_NO_NATIVE=1), the plain Python runs",
         "True native core: not installed, the plain Python runs",
     )
+
+
+def test_a_command_imports_no_typing(tmp_path: Path) -> None:
+    # The modules on a command's way keep typing's names for the type checker and take the
+    # few that run from core/typing_lite (issue 32, item 2). Run where no pyproject.toml is
+    # found: reading one loads tomllib, which imports typing itself.
+    argv = ["measure", "--sessions", str(DEMO / "sessions"), "--surface"]
+    argv += [str(DEMO / "surface.json"), "--repairs", str(DEMO / "repairs.json")]
+    status, modules, out, _ = _imported_after(argv, cwd=tmp_path)
+    assert status == 0 and "report hash" in out
+    assert "tomllib" not in modules
+    assert "typing" not in modules
