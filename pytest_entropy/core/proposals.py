@@ -28,6 +28,7 @@ from pytest_entropy.core.records import (
 )
 from pytest_entropy.core.review_signals import (
     AUTO_APPLY_PROPOSAL_KINDS,
+    Proposal,
     entropy_review_key,
     entropy_review_signals,
     format_review_signal,
@@ -36,12 +37,13 @@ from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
-    from typing import Any, Final, TypeAlias
+    from typing import Any, Final
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
     "ENUM_CANDIDATE_ANNOTATION",
     "MAX_PROPOSALS_PER_KIND",
+    "Proposal",
     "ProposalEvidence",
     "entropy_review_key",
     "entropy_review_signals",
@@ -66,7 +68,6 @@ QUARANTINE_MIN_STAGE_ENTROPY_BITS = 1
 MAX_PROPOSALS_PER_KIND = 8
 ENUM_CANDIDATE_ANNOTATION = "x-fabric-enum-candidate"
 
-Proposal: TypeAlias = "dict[str, Any]"
 _SEQUENCE_JOIN = "→"
 
 

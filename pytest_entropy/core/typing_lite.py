@@ -130,9 +130,8 @@ else:
 
     class _TypedDictMeta(type):
         def __new__(mcls, name, bases, namespace, total=True):
-            if not bases:  # TypedDict itself
-                return super().__new__(mcls, name, bases, namespace)
-            return super().__new__(mcls, name, (TypedDict,), dict(namespace))
+            # ``total`` is for the checker; type() itself would pass it to __init_subclass__.
+            return super().__new__(mcls, name, bases, namespace)
 
         def __call__(cls, *args, **kwargs):
             return dict(*args, **kwargs)
