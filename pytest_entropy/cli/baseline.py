@@ -5,8 +5,7 @@ does the checking)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from pytest_entropy.core.paths import as_path
 from pytest_entropy.report.names import terminal_line
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
@@ -55,7 +54,7 @@ def baseline_exit_status(args: Any, report: Any, out: Any, entry: str | None = N
     from pytest_entropy.testing.ratchet import check_baseline
 
     result = check_baseline(
-        Path(path),
+        as_path(path),
         entry or CORPUS_ENTRY,
         report,
         update=bool(args.entropy_update),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from pytest_entropy.cli.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.typing_lite import overload
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
@@ -28,6 +28,8 @@ from pytest_entropy.state.values import positive_int, positive_seconds, storage_
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
+
     # Names of annotations only: a command that reads sessions and writes nothing (measure)
     # loads neither the pool, the store nor the records' dataclasses through this module.
     from typing import Any, Literal, TextIO
@@ -159,7 +161,7 @@ def load_state_file(
     error naming it, and so is a missing one when ``required`` (else ``None``)."""
     from pytest_entropy.state.store import load_path
 
-    loaded = load_path(Path(path), kind)
+    loaded = load_path(as_path(path), kind)
     if loaded.error is not None:
         raise EntropyInputError(loaded.error, source=str(path))
     if loaded.file is None and required:
@@ -210,7 +212,7 @@ def state_dir_of(args: argparse.Namespace) -> Path:
 
     cwd = getattr(args, "cwd", None) or None
     if getattr(args, "state_dir", None):
-        return Path(args.state_dir)
+        return as_path(args.state_dir)
     if getattr(args, "agent_dir", None):
         return agent_layout(args.agent_dir, getattr(args, "agent_kind", None)).state_dir(cwd)
     return default_state_dir(cwd)

@@ -12,12 +12,15 @@ than quietly running v2, and a command never mixes the generations in one state 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.state.config import add_command_flag
 from pytest_entropy.state.generation import check_generation, record_generation
 from pytest_entropy.state.values import metric_version_value
+
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "add_metric_version_option",

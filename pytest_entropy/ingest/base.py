@@ -6,7 +6,6 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.typing_lite import cast
@@ -15,6 +14,7 @@ from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES, bounded_
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import IO, Any, TypeAlias
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -53,13 +53,13 @@ class ReadOptions(Record, frozen=True):
 # A foreign reader turns one file into native session lines (model_change lines and
 # fabric_exec trace lines with audits), so everything downstream - the guard, the meter,
 # `convert` - treats every format alike. A format module names its reader in its FORMAT.
-SessionReader = Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]
+SessionReader: TypeAlias = "Callable[[Path, ReadOptions, ScanDiagnostics], Iterable[bytes]]"
 # A surface reader turns a parsed tool list (and its source, for messages) into a snapshot.
 SurfaceReader: TypeAlias = "Callable[[Any, str], dict[str, Any]]"
 # A detector tells from a file's path and first 64 KiB whether it is in its format.
-SessionDetector = Callable[[Path, bytes], bool]
+SessionDetector: TypeAlias = "Callable[[Path, bytes], bool]"
 # A directory rule lists the session files a directory means, in reading order.
-DirectoryRule = Callable[[Path], list[Path]]
+DirectoryRule: TypeAlias = "Callable[[Path], list[Path]]"
 
 
 class SessionFormat(Record, frozen=True):
@@ -93,15 +93,15 @@ def is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
 
-def is_listed_file(entry: os.DirEntry[str] | Path) -> bool:
+def is_listed_file(entry: os.DirEntry[str] | str | os.PathLike[str]) -> bool:
     """Whether a directory listing keeps this entry as a file: a regular file (through
     links), or a link that loops (``a.jsonl -> b.jsonl -> a.jsonl``). A loop is kept so its
     read fails and is counted as an unreadable file, instead of failing the whole listing
     (``DirEntry.is_file`` raises) or vanishing (``Path.is_file`` says False)."""
     try:
-        if isinstance(entry, Path):
-            return stat.S_ISREG(os.stat(entry).st_mode)
-        return entry.is_file()
+        if isinstance(entry, os.DirEntry):
+            return entry.is_file()
+        return stat.S_ISREG(os.stat(entry).st_mode)
     except OSError as error:
         return error.errno == errno.ELOOP
 
@@ -132,11 +132,11 @@ def open_without_waiting(path: str | os.PathLike[str]) -> IO[bytes]:
     return os.fdopen(descriptor, "rb")
 
 
-def open_session(path: Path) -> IO[bytes]:
+def open_session(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a session file for binary reading; ``.gz`` files decompress transparently. A
     FIFO never blocks the open (:func:`open_without_waiting`)."""
     raw = open_without_waiting(path)
-    if not path.name.endswith(".gz"):
+    if not os.fspath(path).endswith(".gz"):
         return raw
     import gzip  # only for a compressed file: a run over plain files never loads it
 

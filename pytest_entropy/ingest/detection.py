@@ -8,10 +8,9 @@ predicates over these helpers, so each format module stays about its own format.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
 
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.paths import join_path, normal_path, path_like
 from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.base import is_listed_file, is_session_name
 from pytest_entropy.ingest.foreign import head_records, open_foreign
@@ -19,7 +18,10 @@ from pytest_entropy.ingest.guard import TRACE_KIND
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Final
+
+    from pytest_entropy.core.paths import PathT
 
 __all__ = [
     "FABRIC_MARK",
@@ -45,7 +47,7 @@ _CONVERSATION_KEYS: Final = ("role", "messages", "choices", "output", "request",
 # --------------------------------------------------------------------------- detection
 
 
-def file_contains(path: Path, needle: bytes) -> bool:
+def file_contains(path: str | os.PathLike[str], needle: bytes) -> bool:
     """Whether the whole file holds ``needle`` (streamed; chunks overlap by its length)."""
     tail = b""
     with open_foreign(path) as stream:
@@ -96,33 +98,36 @@ def looks_like_messages(head: bytes) -> bool:
 # ---------------------------------------------------------------------- directory rules
 
 
-def native_directory_files(path: Path) -> list[Path]:
-    """The native rule: a directory's ``*.jsonl`` and ``*.jsonl.gz`` files, by name."""
+def native_directory_files(path: PathT) -> list[PathT]:
+    """The native rule: a directory's ``*.jsonl`` and ``*.jsonl.gz`` files, by name (as
+    the kind of path given: str for a str, else :class:`pathlib.Path`)."""
     names = [
         entry.name
         for entry in os.scandir(path)
         if is_session_name(entry.name) and is_listed_file(entry)
     ]
-    return [path / name for name in sorted(names, key=code_unit_key)]
+    return [path_like(path, join_path(path, name)) for name in sorted(names, key=code_unit_key)]
 
 
-def sorted_files(root: Path, keep: Callable[[str], bool], *, recursive: bool) -> list[Path]:
-    """Files under ``root`` whose name passes ``keep``, by relative path in code-unit order."""
-    found: list[tuple[str, Path]] = []
+def sorted_files(root: PathT, keep: Callable[[str], bool], *, recursive: bool) -> list[PathT]:
+    """Files under ``root`` whose name passes ``keep``, by relative path in code-unit order
+    (as the kind of path given: str for a str, else :class:`pathlib.Path`)."""
+    top = normal_path(root)
+    found: list[tuple[str, str]] = []
     if recursive:
-        for directory, subdirectories, names in os.walk(root):
+        for directory, subdirectories, names in os.walk(top):
             subdirectories.sort()
-            base = Path(directory)
             for name in names:
-                if keep(name) and is_listed_file(base / name):
-                    relative = (base / name).relative_to(root).as_posix()
-                    found.append((relative, base / name))
+                full = join_path(directory, name)
+                if keep(name) and is_listed_file(full):
+                    relative = os.path.relpath(full, top).replace(os.sep, "/")
+                    found.append((relative, full))
     else:
-        for entry in os.scandir(root):
+        for entry in os.scandir(top):
             if keep(entry.name) and is_listed_file(entry):
-                found.append((entry.name, root / entry.name))
+                found.append((entry.name, join_path(top, entry.name)))
     found.sort(key=lambda item: code_unit_key(item[0]))
-    return [path for _, path in found]
+    return [path_like(root, path) for _, path in found]
 
 
 def is_jsonl_name(name: str) -> bool:

@@ -9,9 +9,9 @@ re-exports its detector, and its ``FORMAT`` holds this very function.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.paths import join_path, path_like
 from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.detection import (
     FABRIC_MARK,
@@ -28,6 +28,8 @@ from pytest_entropy.ingest.foreign import head_records
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Final
+
+    from pytest_entropy.core.paths import PathT
 
 __all__ = [
     "detect_anthropic",
@@ -51,7 +53,7 @@ __all__ = [
 # -------------------------------------------------------------------- pi
 
 
-def detect_pi(path: Path, head: bytes) -> bool:
+def detect_pi(path: str | os.PathLike[str], head: bytes) -> bool:
     """A Pi session header first and a ``toolCall`` somewhere, but no fabric trace anywhere
     (a fabric session is read natively, exactly as before this reader existed)."""
     if FABRIC_MARK in head:
@@ -69,7 +71,7 @@ _UUID: Final = LazyPattern(rb'"uuid"\s*:')
 _EVENT_TYPE: Final = LazyPattern(rb'"type"\s*:\s*"(?:user|assistant|progress|system|summary)"')
 
 
-def detect_claude_code(path: Path, head: bytes) -> bool:
+def detect_claude_code(path: str | os.PathLike[str], head: bytes) -> bool:
     """Events with ``sessionId``, ``uuid`` and a Claude Code event type (found in the raw
     head, so one huge first event cannot hide them)."""
     return (
@@ -87,16 +89,20 @@ def _is_directory(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def with_subagents(root: Path) -> list[Path]:
-    """``*.jsonl`` beside each session's ``<session>/subagents/*.jsonl``, by relative path."""
-    files = [(path.name, path) for path in sorted_files(root, is_jsonl_name, recursive=False)]
-    for entry in os.scandir(root):
-        subagents = Path(entry.path) / "subagents"
-        if _is_directory(entry) and subagents.is_dir():
+def with_subagents(root: PathT) -> list[PathT]:
+    """``*.jsonl`` beside each session's ``<session>/subagents/*.jsonl``, by relative path
+    (as the kind of path given: str for a str, else :class:`pathlib.Path`)."""
+    top = os.fspath(root)
+    files = [
+        (os.path.basename(path), path) for path in sorted_files(top, is_jsonl_name, recursive=False)
+    ]
+    for entry in os.scandir(top):
+        subagents = join_path(entry.path, "subagents")
+        if _is_directory(entry) and os.path.isdir(subagents):
             for path in sorted_files(subagents, is_jsonl_name, recursive=False):
-                files.append((f"{entry.name}/subagents/{path.name}", path))
+                files.append((f"{entry.name}/subagents/{os.path.basename(path)}", path))
     files.sort(key=lambda item: code_unit_key(item[0]))
-    return [path for _, path in files]
+    return [path_like(root, path) for _, path in files]
 
 
 # ----------------------------------------------------------------- codex
@@ -106,7 +112,7 @@ _ROLLOUT_LINE: Final = LazyPattern(
 )
 
 
-def detect_codex(path: Path, head: bytes) -> bool:
+def detect_codex(path: str | os.PathLike[str], head: bytes) -> bool:
     """Rollout lines: a ``type`` among Codex's line types followed by its ``payload``; or an
     older rollout (``rollout-*.jsonl`` opening with ``{"id", "timestamp", ...}`` and no
     ``type``)."""
@@ -114,7 +120,7 @@ def detect_codex(path: Path, head: bytes) -> bool:
         return False
     if _ROLLOUT_LINE.search(head) is not None:
         return True
-    if not is_rollout_name(path.name):
+    if not is_rollout_name(os.path.basename(path)):
         return False
     first = head_records(head, limit=1)
     return (
@@ -136,13 +142,13 @@ _METADATA: Final = LazyPattern(rb'"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\
 _MESSAGE_TYPE: Final = LazyPattern(rb'"type"\s*:\s*"(?:user|gemini|info|error|warning)"')
 
 
-def detect_gemini_cli(path: Path, head: bytes) -> bool:
+def detect_gemini_cli(path: str | os.PathLike[str], head: bytes) -> bool:
     """A chat recording: ``sessionId`` then ``projectHash`` (the metadata record both the
     JSON Lines and the older whole-document files start with), or a message record."""
     if FABRIC_MARK in head:
         return False
     return _METADATA.search(head) is not None or (
-        path.name.startswith("session-")
+        os.path.basename(path).startswith("session-")
         and _MESSAGE_TYPE.search(head) is not None
         and b'"toolCalls"' in head
     )
@@ -156,11 +162,11 @@ _JSON_LOG: Final = LazyPattern(
 _ZIP_MAGIC: Final = b"PK\x03\x04"
 
 
-def detect_inspect(path: Path, head: bytes) -> bool:
+def detect_inspect(path: str | os.PathLike[str], head: bytes) -> bool:
     """An ``.eval`` zip, or a JSON document opening ``{"version": N, "status": ..., "eval":``
     as Inspect writes its logs."""
     if head.startswith(_ZIP_MAGIC):
-        return path.name.endswith(".eval")
+        return os.path.basename(path).endswith(".eval")
     return (
         FABRIC_MARK not in head
         and document_start(head) == b"{"
@@ -174,7 +180,7 @@ _RESOURCE_SPANS: Final = LazyPattern(rb'^\s*\{\s*"resourceSpans"\s*:')
 _GEN_AI: Final = LazyPattern(rb'"gen_ai\.')
 
 
-def detect_otel_genai(path: Path, head: bytes) -> bool:
+def detect_otel_genai(path: str | os.PathLike[str], head: bytes) -> bool:
     """An OTLP/JSON trace export (``{"resourceSpans": ...``) holding ``gen_ai.`` attributes."""
     return (
         FABRIC_MARK not in head
@@ -188,7 +194,7 @@ def detect_otel_genai(path: Path, head: bytes) -> bool:
 _RESULT_ENTRY: Final = LazyPattern(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"result"\s*:')
 
 
-def detect_bfcl(path: Path, head: bytes) -> bool:
+def detect_bfcl(path: str | os.PathLike[str], head: bytes) -> bool:
     """A result entry first: ``{"id": "<test id>", "result": ...`` (BFCL writes it so)."""
     # The substring test first: most heads lack it, and the pattern is then never compiled.
     return b'"result"' in head and _RESULT_ENTRY.match(head) is not None
@@ -200,7 +206,7 @@ _TASK_ID: Final = LazyPattern(rb'"task_id"\s*:')
 _TRAJECTORY: Final = LazyPattern(rb'"traj"\s*:')
 
 
-def detect_tau_bench(path: Path, head: bytes) -> bool:
+def detect_tau_bench(path: str | os.PathLike[str], head: bytes) -> bool:
     """An array of results with ``task_id`` and ``traj``."""
     return (
         document_start(head) == b"["
@@ -216,7 +222,7 @@ _EVENT_KIND: Final = LazyPattern(rb'"(action|observation)"\s*:')
 _HISTORY: Final = LazyPattern(rb'"history"\s*:\s*\[\s*\{')
 
 
-def detect_openhands(path: Path, head: bytes) -> bool:
+def detect_openhands(path: str | os.PathLike[str], head: bytes) -> bool:
     """An event array, or an instance object whose ``history`` holds events."""
     if document_start(head) == b"[":
         return _EVENT_SOURCE.search(head) is not None and _EVENT_KIND.search(head) is not None
@@ -236,7 +242,7 @@ def detect_openhands(path: Path, head: bytes) -> bool:
 _TREE_NODE: Final = LazyPattern(rb'"node_type"\s*:\s*"(?:Action|Action Input|Thought)"')
 
 
-def detect_toolbench(path: Path, head: bytes) -> bool:
+def detect_toolbench(path: str | os.PathLike[str], head: bytes) -> bool:
     """One JSON object holding DFSDT tree nodes (``Action``/``Action Input``/``Thought``)."""
     return (
         document_start(head) == b"{"
@@ -250,7 +256,7 @@ def detect_toolbench(path: Path, head: bytes) -> bool:
 _jsonrpc = has_pattern(rb'"jsonrpc"\s*:\s*"2\.0"')
 
 
-def detect_mcp(path: Path, head: bytes) -> bool:
+def detect_mcp(path: str | os.PathLike[str], head: bytes) -> bool:
     """JSON-RPC 2.0 messages with a ``tools/call``, and no fabric trace."""
     return FABRIC_MARK not in head and _jsonrpc(head) and b"tools/call" in head
 
@@ -260,7 +266,7 @@ def detect_mcp(path: Path, head: bytes) -> bool:
 _tool_blocks = has_pattern(rb'"type"\s*:\s*"tool_use"|"type"\s*:\s*"tool_result"')
 
 
-def detect_anthropic(path: Path, head: bytes) -> bool:
+def detect_anthropic(path: str | os.PathLike[str], head: bytes) -> bool:
     """Messages with ``tool_use`` or ``tool_result`` blocks, and no fabric trace."""
     return FABRIC_MARK not in head and _tool_blocks(head) and looks_like_messages(head)
 
@@ -270,6 +276,6 @@ def detect_anthropic(path: Path, head: bytes) -> bool:
 _tool_calls = has_pattern(rb'"tool_calls"\s*:|"function_call"\s*:|"role"\s*:\s*"tool"')
 
 
-def detect_openai(path: Path, head: bytes) -> bool:
+def detect_openai(path: str | os.PathLike[str], head: bytes) -> bool:
     """Chat messages with tool calls (or Responses items), and no fabric trace."""
     return FABRIC_MARK not in head and _tool_calls(head) and looks_like_messages(head)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.jsonparse import (
@@ -25,6 +24,8 @@ from pytest_entropy.ingest.lines import OVERSIZED, iter_line_batches
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    import os
+    from pathlib import Path
     from typing import Any, Final
 
 __all__ = [
@@ -55,7 +56,7 @@ def _concatenated() -> Any:
     return json.JSONDecoder(parse_constant=_reject_constant, parse_int=parse_json_int)
 
 
-def open_foreign(path: Path) -> Any:
+def open_foreign(path: str | os.PathLike[str]) -> Any:
     """Open a foreign file for binary reading (``.gz`` transparently)."""
     from pytest_entropy.ingest.base import open_session
 

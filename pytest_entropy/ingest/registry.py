@@ -16,9 +16,9 @@ import importlib
 import os
 import stat
 from collections.abc import Collection
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.paths import as_path, path_like
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest import detectors, tool_lists
@@ -29,7 +29,6 @@ from pytest_entropy.ingest.base import (
     SKIPPED_UNRECOGNIZED,
     DirectoryRule,
     ReadOptions,
-    SessionDetector,
     SessionFormat,
     SessionReader,
     SurfaceFormat,
@@ -46,7 +45,10 @@ from pytest_entropy.ingest.detection import (
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Final
+
+    from pytest_entropy.core.paths import PathT
 
 __all__ = [
     "SKIPPED_SURFACE",
@@ -82,7 +84,7 @@ class _BuiltIn:
         self,
         name: str,
         module: str,
-        detector: SessionDetector | None = None,
+        detector: Callable[[str | os.PathLike[str], bytes], bool] | None = None,
         attribute: str = "FORMAT",
     ) -> None:
         self.name = name
@@ -125,7 +127,7 @@ _SURFACE_FORMATS: list[SurfaceFormat | _BuiltIn] = [
 ]
 # What a directory means under ``--format auto``: its ``*.jsonl`` plus Claude Code's
 # subagent transcripts (a native directory has none, so it reads as before).
-_AUTO_DIRECTORY_FILES: Final[DirectoryRule] = detectors.with_subagents
+_AUTO_DIRECTORY_FILES: Final = detectors.with_subagents
 _HEAD_BYTES: Final = 64 << 10
 _RESERVED: Final = frozenset({"auto", NATIVE_FORMAT})
 # A file the walk parses whole to tell whether it is a surface (larger ones are not).
@@ -196,14 +198,23 @@ def _unknown_session_format(name: str) -> EntropyInputError:
     return EntropyInputError(f"unknown session format {name!r} (known: {known})")
 
 
-def _rereadable(path: Path) -> bool:
+def _detects(known: SessionFormat | _BuiltIn, path: str | os.PathLike[str], head: bytes) -> bool:
+    """Whether a format's detector claims a file: this package's detectors take the path as
+    given (a command's are strings), a registered format's gets the :class:`pathlib.Path`
+    its contract promises."""
+    if isinstance(known, _BuiltIn):
+        return known.detector is not None and known.detector(path, head)
+    return known.detector is not None and known.detector(as_path(path), head)
+
+
+def _rereadable(path: str | os.PathLike[str]) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return True  # the read names the problem
 
 
-def resolve_format(path: Path, options: ReadOptions) -> str:
+def resolve_format(path: str | os.PathLike[str], options: ReadOptions) -> str:
     """The format of one file: the explicit choice, or what its first bytes look like."""
     chosen = options.session_format
     if chosen != "auto":
@@ -221,27 +232,29 @@ def resolve_format(path: Path, options: ReadOptions) -> str:
     except (OSError, EOFError):
         return NATIVE_FORMAT
     for known in detecting:
-        if known.detector is not None and known.detector(path, head):
+        if _detects(known, path, head):
             return known.name
     return NATIVE_FORMAT
 
 
-def directory_files(path: Path, options: ReadOptions | None = None) -> list[Path]:
-    """The session files a directory means for the chosen format (see ``docs/formats.md``)."""
+def directory_files(path: PathT, options: ReadOptions | None = None) -> list[PathT]:
+    """The session files a directory means for the chosen format (see ``docs/formats.md``),
+    as the kind of path given (str for a str, else :class:`pathlib.Path`)."""
     return directory_listing(path, options).files
 
 
 class DirectoryListing(Record, frozen=True):
     """What a directory means: its session files in reading order, and the files a walk
     looked at and passed over, each with why (:data:`SKIPPED_SURFACE`,
-    :data:`SKIPPED_UNRECOGNIZED`)."""
+    :data:`SKIPPED_UNRECOGNIZED`). The paths are of the kind :func:`directory_listing` was
+    given: strings for a string, else :class:`pathlib.Path` objects."""
 
-    files: list[Path]
-    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    files: list[Any]
+    skipped: list[tuple[Any, str]] = field(default_factory=list)
 
 
 def directory_listing(
-    path: Path, options: ReadOptions | None = None, exclude: Collection[str] = ()
+    path: PathT, options: ReadOptions | None = None, exclude: Collection[str] = ()
 ) -> DirectoryListing:
     """The session files a directory means for the chosen format (``docs/formats.md``).
 
@@ -251,29 +264,32 @@ def directory_listing(
     each ``.json``, ``.jsonl`` and ``.gz`` file a session reader claims is listed. The
     walk passes over surfaces and repair tables, and the files ``exclude`` names
     (absolute paths: the run's own ``--surface`` / ``--repairs``), as surface files, and
-    every other file as unrecognised.
+    every other file as unrecognised. The paths listed are of the kind ``path`` is (str for a
+    str, else :class:`pathlib.Path`); a format's own directory rule is given a Path.
     """
     chosen = options.session_format if options is not None else "auto"
-    rule: DirectoryRule = native_directory_files
-    if chosen == "auto":
-        rule = _AUTO_DIRECTORY_FILES
-    else:
+    rule: DirectoryRule | None = None
+    if chosen != "auto":
         found = session_format(chosen)
-        if found is not None and found.directory_files is not None:
+        if found is not None:
             rule = found.directory_files
     try:
-        if chosen == "auto" and not native_directory_files(path):
-            return _walk(path, exclude)
-        return DirectoryListing(rule(path))
+        if chosen == "auto":
+            if not native_directory_files(path):
+                return _walk(path, exclude)
+            return DirectoryListing(_AUTO_DIRECTORY_FILES(path))
+        if rule is None:
+            return DirectoryListing(native_directory_files(path))
+        return DirectoryListing([path_like(path, os.fspath(item)) for item in rule(as_path(path))])
     except OSError as error:
         raise EntropyInputError(
             f"cannot list the directory: {error.strerror}", source=str(path)
         ) from None
 
 
-def _walk(root: Path, exclude: Collection[str]) -> DirectoryListing:
+def _walk(root: PathT, exclude: Collection[str]) -> DirectoryListing:
     listing = DirectoryListing([])
-    passed: list[tuple[Path, str | None]] = []  # in walk order; None: decided below
+    passed: list[tuple[PathT, str | None]] = []  # in walk order; None: decided below
     companions: set[str] = set()
     for path in sorted_files(root, is_walked_name, recursive=True):
         if os.path.abspath(path) in exclude:
@@ -286,7 +302,7 @@ def _walk(root: Path, exclude: Collection[str]) -> DirectoryListing:
         listing.files.append(path)
         claimed = session_format(name)
         if claimed is not None and claimed.companions is not None:
-            companions.update(os.path.abspath(item) for item in claimed.companions(path))
+            companions.update(os.path.abspath(item) for item in claimed.companions(as_path(path)))
     for path, why in passed:
         if why is None:
             if os.path.abspath(path) in companions:
@@ -299,7 +315,7 @@ def _walk(root: Path, exclude: Collection[str]) -> DirectoryListing:
     return listing
 
 
-def claiming_format(path: Path) -> str | None:
+def claiming_format(path: str | os.PathLike[str]) -> str | None:
     """The session format that claims a file under ``auto`` (``fabric`` when it holds a
     native trace line), or ``None`` when no reader does."""
     try:
@@ -308,11 +324,11 @@ def claiming_format(path: Path) -> str | None:
     except (OSError, EOFError):
         return NATIVE_FORMAT  # read natively, so the failure is counted as unreadable
     for known in _SESSION_FORMATS:
-        if known.detector is not None and known.detector(path, head):
+        if _detects(known, path, head):
             return known.name
     if FABRIC_MARK in head:
         return NATIVE_FORMAT
-    if is_jsonl_name(path.name):
+    if is_jsonl_name(os.path.basename(path)):
         try:
             return NATIVE_FORMAT if file_contains(path, FABRIC_MARK) else None
         except (OSError, EOFError):
@@ -320,7 +336,7 @@ def claiming_format(path: Path) -> str | None:
     return None
 
 
-def _is_surface_file(path: Path) -> bool:
+def _is_surface_file(path: str | os.PathLike[str]) -> bool:
     """Whether a whole-file JSON document is a tool list or a repair table."""
     from pytest_entropy.core.inputs import normalise_repair_rows
     from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes

@@ -21,11 +21,11 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import core
+from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
@@ -357,7 +357,7 @@ def _read_cached(
     cache: EvidenceCache,
     listening: Listeners,
 ) -> bool:
-    read = cache.read(Path(source.location), plan.options)
+    read = cache.read(as_path(source.location), plan.options)
     part.diagnostics.merge(read.diagnostics)
     if read.evidence is None:
         return False

@@ -6,13 +6,14 @@ never held in memory whole.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Collection, Sequence
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.paths import as_path, normal_path
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import (
@@ -25,7 +26,14 @@ from pytest_entropy.ingest.base import (
 from pytest_entropy.ingest.registry import directory_files, directory_listing
 from pytest_entropy.sources.urls import expand_url, is_url
 
+TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 DEFAULT_WINDOW = 8
+# What a stat of a named path may fail with for a path that is simply not there (as
+# pathlib's exists() and is_dir() read them); any other failure is reported as such.
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
 
 class SessionListing(Record):
@@ -49,7 +57,7 @@ def expand_session_paths(
     A missing or unreadable path is an input error; an unreadable file inside a directory
     is counted when it is read (``--strict``: an error).
     """
-    return [Path(name) for name in session_listing(paths, options).files]
+    return [as_path(name) for name in session_listing(paths, options).files]
 
 
 def session_listing(
@@ -63,20 +71,29 @@ def session_listing(
     excluded = frozenset(os.path.abspath(item) for item in exclude)
     listing = SessionListing()
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
+        path = normal_path(raw)  # the text pathlib would give, without importing it
+        try:
+            mode: int | None = os.stat(path).st_mode
+        except OSError as error:
+            if error.errno not in _MISSING:
+                reason = error.strerror or type(error).__name__
+                raise EntropyInputError(f"cannot read: {reason}", source=path) from None
+            mode = None
+        except ValueError:  # a NUL in the name
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
             found = directory_listing(path, options, excluded)
-            listing.files.extend(str(item) for item in found.files)
-            listing.skipped.extend((str(item), why) for item, why in found.skipped)
-        elif path.exists():
+            listing.files.extend(os.fspath(item) for item in found.files)
+            listing.skipped.extend((os.fspath(item), why) for item, why in found.skipped)
+        elif mode is not None:
             _check_readable(path)
-            listing.files.append(str(path))
+            listing.files.append(path)
         else:
-            raise EntropyInputError("no such file or directory", source=str(path))
+            raise EntropyInputError("no such file or directory", source=path)
     return listing
 
 
-def _check_readable(path: Path) -> None:
+def _check_readable(path: str) -> None:
     """Fail now, naming the file, if a session file the user named cannot be read: left to
     the scan, it would only be counted, and the run would pass on nothing."""
     try:
@@ -124,7 +141,7 @@ def _session_files_in(directory: Path) -> list[SessionFile]:
     for entry in entries:
         try:
             if is_session_name(entry.name) and is_listed_file(entry):
-                out.append(_stamp(Path(entry.path)))
+                out.append(_stamp(as_path(entry.path)))
         except OSError:
             continue
     return out

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import ModuleType
 
 from pytest_entropy.core.meter import MeterState
+from pytest_entropy.core.paths import as_path, normal_path
 from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
@@ -80,14 +80,15 @@ def _scan(
     return True
 
 
-def _read_path(path: Path, options: ReadOptions) -> Callable[[Scanner], None]:
+def _read_path(path: str | os.PathLike[str], options: ReadOptions) -> Callable[[Scanner], None]:
     def read(scanner: Scanner) -> None:
         session_format = resolve_format(path, options)
         if session_format == NATIVE_FORMAT:
             with open_session(path) as stream:
                 scanner.scan_stream(stream)
         else:
-            scanner.feed_lines(session_reader(session_format)(path, options, scanner.diagnostics))
+            reader = session_reader(session_format)  # a reader is promised a pathlib.Path
+            scanner.feed_lines(reader(as_path(path), options, scanner.diagnostics))
 
     return read
 
@@ -172,7 +173,7 @@ def scan_source(
 def _scan_source(scanner: Scanner, options: ReadOptions) -> bool:
     name, diagnostics = scanner.name, scanner.diagnostics
     if not is_url(name):
-        return _scan(scanner, _read_path(Path(name), options), options)
+        return _scan(scanner, _read_path(normal_path(name), options), options)
     if options.session_format == NATIVE_FORMAT:
         return _scan(scanner, _read_url(name, options), options)
     # Scanned as a local copy, into diagnostics of its own: what foreign readers report

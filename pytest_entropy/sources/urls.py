@@ -17,17 +17,18 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from types import ModuleType
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import is_session_name
 from pytest_entropy.ingest.inflation import bounded_inflation
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import IO, Any, TypeAlias
 
 EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
@@ -216,7 +217,7 @@ def _local_copy(url: str, storage_options: StorageOptions = None) -> Iterator[Pa
     fs, path = _filesystem(url, storage_options)
     directory = tempfile.mkdtemp(prefix="pytest-entropy-")
     try:
-        target = Path(directory) / _basename(path)
+        target = as_path(directory) / _basename(path)
         with _open(fs, path, url, storage_options, None) as source, open(target, "wb") as sink:
             shutil.copyfileobj(source, sink, _COPY_CHUNK)
         yield target

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.plain_record import Record, field, field_names, replace
@@ -49,6 +48,7 @@ from pytest_entropy.state.values import positive_int, positive_seconds, storage_
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 __all__ = [

@@ -13,12 +13,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.paths import as_path
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Final
 
 __all__ = [
@@ -97,7 +98,7 @@ def read_regular_bytes(path: Path) -> bytes:
 
 def _blocking_component(path: Path) -> Path | None:
     """The first existing component of ``path`` that is not a directory, if any."""
-    current = Path(path.anchor) if path.is_absolute() else Path()
+    current = as_path(path.anchor if path.is_absolute() else ".")
     for part in path.parts[1:] if path.is_absolute() else path.parts:
         current = current / part
         try:
@@ -116,7 +117,7 @@ def os_error_reason(error: OSError, path: Path, *, writing: bool = True) -> str:
     if writing and permission:
         return f"{reason} (the directory is read-only or belongs to someone else)"
     if isinstance(error, (FileExistsError, NotADirectoryError)) or error.errno == errno.ENOTDIR:
-        blocker = _blocking_component(Path(path))
+        blocker = _blocking_component(as_path(path))
         if blocker is not None:
             return f"{blocker} is a file, not a directory"
     return reason
@@ -129,7 +130,7 @@ def describe_os_error(error: OSError, path: Path, action: str) -> StoreError:
 
 def ensure_directory(directory: Path) -> None:
     """Create a state directory (mode 0700) and its parents as needed."""
-    directory = Path(directory)
+    directory = as_path(directory)
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:
@@ -146,7 +147,7 @@ def ensure_state_directory(directory: Path) -> bool:
     """Create a state directory (mode 0700) with a ``.gitignore`` holding ``*``, as
     ``.pytest_cache`` does, so its files are never committed by accident; returns whether
     it was created. An existing directory is left as it is (no ``.gitignore`` added)."""
-    directory = Path(directory)
+    directory = as_path(directory)
     if directory.is_dir():
         return False
     ensure_directory(directory.parent)
@@ -197,7 +198,7 @@ def stage_file(path: Path, data: bytes, *, suffix: str = ".tmp", mode: int = 0o6
     """
     import secrets  # where a file is written (hmac and its hashes are no start-up cost)
 
-    path = Path(path)
+    path = as_path(path)
     ensure_directory(path.parent)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}{suffix}")
     try:
@@ -236,7 +237,7 @@ def write_file_atomic(path: Path, text: str, *, mode: int = 0o600) -> bool:
     directory, FIFO or device is not replaced). The temporary file is created exclusively
     beside the target, fsynced, renamed over it, and the directory fsynced.
     """
-    path = Path(path)
+    path = as_path(path)
     data = text.encode("utf-8")
     if not existing_differs(path, data):
         return False

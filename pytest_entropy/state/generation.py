@@ -18,9 +18,8 @@ A command of one generation on state of the other explains the mismatch and exit
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.records import METRIC_VERSIONS
 from pytest_entropy.state.files import (
     ensure_state_directory,
@@ -30,6 +29,7 @@ from pytest_entropy.state.files import (
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Final
 
 __all__ = [
@@ -73,7 +73,7 @@ def _read_json(path: Path) -> object:
 def state_generation(state_dir: str | Path) -> int | None:
     """The metric generation of ``state_dir``'s artifact and pool, or None for a directory
     that holds neither yet."""
-    directory = Path(state_dir)
+    directory = as_path(state_dir)
     marker = directory / GENERATION_FILENAME
     value = _read_json(marker)
     if value is not None:
@@ -103,7 +103,7 @@ def check_generation(state_dir: str | Path, metric_version: int) -> None:
     Raises :class:`GenerationMismatchError` (exit 2) naming the directory, what it holds and
     the two ways out; a directory of no generation yet, or of this one, passes.
     """
-    directory = Path(state_dir)
+    directory = as_path(state_dir)
     found = state_generation(directory)
     if found is None or found == metric_version:
         return
@@ -121,7 +121,7 @@ def record_generation(state_dir: str | Path, metric_version: int) -> bool:
     was written. A v2 command writes nothing (the reference's directory stays as it was)."""
     if metric_version == 2:
         return False
-    directory = Path(state_dir)
+    directory = as_path(state_dir)
     ensure_state_directory(directory)
     import json
 

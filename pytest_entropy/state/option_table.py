@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "PROGRAM_VARIABLES",
     "EntropySettings",
     "Option",
+    "config_directories",
     "is_ci",
     "may_be_configured",
     "option",
@@ -354,7 +355,7 @@ class EntropySettings:
         json: Path | None = None,
         markdown: Path | None = None,
         html: Path | None = None,
-        baseline: Path = Path(BASELINE_FILENAME),
+        baseline: Path | None = None,
         baseline_given: bool = False,
         update: bool = False,
         max_score: float | None = None,
@@ -386,6 +387,10 @@ class EntropySettings:
         set_field(self, "json", json)
         set_field(self, "markdown", markdown)
         set_field(self, "html", html)
+        if baseline is None:  # the default, built here: pathlib is not imported on a command's way
+            from pathlib import Path
+
+            baseline = Path(BASELINE_FILENAME)
         set_field(self, "baseline", baseline)
         set_field(self, "baseline_given", baseline_given)
         set_field(self, "update", update)
@@ -474,15 +479,27 @@ def may_be_configured(start: str | os.PathLike[str], environ: Mapping[str, str])
     for name, value in environ.items():
         if name.startswith(ENV_PREFIX) and value and name not in PROGRAM_VARIABLES:
             return True
-    directory = Path(start).resolve()
-    for candidate in (directory, *directory.parents):
-        if any((candidate / name).is_file() for name in YAML_NAMES):
+    for candidate in config_directories(start):
+        if any(os.path.isfile(os.path.join(candidate, name)) for name in YAML_NAMES):
             return True
-        pyproject = candidate / PYPROJECT
-        if pyproject.is_file():
+        pyproject = os.path.join(candidate, PYPROJECT)
+        if os.path.isfile(pyproject):
             try:
-                if b"entropy" in pyproject.read_bytes():
-                    return True
+                with open(pyproject, "rb") as stream:
+                    if b"entropy" in stream.read():
+                        return True
             except OSError:
                 return True  # the full reading reports it
     return False
+
+
+def config_directories(start: str | os.PathLike[str] | None = None) -> list[str]:
+    """Where configuration files are looked for, nearest first: ``start`` (default: the
+    working directory) with its links resolved, then each directory above it to the root.
+    (``Path.resolve()`` and ``.parents``, as text: pathlib is not imported on the way.)"""
+    directory = os.path.realpath(start if start is not None else os.getcwd())
+    found = [directory]
+    while (parent := os.path.dirname(directory)) != directory:
+        found.append(parent)
+        directory = parent
+    return found

@@ -19,14 +19,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from pytest_entropy.core.errors import EntropyInputError
+from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.plain_record import Record
-from pytest_entropy.state.option_table import ENV_PREFIX, PROGRAM_VARIABLES, PYPROJECT, YAML_NAMES
+from pytest_entropy.state.option_table import (
+    ENV_PREFIX,
+    PROGRAM_VARIABLES,
+    PYPROJECT,
+    YAML_NAMES,
+    config_directories,
+)
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 __all__ = [
@@ -315,37 +322,37 @@ def find_config_files(
 ) -> tuple[Path | None, Path | None]:
     """The nearest ``pyproject.toml`` with a ``[tool.entropy]`` table, and ``entropy.yml``,
     searching from ``start`` (default: the working directory) up to the filesystem root."""
-    directory = Path(start if start is not None else os.getcwd()).resolve()
     pyproject: Path | None = None
     yaml_file: Path | None = None
-    for candidate in (directory, *directory.parents):
+    for candidate in config_directories(start):
         if yaml_file is None:
             for name in _YAML_NAMES:
-                if (candidate / name).is_file():
-                    yaml_file = candidate / name
+                if os.path.isfile(os.path.join(candidate, name)):
+                    yaml_file = as_path(os.path.join(candidate, name))
                     break
-        toml_path = candidate / _PYPROJECT
+        toml_path = os.path.join(candidate, _PYPROJECT)
         if (
             pyproject is None
-            and toml_path.is_file()
+            and os.path.isfile(toml_path)
             and _mentions_entropy(toml_path)
             and "entropy" in read_toml(toml_path).get("tool", {})
         ):
-            pyproject = toml_path
+            pyproject = as_path(toml_path)
         if pyproject is not None and yaml_file is not None:
             break
     return pyproject, yaml_file
 
 
-def _mentions_entropy(path: Path) -> bool:
+def _mentions_entropy(path: str | os.PathLike[str]) -> bool:
     """A cheap look before parsing: most pyproject files never name the table."""
     try:
-        return b"entropy" in path.read_bytes()
+        with open(path, "rb") as stream:
+            return b"entropy" in stream.read()
     except OSError:
         return True  # let the parse report it
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     import tomllib  # only when a pyproject.toml may hold [tool.entropy]
 
     try:

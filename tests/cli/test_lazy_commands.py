@@ -282,3 +282,20 @@ def test_a_command_imports_no_typing(tmp_path: Path) -> None:
     assert status == 0 and "report hash" in out
     assert "tomllib" not in modules
     assert "typing" not in modules
+
+
+def test_a_command_imports_no_pathlib(tmp_path: Path) -> None:
+    # A measure joins, lists and opens the files it is named as text (core/paths.py gives
+    # the names pathlib would): pathlib, and with it urllib.parse and ipaddress on 3.11 and
+    # 3.12, stays off the way (issue 32, item 2). A directory of sessions and a file named
+    # with a trailing "./" both read.
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for source in sorted((DEMO / "sessions").iterdir()):
+        (sessions / source.name).write_bytes(source.read_bytes())
+    argv = ["measure", "--sessions", "./sessions/", "--surface", str(DEMO / "surface.json")]
+    argv += ["--repairs", str(DEMO / "repairs.json")]
+    status, modules, out, _ = _imported_after(argv, cwd=tmp_path)
+    assert status == 0 and "report hash" in out
+    assert "read 3 files" in out
+    assert not {"pathlib", "urllib.parse", "ipaddress"} & set(modules)

@@ -68,6 +68,38 @@ def test_a_registered_format_is_detected_listed_and_measured(
     assert detected["reportHash"] == named["reportHash"]
 
 
+def test_a_registered_format_is_given_pathlib_paths(tmp_path: Path) -> None:
+    # A command walks its files as text (core/paths.py); a registered format's detector,
+    # directory rule and reader are still handed the pathlib.Path their contract names.
+    corpus = _toy_corpus(tmp_path / "corpus")
+    given: list[tuple[str, type]] = []
+
+    def detect(path: Any, head: bytes) -> bool:
+        given.append(("detector", type(path)))
+        return toy_format.detect_toy(path, head)
+
+    def files(root: Any) -> list[Path]:
+        given.append(("directory rule", type(root)))
+        return toy_format.toy_files(root)
+
+    def read(path: Any, options: ReadOptions, diagnostics: Any) -> Iterator[bytes]:
+        given.append(("reader", type(path)))
+        return toy_format.read_toy(path, options, diagnostics)
+
+    fmt = registry.SessionFormat("toy", read, detector=detect, directory_files=files)
+    registry.register_session_format(fmt)
+    try:
+        assert _measure("--format", "toy", "--sessions", str(corpus))[0] == 0
+        assert _measure("--sessions", str(corpus / "one.toy"))[0] == 0
+        listed = registry.directory_files(str(corpus), ReadOptions("toy"))
+    finally:
+        registry.unregister_session_format("toy")
+    assert {kind for kind, _ in given} == {"detector", "directory rule", "reader"}
+    assert all(issubclass(cls, Path) for _, cls in given), given
+    # A listing keeps the kind of path it is asked about.
+    assert listed == [str(corpus / "one.toy")]
+
+
 def test_a_registered_surface_format_reads_with_its_prefix(
     tmp_path: Path, toy_registered: None
 ) -> None:
