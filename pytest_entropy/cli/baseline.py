@@ -5,7 +5,7 @@ does the checking)."""
 
 from __future__ import annotations
 
-from pytest_entropy.core.paths import as_path
+from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.report.names import terminal_line
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)

@@ -11,11 +11,11 @@ from pytest_entropy.cli.generation import add_metric_version_option, metric_vers
 from pytest_entropy.cli.terminal import TerminalProgress, progress_wanted
 from pytest_entropy.core.canonical import file_text
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.typing_lite import overload
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.inflation import DEFAULT_MAX_INFLATED_BYTES
+from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.ingest.surfaces import load_repairs_with_notes
 from pytest_entropy.report.names import terminal_line
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files

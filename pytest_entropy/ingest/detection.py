@@ -10,18 +10,18 @@ from __future__ import annotations
 import os
 
 from pytest_entropy.core.jscompat import code_unit_key
-from pytest_entropy.core.paths import join_path, normal_path, path_like
 from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.base import is_listed_file, is_session_name
 from pytest_entropy.ingest.foreign import head_records, open_foreign
 from pytest_entropy.ingest.guard import TRACE_KIND
+from pytest_entropy.ingest.paths import join_path, normal_path, path_like
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Final
 
-    from pytest_entropy.core.paths import PathT
+    from pytest_entropy.ingest.paths import PathT
 
 __all__ = [
     "FABRIC_MARK",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 from pytest_entropy.core.jscompat import code_unit_key
-from pytest_entropy.core.paths import join_path, path_like
 from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.detection import (
     FABRIC_MARK,
@@ -24,12 +23,13 @@ from pytest_entropy.ingest.detection import (
     sorted_files,
 )
 from pytest_entropy.ingest.foreign import head_records
+from pytest_entropy.ingest.paths import join_path, path_like
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Final
 
-    from pytest_entropy.core.paths import PathT
+    from pytest_entropy.ingest.paths import PathT
 
 __all__ = [
     "detect_anthropic",

@@ -18,7 +18,6 @@ import stat
 from collections.abc import Collection
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.paths import as_path, path_like
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest import detectors, tool_lists
@@ -42,13 +41,14 @@ from pytest_entropy.ingest.detection import (
     native_directory_files,
     sorted_files,
 )
+from pytest_entropy.ingest.paths import as_path, path_like
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Final
 
-    from pytest_entropy.core.paths import PathT
+    from pytest_entropy.ingest.paths import PathT
 
 __all__ = [
     "SKIPPED_SURFACE",

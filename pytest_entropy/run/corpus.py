@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.native_core import core
-from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
@@ -39,6 +38,7 @@ from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadO
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.ingest.native_tallies import NativeTallies
+from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.corpus_native import (

@@ -13,7 +13,6 @@ from collections.abc import Collection, Sequence
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
-from pytest_entropy.core.paths import as_path, normal_path
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import (
@@ -23,6 +22,7 @@ from pytest_entropy.ingest.base import (
     is_session_name,
     open_session,
 )
+from pytest_entropy.ingest.paths import as_path, normal_path
 from pytest_entropy.ingest.registry import directory_files, directory_listing
 from pytest_entropy.sources.urls import expand_url, is_url
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from pytest_entropy.core.meter import MeterState
-from pytest_entropy.core.paths import as_path, normal_path
 from pytest_entropy.core.plain_record import Record
 from pytest_entropy.core.records import AuditCall, Trace, ValueObservation
 from pytest_entropy.ingest.base import NATIVE_FORMAT, ReadOptions, open_session
@@ -29,6 +28,7 @@ from pytest_entropy.ingest.inflation import (
 from pytest_entropy.ingest.native import SessionEvidence, SessionScanner
 from pytest_entropy.ingest.native_scan import NativeTraceReader
 from pytest_entropy.ingest.native_tallies import NativeTallies
+from pytest_entropy.ingest.paths import as_path, normal_path
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.sources.urls import _local_copy, is_url, open_url, redact_storage_secrets
 

@@ -21,10 +21,10 @@ from types import ModuleType
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
-from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import is_session_name
 from pytest_entropy.ingest.inflation import bounded_inflation
+from pytest_entropy.ingest.paths import as_path
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import os
 import stat
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.paths import as_path
+from pytest_entropy.ingest.paths import as_path
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ A command of one generation on state of the other explains the mismatch and exit
 from __future__ import annotations
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.records import METRIC_VERSIONS
+from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.state.files import (
     ensure_state_directory,
     read_regular_bytes,

@@ -21,8 +21,8 @@ import os
 from collections.abc import Mapping
 
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.paths import as_path
 from pytest_entropy.core.plain_record import Record
+from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.state.option_table import (
     ENV_PREFIX,
     PROGRAM_VARIABLES,

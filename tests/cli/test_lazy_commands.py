@@ -285,7 +285,7 @@ def test_a_command_imports_no_typing(tmp_path: Path) -> None:
 
 
 def test_a_command_imports_no_pathlib(tmp_path: Path) -> None:
-    # A measure joins, lists and opens the files it is named as text (core/paths.py gives
+    # A measure joins, lists and opens the files it is named as text (ingest/paths.py gives
     # the names pathlib would): pathlib, and with it urllib.parse and ipaddress on 3.11 and
     # 3.12, stays off the way (issue 32, item 2). A directory of sessions and a file named
     # with a trailing "./" both read.

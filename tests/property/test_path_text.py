@@ -1,4 +1,4 @@
-"""core/paths gives the text pathlib gives, so names in messages and reports do not change
+"""ingest/paths gives the text pathlib gives, so names in messages and reports do not change
 when a command walks its files without importing pathlib (issue 32)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_entropy.core.paths import as_path, join_path, normal_path, path_like
+from pytest_entropy.ingest.paths import as_path, join_path, normal_path, path_like
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="the text rules are POSIX's")
 

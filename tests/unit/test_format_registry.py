@@ -69,7 +69,7 @@ def test_a_registered_format_is_detected_listed_and_measured(
 
 
 def test_a_registered_format_is_given_pathlib_paths(tmp_path: Path) -> None:
-    # A command walks its files as text (core/paths.py); a registered format's detector,
+    # A command walks its files as text (ingest/paths.py); a registered format's detector,
     # directory rule and reader are still handed the pathlib.Path their contract names.
     corpus = _toy_corpus(tmp_path / "corpus")
     given: list[tuple[str, type]] = []
