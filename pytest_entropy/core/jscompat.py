@@ -8,7 +8,6 @@ comparison in a digest must behave as it does there (spec §2.1-§2.2, §2.7.3 a
 from __future__ import annotations
 
 import math
-import re
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
@@ -335,12 +334,16 @@ def value_key(value: Any) -> str:
     return js_typeof(value) + ":" + js_string(value)
 
 
-_ARRAY_INDEX_RE = re.compile(r"(?:0|[1-9][0-9]{0,9})\Z")
-
-
 def is_array_index_key(key: str) -> bool:
-    """A canonical array index (``"0"``, ``"7"``, ``"10"``, ... up to 2**32-2)."""
-    return bool(_ARRAY_INDEX_RE.match(key)) and int(key) <= _ARRAY_INDEX_MAX
+    """A canonical array index (``"0"``, ``"7"``, ``"10"``, ... up to 2**32-2): ASCII digits
+    without a leading zero (but ``"0"`` itself), at most ten of them, at most the bound."""
+    return (
+        0 < len(key) <= 10
+        and key.isascii()
+        and key.isdigit()
+        and (key[0] != "0" or key == "0")
+        and int(key) <= _ARRAY_INDEX_MAX
+    )
 
 
 def js_own_keys(obj: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from pytest_entropy.core.meter_report import SurfaceIndex, flow_terms, ref_order
 from pytest_entropy.core.meter_state import INVOCATION_REJECTION_STAGES, _RefAccumulator
 from pytest_entropy.core.records import (
     ENTROPY_METRIC_VERSION,
+    ENTROPY_METRIC_VERSION_V3,
     ModelRow,
     RepairRow,
     Report,
@@ -27,7 +28,6 @@ from pytest_entropy.core.records import (
     coerce_repairs,
 )
 from pytest_entropy.core.typing_lite import cast
-from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:

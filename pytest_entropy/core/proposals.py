@@ -26,6 +26,7 @@ from pytest_entropy.core.records import (
     observation_fields,
     operations_of,
 )
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
 from pytest_entropy.core.review_signals import (
     AUTO_APPLY_PROPOSAL_KINDS,
     Proposal,
@@ -33,7 +34,6 @@ from pytest_entropy.core.review_signals import (
     entropy_review_signals,
     format_review_signal,
 )
-from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTROPY_METRIC_VERSION",
+    "ENTROPY_METRIC_VERSION_V3",
     "METRIC_VERSIONS",
     "AuditCall",
     "ModelRow",
@@ -41,6 +42,8 @@ __all__ = [
 # The generations a report, a state directory and every command can be asked for: 2 (the
 # reference, the default) and 3 (the upstream's current generation, core/v3/).
 METRIC_VERSIONS = (2, 3)
+# Metric v3's number (re-exported by core/v3, which the modules v2 runs load do not import).
+ENTROPY_METRIC_VERSION_V3 = 3
 
 
 def check_metric_version(metric_version: object) -> int:

@@ -14,12 +14,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTO_APPLY_PROPOSAL_KINDS",
+    "V3_AUTO_APPLY_PROPOSAL_KINDS",
     "entropy_review_key",
     "entropy_review_signals",
     "format_review_signal",
 ]
 
 AUTO_APPLY_PROPOSAL_KINDS = ("enum-tighten", "noise-quarantine")
+# The only kind a v3 compile applies (re-exported by core/v3; here so that a report's text
+# knows it without a v2 run importing the v3 package).
+V3_AUTO_APPLY_PROPOSAL_KINDS = ("normal-form",)
 # A review line shows at most this many of a signal's values (spec §5.9).
 _REVIEW_VALUES_SHOWN = 4
 

@@ -11,8 +11,7 @@ import os
 
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.patterns import LazyPattern
-from pytest_entropy.ingest.base import is_listed_file, is_session_name
-from pytest_entropy.ingest.foreign import head_records, open_foreign
+from pytest_entropy.ingest.base import is_listed_file, is_session_name, open_session
 from pytest_entropy.ingest.guard import TRACE_KIND
 from pytest_entropy.ingest.paths import join_path, normal_path, path_like
 
@@ -50,7 +49,7 @@ _CONVERSATION_KEYS: Final = ("role", "messages", "choices", "output", "request",
 def file_contains(path: str | os.PathLike[str], needle: bytes) -> bool:
     """Whether the whole file holds ``needle`` (streamed; chunks overlap by its length)."""
     tail = b""
-    with open_foreign(path) as stream:
+    with open_session(path) as stream:
         while True:
             chunk = stream.read(_SCAN_CHUNK)
             if not chunk:
@@ -62,6 +61,8 @@ def file_contains(path: str | os.PathLike[str], needle: bytes) -> bool:
 
 def head_objects(head: bytes) -> list[dict[str, Any]]:
     """The JSON objects among the first records the head holds."""
+    from pytest_entropy.ingest.foreign import head_records  # a detector got this far
+
     return [value for value in head_records(head) if type(value) is dict]
 
 
@@ -80,6 +81,8 @@ def document_start(head: bytes) -> bytes:
 def looks_like_messages(head: bytes) -> bool:
     """The first record is a message or a conversation (when it can be read from the head;
     a first record longer than the head is given the benefit of the doubt)."""
+    from pytest_entropy.ingest.foreign import head_records  # a detector got this far
+
     records = head_records(head, limit=1)
     if not records:
         return True

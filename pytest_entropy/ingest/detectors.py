@@ -22,7 +22,6 @@ from pytest_entropy.ingest.detection import (
     looks_like_messages,
     sorted_files,
 )
-from pytest_entropy.ingest.foreign import head_records
 from pytest_entropy.ingest.paths import join_path, path_like
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
@@ -122,6 +121,8 @@ def detect_codex(path: str | os.PathLike[str], head: bytes) -> bool:
         return True
     if not is_rollout_name(os.path.basename(path)):
         return False
+    from pytest_entropy.ingest.foreign import head_records  # an older rollout's name
+
     first = head_records(head, limit=1)
     return (
         bool(first)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 from pytest_entropy.core.jscompat import js_trim
 from pytest_entropy.core.native_core import core
+from pytest_entropy.core.patterns import LazyPattern
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
@@ -161,8 +162,9 @@ def parse_json_text(text: str) -> Any:
         raise JSONParseError(str(error)) from None
 
 
-_WS = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+# The deep parser's two patterns, compiled when a line first nests that deep.
+_WS = LazyPattern(r"[ \t\n\r]*")
+_NUMBER = LazyPattern(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 class _DeepParser:
@@ -174,7 +176,7 @@ class _DeepParser:
         self.parse_int = parse_int
 
     def _skip(self) -> None:
-        match = _WS.match(self.text, self.pos)
+        match = _WS.compiled.match(self.text, self.pos)
         if match:
             self.pos = match.end()
 
@@ -191,7 +193,7 @@ class _DeepParser:
             if text.startswith(literal, pos):
                 self.pos = pos + len(literal)
                 return constant
-        match = _NUMBER.match(text, pos)
+        match = _NUMBER.compiled.match(text, pos)
         if not match or match.end() == pos:
             raise self._fail("expected a JSON value")
         self.pos = match.end()

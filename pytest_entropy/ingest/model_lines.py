@@ -14,8 +14,7 @@ reads it, in three places:
 from __future__ import annotations
 
 from pytest_entropy.core.patterns import LazyPattern
-from pytest_entropy.core.records import check_metric_version
-from pytest_entropy.core.v3 import ENTROPY_METRIC_VERSION_V3
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION_V3, check_metric_version
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:

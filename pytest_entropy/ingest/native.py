@@ -14,17 +14,18 @@ from pytest_entropy.core.jscompat import js_own_keys
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.plain_record import Record, field
 from pytest_entropy.core.proposals import ProposalEvidence
-from pytest_entropy.core.records import AuditCall, Operation, Trace, ValueObservation
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION_V3 as METRIC_VERSION_V3
+from pytest_entropy.core.records import (
+    AuditCall,
+    Operation,
+    Trace,
+    ValueObservation,
+    check_metric_version,
+)
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import TRACE_KIND, SignedOperation, guard_signed
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes, parse_json_text
 from pytest_entropy.ingest.lines import DEFAULT_LINE_CAP, OVERSIZED, LineRead, iter_line_batches
-from pytest_entropy.ingest.mentions import mention_lines
-from pytest_entropy.ingest.model_lines import (
-    METRIC_VERSION_V3,
-    is_model_line_v3,
-    metric_version_checked,
-)
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
@@ -141,6 +142,13 @@ class ScanRecords(Record):
 SessionEvidence = ScanRecords
 
 
+def _is_model_line_v3(raw: bytes) -> bool:
+    """:func:`~pytest_entropy.ingest.model_lines.is_model_line_v3`, imported by a v3 read."""
+    from pytest_entropy.ingest.model_lines import is_model_line_v3
+
+    return is_model_line_v3(raw)
+
+
 def _may_mention(raw: bytes, mentions: tuple[bytes, ...]) -> bool:
     """Whether a line may hold one of the quoted strings ``mentions``. A line with no
     backslash writes every string literally between quotes, so it holds none of them unless
@@ -208,7 +216,7 @@ class SessionScanner:
         on_signed: Callable[[list[SignedOperation], str, str | None], None] | None = None,
         metric_version: int = 2,
     ) -> None:
-        self.metric_version = metric_version_checked(metric_version)
+        self.metric_version = check_metric_version(metric_version)
         self.on_trace = on_trace
         self.on_signed = on_signed
         self.mentions = mentions
@@ -243,8 +251,16 @@ class SessionScanner:
         diagnostics = self.diagnostics
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
         mentions = self.mentions
-        select = None if mentions is None else mention_lines(mentions, _may_mention)
-        v3_model_line = is_model_line_v3 if self.metric_version == METRIC_VERSION_V3 else None
+        select = None
+        if mentions is not None:  # the modules of mentions and of v3 load when a run asks
+            from pytest_entropy.ingest.mentions import mention_lines
+
+            select = mention_lines(mentions, _may_mention)
+        v3_model_line = None
+        if self.metric_version == METRIC_VERSION_V3:
+            from pytest_entropy.ingest.model_lines import is_model_line_v3
+
+            v3_model_line = is_model_line_v3
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
@@ -313,7 +329,7 @@ class SessionScanner:
             diagnostics.trace_lines += 1
             self._trace_line(raw, text)
         elif (
-            is_model_line_v3(raw)
+            _is_model_line_v3(raw)
             if self.metric_version == METRIC_VERSION_V3
             else _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw
         ):

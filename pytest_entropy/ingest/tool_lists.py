@@ -29,7 +29,6 @@ from __future__ import annotations
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.inputs import TOOL_FIELDS, surface_from_value
 from pytest_entropy.ingest.base import SurfaceFormat
-from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema, uses_bfcl_dialect
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
@@ -152,6 +151,8 @@ def _bfcl_functions(value: Any) -> list[Any]:
 
 def read_bfcl(value: Any, source: str) -> dict[str, Any]:
     """BFCL function docs, dialect mapped to JSON Schema, one action per name."""
+    from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema  # only for BFCL docs
+
     schemas: dict[str, tuple[Any, Any]] = {}
     for function in _bfcl_functions(value):
         ref = function["name"].replace(".", "_")
@@ -259,6 +260,8 @@ def _element_format(entry: Any) -> str | None:
     if entry.get("type") == "function" or type(entry.get("function")) is dict:
         return "openai"
     if "parameters" in entry and "name" in entry:
+        from pytest_entropy.ingest.bfcl_schema import uses_bfcl_dialect  # (not for the others)
+
         if uses_bfcl_dialect(entry.get("parameters")):
             return "bfcl"
         return "pi" if "label" in entry else "openai"

@@ -10,7 +10,7 @@ from pytest_entropy.core.proposals import (
     format_review_signal,
 )
 from pytest_entropy.core.records import Report
-from pytest_entropy.core.v3 import V3_AUTO_APPLY_PROPOSAL_KINDS
+from pytest_entropy.core.review_signals import V3_AUTO_APPLY_PROPOSAL_KINDS
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)

@@ -14,13 +14,13 @@ be detected or read by a foreign reader; a file is never held in memory whole.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import ModuleType
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.core.typing_lite import cast
 from pytest_entropy.ingest.base import is_session_name
 from pytest_entropy.ingest.inflation import bounded_inflation
@@ -35,14 +35,15 @@ EXTRA_HINT = 'pip install "pytest-entropy[dask]"'
 
 # A URL is a scheme followed by "://", optionally behind fsspec's chained "proto::" prefixes
 # (``simplecache::s3://...``). Windows drive paths (``C:\\...``) never match.
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(::[A-Za-z][A-Za-z0-9+.\-]*)*://")
+_URL = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.\-]*(::[A-Za-z][A-Za-z0-9+.\-]*)*://")
 _GLOB_CHARACTERS = ("*", "?", "[")
 _COPY_CHUNK = 1 << 20
 
 
 def is_url(source: str | os.PathLike[str]) -> bool:
     """True for ``scheme://...`` sources (read through fsspec), False for local paths."""
-    return isinstance(source, str) and _URL.match(source) is not None
+    # A name without "://" is no URL: a local run never compiles the pattern.
+    return isinstance(source, str) and "://" in source and _URL.match(source) is not None
 
 
 def _fsspec() -> ModuleType:

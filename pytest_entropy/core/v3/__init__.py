@@ -11,9 +11,10 @@ changes, so a reader sees the difference at a glance (issue 30, spec notes §0.2
 
 from __future__ import annotations
 
-ENTROPY_METRIC_VERSION_V3 = 3
-# The only kind of proposal a v3 compile applies (re-exported by :mod:`.proposals`; here so
-# that the report's text knows it without importing the normal forms).
-V3_AUTO_APPLY_PROPOSAL_KINDS = ("normal-form",)
+# The generation's number and the only kind of proposal a v3 compile applies (re-exported
+# by :mod:`.proposals`) are defined where the v2 modules that need them can read them
+# without importing this package.
+from pytest_entropy.core.records import ENTROPY_METRIC_VERSION_V3
+from pytest_entropy.core.review_signals import V3_AUTO_APPLY_PROPOSAL_KINDS
 
 __all__ = ["ENTROPY_METRIC_VERSION_V3", "V3_AUTO_APPLY_PROPOSAL_KINDS"]
