@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
 from pathlib import Path
@@ -14,7 +15,11 @@ from pytest_entropy.sources.agent_dir import (
     machine_session_files,
     project_session_files,
 )
-from pytest_entropy.sources.locate import directory_session_files, expand_session_paths
+from pytest_entropy.sources.locate import (
+    directory_session_files,
+    expand_session_paths,
+    session_listing,
+)
 from pytest_entropy.sources.scan import meter_source
 
 YEAR = {2019: 1546300800, 2020: 1577836800, 2021: 1609459200, 2022: 1640995200}
@@ -78,6 +83,41 @@ def test_directory_expansion_sorts_by_code_units(tmp_path: Path) -> None:
 def test_missing_path_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(EntropyInputError, match="no such file"):
         expand_session_paths([tmp_path / "missing.jsonl"])
+
+
+def test_a_path_that_cannot_be_examined_is_an_input_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A directory on the way without search permission (root cannot make one, so the stat
+    # fails here as it would there): named as unreadable, not as missing, on every Python.
+    blocked = str(tmp_path / "locked" / "a.jsonl")
+    real_stat = os.stat
+
+    def stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        if os.fspath(path) == blocked:  # type: ignore[call-overload]
+            raise PermissionError(errno.EACCES, "Permission denied", blocked)
+        return real_stat(path, *args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(os, "stat", stat)
+    with pytest.raises(EntropyInputError, match="cannot read: Permission denied") as caught:
+        expand_session_paths([blocked])
+    assert caught.value.source == blocked
+    # A name with a NUL in it is no file, as pathlib said.
+    with pytest.raises(EntropyInputError, match="no such file"):
+        expand_session_paths(["a\x00b.jsonl"])
+
+
+def test_a_named_path_keeps_the_text_pathlib_gives_it(
+    tmp_path: Path, demo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = sorted((demo_dir / "sessions").glob("*.jsonl"))[0]
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / source.name).write_bytes(source.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    given = ["./s//" + source.name, "s/./", str(tmp_path) + "//s/"]
+    listed = session_listing(given).files
+    assert listed == [f"s/{source.name}", f"s/{source.name}", f"{tmp_path}/s/{source.name}"]
+    assert all(type(name) is str for name in listed)
 
 
 def test_gzip_sessions_read_transparently(tmp_path: Path, demo_dir: Path) -> None:
