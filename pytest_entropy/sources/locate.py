@@ -159,7 +159,7 @@ def directory_session_files(
         files = _session_files_in(directory)
     else:
         try:
-            files = [_stamp(path) for path in directory_files(directory, options)]
+            files = [_stamp(as_path(path)) for path in directory_files(directory, options)]
         except EntropyInputError:
             files = []
     return _newest_first(files)[: max(1, limit)]
