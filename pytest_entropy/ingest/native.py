@@ -142,13 +142,6 @@ class ScanRecords(Record):
 SessionEvidence = ScanRecords
 
 
-def _is_model_line_v3(raw: bytes) -> bool:
-    """:func:`~pytest_entropy.ingest.model_lines.is_model_line_v3`, imported by a v3 read."""
-    from pytest_entropy.ingest.model_lines import is_model_line_v3
-
-    return is_model_line_v3(raw)
-
-
 def _may_mention(raw: bytes, mentions: tuple[bytes, ...]) -> bool:
     """Whether a line may hold one of the quoted strings ``mentions``. A line with no
     backslash writes every string literally between quotes, so it holds none of them unless
@@ -183,6 +176,7 @@ class SessionScanner:
     """
 
     __slots__ = (
+        "_model_line_v3",
         "_want_audits",
         "current_model",
         "diagnostics",
@@ -217,6 +211,12 @@ class SessionScanner:
         metric_version: int = 2,
     ) -> None:
         self.metric_version = check_metric_version(metric_version)
+        # v3's model-line test, loaded by a v3 scanner only (v2 runs never import it).
+        self._model_line_v3: Callable[[bytes], bool] | None = None
+        if self.metric_version == METRIC_VERSION_V3:
+            from pytest_entropy.ingest.model_lines import is_model_line_v3
+
+            self._model_line_v3 = is_model_line_v3
         self.on_trace = on_trace
         self.on_signed = on_signed
         self.mentions = mentions
@@ -252,15 +252,11 @@ class SessionScanner:
         trace_mark, change_mark, assistant_mark = _TRACE_MARK, _MODEL_CHANGE_MARK, _ASSISTANT_MARK
         mentions = self.mentions
         select = None
-        if mentions is not None:  # the modules of mentions and of v3 load when a run asks
+        if mentions is not None:  # the mention scanner loads when a run asks for it
             from pytest_entropy.ingest.mentions import mention_lines
 
             select = mention_lines(mentions, _may_mention)
-        v3_model_line = None
-        if self.metric_version == METRIC_VERSION_V3:
-            from pytest_entropy.ingest.model_lines import is_model_line_v3
-
-            v3_model_line = is_model_line_v3
+        v3_model_line = self._model_line_v3
         number = self.line_number
         counted = empty = ignored = model_lines = trace_lines = 0
         try:
@@ -329,9 +325,9 @@ class SessionScanner:
             diagnostics.trace_lines += 1
             self._trace_line(raw, text)
         elif (
-            _is_model_line_v3(raw)
-            if self.metric_version == METRIC_VERSION_V3
-            else _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw
+            _MODEL_CHANGE_MARK in raw or _ASSISTANT_MARK in raw
+            if self._model_line_v3 is None
+            else self._model_line_v3(raw)
         ):
             diagnostics.model_lines += 1
             self._model_line(raw, text)

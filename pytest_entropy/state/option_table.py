@@ -29,6 +29,7 @@ __all__ = [
     "config_directories",
     "is_ci",
     "may_be_configured",
+    "mentions_entropy",
     "option",
 ]
 
@@ -483,14 +484,20 @@ def may_be_configured(start: str | os.PathLike[str], environ: Mapping[str, str])
         if any(os.path.isfile(os.path.join(candidate, name)) for name in YAML_NAMES):
             return True
         pyproject = os.path.join(candidate, PYPROJECT)
-        if os.path.isfile(pyproject):
-            try:
-                with open(pyproject, "rb") as stream:
-                    if b"entropy" in stream.read():
-                        return True
-            except OSError:
-                return True  # the full reading reports it
+        if os.path.isfile(pyproject) and mentions_entropy(pyproject):
+            return True
     return False
+
+
+def mentions_entropy(path: str | os.PathLike[str]) -> bool:
+    """Whether a ``pyproject.toml`` may hold ``[tool.entropy]``: the word in its bytes (a
+    cheap look before parsing; most files never name the table). An unreadable file says
+    yes, so that the full reading reports it."""
+    try:
+        with open(path, "rb") as stream:
+            return b"entropy" in stream.read()
+    except OSError:
+        return True
 
 
 def config_directories(start: str | os.PathLike[str] | None = None) -> list[str]:

@@ -29,6 +29,7 @@ from pytest_entropy.state.option_table import (
     PYPROJECT,
     YAML_NAMES,
     config_directories,
+    mentions_entropy,
 )
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
@@ -334,22 +335,13 @@ def find_config_files(
         if (
             pyproject is None
             and os.path.isfile(toml_path)
-            and _mentions_entropy(toml_path)
+            and mentions_entropy(toml_path)
             and "entropy" in read_toml(toml_path).get("tool", {})
         ):
             pyproject = as_path(toml_path)
         if pyproject is not None and yaml_file is not None:
             break
     return pyproject, yaml_file
-
-
-def _mentions_entropy(path: str | os.PathLike[str]) -> bool:
-    """A cheap look before parsing: most pyproject files never name the table."""
-    try:
-        with open(path, "rb") as stream:
-            return b"entropy" in stream.read()
-    except OSError:
-        return True  # let the parse report it
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
