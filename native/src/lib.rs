@@ -2,7 +2,8 @@
 //! The plain Python in `pytest_entropy/core` and `pytest_entropy/ingest` is the
 //! specification; `tests/vectors.rs` compares this crate with it on recorded vectors.
 
-// No unsafe code of our own; only what PyO3's macros expand to, behind `python`.
+// No unsafe code of our own but the allocator's one option call (src/alloc.rs); only what
+// PyO3's macros expand to, behind `python`.
 #![cfg_attr(not(feature = "python"), forbid(unsafe_code))]
 
 pub mod audit;
@@ -22,6 +23,8 @@ pub mod trial;
 pub mod witness;
 pub mod writer;
 
+#[cfg(feature = "python")]
+mod alloc;
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]

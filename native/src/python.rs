@@ -487,8 +487,26 @@ fn meter_from_bytes(data: &[u8]) -> PyResult<NativeMeter> {
 }
 
 /// The extension module. It holds no state, so free-threaded interpreters need no GIL.
+/// What [`crate::alloc::configure`] set when the module was initialised.
+static ALLOCATOR: std::sync::OnceLock<crate::alloc::Settings> = std::sync::OnceLock::new();
+
+/// `allocator() -> dict`: the extension's allocator and its purge delay (ms) before and
+/// after the module set it (`name`, `version`, `purge_delay_default`, `purge_delay`).
+#[pyfunction]
+fn allocator(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let settings = ALLOCATOR.get_or_init(crate::alloc::configure);
+    let out = PyDict::new(py);
+    out.set_item("name", "mimalloc")?;
+    out.set_item("version", settings.version)?;
+    out.set_item("purge_delay_default", settings.purge_delay_default)?;
+    out.set_item("purge_delay", settings.purge_delay)?;
+    Ok(out)
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    ALLOCATOR.get_or_init(crate::alloc::configure);
+    m.add_function(wrap_pyfunction!(allocator, m)?)?;
     m.add_function(wrap_pyfunction!(split_lines, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_class::<TraceScanner>()?;
