@@ -285,6 +285,10 @@ impl Tally {
             self.counts.clear();
             return;
         }
+        if self.counts.is_empty() {
+            self.counts = other.counts; // at most ENUM_MAX_DISTINCT: never overflows here
+            return;
+        }
         for (identity, value, count) in other.counts {
             match self.counts.iter_mut().find(|slot| slot.0 == identity) {
                 Some(slot) => {
@@ -307,14 +311,17 @@ impl Evidence {
     /// the result is one pass over both inputs; 0 for numbers already told apart).
     pub fn merge(&mut self, other: Evidence, offset: u64) {
         self.executions += other.executions;
+        // Lookup keys are built in `scratch`; only a new entry's key is allocated.
+        let mut joined = std::mem::take(&mut self.scratch);
         for ((reference, key), tally) in other.tallies {
-            let mut joined = reference.clone();
+            joined.clear();
+            joined.extend_from_slice(&reference);
             joined.push(0xFF);
             joined.extend_from_slice(&key);
-            match self.tally_index.get(&joined) {
+            match self.tally_index.get(joined.as_slice()) {
                 Some(&at) => self.tallies[at].1.merge(tally),
                 None => {
-                    self.tally_index.insert(joined, self.tallies.len());
+                    self.tally_index.insert(joined.clone(), self.tallies.len());
                     self.tallies.push(((reference, key), tally));
                 }
             }
@@ -332,20 +339,21 @@ impl Evidence {
             };
             let mine = &mut self.clusters[*at].1;
             for (keys, calls) in rows {
-                let mut joined = Vec::new();
+                joined.clear();
                 for key in &keys {
                     joined.extend_from_slice(key);
                     joined.push(0xFF);
                 }
-                match per_ref.get(&joined) {
+                match per_ref.get(joined.as_slice()) {
                     Some(&row) => mine[row].1 += calls,
                     None => {
-                        per_ref.insert(joined, mine.len());
+                        per_ref.insert(joined.clone(), mine.len());
                         mine.push((keys, calls));
                     }
                 }
             }
         }
+        self.scratch = joined;
         for mut sequence in other.sequences {
             match self.sequence_index.get(&sequence.identity) {
                 Some(&at) => {
