@@ -133,8 +133,13 @@ pub struct Operation<'a> {
 pub struct Evidence {
     /// Tally the top-level primitive trace arguments too (`trace_values`).
     pub trace_values: bool,
-    /// Executions heard (the next one's number).
+    /// Executions heard.
     pub executions: u64,
+    /// The number the next execution gets: `numbering | file_executions`. A file's own
+    /// evidence numbers from 0 (`numbering` 0); evidence carried through a file's scan
+    /// ([`Evidence::number_from`]) numbers that file's executions `origin << 32 | n`.
+    numbering: u64,
+    file_executions: u64,
     pub tallies: Vec<((Text, Text), Tally)>,
     /// `ref 0xFF key` (a byte WTF-8 never holds) -> position in `tallies`.
     tally_index: FastMap<Vec<u8>, usize>,
@@ -154,6 +159,19 @@ impl Evidence {
             trace_values,
             ..Evidence::default()
         }
+    }
+
+    /// Number the executions that follow `origin << 32 | n`, n from 0: the numbers the
+    /// file numbered `origin` gives its own once merged (`TraceScanner.take_evidence`), for
+    /// evidence carried through that file's scan.
+    pub fn number_from(&mut self, origin: u32) {
+        self.numbering = u64::from(origin) << 32;
+        self.file_executions = 0;
+    }
+
+    /// Executions numbered since [`Evidence::number_from`] (or since the start).
+    pub fn file_executions(&self) -> u64 {
+        self.file_executions
     }
 
     /// `add_value(ref, key, value)`: one value observation of weight 1.
@@ -177,8 +195,9 @@ impl Evidence {
 
     /// `add_operations`: one execution, given by its operations in order.
     pub fn add_operations(&mut self, operations: &[Operation<'_>]) {
-        let execution = self.executions;
+        let execution = self.numbering | self.file_executions;
         self.executions += 1;
+        self.file_executions += 1;
         let mut segments: Vec<Vec<&[u8]>> = Vec::new();
         let mut segment: Vec<&[u8]> = Vec::new();
         for op in operations {

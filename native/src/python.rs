@@ -190,6 +190,8 @@ struct TraceScanner {
     // Boxed: the prefilter's SIMD searchers need 32-byte alignment, which the memory of a
     // Python object does not promise.
     inner: Box<Scanner>,
+    /// Whether a chunk was fed (`adopt` comes before the first).
+    fed: bool,
 }
 
 #[pymethods]
@@ -215,12 +217,14 @@ impl TraceScanner {
         };
         Ok(TraceScanner {
             inner: Box::new(scanner),
+            fed: false,
         })
     }
 
     /// Reads the lines a chunk completes (the interpreter is free meanwhile, but for the
     /// trial's checks, which attach to it). A trial check's error is raised here.
     fn feed(&mut self, py: Python<'_>, chunk: &[u8]) -> PyResult<()> {
+        self.fed = true;
         let inner = &mut self.inner;
         py.detach(|| inner.feed(chunk));
         crate::python_tallies::raised(&mut self.inner.tallies)
@@ -288,6 +292,61 @@ impl TraceScanner {
         NativeMeter {
             state: std::mem::take(&mut self.inner.meter),
         }
+    }
+
+    /// Carries a corpus's accumulators through this scan instead of merging the scan's own
+    /// after it (after `gather`, before the first chunk): `meter`'s state and `evidence`'s
+    /// (gathered: `gather(operations=...)` or `observation_values`) move into the scanner,
+    /// the file's executions numbered as file `origin`'s (see `take_evidence`), and leave
+    /// it through `take_meter_into` and `take_evidence_into`. One pass over the corpus
+    /// either way; a scan that fails midway leaves them holding part of the file.
+    #[pyo3(signature = (*, meter = None, evidence = None, origin = 0))]
+    fn adopt(
+        &mut self,
+        meter: Option<PyRefMut<'_, NativeMeter>>,
+        evidence: Option<PyRefMut<'_, NativeEvidence>>,
+        origin: u32,
+    ) -> PyResult<()> {
+        if self.fed {
+            return Err(PyValueError::new_err("adopt comes before the first chunk"));
+        }
+        if let Some(mut evidence) = evidence {
+            let Some(mine) = self.inner.tallies.evidence.as_mut() else {
+                return Err(PyValueError::new_err("the scanner gathers no evidence"));
+            };
+            if mine.trace_values != evidence.inner.trace_values {
+                return Err(PyValueError::new_err(
+                    "the evidence tallies trace values differently",
+                ));
+            }
+            let fresh = crate::evidence::Evidence::new(mine.trace_values);
+            *mine = std::mem::replace(&mut evidence.inner, fresh);
+            mine.number_from(origin);
+        }
+        if let Some(mut meter) = meter {
+            self.inner.meter = std::mem::take(&mut meter.state);
+        }
+        Ok(())
+    }
+
+    /// The meter state moved into `target` (what `adopt` carried, and this scan's).
+    fn take_meter_into(&mut self, mut target: PyRefMut<'_, NativeMeter>) {
+        target.state = std::mem::take(&mut self.inner.meter);
+    }
+
+    /// The evidence moved into `target` (what `adopt` carried, and this scan's).
+    fn take_evidence_into(&mut self, mut target: PyRefMut<'_, NativeEvidence>) -> PyResult<()> {
+        let Some(mut inner) = self.inner.tallies.evidence.take() else {
+            return Err(PyValueError::new_err("the scanner gathers no evidence"));
+        };
+        if inner.file_executions() > u64::from(u32::MAX) {
+            return Err(PyValueError::new_err(
+                "more than 2**32 executions in one file",
+            ));
+        }
+        inner.number_from(0);
+        target.inner = inner;
+        Ok(())
     }
 
     /// The proposals' evidence gathered so far, moved out of the scanner into a
@@ -486,8 +545,7 @@ fn meter_from_bytes(data: &[u8]) -> PyResult<NativeMeter> {
     }
 }
 
-/// The extension module. It holds no state, so free-threaded interpreters need no GIL.
-/// What [`crate::alloc::configure`] set when the module was initialised.
+/// What [`crate::alloc::configure`] set when the module was first initialised.
 static ALLOCATOR: std::sync::OnceLock<crate::alloc::Settings> = std::sync::OnceLock::new();
 
 /// `allocator() -> dict`: the extension's allocator and its purge delay (ms) before and
@@ -503,6 +561,8 @@ fn allocator(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
+/// The extension module. Its one state is the allocator's settings, set once behind a
+/// lock, so free-threaded interpreters need no GIL.
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ALLOCATOR.get_or_init(crate::alloc::configure);

@@ -164,7 +164,7 @@ class NativeTraceReader:
         self.diagnostics.merge(diagnostics_from_plain(self.name, counters, reasons, notes))
         if in_core:
             assert self.tallies is not None
-            self.tallies.keep_meter(scanner.take_meter())
+            self.tallies.keep_meter_of(scanner)
         elif self.meter is not None:
             self.meter.merge_plain(meter)
         if self.tallies is not None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the trial's module is imported by the commands that replay,
     from pytest_entropy.core.pool_window import WindowTally
     from pytest_entropy.core.trial import TrialTally
 
-__all__ = ["NativeTallies", "settled_evidence"]
+__all__ = ["CoreCarry", "NativeTallies", "settled_evidence"]
 
 
 def settled_evidence(origin: int, trace_values: bool, exported: Sequence[Any]) -> ProposalEvidence:
@@ -50,6 +50,47 @@ def settled_evidence(origin: int, trace_values: bool, exported: Sequence[Any]) -
         ids = {(number >> 32, number & 0xFFFFFFFF) for number in numbers}
         evidence.sequences[identity] = [window, occurrences, ids]
     return evidence
+
+
+class CoreCarry:
+    """A corpus's accumulators in the core (``holder.native_meter``, a ``NativeMeter``, and
+    ``holder.native_evidence``, a ``NativeEvidence``) carried through each file's scan
+    instead of merged after it: the same single pass a merge gives, without a state built,
+    merged and dropped per file. Only where each file is read after the files before it
+    have merged into ``holder`` (an in-process read, ``run/corpus.py``). ``adopted``: the
+    running scan holds them, so a file that then fails midway has spoiled them."""
+
+    __slots__ = ("evidence", "holder", "meter")
+
+    def __init__(self, holder: Any) -> None:
+        self.holder = holder
+        self.meter = False
+        self.evidence = False
+
+    @property
+    def adopted(self) -> bool:
+        return self.meter or self.evidence
+
+    def start(self) -> None:
+        """A new file: nothing of it adopted yet."""
+        self.meter = False
+        self.evidence = False
+
+    def adopt(self, scanner: Any, tallies: NativeTallies) -> None:
+        """Hand ``scanner`` (before its first chunk) what the holder has of what
+        ``tallies`` keep in the core."""
+        meter = self.holder.native_meter if tallies.native_meter else None
+        evidence = self.holder.native_evidence if tallies.gathers_evidence else None
+        if isinstance(evidence, ProposalEvidence) or (
+            evidence is not None
+            and tallies.evidence is not None
+            and evidence.trace_values != tallies.evidence.trace_values
+        ):
+            evidence = None  # settled into plain evidence, or tallied otherwise: not carried
+        self.meter = meter is not None
+        self.evidence = evidence is not None
+        if self.adopted:
+            scanner.adopt(meter=meter, evidence=evidence, origin=tallies.origin)
 
 
 class NativeTallies(Record):
@@ -74,6 +115,17 @@ class NativeTallies(Record):
     # tally of it (:meth:`listeners`).
     _window: tuple[Any, ...] | None = None
     _plain_window: WindowTally | None = None
+    # The corpus's core accumulators, carried through this file's scan (``CoreCarry``).
+    carry: CoreCarry | None = None
+
+    @property
+    def gathers_evidence(self) -> bool:
+        """Whether the core's scanner gathers evidence it keeps (``kept_evidence``)."""
+        return (
+            self.native_evidence
+            and self.evidence is not None
+            and (self.operations or self.observation_values)
+        )
 
     def ask(self, scanner: Any, native: Any) -> None:
         """Tell the core's scanner what to gather (before its first chunk); ``native`` is
@@ -90,10 +142,14 @@ class NativeTallies(Record):
             max_value_bytes=POOL_MAX_VALUE_BYTES,
             trial=trial,
         )
+        if self.carry is not None:
+            self.carry.adopt(scanner, self)
 
     def take(self, scanner: Any, diagnostics: ScanDiagnostics) -> None:
         """Fold what the scanner gathered into the accumulators."""
-        if self.native_evidence and self.evidence is not None:
+        if self.carry is not None and self.carry.evidence:
+            scanner.take_evidence_into(self.carry.holder.native_evidence)
+        elif self.native_evidence and self.evidence is not None:
             self.kept_evidence = scanner.take_evidence(self.origin)
         refs, evidence, window, trial, audit_calls, skipped_audits = scanner.gathered()
         diagnostics.audit_calls += audit_calls
@@ -106,6 +162,13 @@ class NativeTallies(Record):
             self._window = window
         if self.trial is not None and trial is not None:
             self.trial.counts.add_native(trial)
+
+    def keep_meter_of(self, scanner: Any) -> None:
+        """The scan's meter state: back into the carried ``NativeMeter``, or kept."""
+        if self.carry is not None and self.carry.meter:
+            scanner.take_meter_into(self.carry.holder.native_meter)
+        else:
+            self.keep_meter(scanner.take_meter())
 
     def keep_meter(self, meter: Any) -> None:
         """A scan's ``NativeMeter``: kept, or merged after the one kept."""

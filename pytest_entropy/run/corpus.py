@@ -37,13 +37,16 @@ from pytest_entropy.core.typing_lite import Protocol, TypeVar
 from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE, ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.native import SessionEvidence
-from pytest_entropy.ingest.native_tallies import NativeTallies
+from pytest_entropy.ingest.native_tallies import CoreCarry
 from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.corpus_native import (
+    CarrySpoiled,
     combine_evidence,
     combine_meters,
+    read_native,
+    served_natively,
     settle_evidence,
     settle_meter,
 )
@@ -318,38 +321,6 @@ def _merge_replayed(first: Any, then: Any) -> Any:
     return then if first is None else first.merge(then)
 
 
-def _served_natively(
-    plan: CorpusPlan, cache: EvidenceCache | None, hooks: ReplayHooks | None
-) -> bool:
-    """Whether the Rust core can read a file for ``plan``: it gathers the meter, the audited
-    refs, the proposals' evidence, the pool window and the trial (a replay that is the
-    trial alone); not the session records, redacted windows, other replays or a cache. It
-    reads as the generation ``plan.options.metric_version`` names, as the plain path does."""
-    if cache is not None or plan.records or (plan.windows and plan.redact_values):
-        return False
-    if hooks is None:
-        return True
-    return hooks.trial is not None and hooks.on_value is None and hooks.trial.counts_natively()
-
-
-def _native_tallies(
-    source: SourceFile, plan: CorpusPlan, part: CorpusPart, hooks: ReplayHooks | None
-) -> NativeTallies:
-    """What the Rust core gathers for ``plan`` beside the meter, into ``part``."""
-    wants_evidence = plan.proposals or plan.observation_values
-    return NativeTallies(
-        native_meter=plan.meter,
-        native_evidence=True,
-        origin=source.index,
-        evidence=part.evidence if wants_evidence else None,
-        operations=plan.proposals,
-        observation_values=plan.observation_values,
-        audit_refs=part.audit_refs if plan.audit_refs else None,
-        window=plan.windows,
-        trial=None if hooks is None else hooks.trial,
-    )
-
-
 def _read_cached(
     source: SourceFile,
     plan: CorpusPlan,
@@ -415,40 +386,12 @@ def _read_plain(
     return readable, listening
 
 
-def _read_native(
-    source: SourceFile,
-    plan: CorpusPlan,
-    part: CorpusPart,
-    cursor: ModelCursor | None,
-    native: Any,
-    hooks: ReplayHooks | None,
-) -> tuple[bool, Listeners]:
-    """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
-    tallies = _native_tallies(source, plan, part, hooks)
-    with watch_unenforced() as met:  # the trial's checks are built as the calls come
-        readable = scan_source(
-            source.location,
-            diagnostics=part.diagnostics,
-            meter=part.state if plan.meter or plan.file_states else None,
-            options=plan.options,
-            cursor=cursor,
-            mentions=plan.mentions,
-            native=native,
-            tallies=tallies,
-        )
-    if hooks is not None:
-        part.patterns = met.patterns
-        part.external_refs = met.refs
-    part.native_meter = tallies.meter
-    part.native_evidence = tallies.kept_evidence
-    return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
-
-
 def _read_one(
     source: SourceFile,
     plan: CorpusPlan,
     cache: EvidenceCache | None = None,
     cursor: ModelCursor | None = None,
+    carry: CoreCarry | None = None,
 ) -> CorpusPart:
     if source.skip is not None:
         return _skipped_part(source)
@@ -461,9 +404,9 @@ def _read_one(
     # The one place that picks an implementation: the Rust core when it is there and the
     # plan asks for nothing it does not compute, else the plain path.
     hooks = plan.replay.start(source) if plan.replay is not None else None
-    native = core() if _served_natively(plan, cache, hooks) else None
+    native = core() if served_natively(plan, cache, hooks) else None
     if native is not None:
-        readable, listening = _read_native(source, plan, part, cursor, native, hooks)
+        readable, listening = read_native(source, plan, part, cursor, native, hooks, carry)
     else:
         readable, listening = _read_plain(source, plan, part, cache, cursor, hooks)
     if plan.check_stamps and (
@@ -563,6 +506,34 @@ def read_corpus(
     engine = engine or EngineOptions()
     if (cache is not None or plan.continuous) and not engine.in_process:
         raise ValueError("an evidence cache or one cursor across files needs the local engine")
+    # In this process each file is read after the ones before it merged, so the Rust core
+    # can carry the corpus's accumulators through every scan instead of merging a state
+    # per file; a file that fails midway spoils them, and the corpus is then read again
+    # the other way (rare: a truncated or corrupt compressed file, a read error).
+    # (A second pass that checks stamps drops a changed file after reading it: not carried.)
+    carried = engine.in_process and cache is None and not plan.file_states and not plan.check_stamps
+    try:
+        if carried:
+            try:
+                return _read_all(sources, plan, engine, pool, replayed, cache, carried=True)
+            except CarrySpoiled:
+                pass
+        return _read_all(sources, plan, engine, pool, replayed, cache, carried=False)
+    finally:
+        if engine.progress is not None:
+            engine.progress.end()
+
+
+def _read_all(
+    sources: Sequence[SourceFile],
+    plan: CorpusPlan,
+    engine: EngineOptions,
+    pool: Mapping[str, Any] | None,
+    replayed: Any,
+    cache: EvidenceCache | None,
+    *,
+    carried: bool,
+) -> CorpusRead:
     corpus = CorpusRead(
         MeterState(retain_terms=False),
         ProposalEvidence(trace_values=plan.trace_values),
@@ -573,23 +544,20 @@ def read_corpus(
     merge: Callable[[Any, Any], Any] = _merge_part
     if engine.progress is not None:
         merge = tracked_merge(sources, _merge_part, engine.progress)
-    try:
-        with relaxed_collector():
-            read: CorpusRead = engine.fold(
-                sources,
-                functools.partial(
-                    _read_one,
-                    plan=plan,
-                    cache=cache,
-                    cursor=cursor,
-                ),
-                merge,
-                corpus,
-                _combine_parts,
-            )
-        settle_meter(read)  # the core's meter state leaves it once, here
-        settle_evidence(read)  # and so does its evidence
-        return read
-    finally:
-        if engine.progress is not None:
-            engine.progress.end()
+    with relaxed_collector():
+        read: CorpusRead = engine.fold(
+            sources,
+            functools.partial(
+                _read_one,
+                plan=plan,
+                cache=cache,
+                cursor=cursor,
+                carry=CoreCarry(corpus) if carried else None,
+            ),
+            merge,
+            corpus,
+            _combine_parts,
+        )
+    settle_meter(read)  # the core's meter state leaves it once, here
+    settle_evidence(read)  # and so does its evidence
+    return read

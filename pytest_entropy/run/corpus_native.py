@@ -1,6 +1,8 @@
 """The Rust core's accumulators in the corpus's parts (``run/corpus.py``).
 
-A :class:`~pytest_entropy.run.corpus.CorpusPart` holds its meter as ``state`` followed by
+Here too: which files the core reads (:func:`served_natively`) and how (:func:`read_native`,
+into the file's part, or through the corpus's own accumulators that a ``CoreCarry``
+carries). A :class:`~pytest_entropy.run.corpus.CorpusPart` holds its meter as ``state`` followed by
 ``native_meter`` (a ``NativeMeter`` of the core, or None) and its proposals' evidence as
 ``evidence`` followed by ``native_evidence`` (a ``NativeEvidence``, or the plain
 :class:`ProposalEvidence` one becomes when it crosses a process). Parts combine in file
@@ -15,13 +17,27 @@ import sys
 
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
-from pytest_entropy.ingest.native_tallies import settled_evidence
+from pytest_entropy.core.regex import watch_unenforced
+from pytest_entropy.ingest.native_tallies import CoreCarry, NativeTallies, settled_evidence
+from pytest_entropy.run.corpus_listeners import Listeners
+from pytest_entropy.sources.scan import ModelCursor, scan_source
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["combine_evidence", "combine_meters", "settle_evidence", "settle_meter"]
+    from pytest_entropy.run.corpus import CorpusPart, CorpusPlan, ReplayHooks, SourceFile
+    from pytest_entropy.sources.incremental import EvidenceCache
+
+__all__ = [
+    "CarrySpoiled",
+    "combine_evidence",
+    "combine_meters",
+    "read_native",
+    "served_natively",
+    "settle_evidence",
+    "settle_meter",
+]
 
 
 def _has_meter(state: MeterState) -> bool:
@@ -125,3 +141,79 @@ def combine_evidence(first: Any, then: Any) -> None:
     else:
         settle_evidence(first)
         first.evidence.merge(_plain_evidence(found, first.evidence.trace_values))
+
+
+def served_natively(
+    plan: CorpusPlan, cache: EvidenceCache | None, hooks: ReplayHooks | None
+) -> bool:
+    """Whether the Rust core can read a file for ``plan``: it gathers the meter, the audited
+    refs, the proposals' evidence, the pool window and the trial (a replay that is the
+    trial alone); not the session records, redacted windows, other replays or a cache. It
+    reads as the generation ``plan.options.metric_version`` names, as the plain path does."""
+    if cache is not None or plan.records or (plan.windows and plan.redact_values):
+        return False
+    if hooks is None:
+        return True
+    return hooks.trial is not None and hooks.on_value is None and hooks.trial.counts_natively()
+
+
+def _native_tallies(
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    hooks: ReplayHooks | None,
+    carry: CoreCarry | None,
+) -> NativeTallies:
+    """What the Rust core gathers for ``plan`` beside the meter, into ``part`` (or into the
+    corpus's accumulators that ``carry`` carries)."""
+    wants_evidence = plan.proposals or plan.observation_values
+    return NativeTallies(
+        carry=carry,
+        native_meter=plan.meter,
+        native_evidence=True,
+        origin=source.index,
+        evidence=part.evidence if wants_evidence else None,
+        operations=plan.proposals,
+        observation_values=plan.observation_values,
+        audit_refs=part.audit_refs if plan.audit_refs else None,
+        window=plan.windows,
+        trial=None if hooks is None else hooks.trial,
+    )
+
+
+def read_native(
+    source: SourceFile,
+    plan: CorpusPlan,
+    part: CorpusPart,
+    cursor: ModelCursor | None,
+    native: Any,
+    hooks: ReplayHooks | None,
+    carry: CoreCarry | None,
+) -> tuple[bool, Listeners]:
+    """One file read by the Rust core: the meter and what :func:`_native_tallies` says."""
+    if carry is not None:
+        carry.start()  # nothing adopted yet for this file
+    tallies = _native_tallies(source, plan, part, hooks, carry)
+    with watch_unenforced() as met:  # the trial's checks are built as the calls come
+        readable = scan_source(
+            source.location,
+            diagnostics=part.diagnostics,
+            meter=part.state if plan.meter or plan.file_states else None,
+            options=plan.options,
+            cursor=cursor,
+            mentions=plan.mentions,
+            native=native,
+            tallies=tallies,
+        )
+    if not readable and carry is not None and carry.adopted:
+        raise CarrySpoiled(source.location)
+    if hooks is not None:
+        part.patterns = met.patterns
+        part.external_refs = met.refs
+    part.native_meter = tallies.meter
+    part.native_evidence = tallies.kept_evidence
+    return readable, Listeners(hooks=hooks, window=tallies.window_summary(source.window))
+
+
+class CarrySpoiled(Exception):
+    """A file failed midway through a scan that carried the corpus's accumulators."""
