@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Any
 
-    from pytest_entropy.run.corpus import CorpusPart, CorpusPlan, ReplayHooks, SourceFile
+    from pytest_entropy.run.corpus_plan import CorpusPart, CorpusPlan, ReplayHooks, SourceFile
     from pytest_entropy.sources.incremental import EvidenceCache
 
 __all__ = [
