@@ -13,8 +13,6 @@ order whatever mixes. ``read_corpus`` settles what is left once, at the end.
 
 from __future__ import annotations
 
-import sys
-
 from pytest_entropy.core.meter import MeterState
 from pytest_entropy.core.proposals import ProposalEvidence
 from pytest_entropy.core.regex import watch_unenforced
@@ -44,36 +42,12 @@ def _has_meter(state: MeterState) -> bool:
     return bool(state.traces or state.refs or state.models or state.task_sequences)
 
 
-def _release_freed() -> None:
-    """Hands the C heap's free pages back to the system where the C library can (glibc's
-    ``malloc_trim``). The core's meter state, freed by its export, lies in that heap, which
-    Python's small objects (in their own arenas) never reuse: without this, the process
-    would keep its pages for the rest of the run. Nothing else changes."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes  # only here: measure's start-up does not pay for it (issue 32)
-
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError, TypeError):  # not glibc (musl has no malloc_trim)
-        return
-    trim(0)
-
-
-# Below this many traces the core's freed state is too small to be worth handing back
-# (and loading ctypes to do it costs a small run's start-up a few milliseconds).
-_TRIM_TRACES = 10_000
-
-
 def settle_meter(part: Any) -> None:
     """``state`` followed by ``native_meter`` as one MeterState (the core's exported once:
     the export moves the state out of the core, freeing it as the plain data is built)."""
     if part.native_meter is not None:
-        large = part.native_meter.traces >= _TRIM_TRACES
         data = part.native_meter.export()
         part.native_meter = None
-        if large:
-            _release_freed()
         part.state.merge_plain(data)
 
 
@@ -112,7 +86,6 @@ def settle_evidence(part: Any) -> None:
     else:  # the core's evidence is freed before its plain data becomes objects
         origin, data = found.origin, found.export()
         del found
-        _release_freed()
         settled = settled_evidence(origin, part.evidence.trace_values, data)
     if _has_evidence(part.evidence):
         part.evidence.merge(settled)
