@@ -73,9 +73,24 @@ def has_pattern(pattern: bytes) -> Callable[[bytes], bool]:
     return lambda head: compiled.search(head) is not None
 
 
+# The blanks ``bytes.strip()`` removes, which are also what ``\s`` matches in a bytes pattern.
+BLANKS: Final = b" \t\n\r\x0b\x0c"
+
+
 def document_start(head: bytes) -> bytes:
     """The first non-blank byte (``[`` for an array document, ``{`` for an object)."""
+    first = head[:1]
+    if first and first not in BLANKS:  # nearly every head: nothing to strip, no copy made
+        return first
     return head.lstrip()[:1]
+
+
+def blanks_end(head: bytes, at: int = 0) -> int:
+    """The position of the first non-blank byte of ``head`` at or after ``at`` (its length
+    when there is none)."""
+    while at < len(head) and head[at] in BLANKS:
+        at += 1
+    return at
 
 
 def looks_like_messages(head: bytes) -> bool:

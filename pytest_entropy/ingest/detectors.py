@@ -14,6 +14,7 @@ from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.core.patterns import LazyPattern
 from pytest_entropy.ingest.detection import (
     FABRIC_MARK,
+    blanks_end,
     document_start,
     file_contains,
     has_pattern,
@@ -197,7 +198,12 @@ _RESULT_ENTRY: Final = LazyPattern(rb'\A\s*\{\s*"id"\s*:\s*"[^"\n]*"\s*,\s*"resu
 
 def detect_bfcl(path: str | os.PathLike[str], head: bytes) -> bool:
     """A result entry first: ``{"id": "<test id>", "result": ...`` (BFCL writes it so)."""
-    # The substring test first: most heads lack it, and the pattern is then never compiled.
+    # The pattern's anchored start first, without searching the head (most heads fail it
+    # within a few bytes), then the substring test (a head of other records with ids lacks
+    # it, and the pattern is then never compiled).
+    at = blanks_end(head)
+    if not head.startswith(b"{", at) or not head.startswith(b'"id"', blanks_end(head, at + 1)):
+        return False
     return b'"result"' in head and _RESULT_ENTRY.match(head) is not None
 
 
