@@ -31,7 +31,7 @@ def _bfcl_as_defined(head: bytes) -> bool:
 @example(b' \x0b{\x0c"id" : "t-1" ,\n "result": []}')
 @example(b'{"id":"a","result":')
 @example(b'{"id":"a\nb","result":1}')
-@example(b"\xa0{\"id\":\"a\",\"result\":1}")
+@example(b'\xa0{"id":"a","result":1}')
 @example(b" \t\n\r\x0b\x0c")
 @example(b"")
 def test_detect_bfcl_decides_as_its_definition(head: bytes) -> None:

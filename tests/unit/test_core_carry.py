@@ -17,8 +17,13 @@ import pytest
 
 from pytest_entropy.ingest import native_tallies
 from pytest_entropy.run import corpus
-from pytest_entropy.run.corpus import CorpusPlan, CorpusRead, EngineOptions, read_corpus
-from pytest_entropy.run.corpus import source_files
+from pytest_entropy.run.corpus import (
+    CorpusPlan,
+    CorpusRead,
+    EngineOptions,
+    read_corpus,
+    source_files,
+)
 from tests.dask_support import session_text
 from tests.native_core_support import native_core_module, on_path
 from tests.unit.test_native_meter import _fingerprint
