@@ -207,7 +207,10 @@ def _detects(known: SessionFormat | _BuiltIn, path: str | os.PathLike[str], head
     return known.detector is not None and known.detector(as_path(path), head)
 
 
-def _rereadable(path: str | os.PathLike[str]) -> bool:
+def rereadable(path: str | os.PathLike[str]) -> bool:
+    """Whether a local path can be opened and read from the start again (a regular file;
+    not a FIFO or ``/dev/fd/N`` pipe, which a first read drains). One that cannot be
+    examined counts as rereadable: its read names the problem."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
@@ -222,7 +225,7 @@ def resolve_format(path: str | os.PathLike[str], options: ReadOptions) -> str:
             raise _unknown_session_format(chosen)
         return chosen
     detecting = [known for known in _SESSION_FORMATS if known.detector is not None]
-    if not detecting or not _rereadable(path):
+    if not detecting or not rereadable(path):
         # A pipe (``<(...)``) or FIFO can be read once: sniffing its head would eat what the
         # reader needs, so it is read natively unless --format names its format.
         return NATIVE_FORMAT

@@ -36,6 +36,7 @@ from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.ingest.native_tallies import CoreCarry
 from pytest_entropy.ingest.paths import as_path
+from pytest_entropy.ingest.registry import rereadable
 from pytest_entropy.run.collector import relaxed_collector
 from pytest_entropy.run.corpus_listeners import Listeners, plain_listeners
 from pytest_entropy.run.corpus_native import (
@@ -63,6 +64,7 @@ from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
 from pytest_entropy.run.file_verdicts import judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.scan import ModelCursor, scan_source
+from pytest_entropy.sources.urls import is_url
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
@@ -362,9 +364,16 @@ def read_corpus(
     # In this process each file is read after the ones before it merged, so the Rust core
     # can carry the corpus's accumulators through every scan instead of merging a state
     # per file; a file that fails midway spoils them, and the corpus is then read again
-    # the other way (rare: a truncated or corrupt compressed file, a read error).
+    # the other way (rare: a truncated or corrupt compressed file, a read error). So every
+    # source must read the same twice: not a pipe or FIFO, which the first read drains.
     # (A second pass that checks stamps drops a changed file after reading it: not carried.)
-    carried = engine.in_process and cache is None and not plan.file_states and not plan.check_stamps
+    carried = (
+        engine.in_process
+        and cache is None
+        and not plan.file_states
+        and not plan.check_stamps
+        and all(is_url(s.location) or rereadable(s.location) for s in sources if s.skip is None)
+    )
     try:
         if carried:
             try:

@@ -10,6 +10,8 @@ still the plain path's, with the failed file counted once.
 from __future__ import annotations
 
 import gzip
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -131,4 +133,36 @@ def test_a_file_that_cannot_be_opened_does_not_spoil_the_carry(
         watch = _Watch(monkeypatch)
         read = _read([*paths[:2], missing, paths[2]], "propose")
     assert watch.reads == [True]  # nothing was adopted for it: no second read
+    assert _fingerprint(read) == expected
+
+
+def test_a_pipe_among_the_sources_is_never_read_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second read would find the pipe drained: with one among the sources nothing is
+    carried, so a file failing midway costs no second read and loses nothing."""
+    native_core_module()
+    paths = _write(tmp_path / "c", ["00.jsonl", "corrupt.jsonl.gz", "02.jsonl"])
+    piped = session_text(300, 60_000, 9).encode()
+    on_disk = tmp_path / "piped.jsonl"
+    on_disk.write_bytes(piped)
+    with on_path("plain"):
+        expected = _fingerprint(_read([on_disk, *paths], "propose"))
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(write_end, "wb") as stream:
+            stream.write(piped)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        with on_path("native"):
+            watch = _Watch(monkeypatch)
+            read = _read([Path(f"/dev/fd/{read_end}"), *paths], "propose")
+    finally:
+        writer.join(timeout=60)
+        os.close(read_end)
+    assert watch.reads == [False]
+    assert read.diagnostics.traces > 0
     assert _fingerprint(read) == expected
