@@ -2,8 +2,8 @@
 //!
 //! The scan builds and drops a small tree per trace line, and the tallies many short
 //! strings; under glibc's malloc that churn was a tenth of a command's samples, and
-//! mimalloc takes 7-19 % off propose, compile, trial and pool on the real-call corpus
-//! (`docs/performance.md`, "The allocator"). Only Rust's own allocations go through it:
+//! mimalloc takes 5-19 % off every command on the real-call corpus
+//! (`docs/decisions.md`, "The allocator, and accumulators carried through the scans"). Only Rust's own allocations go through it:
 //! the objects handed to Python are allocated by Python.
 //!
 //! Two settings keep it a good guest in someone else's interpreter:
@@ -23,7 +23,8 @@ use libmimalloc_sys::{mi_option_get, mi_option_set_default, mi_option_t, mi_vers
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_purge_delay` in mimalloc 2's `mi_option_e` (the crate exports no constant for
-/// it); `tests/test_native_core.py` checks that this index reads the documented default.
+/// it); `tests/unit/test_native_allocator.py` checks that this index reads the documented
+/// default.
 const PURGE_DELAY: mi_option_t = 15;
 
 /// The purge delay (milliseconds) before [`configure`] and after: what the module reports

@@ -2,7 +2,7 @@
 //! The plain Python in `pytest_entropy/core` and `pytest_entropy/ingest` is the
 //! specification; `tests/vectors.rs` compares this crate with it on recorded vectors.
 
-// No unsafe code of our own but the allocator's one option call (src/alloc.rs); only what
+// No unsafe code of our own but the allocator's option calls (src/alloc.rs); only what
 // PyO3's macros expand to, behind `python`.
 #![cfg_attr(not(feature = "python"), forbid(unsafe_code))]
 
