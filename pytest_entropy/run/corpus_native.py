@@ -1,8 +1,10 @@
-"""The Rust core's accumulators in the corpus's parts (``run/corpus.py``).
+"""The Rust core in the corpus read (``run/corpus.py``): which files it reads, how, and its
+accumulators in the corpus's parts.
 
-Here too: which files the core reads (:func:`served_natively`) and how (:func:`read_native`,
-into the file's part, or through the corpus's own accumulators that a ``CoreCarry``
-carries). A :class:`~pytest_entropy.run.corpus.CorpusPart` holds its meter as ``state`` followed by
+:func:`served_natively` says whether the core can read a file for a plan, and
+:func:`read_native` reads it: into the file's part, or through the corpus's own
+accumulators, which a ``CoreCarry`` hands from scan to scan. A
+:class:`~pytest_entropy.run.corpus_plan.CorpusPart` holds its meter as ``state`` followed by
 ``native_meter`` (a ``NativeMeter`` of the core, or None) and its proposals' evidence as
 ``evidence`` followed by ``native_evidence`` (a ``NativeEvidence``, or the plain
 :class:`ProposalEvidence` one becomes when it crosses a process). Parts combine in file
