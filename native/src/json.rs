@@ -242,23 +242,38 @@ pub enum Value<'a> {
 
 impl Drop for Value<'_> {
     /// Drops nested containers with a loop: a value nested 10**5 deep must not overflow
-    /// the stack on its way out, as it does not on its way in.
+    /// the stack on its way out, as it does not on its way in. The first container's own
+    /// items (or members) become the loop's stack, so a shallow value allocates nothing.
     fn drop(&mut self) {
         fn is_nest(v: &Value) -> bool {
             matches!(v, Value::Array(a) if !a.is_empty())
                 || matches!(v, Value::Object(o) if !o.is_empty())
         }
-        let mut stack = match self {
-            Value::Array(items) if items.iter().any(is_nest) => std::mem::take(items),
+        let mut items = Vec::new();
+        let mut members = Vec::new();
+        match self {
+            Value::Array(found) if found.iter().any(is_nest) => items = std::mem::take(found),
             Value::Object(object) if object.entries.iter().any(|(_, v)| is_nest(v)) => {
-                object.entries.drain(..).map(|(_, v)| v).collect()
+                members = std::mem::take(&mut object.entries);
             }
             _ => return,
-        };
-        while let Some(mut value) = stack.pop() {
+        }
+        loop {
+            let mut value = match items.pop() {
+                Some(value) => value,
+                None => match members.pop() {
+                    Some((_, value)) => value,
+                    None => return,
+                },
+            };
+            // Its children join the stacks; it then drops empty.
             match &mut value {
-                Value::Array(items) => stack.append(items),
-                Value::Object(object) => stack.extend(object.entries.drain(..).map(|(_, v)| v)),
+                Value::Array(found) if items.is_empty() => items = std::mem::take(found),
+                Value::Array(found) => items.append(found),
+                Value::Object(object) if members.is_empty() => {
+                    members = std::mem::take(&mut object.entries);
+                }
+                Value::Object(object) => members.append(&mut object.entries),
                 _ => {}
             }
         }
@@ -650,6 +665,17 @@ impl<'a> Parser<'a> {
     /// One value that sits inside `open` containers, with an explicit stack instead of
     /// recursion; `elide`: string values are read but left empty ([`Select::Shape`]).
     fn value(&mut self, open: usize, elide: bool) -> Result<Value<'a>, ParseError> {
+        // A scalar needs no stack (most selected members are one).
+        self.skip();
+        match self.peek() {
+            Some(b'"') if elide => {
+                self.skip_string()?;
+                return Ok(Value::String(JsString::default()));
+            }
+            Some(b'"') => return self.string().map(Value::String),
+            Some(b'{' | b'[') | None => {}
+            Some(_) => return self.scalar(),
+        }
         let mut stack = std::mem::take(&mut self.frames);
         let value = self.value_on(&mut stack, open, elide);
         stack.clear();
@@ -773,7 +799,7 @@ impl<'a> Parser<'a> {
             return Ok(Value::Object(object));
         }
         loop {
-            let (key, named) = self.named_key(members)?;
+            let (key, named) = self.named_key(members, rest.is_some())?;
             match named.map(|at| &members[at].1).or(rest) {
                 Some(inner) => {
                     let value = self.selected(inner, open + 1)?;
@@ -973,30 +999,44 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// [`Parser::key`] and the position of the member it names in `members`, without
-    /// allocating a key spelled exactly as one of them.
+    /// [`Parser::key`] and the position of the member it names in `members`. A key spelled
+    /// exactly as a member's name (names hold no quote, backslash or control character) is
+    /// recognised in place; any other key without an escape names none of them, and is
+    /// borrowed from the line when `keep` asks for it (an empty string otherwise). Only a
+    /// key with an escape is decoded before it is compared.
     fn named_key(
         &mut self,
         members: &[(&'static str, Select)],
+        keep: bool,
     ) -> Result<(JsString<'a>, Option<usize>), ParseError> {
         self.skip();
         if self.peek() == Some(b'"') {
-            let rest = &self.text[self.at + 1..];
-            if let Some(end) = memchr::memchr2(b'"', b'\\', rest) {
-                let raw = &rest[..end];
-                let found = members.iter().position(|(name, _)| name.as_bytes() == raw);
-                if let (Some(at), Some(b'"')) = (found, rest.get(end)) {
-                    self.at += end + 2;
-                    self.skip();
-                    if self.peek() != Some(b':') {
-                        return self.fail("expected ':'");
-                    }
-                    self.at += 1;
-                    let key = JsString {
-                        repr: Repr::Borrowed(members[at].0),
-                    };
-                    return Ok((key, Some(at)));
-                }
+            let start = self.at + 1;
+            let rest = &self.text[start..];
+            let found = members.iter().position(|(name, _)| {
+                let name = name.as_bytes();
+                rest.get(name.len()) == Some(&b'"') && rest.starts_with(name)
+            });
+            if let Some(at) = found {
+                let name = members[at].0;
+                self.at = start + name.len() + 1;
+                self.colon()?;
+                let key = JsString {
+                    repr: Repr::Borrowed(name),
+                };
+                return Ok((key, Some(at)));
+            }
+            if let Some(end) = special_byte(rest).filter(|&end| rest[end] == b'"') {
+                self.at = start + end + 1;
+                self.colon()?;
+                let key = match keep {
+                    // Both ends are ASCII bytes, so the slice is on character boundaries.
+                    true => JsString {
+                        repr: Repr::Borrowed(&self.source[start..start + end]),
+                    },
+                    false => JsString::default(),
+                };
+                return Ok((key, None));
             }
         }
         let key = self.key()?;
@@ -1004,6 +1044,16 @@ impl<'a> Parser<'a> {
             .iter()
             .position(|(name, _)| name.as_bytes() == key.as_wtf8());
         Ok((key, at))
+    }
+
+    /// The `:` after a member's key.
+    fn colon(&mut self) -> Result<(), ParseError> {
+        self.skip();
+        if self.peek() != Some(b':') {
+            return self.fail("expected ':'");
+        }
+        self.at += 1;
+        Ok(())
     }
 
     /// A member's key and its `:`.
@@ -1465,6 +1515,58 @@ mod tests {
                         assert_eq!(owned, a.value);
                     }
                     _ => panic!("{shown} {select:?}: {full:?} / {part:?}"),
+                }
+            }
+        }
+    }
+
+    /// Keys a selective read recognises in place or must decode: a member's name spelled
+    /// with an escape is that member, a name's prefix or extension is not, and a broken key
+    /// is refused as the full parse refuses it (the same error at the same offset).
+    #[test]
+    fn member_names_are_matched_as_decoded_keys() {
+        const SHAPED: Select = Select::Object(&[("keep", Select::All)], &Select::Shape);
+        const KEEP: Select = Select::Members(&[("keep", Select::All)]);
+        let keys: [&[u8]; 9] = [
+            b"\"keep\"",
+            b"\"ke\\u0065p\"",
+            b"\"kee\"",
+            b"\"keeps\"",
+            b"\"\"",
+            b"\"k\x01\"",
+            b"\"keep",
+            b"keep",
+            b"\"keep\" ",
+        ];
+        for first in keys {
+            for second in keys {
+                let line = [&b"{"[..], first, b":1,", second, b": \"x\"}"].concat();
+                let full = parse(&line);
+                let shown = String::from_utf8_lossy(&line);
+                for select in [&SHAPED, &KEEP] {
+                    match (&full, &parse_selected(&line, select)) {
+                        (Err(a), Err(b)) => assert_eq!(a, b, "{shown}"),
+                        (Ok(a), Ok(b)) => {
+                            let (Value::Object(whole), Value::Object(some)) = (&a.value, &b.value)
+                            else {
+                                panic!("not objects: {shown}");
+                            };
+                            let kept = |o: &Object<'_>| {
+                                get_member(o, "keep").map(|v| v.clone().into_owned())
+                            };
+                            assert_eq!(kept(whole), kept(some), "{shown}");
+                            if std::ptr::eq(select, &SHAPED) {
+                                let names = |o: &Object<'_>| -> Vec<Vec<u8>> {
+                                    o.entries()
+                                        .iter()
+                                        .map(|(k, _)| k.as_wtf8().to_vec())
+                                        .collect()
+                                };
+                                assert_eq!(names(whole), names(some), "{shown}");
+                            }
+                        }
+                        (a, b) => panic!("{shown}: {a:?} / {b:?}"),
+                    }
                 }
             }
         }

@@ -45,6 +45,31 @@ fn string<'py>(py: Python<'py>, s: &JsString) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
+/// The keys of one value's objects, each text built once (a schema repeats `type` and
+/// `description` thousands of times): one `str`, its hash computed once, in every dict.
+#[derive(Default)]
+struct Keys<'py> {
+    built: std::collections::HashMap<Vec<u8>, Bound<'py, PyAny>>,
+}
+
+impl<'py> Keys<'py> {
+    /// Keys this long or longer are rarely repeated: built each time.
+    const LONGEST: usize = 64;
+
+    fn get(&mut self, py: Python<'py>, key: &JsString) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = key.as_wtf8();
+        if bytes.len() >= Self::LONGEST {
+            return string(py, key);
+        }
+        if let Some(found) = self.built.get(bytes) {
+            return Ok(found.clone());
+        }
+        let text = string(py, key)?;
+        self.built.insert(bytes.to_vec(), text.clone());
+        Ok(text)
+    }
+}
+
 /// Builds the Python object bottom-up with an explicit stack (no depth limit).
 pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
     enum Step<'v> {
@@ -54,6 +79,7 @@ pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'p
     }
     let mut steps = vec![Step::Visit(root)];
     let mut done: Vec<Bound<'py, PyAny>> = Vec::new();
+    let mut keys = Keys::default();
     while let Some(step) = steps.pop() {
         match step {
             Step::Visit(value) => match value {
@@ -83,7 +109,7 @@ pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'p
                 let dict = PyDict::new(py);
                 let values = done.drain(done.len() - object.len()..);
                 for ((key, _), value) in object.entries().iter().zip(values) {
-                    dict.set_item(string(py, key)?, value)?;
+                    dict.set_item(keys.get(py, key)?, value)?;
                 }
                 done.push(dict.into_any());
             }

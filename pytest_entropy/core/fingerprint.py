@@ -154,6 +154,9 @@ def shannon_entropy_bits(counts: Iterable[int | float]) -> float:
     0.811278
     """
     values = list(counts)
+    if len(values) == 1 and type(values[0]) is int:
+        # One outcome: p is 1 or there is nothing, and either way the sum is 0 (spec §2.5).
+        return 0.0
     total: int | float = 0
     for count in values:
         total += count

@@ -85,13 +85,15 @@ def ref_scores(
     shape_weighted = 0.0
     stage_weighted = 0.0
     score_sum = 0.0
+    entropy = shannon_entropy_bits
+    freedom_of = index.freedom
     for ref in order:
         acc = refs[ref]
-        shape_bits = shannon_entropy_bits(acc.signatures.values())
-        stage_bits = shannon_entropy_bits(acc.stages.values())
+        shape_bits = entropy(acc.signatures.values())
+        stage_bits = entropy(acc.stages.values()) if acc.stages else 0.0
         churn = round_metric(acc.churn_sum / acc.churn_pairs) if acc.churn_pairs else 0.0
         rows = lexicon.get(ref, 0)
-        freedom = index.freedom(ref)
+        freedom = freedom_of(ref)
         # Spec §4: the per-ref score is the weighted sum of its five components.
         score = round_metric(
             shape_weight * shape_bits
