@@ -126,47 +126,64 @@ impl WindowTally {
         }
     }
 
-    /// The positions of the entries in code-unit order of their identities.
+    /// The positions of the entries in code-unit order of their identities (distinct, so
+    /// an unstable sort gives the one order).
     pub fn sorted(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.entries.len()).collect();
-        order.sort_by(|&a, &b| {
+        order.sort_unstable_by(|&a, &b| {
             compare_code_units(&self.entries[a].identity, &self.entries[b].identity)
         });
         order
     }
 
     /// The JSON text of the array of every observation's identity in code-unit order, as
-    /// orjson writes it; `None` when an identity holds a lone surrogate (orjson refuses it,
-    /// and the Python hashes the list its own way).
-    pub fn digest_text(&self) -> Option<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.entries.len() * 32 + 2);
-        out.push(b'[');
-        let mut first = true;
-        for at in self.sorted() {
+    /// orjson writes it, handed to `sink` piece by piece; false (and nothing handed on) when
+    /// an identity holds a lone surrogate (orjson refuses it, and the Python hashes the list
+    /// its own way).
+    fn write_digest(&self, sink: &mut impl FnMut(&[u8])) -> bool {
+        if self.entries.iter().any(|entry| !entry.utf8) {
+            return false;
+        }
+        sink(b"[");
+        // One identity's text, written once and handed on for each of its observations.
+        let mut item = Vec::new();
+        for (rank, at) in self.sorted().into_iter().enumerate() {
             let entry = &self.entries[at];
-            if !entry.utf8 {
-                return None;
-            }
-            // Written once, then repeated for every observation of the identity.
-            let start = out.len();
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            write_json_string(&mut out, &entry.identity);
-            let written = if start == 0 || out[start] != b',' {
-                let mut item = vec![b','];
-                item.extend_from_slice(&out[start..]);
-                item
-            } else {
-                out[start..].to_vec()
-            };
+            item.clear();
+            item.push(b',');
+            write_json_string(&mut item, &entry.identity);
+            let first = usize::from(rank == 0);
+            sink(&item[first..]);
             for _ in 1..entry.seen {
-                out.extend_from_slice(&written);
+                sink(&item);
             }
         }
-        out.push(b']');
-        Some(out)
+        sink(b"]");
+        true
+    }
+
+    /// [`WindowTally::write_digest`]'s text (what the digest hashes).
+    pub fn digest_text(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.entries.len() * 32 + 2);
+        self.write_digest(&mut |piece| out.extend_from_slice(piece))
+            .then_some(out)
+    }
+
+    /// The lowercase hex SHA-256 of [`WindowTally::digest_text`], without the text ever
+    /// held whole (an identity holds up to 64 KiB and repeats for each observation).
+    pub fn digest_hex(&self) -> Option<String> {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        if !self.write_digest(&mut |piece| hasher.update(piece)) {
+            return None;
+        }
+        Some(
+            hasher
+                .finalize()
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect(),
+        )
     }
 }
 
@@ -236,8 +253,26 @@ fn code_units(bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
 /// code-point order, which differs from code-unit order only where a four-byte sequence
 /// (an astral character) meets a three-byte one from U+D000 up; only those comparisons
 /// decode.
+/// How many bytes `a` and `b` begin with alike, found 32 bytes at a time (identities of one
+/// ref and key share their prefix, and often a long path after it).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 32;
+    let mut same = 0;
+    for (x, y) in a.chunks_exact(BLOCK).zip(b.chunks_exact(BLOCK)) {
+        if x != y {
+            break;
+        }
+        same += BLOCK;
+    }
+    same + a[same..]
+        .iter()
+        .zip(&b[same..])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 pub fn compare_code_units(a: &[u8], b: &[u8]) -> Ordering {
-    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let same = common_prefix(a, b);
     if same == a.len() || same == b.len() {
         return a.len().cmp(&b.len());
     }
@@ -314,6 +349,8 @@ mod tests {
         tally.add(&text("r"), &text("k"), &value("1e21"), 1);
         tally.add(&text("r"), &text("k"), &value("\"ab\""), 1);
         assert_eq!((tally.dropped, tally.oversized), (3, 1));
+        let hex = crate::writer::sha256_hex(&tally.digest_text().unwrap());
+        assert_eq!(tally.digest_hex(), Some(hex));
         let text = String::from_utf8(tally.digest_text().unwrap()).unwrap();
         assert_eq!(
             text,

@@ -8,8 +8,9 @@
 //! * `Evidence(trace_values)`: `add_operations_json(raw)` (one execution: a JSON array of
 //!   `[ref, args, outcome]`), `add_audits_json(raw)` (the audits' values), `export()`.
 //! * `WindowTally(drop_unloadable, max_value_bytes)`: `add_audits_json(raw)`, `summary()`
-//!   (as `pool_window.WindowTally.summary`), `digest_summary()` (the identities as the JSON
-//!   text orjson writes of them, or None: see `pool::WindowTally::digest_text`).
+//!   (as `pool_window.WindowTally.summary`), `digest_summary()` (the identities' digest:
+//!   the SHA-256 hex of the JSON text orjson writes of them, see
+//!   `pool::WindowTally::digest_text`, or their list when orjson has no text for them).
 //! * `TrialVerdicts(declared, resolve)`: `resolve(ref)` gives `TrialSurfaces._native_parts`;
 //!   the checks and remembered verdicts one command's files share.
 //! * `TrialTally(declared, resolve)` or `TrialTally.over(verdicts)`: `add_trace_json(raw)`,
@@ -260,7 +261,7 @@ impl WindowTally {
         ))
     }
 
-    /// `(counts, JSON text of the sorted identities or None, dropped, oversized)`.
+    /// `(counts, the sorted identities' digest or their list, dropped, oversized)`.
     fn digest_summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         window_digest_summary(py, &self.inner)
     }
@@ -274,14 +275,14 @@ fn window_counts<'py>(py: Python<'py>, tally: &pool::WindowTally) -> PyResult<Bo
     Ok(counts)
 }
 
-/// `(counts, the sorted identities' JSON text, dropped, oversized)`; the identities as a
-/// list instead of the text when one holds a lone surrogate (orjson has no text for it).
+/// `(counts, the SHA-256 hex of the sorted identities' JSON text, dropped, oversized)`; the
+/// identities as a list instead when one holds a lone surrogate (orjson has no text for it).
 pub(crate) fn window_digest_summary<'py>(
     py: Python<'py>,
     tally: &pool::WindowTally,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let digest = match tally.digest_text() {
-        Some(bytes) => PyBytes::new(py, &bytes).into_any(),
+    let digest = match tally.digest_hex() {
+        Some(hex) => PyString::new(py, &hex).into_any(),
         None => {
             let identities = PyList::empty(py);
             for at in tally.sorted() {

@@ -13,7 +13,6 @@ reference's key orders, so the files interoperate byte for byte. One named excep
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
 from collections.abc import Iterable, Mapping
@@ -291,14 +290,11 @@ def tally_summary(file: str, tally: Tally) -> WindowSummary:
 def native_window_summary(file: str, found: tuple[Any, ...]) -> WindowSummary:
     """The :class:`WindowSummary` of a window the Rust core tallied: ``found`` is its
     ``(counts, identities, dropped, oversized)`` where the identities (in code-unit order)
-    come as the JSON text orjson writes of them, hashed here as
-    :func:`~pytest_entropy.core.pool_window.identities_digest` hashes the list, or as the
+    come already digested (the core hashes the JSON text orjson writes of them, as
+    :func:`~pytest_entropy.core.pool_window.identities_digest` hashes the list), or as the
     list itself when one holds a lone surrogate."""
     counts, identities, dropped, oversized = found
-    if type(identities) is bytes:
-        digest = hashlib.sha256(identities).hexdigest()
-    else:
-        digest = identities_digest(identities)
+    digest = identities if type(identities) is str else identities_digest(identities)
     return WindowSummary(file, counts, digest, dropped, oversized)
 
 
