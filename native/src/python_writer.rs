@@ -301,11 +301,23 @@ fn file_text(value: &Bound<'_, PyAny>, indent_depth: Option<i64>) -> Option<Stri
     Some(out)
 }
 
+/// `file_text` in UTF-8, or `None`: a state file's bytes without a Python `str` between
+/// (a text with one astral character is four bytes a character as a `str`).
+#[pyfunction]
+#[pyo3(signature = (value, indent_depth = None))]
+fn file_bytes<'py>(
+    value: &Bound<'py, PyAny>,
+    indent_depth: Option<i64>,
+) -> Option<Bound<'py, PyBytes>> {
+    file_text(value, indent_depth).map(|out| PyBytes::new(value.py(), out.as_bytes()))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(stable_json_hash, m)?)?;
     m.add_function(wrap_pyfunction!(js_stringify, m)?)?;
     m.add_function(wrap_pyfunction!(file_text, m)?)?;
+    m.add_function(wrap_pyfunction!(file_bytes, m)?)?;
     Ok(())
 }

@@ -46,6 +46,7 @@ __all__ = [
     "array_fragment",
     "canonical_json",
     "collation_sort_key",
+    "file_bytes",
     "file_text",
     "icu_version",
     "js_stringify",
@@ -490,6 +491,14 @@ def file_text(value: Any, *, indent_depth: int | None = None) -> str:
     """
     text = _native_text("file_text", value, indent_depth)
     return _plain_file_text(value, indent_depth) if text is None else text
+
+
+def file_bytes(value: Any, *, indent_depth: int | None = None) -> bytes:
+    """:func:`file_text` in UTF-8 (what a state file holds), written as bytes by the core."""
+    data = _native_text("file_bytes", value, indent_depth)
+    if data is None:
+        return _plain_file_text(value, indent_depth).encode("utf-8")
+    return data  # type: ignore[no-any-return]
 
 
 def _plain_file_text(value: Any, indent_depth: int | None) -> str:

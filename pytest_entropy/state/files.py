@@ -230,15 +230,16 @@ def fsync_directory(directory: Path) -> None:
     _fsync_directory(directory)
 
 
-def write_file_atomic(path: Path, text: str, *, mode: int = 0o600) -> bool:
-    """Write ``text`` to ``path`` atomically; returns False when the bytes were identical.
+def write_file_atomic(path: Path, text: str | bytes, *, mode: int = 0o600) -> bool:
+    """Write ``text`` (a ``str`` written as UTF-8, or the bytes themselves) to ``path``
+    atomically; returns False when the bytes were identical.
 
     Refuses anything at ``path`` that is not a regular file (a symlink is not followed, a
     directory, FIFO or device is not replaced). The temporary file is created exclusively
     beside the target, fsynced, renamed over it, and the directory fsynced.
     """
     path = as_path(path)
-    data = text.encode("utf-8")
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     if not existing_differs(path, data):
         return False
     temporary = stage_file(path, data, mode=mode)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from pytest_entropy.core.artifact import parse_compiled_surface_artifact
-from pytest_entropy.core.canonical import file_text
+from pytest_entropy.core.canonical import file_bytes
 from pytest_entropy.core.pool import parse_observation_pool
 from pytest_entropy.core.v3.artifact import (
     parse_compiled_surface_artifact as parse_compiled_surface_artifact_v3,
@@ -60,6 +60,7 @@ __all__ = [
     "StoreLockTimeout",
     "Write",
     "commit",
+    "document_bytes",
     "document_text",
     "ensure_directory",
     "ensure_state_directory",
@@ -205,13 +206,21 @@ def _repeated_plan_ref(value: Any) -> str | None:
 
 
 def document_text(path: Path, kind: StoreKind, value: dict[str, Any]) -> str:
-    """The file text of ``value``, once the loader that reads ``path`` accepts it.
+    """The file text of ``value``, once the loader that reads ``path`` accepts it
+    (:func:`document_bytes` decoded)."""
+    return document_bytes(path, kind, value).decode("utf-8")
+
+
+def document_bytes(path: Path, kind: StoreKind, value: dict[str, Any]) -> bytes:
+    """The file's bytes for ``value`` (UTF-8), once the loader that reads ``path`` accepts
+    them. They stay bytes from the writer to the disk: a text that holds one astral
+    character would be four bytes a character as a ``str``.
 
     Raises :class:`StoreError` (nothing is written) when the loader would reject the text -
     for example a ``gate.beforeScore`` of ``1e400``, which JSON writes as ``null``.
     """
-    text = file_text(value)
-    problem = _parse(text.encode("utf-8"), kind).error
+    data = file_bytes(value)
+    problem = _parse(data, kind).error
     if problem is not None:
         where = _non_finite_at(value)
         detail = f"; {where} is a number JSON cannot represent" if where is not None else ""
@@ -225,12 +234,12 @@ def document_text(path: Path, kind: StoreKind, value: dict[str, Any]) -> str:
             f"{path}: refusing to write a {kind.label} its own loader would reject"
             f" ({problem}{detail}); nothing was written"
         )
-    return text
+    return data
 
 
 def write_document(path: Path, kind: StoreKind, value: dict[str, Any]) -> bool:
-    """Validate (:func:`document_text`) and write atomically, without the lock."""
-    return write_file_atomic(Path(path), document_text(Path(path), kind, value))
+    """Validate (:func:`document_bytes`) and write atomically, without the lock."""
+    return write_file_atomic(Path(path), document_bytes(Path(path), kind, value))
 
 
 def lock_name(path: Path) -> str:
@@ -283,7 +292,7 @@ def update_path(
         value = change(current.file)
         if keep is not None and keep(current.file, value):
             return SaveResult(value, False)
-        written = write_file_atomic(path, document_text(path, kind, value))
+        written = write_file_atomic(path, document_bytes(path, kind, value))
     return SaveResult(value, written)
 
 
@@ -344,7 +353,7 @@ def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveR
     kinds = {os.path.abspath(item.path): item.kind for item in snapshots}
     kinds.update((os.path.abspath(item.path), item.kind) for item in writes)
     # Everything is validated and encoded before the first byte is written.
-    texts = [document_text(item.path, item.kind, item.value).encode("utf-8") for item in writes]
+    texts = [document_bytes(item.path, item.kind, item.value) for item in writes]
     with ExitStack() as locks:
         for target in sorted(
             kinds, key=lambda name: (os.path.dirname(name), lock_name(Path(name)))
@@ -378,7 +387,7 @@ def commit(snapshots: Sequence[Snapshot], writes: Sequence[Write]) -> list[SaveR
             write_files([(writes[index].path, texts[index]) for index in changed])
         else:
             for index in changed:
-                write_file_atomic(writes[index].path, texts[index].decode("utf-8"))
+                write_file_atomic(writes[index].path, texts[index])
     return [SaveResult(item.value, index in changed) for index, item in enumerate(writes)]
 
 

@@ -88,6 +88,11 @@ def test_every_form_as_the_plain_writer(
     assert native.js_stringify(value) == plain(canonical.js_stringify, value)
     expected = plain(canonical.file_text, value, indent_depth=indent_depth)
     assert native.file_text(value, indent_depth) == expected
+    # a state file's bytes: the core's and the plain writer's, and the text in UTF-8
+    assert native.file_bytes(value, indent_depth) == expected.encode()
+    written_bytes = plain(canonical.file_bytes, value, indent_depth=indent_depth)
+    assert written_bytes == expected.encode()
+    assert canonical.file_bytes(value, indent_depth=indent_depth) == written_bytes
     expected = plain(canonical.canonical_json, value)
     written = native.canonical_json(value, canonical._icu_positions)
     assert written == expected
@@ -195,7 +200,8 @@ def test_the_core_declines_what_only_the_plain_writer_decides(
 ) -> None:
     for form in ("canonical_json", "canonical_json_bytes", "js_stringify", "file_text"):
         assert getattr(native, form)(value) is None, form
-    for form in ("canonical_json", "js_stringify", "file_text", "stable_json_hash"):
+    assert native.file_bytes(value) is None
+    for form in ("canonical_json", "js_stringify", "file_text", "file_bytes", "stable_json_hash"):
         same_outcome(getattr(canonical, form), value)
 
 

@@ -22,6 +22,8 @@ from pytest_entropy.state.store import (
     StoreDamagedError,
     StoreError,
     StoreLockTimeout,
+    document_bytes,
+    document_text,
     load,
     save,
     state_lock,
@@ -120,6 +122,22 @@ def test_atomic_writer_never_clobbers_a_directory(tmp_path: Path) -> None:
     assert write_file_atomic(tmp_path / "new" / "out.json", "{}\n") is True
     assert write_file_atomic(tmp_path / "new" / "out.json", "{}\n") is False
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["out.json"]
+
+
+def test_a_document_is_written_as_the_bytes_of_its_text(tmp_path: Path) -> None:
+    """The pool document (values with astral characters, whose ``str`` would take four bytes
+    a character) goes to disk as UTF-8 bytes, the same bytes its text encodes to."""
+    observation = {"ref": "r", "key": "k", "value": "x\U0001f600é", "count": 2}
+    pool = merge_observation_window(None, [{"file": "s.jsonl", "observations": [observation]}])
+    expected = file_text(pool.file).encode("utf-8")
+    assert "\U0001f600".encode() in expected
+    assert document_bytes(tmp_path / "pool.json", POOL, pool.file) == expected
+    assert document_text(tmp_path / "pool.json", POOL, pool.file).encode("utf-8") == expected
+    save(tmp_path, POOL, pool.file)
+    assert (tmp_path / "observation-pool.json").read_bytes() == expected
+    assert write_file_atomic(tmp_path / "raw.json", expected) is True
+    assert write_file_atomic(tmp_path / "raw.json", expected.decode("utf-8")) is False
+    assert (tmp_path / "raw.json").read_bytes() == expected
 
 
 # ----------------------------------------------------------------------------- lock
