@@ -91,6 +91,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         written = saved[0].written
     else:
         merged, writes = plan(())
+        # The surface is not needed once the sessions are read: its objects (a large
+        # surface's are several MB) go before the document is written and checked.
+        del surface, options
         written = write_document(target, POOL, writes[0].value)
     if in_state_dir:
         record_state_generation(args, target.parent)
