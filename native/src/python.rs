@@ -45,8 +45,10 @@ fn string<'py>(py: Python<'py>, s: &JsString) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-/// The keys of one value's objects, each text built once (a schema repeats `type` and
-/// `description` thousands of times): one `str`, its hash computed once, in every dict.
+/// The keys of one parsed document's objects, each text built once (a schema repeats
+/// `type` and `description` thousands of times): one `str`, its hash computed once, in every
+/// dict. Only [`into_python`] keeps one; the tallies' small values build their keys as they
+/// go.
 #[derive(Default)]
 struct Keys<'py> {
     built: std::collections::HashMap<Vec<u8>, Bound<'py, PyAny>>,
@@ -84,6 +86,33 @@ fn scalar<'py>(py: Python<'py>, value: &Value) -> PyResult<Option<Bound<'py, PyA
     }))
 }
 
+/// The list of the last `len` objects built, in their place.
+fn finish_list<'py>(
+    py: Python<'py>,
+    done: &mut Vec<Bound<'py, PyAny>>,
+    len: usize,
+) -> PyResult<()> {
+    let list = PyList::new(py, done.drain(done.len() - len..))?;
+    done.push(list.into_any());
+    Ok(())
+}
+
+/// The dict of the last objects built (one a key, in order), in their place.
+fn finish_dict<'py, 'k>(
+    py: Python<'py>,
+    done: &mut Vec<Bound<'py, PyAny>>,
+    names: impl ExactSizeIterator<Item = &'k JsString<'k>>,
+    mut key: impl FnMut(&JsString) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<()> {
+    let dict = PyDict::new(py);
+    let values = done.drain(done.len() - names.len()..);
+    for (name, value) in names.zip(values) {
+        dict.set_item(key(name)?, value)?;
+    }
+    done.push(dict.into_any());
+    Ok(())
+}
+
 /// Builds the Python object bottom-up with an explicit stack (no depth limit).
 pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'py, PyAny>> {
     enum Step<'v> {
@@ -93,7 +122,6 @@ pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'p
     }
     let mut steps = vec![Step::Visit(root)];
     let mut done: Vec<Bound<'py, PyAny>> = Vec::new();
-    let mut keys = Keys::default();
     while let Some(step) = steps.pop() {
         match step {
             Step::Visit(value) => match value {
@@ -107,17 +135,10 @@ pub(crate) fn to_python<'py>(py: Python<'py>, root: &Value) -> PyResult<Bound<'p
                 }
                 scalar_value => done.extend(scalar(py, scalar_value)?),
             },
-            Step::List(len) => {
-                let list = PyList::new(py, done.drain(done.len() - len..))?;
-                done.push(list.into_any());
-            }
+            Step::List(len) => finish_list(py, &mut done, len)?,
             Step::Dict(object) => {
-                let dict = PyDict::new(py);
-                let values = done.drain(done.len() - object.len()..);
-                for ((key, _), value) in object.entries().iter().zip(values) {
-                    dict.set_item(keys.get(py, key)?, value)?;
-                }
-                done.push(dict.into_any());
+                let names = object.entries().iter().map(|(name, _)| name);
+                finish_dict(py, &mut done, names, |name| string(py, name))?;
             }
         }
     }
@@ -153,17 +174,9 @@ fn into_python<'py>(py: Python<'py>, root: Value<'_>) -> PyResult<Bound<'py, PyA
                 }
                 scalar_value => done.extend(scalar(py, scalar_value)?),
             },
-            Step::List(len) => {
-                let list = PyList::new(py, done.drain(done.len() - len..))?;
-                done.push(list.into_any());
-            }
+            Step::List(len) => finish_list(py, &mut done, len)?,
             Step::Dict(names) => {
-                let dict = PyDict::new(py);
-                let values = done.drain(done.len() - names.len()..);
-                for (key, value) in names.iter().zip(values) {
-                    dict.set_item(keys.get(py, key)?, value)?;
-                }
-                done.push(dict.into_any());
+                finish_dict(py, &mut done, names.iter(), |name| keys.get(py, name))?;
             }
         }
     }
