@@ -8,8 +8,8 @@
 //! longer than the byte limit (WTF-8 bytes: a lone surrogate counts 3) still identifies
 //! the window but is not counted into the pool. The summary gives the counts in
 //! first-seen order and every observation's identity in UTF-16 code-unit order (the
-//! window's digest hashes them; [`digest_text`] writes the JSON text of that array as
-//! orjson would).
+//! window's digest hashes them; `WindowTally::write_digest` writes the JSON text of that
+//! array as orjson would).
 
 use crate::evidence::FastMap;
 use std::cmp::Ordering;
@@ -162,28 +162,23 @@ impl WindowTally {
         true
     }
 
-    /// [`WindowTally::write_digest`]'s text (what the digest hashes).
+    /// [`WindowTally::write_digest`]'s text (what the digest hashes), whole: for the tests.
+    #[cfg(test)]
     pub fn digest_text(&self) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(self.entries.len() * 32 + 2);
         self.write_digest(&mut |piece| out.extend_from_slice(piece))
             .then_some(out)
     }
 
-    /// The lowercase hex SHA-256 of [`WindowTally::digest_text`], without the text ever
-    /// held whole (an identity holds up to 64 KiB and repeats for each observation).
+    /// The lowercase hex SHA-256 of [`WindowTally::write_digest`]'s text, without the text
+    /// ever held whole (an identity holds up to 64 KiB and repeats for each observation).
     pub fn digest_hex(&self) -> Option<String> {
         use sha2::{Digest, Sha256};
         let mut hasher = Sha256::new();
         if !self.write_digest(&mut |piece| hasher.update(piece)) {
             return None;
         }
-        Some(
-            hasher
-                .finalize()
-                .iter()
-                .map(|byte| format!("{byte:02x}"))
-                .collect(),
-        )
+        Some(crate::writer::hex_digest(hasher))
     }
 }
 

@@ -10,7 +10,7 @@
 //! * `WindowTally(drop_unloadable, max_value_bytes)`: `add_audits_json(raw)`, `summary()`
 //!   (as `pool_window.WindowTally.summary`), `digest_summary()` (the identities' digest:
 //!   the SHA-256 hex of the JSON text orjson writes of them, see
-//!   `pool::WindowTally::digest_text`, or their list when orjson has no text for them).
+//!   `pool::WindowTally::write_digest`, or their list when orjson has no text for them).
 //! * `TrialVerdicts(declared, resolve)`: `resolve(ref)` gives `TrialSurfaces._native_parts`;
 //!   the checks and remembered verdicts one command's files share.
 //! * `TrialTally(declared, resolve)` or `TrialTally.over(verdicts)`: `add_trace_json(raw)`,

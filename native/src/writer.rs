@@ -267,12 +267,18 @@ pub fn ascii_collation_cmp(a: &str, b: &str) -> Ordering {
 /// The lowercase hex SHA-256 of `data`: `stable_json_hash` of a canonical text, computed
 /// beside it so that a process that hashes nothing else never loads `hashlib` (issue 32).
 pub fn sha256_hex(data: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
+    use sha2::Digest;
+
+    hex_digest(sha2::Sha256::new_with_prefix(data))
+}
+
+/// The lowercase hex of what `hasher` has hashed (for a text hashed piece by piece).
+pub fn hex_digest(hasher: sha2::Sha256) -> String {
+    use sha2::Digest;
     use std::fmt::Write;
 
-    let digest = Sha256::digest(data);
     let mut out = String::with_capacity(64);
-    for byte in digest {
+    for byte in hasher.finalize() {
         let _ = write!(out, "{byte:02x}");
     }
     out
