@@ -1493,38 +1493,48 @@ mod tests {
             ]
             .concat();
             let full = parse(&line);
-            let shown = String::from_utf8_lossy(&line[..line.len().min(120)]);
-            for (kind, select) in [&KEEP, &SHAPED, &ITEMS].into_iter().enumerate() {
-                let part = parse_selected(&line, select);
-                match (&full, &part) {
-                    (Err(a), Err(b)) => assert_eq!(a, b, "{shown} {select:?}"),
-                    (Ok(a), Ok(b)) => {
-                        assert_eq!(a.fast, b.fast, "{shown} {select:?}");
-                        let (Value::Object(whole), Value::Object(some)) = (&a.value, &b.value)
-                        else {
-                            panic!("not objects: {shown}");
-                        };
-                        let built =
-                            |o: &Object<'_>| get_member(o, "keep").map(|v| v.clone().into_owned());
-                        if kind < 2 {
-                            assert_eq!(built(whole), built(some), "{shown} {select:?}");
-                        }
-                        if kind == 1 {
-                            // Every member kept, in the same places.
-                            let keys = |o: &Object<'_>| -> Vec<Vec<u8>> {
-                                o.entries()
-                                    .iter()
-                                    .map(|(k, _)| k.as_wtf8().to_vec())
-                                    .collect()
-                            };
-                            assert_eq!(keys(whole), keys(some), "{shown}");
-                        }
-                        let owned = a.value.clone().into_owned();
-                        assert_eq!(owned, a.value);
-                    }
-                    _ => panic!("{shown} {select:?}: {full:?} / {part:?}"),
+            read_alike(&line, &full, &KEEP, true, false);
+            read_alike(&line, &full, &SHAPED, true, true);
+            read_alike(&line, &full, &ITEMS, false, false);
+        }
+    }
+
+    /// `select`'s read of `line` against the full parse `full`: the same error at the same
+    /// offset, or the same `fast` and objects both; with `kept`, the same `keep` member;
+    /// with `names`, every member kept in the same places.
+    fn read_alike(
+        line: &[u8],
+        full: &Result<Parsed<'_>, ParseError>,
+        select: &Select,
+        kept: bool,
+        names: bool,
+    ) {
+        let shown = String::from_utf8_lossy(&line[..line.len().min(120)]);
+        let part = parse_selected(line, select);
+        match (full, &part) {
+            (Err(a), Err(b)) => assert_eq!(a, b, "{shown} {select:?}"),
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.fast, b.fast, "{shown} {select:?}");
+                let (Value::Object(whole), Value::Object(some)) = (&a.value, &b.value) else {
+                    panic!("not objects: {shown}");
+                };
+                let built = |o: &Object<'_>| get_member(o, "keep").map(|v| v.clone().into_owned());
+                if kept {
+                    assert_eq!(built(whole), built(some), "{shown} {select:?}");
                 }
+                if names {
+                    let keys = |o: &Object<'_>| -> Vec<Vec<u8>> {
+                        o.entries()
+                            .iter()
+                            .map(|(k, _)| k.as_wtf8().to_vec())
+                            .collect()
+                    };
+                    assert_eq!(keys(whole), keys(some), "{shown}");
+                }
+                let owned = a.value.clone().into_owned();
+                assert_eq!(owned, a.value);
             }
+            _ => panic!("{shown} {select:?}: {full:?} / {part:?}"),
         }
     }
 
@@ -1550,32 +1560,8 @@ mod tests {
             for second in keys {
                 let line = [&b"{"[..], first, b":1,", second, b": \"x\"}"].concat();
                 let full = parse(&line);
-                let shown = String::from_utf8_lossy(&line);
-                for select in [&SHAPED, &KEEP] {
-                    match (&full, &parse_selected(&line, select)) {
-                        (Err(a), Err(b)) => assert_eq!(a, b, "{shown}"),
-                        (Ok(a), Ok(b)) => {
-                            let (Value::Object(whole), Value::Object(some)) = (&a.value, &b.value)
-                            else {
-                                panic!("not objects: {shown}");
-                            };
-                            let kept = |o: &Object<'_>| {
-                                get_member(o, "keep").map(|v| v.clone().into_owned())
-                            };
-                            assert_eq!(kept(whole), kept(some), "{shown}");
-                            if std::ptr::eq(select, &SHAPED) {
-                                let names = |o: &Object<'_>| -> Vec<Vec<u8>> {
-                                    o.entries()
-                                        .iter()
-                                        .map(|(k, _)| k.as_wtf8().to_vec())
-                                        .collect()
-                                };
-                                assert_eq!(names(whole), names(some), "{shown}");
-                            }
-                        }
-                        (a, b) => panic!("{shown}: {a:?} / {b:?}"),
-                    }
-                }
+                read_alike(&line, &full, &SHAPED, true, true);
+                read_alike(&line, &full, &KEEP, true, false);
             }
         }
     }
