@@ -90,7 +90,7 @@ def ref_scores(
     for ref in order:
         acc = refs[ref]
         shape_bits = entropy(acc.signatures.values())
-        stage_bits = entropy(acc.stages.values()) if acc.stages else 0.0
+        stage_bits = entropy(acc.stages.values())
         churn = round_metric(acc.churn_sum / acc.churn_pairs) if acc.churn_pairs else 0.0
         rows = lexicon.get(ref, 0)
         freedom = freedom_of(ref)
