@@ -28,6 +28,8 @@ mod alloc;
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
+mod python_pool;
+#[cfg(feature = "python")]
 mod python_tallies;
 #[cfg(feature = "python")]
 mod python_writer;

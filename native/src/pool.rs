@@ -11,7 +11,7 @@
 //! window's digest hashes them; `WindowTally::write_digest` writes the JSON text of that
 //! array as orjson would).
 
-use crate::evidence::FastMap;
+use crate::evidence::{FastMap, FastSet};
 use std::cmp::Ordering;
 
 use crate::evidence::value_key_into;
@@ -179,6 +179,286 @@ impl WindowTally {
             return None;
         }
         Some(crate::writer::hex_digest(hasher))
+    }
+}
+
+/// A window's counts as the pool merges them: identity and count, in first-seen order
+/// (the oversized identities left out), as `WindowSummary.counts` holds them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts(pub Vec<(Vec<u8>, i64)>);
+
+impl WindowTally {
+    /// The counts the pool merges, moved out of the tally.
+    pub fn take_counts(&mut self) -> Counts {
+        let entries = std::mem::take(&mut self.entries);
+        self.index = FastMap::default();
+        Counts(
+            entries
+                .into_iter()
+                .filter(|e| !e.oversized)
+                .map(|e| (e.identity, e.count as i64))
+                .collect(),
+        )
+    }
+}
+
+impl Counts {
+    /// The counts as bytes (`from_bytes` reads them back): each identity's length and count
+    /// as little-endian `u32` and `i64`, then its bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (identity, count) in &self.0 {
+            out.extend_from_slice(&(identity.len() as u32).to_le_bytes());
+            out.extend_from_slice(&count.to_le_bytes());
+            out.extend_from_slice(identity);
+        }
+        out
+    }
+
+    pub fn from_bytes(mut bytes: &[u8]) -> Option<Counts> {
+        let mut items = Vec::new();
+        while !bytes.is_empty() {
+            let head = bytes.get(..12)?;
+            let len = u32::from_le_bytes(head[..4].try_into().ok()?) as usize;
+            let count = i64::from_le_bytes(head[4..].try_into().ok()?);
+            let identity = bytes.get(12..12 + len)?;
+            items.push((identity.to_vec(), count));
+            bytes = &bytes[12 + len..];
+        }
+        Some(Counts(items))
+    }
+}
+
+/// The pool keeps this many values of an entry (`POOL_TRACKED_VALUES`).
+const TRACKED_VALUES: usize = 16;
+
+/// One stored value: its count and, for a value the loaded pool held, its place among the
+/// loaded values (the caller keeps them; a value merged in is rebuilt from its identity).
+#[derive(Clone, Copy, Debug)]
+pub struct Stored {
+    pub count: i64,
+    pub loaded: Option<usize>,
+    /// When the value was stored: ties of two spellings of the same code units (a Python
+    /// caller's surrogate pair and the astral character) keep a dict's order.
+    made: u64,
+}
+
+#[derive(Debug)]
+struct PoolEntry {
+    reference: Vec<u8>,
+    key: Vec<u8>,
+    /// When the entry was made: the entries of a Python dict keep that order.
+    made: u64,
+    total: i64,
+    values: FastMap<Vec<u8>, Stored>,
+}
+
+/// One entry of the pool as written: ref, key, total and the values, most counted first.
+pub struct Row<'a> {
+    pub reference: &'a [u8],
+    pub key: &'a [u8],
+    pub total: i64,
+    pub values: Vec<(&'a [u8], Stored)>,
+}
+
+/// The pool's entries while windows merge into it, as `PoolMerger` in `core/pool.py`
+/// keeps and changes them (the tracked sessions and baked digests stay in Python).
+#[derive(Debug, Default)]
+pub struct Entries {
+    /// By ref and key, spelled `len(ref) ref key` so that no two pairs share a spelling.
+    entries: FastMap<Vec<u8>, PoolEntry>,
+    made: u64,
+    scratch: Vec<u8>,
+}
+
+/// `text.partition(NUL)`: before the first NUL and after it (all and nothing without one).
+fn partition(text: &[u8]) -> (&[u8], &[u8]) {
+    match text.iter().position(|&b| b == 0) {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (text, &[]),
+    }
+}
+
+/// The order the pool keeps values in: the larger count first, ties in code-unit order,
+/// then in the order they were stored.
+fn value_order(a: (&[u8], &Stored), b: (&[u8], &Stored)) -> Ordering {
+    (b.1.count.cmp(&a.1.count))
+        .then_with(|| compare_code_units(a.0, b.0))
+        .then(a.1.made.cmp(&b.1.made))
+}
+
+impl Entries {
+    fn spelling(&mut self, reference: &[u8], key: &[u8]) {
+        self.scratch.clear();
+        self.scratch
+            .extend_from_slice(&(reference.len() as u64).to_le_bytes());
+        self.scratch.extend_from_slice(reference);
+        self.scratch.extend_from_slice(key);
+    }
+
+    /// An entry of the loaded pool (a later one of the same ref and key replaces it in place,
+    /// as a dict's item does); `values` are `(identity, count, place among the loaded)`.
+    pub fn load(
+        &mut self,
+        reference: &[u8],
+        key: &[u8],
+        total: i64,
+        values: Vec<(Vec<u8>, i64, usize)>,
+    ) {
+        self.spelling(reference, key);
+        let mut stored: FastMap<Vec<u8>, Stored> = FastMap::default();
+        for (identity, count, at) in values {
+            self.made += 1;
+            let made = stored.get(&identity).map_or(self.made, |s| s.made);
+            let loaded = Some(at);
+            stored.insert(
+                identity,
+                Stored {
+                    count,
+                    loaded,
+                    made,
+                },
+            );
+        }
+        let values = stored;
+        if let Some(entry) = self.entries.get_mut(self.scratch.as_slice()) {
+            (entry.total, entry.values) = (total, values);
+            return;
+        }
+        self.made += 1;
+        let entry = PoolEntry {
+            reference: reference.to_vec(),
+            key: key.to_vec(),
+            made: self.made,
+            total,
+            values,
+        };
+        self.entries.insert(self.scratch.clone(), entry);
+    }
+
+    /// Merges a window's `fresh` counts over the `existing` ones of the same file (none when
+    /// the file is new to the pool): each identity's difference changes its entry, in the
+    /// order `PoolMerger.add` takes them, and every entry changed keeps its top values.
+    pub fn apply(&mut self, fresh: &Counts, existing: Option<&Counts>) {
+        let mut deltas: Vec<(&[u8], i64)> = Vec::with_capacity(fresh.0.len());
+        match existing {
+            None => deltas.extend(fresh.0.iter().map(|(id, n)| (id.as_slice(), *n))),
+            Some(old) => {
+                let before: FastMap<&[u8], i64> =
+                    old.0.iter().map(|(id, n)| (id.as_slice(), *n)).collect();
+                let now: FastSet<&[u8]> = fresh.0.iter().map(|(id, _)| id.as_slice()).collect();
+                for (identity, count) in &fresh.0 {
+                    let had = before.get(identity.as_slice()).copied().unwrap_or(0);
+                    deltas.push((identity, count - had));
+                }
+                for (identity, count) in &old.0 {
+                    if !now.contains(identity.as_slice()) {
+                        deltas.push((identity, -count));
+                    }
+                }
+            }
+        }
+        let mut touched: FastSet<Vec<u8>> = FastSet::default();
+        for (identity, delta) in deltas {
+            if delta == 0 {
+                continue;
+            }
+            let (reference, rest) = partition(identity);
+            let (key, value) = partition(rest);
+            self.spelling(reference, key);
+            if !self.entries.contains_key(self.scratch.as_slice()) {
+                self.made += 1;
+                let entry = PoolEntry {
+                    reference: reference.to_vec(),
+                    key: key.to_vec(),
+                    made: self.made,
+                    total: 0,
+                    values: FastMap::default(),
+                };
+                self.entries.insert(self.scratch.clone(), entry);
+            }
+            let entry = self
+                .entries
+                .get_mut(self.scratch.as_slice())
+                .expect("made above");
+            let slot = entry.values.get_mut(value);
+            let new = slot.as_ref().map_or(0, |s| s.count) + delta;
+            entry.total += delta;
+            match slot {
+                Some(slot) if new > 0 => slot.count = new,
+                Some(_) => {
+                    entry.values.remove(value);
+                }
+                None if new > 0 => {
+                    self.made += 1;
+                    let stored = Stored {
+                        count: new,
+                        loaded: None,
+                        made: self.made,
+                    };
+                    entry.values.insert(value.to_vec(), stored);
+                }
+                None => {}
+            }
+            if entry.values.is_empty() && entry.total <= 0 {
+                self.entries.remove(self.scratch.as_slice());
+            } else if !touched.contains(self.scratch.as_slice()) {
+                touched.insert(self.scratch.clone());
+            }
+        }
+        for spelling in touched {
+            if let Some(entry) = self.entries.get_mut(&spelling) {
+                evict(entry);
+            }
+        }
+    }
+
+    /// The entries as the pool file lists them: in code-unit order of `ref NUL key` (ties in
+    /// the order they were made), each one's values most counted first.
+    pub fn rows(&self) -> Vec<Row<'_>> {
+        let mut order: Vec<(Vec<u8>, &PoolEntry)> = self
+            .entries
+            .values()
+            .map(|entry| ([&entry.reference[..], b"\0", &entry.key].concat(), entry))
+            .collect();
+        order.sort_by(|a, b| compare_code_units(&a.0, &b.0).then(a.1.made.cmp(&b.1.made)));
+        order
+            .into_iter()
+            .map(|(_, entry)| {
+                let mut values: Vec<(&[u8], Stored)> = entry
+                    .values
+                    .iter()
+                    .map(|(identity, stored)| (identity.as_slice(), *stored))
+                    .collect();
+                values.sort_by(|a, b| value_order((a.0, &a.1), (b.0, &b.1)));
+                Row {
+                    reference: &entry.reference,
+                    key: &entry.key,
+                    total: entry.total,
+                    values,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Keeps an entry's [`TRACKED_VALUES`] values (`_evict` in `core/pool.py`): the others
+/// leave, and their counts leave the total.
+fn evict(entry: &mut PoolEntry) {
+    if entry.values.len() <= TRACKED_VALUES {
+        return;
+    }
+    let mut ranked: Vec<(Vec<u8>, Stored)> = entry
+        .values
+        .iter()
+        .map(|(identity, stored)| (identity.clone(), *stored))
+        .collect();
+    ranked.select_nth_unstable_by(TRACKED_VALUES, |a, b| {
+        value_order((&a.0, &a.1), (&b.0, &b.1))
+    });
+    for (identity, stored) in &ranked[TRACKED_VALUES..] {
+        entry.total -= stored.count;
+        entry.values.remove(identity);
     }
 }
 
@@ -352,5 +632,39 @@ mod tests {
             r#"["r\u0000k\u0000number:1e+21","r\u0000k\u0000string:ab","r\u0000k\u0000string:ab","r\u0000k\u0000string:abcd"]"#
         );
         assert_eq!(tally.entries[1].count, 3);
+    }
+
+    #[test]
+    fn counts_round_trip_as_bytes() {
+        let counts = Counts(vec![
+            (b"r\0k\0string:a".to_vec(), 3),
+            (vec![0xED, 0xA0, 0x80], 1),
+        ]);
+        assert_eq!(Counts::from_bytes(&counts.to_bytes()), Some(counts.clone()));
+        let bytes = counts.to_bytes();
+        assert_eq!(Counts::from_bytes(&bytes[..bytes.len() - 1]), None);
+        assert_eq!(Counts::from_bytes(&[]), Some(Counts::default()));
+    }
+
+    #[test]
+    fn entries_merge_retract_and_keep_sixteen() {
+        let id = |n: usize| format!("r\0k\0number:{n}").into_bytes();
+        let mut entries = Entries::default();
+        let first = Counts((0..20).map(|n| (id(n), 1 + n as i64)).collect());
+        entries.apply(&first, None);
+        let rows = entries.rows();
+        assert_eq!(rows.len(), 1);
+        // The four least counted values left, and their counts left the total.
+        assert_eq!(rows[0].values.len(), 16);
+        assert_eq!(rows[0].values[0].0, b"number:19");
+        assert_eq!(rows[0].total, (5..=20).sum::<i64>());
+        // The file rewritten without value 0 (evicted already): its retraction still
+        // subtracts from the total (the spec's drift, kept).
+        let again = Counts((1..20).map(|n| (id(n), 1 + n as i64)).collect());
+        entries.apply(&again, Some(&first));
+        assert_eq!(entries.rows()[0].total, (5..=20).sum::<i64>() - 1);
+        // Everything retracted: the entry goes.
+        entries.apply(&Counts::default(), Some(&again));
+        assert!(entries.rows().is_empty());
     }
 }

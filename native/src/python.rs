@@ -666,6 +666,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(meter_from_bytes, m)?)?;
     m.add("JSONParseError", m.py().get_type::<JSONParseError>())?;
     crate::python_tallies::register(m)?;
+    crate::python_pool::register(m)?;
     crate::python_writer::register(m)?;
     Ok(())
 }

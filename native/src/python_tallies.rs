@@ -281,7 +281,45 @@ pub(crate) fn window_digest_summary<'py>(
     py: Python<'py>,
     tally: &pool::WindowTally,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let digest = match tally.digest_hex() {
+    let counts = window_counts(py, tally)?.into_any();
+    window_summary(py, tally, counts)
+}
+
+/// [`window_digest_summary`] with the counts left in the core (a `WindowCounts`), taken
+/// out of the tally: what a scan gathers for the pool.
+fn window_taken_summary<'py>(
+    py: Python<'py>,
+    tally: &mut pool::WindowTally,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let digest = window_digest(py, tally)?;
+    let inner = tally.take_counts();
+    let counts = Bound::new(py, crate::python_pool::WindowCounts { inner })?.into_any();
+    let items = [
+        counts,
+        digest,
+        tally.dropped.into_pyobject(py)?.into_any(),
+        tally.oversized.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, items)
+}
+
+fn window_summary<'py>(
+    py: Python<'py>,
+    tally: &pool::WindowTally,
+    counts: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let items = [
+        counts,
+        window_digest(py, tally)?,
+        tally.dropped.into_pyobject(py)?.into_any(),
+        tally.oversized.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, items)
+}
+
+/// The SHA-256 hex of the sorted identities' JSON text, or their list.
+fn window_digest<'py>(py: Python<'py>, tally: &pool::WindowTally) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match tally.digest_hex() {
         Some(hex) => PyString::new(py, &hex).into_any(),
         None => {
             let identities = PyList::empty(py);
@@ -294,16 +332,7 @@ pub(crate) fn window_digest_summary<'py>(
             }
             identities.into_any()
         }
-    };
-    PyTuple::new(
-        py,
-        [
-            window_counts(py, tally)?.into_any(),
-            digest,
-            tally.dropped.into_pyobject(py)?.into_any(),
-            tally.oversized.into_pyobject(py)?.into_any(),
-        ],
-    )
+    })
 }
 
 /// What a scan should gather beside the meter (`TraceScanner.gather`).
@@ -370,8 +399,8 @@ pub(crate) fn gathered<'py>(
         Some(found) => export_evidence(py, found)?.into_any(),
         None => none(),
     };
-    let window = match &tallies.window {
-        Some(window) => window_digest_summary(py, window)?.into_any(),
+    let window = match tallies.window.as_mut() {
+        Some(window) => window_taken_summary(py, window)?.into_any(),
         None => none(),
     };
     let trial = match tallies.trial.as_mut() {

@@ -43,6 +43,7 @@ __all__ = [
     "PoolMerge",
     "PoolMerger",
     "WindowSummary",
+    "counts_dict",
     "loadable_observation",
     "merge_observation_window",
     "native_tally_summary",
@@ -328,27 +329,40 @@ def merge_observation_window(
     return merger.result()
 
 
+def counts_dict(counts: Any) -> dict[str, int]:
+    """A window's counts as a dict: the Rust core keeps a scanned window's counts as its
+    ``WindowCounts`` (``to_dict`` gives them), a plain one holds the dict itself."""
+    return counts if type(counts) is dict else counts.to_dict()
+
+
 class PoolMerger:
-    """Merges window summaries into a pool one at a time, in window order."""
+    """Merges window summaries into a pool one at a time, in window order.
+
+    The entries live in :meth:`_load`, :meth:`_apply` and :meth:`_rows`; the Rust core's
+    merger (``ingest/native_tallies.NativePoolMerger``) keeps them in the core instead.
+    """
 
     def __init__(self, pool: Mapping[str, Any] | None) -> None:
-        self.entries: dict[tuple[str, str], dict[str, Any]] = {}
-        for entry in (pool or {}).get("entries") or ():
-            self.entries[(entry["ref"], entry["key"])] = {
-                "total": entry["total"],
-                "values": {
-                    value_key(v["value"]): [v["value"], v["count"]] for v in entry["values"]
-                },
-            }
+        self._load((pool or {}).get("entries") or ())
         self.tracked = [dict(session) for session in (pool or {}).get("tracked") or ()]
         self.baked = list((pool or {}).get("baked") or ())
         self.baked_set = set(self.baked)
         self.tracked_digests = {session["digest"] for session in self.tracked}
         self.merged = self.skipped = self.dropped = self.oversized = 0
 
+    def _load(self, entries: Iterable[Mapping[str, Any]]) -> None:
+        self.entries: dict[tuple[str, str], dict[str, Any]] = {}
+        for entry in entries:
+            self.entries[(entry["ref"], entry["key"])] = {
+                "total": entry["total"],
+                "values": {
+                    value_key(v["value"]): [v["value"], v["count"]] for v in entry["values"]
+                },
+            }
+
     def result(self) -> PoolMerge:
         return PoolMerge(
-            _serialise(self.entries, self.tracked, self.baked),
+            _serialise(self._rows(), self.tracked, self.baked),
             self.merged,
             self.skipped,
             self.dropped,
@@ -357,12 +371,7 @@ class PoolMerger:
 
     def add(self, summary: WindowSummary) -> PoolMerger:
         """Merge one window (the one after every window merged so far); returns ``self``."""
-        entries, tracked, baked, baked_set = (
-            self.entries,
-            self.tracked,
-            self.baked,
-            self.baked_set,
-        )
+        tracked, baked, baked_set = self.tracked, self.baked, self.baked_set
         self.dropped += summary.dropped
         self.oversized += summary.oversized
         fresh, digest = summary.counts, summary.digest
@@ -372,7 +381,31 @@ class PoolMerger:
         existing_index = next(
             (i for i, session in enumerate(tracked) if session["file"] == summary.file), None
         )
-        existing = tracked[existing_index]["counts"] if existing_index is not None else {}
+        existing = tracked[existing_index]["counts"] if existing_index is not None else None
+        self._apply(fresh, existing)
+        record = {"file": summary.file, "digest": digest, "counts": fresh}
+        if existing_index is not None:
+            tracked[existing_index] = record
+        else:
+            tracked.append(record)
+            if len(tracked) > POOL_TRACKED_SESSIONS:
+                oldest = tracked.pop(0)
+                if oldest["digest"] not in baked_set:
+                    baked.append(oldest["digest"])
+                    baked_set.add(oldest["digest"])
+                    while len(baked) > POOL_BAKED_DIGESTS:
+                        baked.pop(0)
+        self.tracked_digests.add(digest)
+        self.merged += 1
+        return self
+
+    def _apply(self, fresh_counts: Any, existing_counts: Any) -> None:
+        """Each identity's difference between the window's counts and the ones its file
+        had (``None``: a file new to the pool) changes its entry; every entry changed
+        then keeps its top values (:func:`_evict`)."""
+        entries = self.entries
+        fresh = counts_dict(fresh_counts)
+        existing = counts_dict(existing_counts) if existing_counts is not None else {}
         deltas = [
             (identity, count - existing.get(identity, 0)) for identity, count in fresh.items()
         ]
@@ -406,21 +439,24 @@ class PoolMerger:
                 touched.setdefault(id(entry), entry)
         for entry in touched.values():
             _evict(entry)
-        record = {"file": summary.file, "digest": digest, "counts": fresh}
-        if existing_index is not None:
-            tracked[existing_index] = record
-        else:
-            tracked.append(record)
-            if len(tracked) > POOL_TRACKED_SESSIONS:
-                oldest = tracked.pop(0)
-                if oldest["digest"] not in baked_set:
-                    baked.append(oldest["digest"])
-                    baked_set.add(oldest["digest"])
-                    while len(baked) > POOL_BAKED_DIGESTS:
-                        baked.pop(0)
-        self.tracked_digests.add(digest)
-        self.merged += 1
-        return self
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """The entries as the pool file lists them: in code-unit order of ``ref NUL key``,
+        each one's values most counted first (ties in code-unit order)."""
+        rows = []
+        for (ref, key), entry in self.entries.items():
+            values = sorted(entry["values"].items(), key=lambda item: code_unit_key(item[0]))
+            values.sort(key=lambda item: -item[1][1])
+            rows.append(
+                {
+                    "ref": ref,
+                    "key": key,
+                    "total": entry["total"],
+                    "values": [{"value": slot[0], "count": slot[1]} for _, slot in values],
+                }
+            )
+        rows.sort(key=lambda row: code_unit_key(row["ref"] + _NUL + row["key"]))
+        return rows
 
 
 def _evict(entry: dict[str, Any]) -> None:
@@ -447,27 +483,17 @@ def _evict(entry: dict[str, Any]) -> None:
         del values[identity]
 
 
-def _serialise(
-    entries: dict[tuple[str, str], dict[str, Any]], tracked: list[dict[str, Any]], baked: list[str]
-) -> Pool:
-    rows = []
-    for (ref, key), entry in entries.items():
-        values = sorted(entry["values"].items(), key=lambda item: code_unit_key(item[0]))
-        values.sort(key=lambda item: -item[1][1])
-        rows.append(
-            {
-                "ref": ref,
-                "key": key,
-                "total": entry["total"],
-                "values": [{"value": slot[0], "count": slot[1]} for _, slot in values],
-            }
-        )
-    rows.sort(key=lambda row: code_unit_key(row["ref"] + _NUL + row["key"]))
+def _counts_copy(counts: Any) -> dict[str, int]:
+    return dict(counts) if type(counts) is dict else counts.to_dict()
+
+
+def _serialise(rows: list[dict[str, Any]], tracked: list[dict[str, Any]], baked: list[str]) -> Pool:
     return {
         "version": OBSERVATION_POOL_VERSION,
         "entries": rows,
         "tracked": [
-            {"file": s["file"], "digest": s["digest"], "counts": dict(s["counts"])} for s in tracked
+            {"file": s["file"], "digest": s["digest"], "counts": _counts_copy(s["counts"])}
+            for s in tracked
         ],
         "baked": list(baked),
     }

@@ -159,6 +159,13 @@ def _skipped_part(source: SourceFile) -> CorpusPart:
 
 
 def _pool_merger(pool: Mapping[str, Any] | None) -> PoolMerger:
+    """The pool's merger: its entries in the Rust core where it is loaded (the windows a
+    scan gathers leave their counts there), the plain one otherwise."""
+    native = core()
+    if native is not None:
+        from pytest_entropy.ingest.native_pool import NativePoolMerger
+
+        return NativePoolMerger(pool, native)
     from pytest_entropy.core.pool import PoolMerger
 
     return PoolMerger(pool)

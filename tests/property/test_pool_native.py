@@ -7,18 +7,23 @@ window tally is compared in ``test_native_tallies.py``.)"""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import pickle
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_entropy.cli import main
-from pytest_entropy.core.jscompat import is_safe_integer_at_least
+from pytest_entropy.core.jscompat import is_safe_integer_at_least, value_key
 from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
+    PoolMerger,
     WindowSummary,
     parse_observation_pool,
     summarize_window,
@@ -26,6 +31,9 @@ from pytest_entropy.core.pool import (
 )
 from pytest_entropy.core.pool_window import window_tally
 from pytest_entropy.core.records import ValueObservation
+from pytest_entropy.ingest.native_pool import NativePoolMerger
+from pytest_entropy.run.corpus import CorpusPlan, read_corpus, source_files
+from tests.native_core_support import native_core_module
 from tests.native_support import paths
 from tests.sessions_support import write_native_sessions
 
@@ -238,3 +246,122 @@ def test_a_loaded_pool_judges_its_counts_one_by_one(counts: list[dict[str, Any]]
     assert (parsed is not None) == every_count_safe
     if parsed is not None:
         assert [session["counts"] for session in parsed["tracked"]] == counts
+
+
+# ----------------------------------------------------------------------- the merge
+
+# Identities as windows spell them, and spellings no window makes (no NUL, a NUL inside the
+# key, a number text no String(number) gives) that a loaded pool's tracked counts may hold.
+IDENTITIES = st.one_of(
+    st.builds(lambda ref, key, value: f"{ref}\x00{key}\x00{value_key(value)}", REFS, KEYS, VALUES),
+    st.sampled_from(
+        [
+            "mcp.a",
+            "mcp.a\x00k",
+            "mcp.a\x00k\x00number:1e+21",
+            "mcp.a\x00k\x00number:-0",
+            "mcp.a\x00k\x00boolean:false",
+            "mcp.a\x00k\x00string:x\x00y",
+            "mcp.a\x00k\x00string:" + ASTRAL,
+            "mcp.a\x00k\x00string:\ud83d\ude00",
+        ]
+    ),
+    # One ref and key with many values: more than the sixteen an entry keeps.
+    st.integers(0, 40).map(lambda n: f"mcp.b\x00k\x00number:{n}"),
+)
+COUNTS = st.dictionaries(IDENTITIES, st.integers(1, 6), max_size=24)
+LOADED_VALUES = st.lists(
+    st.fixed_dictionaries({"value": VALUES, "count": st.integers(1, 9)}), max_size=20
+)
+LOADED_POOLS = st.fixed_dictionaries(
+    {
+        "version": st.just(1),
+        "entries": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "ref": st.sampled_from(["mcp.a", "mcp.b", "mcp.a\x00k", "\ud83d"]),
+                    "key": st.sampled_from(["k", "", "k\x00"]),
+                    "total": st.integers(0, 60),
+                    "values": LOADED_VALUES,
+                }
+            ),
+            max_size=4,
+        ),
+        "tracked": st.lists(
+            st.builds(
+                lambda file, digest, counts: {"file": file, "digest": digest, "counts": counts},
+                st.sampled_from(["f0", "f1", "f2"]),
+                st.sampled_from(["d0", "d1", "d2"]),
+                COUNTS,
+            ),
+            max_size=3,
+        ),
+        "baked": st.lists(st.sampled_from(["d3", "d4"]), max_size=2),
+    }
+)
+WINDOWS = st.lists(
+    st.builds(
+        WindowSummary,
+        st.sampled_from(["f0", "f1", "f2", "f3"] + [f"g{n}" for n in range(18)]),
+        COUNTS,
+        st.sampled_from(["d0", "d1", "d2", "d3", "d5", "d6", "d7"]) | st.text(max_size=3),
+        st.integers(0, 2),
+        st.integers(0, 2),
+    ),
+    max_size=24,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.none() | LOADED_POOLS, WINDOWS, st.lists(st.booleans(), min_size=24, max_size=24))
+def test_the_merge_in_the_core_is_the_plain_merge(
+    pool: dict[str, Any] | None, windows: list[WindowSummary], in_core: list[bool]
+) -> None:
+    """``NativePoolMerger`` (entries in the Rust core) against ``PoolMerger``, the
+    specification: loaded entries and tracked counts, growing and rewritten files
+    (retractions), skips by digest, eviction past sixteen values, spellings of the same code
+    units, and a window's counts given as a dict or as the core's ``WindowCounts`` (pickled
+    on the way, as a worker's are)."""
+    core = native_core_module()
+    plain = PoolMerger(copy.deepcopy(pool))
+    native = NativePoolMerger(copy.deepcopy(pool), core)
+    for window, wrapped in zip(windows, in_core, strict=False):
+        plain.add(window)
+        if wrapped:
+            counts = pickle.loads(pickle.dumps(core.WindowCounts(window.counts)))
+            assert counts.to_dict() == window.counts and len(counts) == len(window.counts)
+            window = dataclasses.replace(window, counts=counts)
+        native.add(window)
+    # repr: a NaN value is the same text on both sides, and int stays apart from float.
+    assert repr(native.result().to_json()) == repr(plain.result().to_json())
+
+
+def test_a_scan_leaves_the_window_counts_in_the_core(tmp_path: Path) -> None:
+    """What a scan gathers for the pool is a ``WindowCounts`` (in first-seen order), which the
+    merge takes as it is; the plain path's window holds the same dict."""
+    core = native_core_module()
+    sessions = tmp_path / "s"
+    sessions.mkdir()
+    write_native_sessions(sessions / "a.jsonl", _hostile_traces())
+    plan = CorpusPlan(meter=False, proposals=False, windows=True, audit_refs=False)
+    gathered: dict[str, Any] = {}
+    original = PoolMerger.add
+    seen: list[WindowSummary] = []
+
+    def add(merger: PoolMerger, summary: WindowSummary) -> PoolMerger:
+        seen.append(summary)
+        return original(merger, summary)
+
+    for kind in PATHS:
+        seen = []
+        with paths(kind), patch.object(PoolMerger, "add", add):
+            read = read_corpus(source_files([sessions / "a.jsonl"]), plan)
+            merged = read.merged_pool()
+        assert type(read.pool) is (NativePoolMerger if kind == "native" else PoolMerger)
+        gathered[kind] = (seen, merged.to_json())
+    (native_seen, native_pool), (plain_seen, plain_pool) = gathered["native"], gathered["plain"]
+    assert type(native_seen[0].counts) is core.WindowCounts
+    assert type(plain_seen[0].counts) is dict
+    assert list(native_seen[0].counts.to_dict().items()) == list(plain_seen[0].counts.items())
+    assert native_seen[0].digest == plain_seen[0].digest
+    assert repr(native_pool) == repr(plain_pool) and native_pool["file"]["entries"]
