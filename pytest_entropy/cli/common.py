@@ -378,10 +378,14 @@ def unsupported_pattern_lines(met: Unenforced) -> list[str]:
 
 
 def oversized_note(merged: PoolMerge) -> str:
-    """`` · N values over 64 KiB counted, not stored`` when a pool merge met any."""
-    if not merged.oversized_values:
-        return ""
-    return f" · {merged.oversized_values} values over 64 KiB counted, not stored"
+    """`` · N values over 64 KiB counted, not stored`` when a pool merge met any, and
+    `` · N totals below zero written as 0`` when it clamped any."""
+    note = ""
+    if merged.oversized_values:
+        note += f" · {merged.oversized_values} values over 64 KiB counted, not stored"
+    if merged.clamped_totals:
+        note += f" · {merged.clamped_totals} totals below zero written as 0"
+    return note
 
 
 def add_format_options(parser: argparse.ArgumentParser, *, sessions: bool = True) -> None:

@@ -236,6 +236,7 @@ class PoolMerge:
     skipped_sessions: int
     dropped_observations: int = 0
     oversized_values: int = 0
+    clamped_totals: int = 0  # entries whose total fell below zero, written as 0
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -246,6 +247,8 @@ class PoolMerge:
         }
         if self.oversized_values:
             out["oversizedValues"] = self.oversized_values  # added, only when there are some
+        if self.clamped_totals:
+            out["clampedTotals"] = self.clamped_totals  # added, only when there are some
         return out
 
 
@@ -316,7 +319,7 @@ def merge_observation_window(
     loader would reject and values longer than 64 KiB; the default drops unloadable
     observations first, and counts instead of storing the long values.
     """
-    merger = PoolMerger(pool)
+    merger = PoolMerger(pool, loadable=drop_unloadable)
     for window in windows:
         merger.add(
             summarize_window(
@@ -339,10 +342,16 @@ class PoolMerger:
     """Merges window summaries into a pool one at a time, in window order.
 
     The entries live in :meth:`_load`, :meth:`_apply` and :meth:`_rows`; the Rust core's
-    merger (``ingest/native_tallies.NativePoolMerger``) keeps them in the core instead.
+    merger (``ingest/native_pool.NativePoolMerger``) keeps them in the core instead.
+
+    ``loadable`` (the default) writes an entry whose total fell below zero with a total of 0:
+    a total drifts below the retained counts when a value the cap evicted is retracted later
+    (spec §14 #10), and below zero the pool's own loader rejects the file. ``loadable=False``
+    keeps the reference's negative total.
     """
 
-    def __init__(self, pool: Mapping[str, Any] | None) -> None:
+    def __init__(self, pool: Mapping[str, Any] | None, *, loadable: bool = True) -> None:
+        self.loadable = loadable
         self._load((pool or {}).get("entries") or ())
         self.tracked = [dict(session) for session in (pool or {}).get("tracked") or ()]
         self.baked = list((pool or {}).get("baked") or ())
@@ -361,12 +370,20 @@ class PoolMerger:
             }
 
     def result(self) -> PoolMerge:
+        rows = self._rows()
+        clamped = 0
+        if self.loadable:
+            for row in rows:
+                if row["total"] < 0:
+                    row["total"] = 0
+                    clamped += 1
         return PoolMerge(
-            _serialise(self._rows(), self.tracked, self.baked),
+            _serialise(rows, self.tracked, self.baked),
             self.merged,
             self.skipped,
             self.dropped,
             self.oversized,
+            clamped,
         )
 
     def add(self, summary: WindowSummary) -> PoolMerger:

@@ -24,9 +24,9 @@ __all__ = ["NativePoolMerger"]
 class NativePoolMerger(PoolMerger):
     """:class:`~pytest_entropy.core.pool.PoolMerger` over the Rust core's ``PoolEntries``."""
 
-    def __init__(self, pool: Mapping[str, Any] | None, core: Any) -> None:
+    def __init__(self, pool: Mapping[str, Any] | None, core: Any, *, loadable: bool = True) -> None:
         self._native = core.PoolEntries()
-        super().__init__(pool)
+        super().__init__(pool, loadable=loadable)
 
     def _load(self, entries: Iterable[Mapping[str, Any]]) -> None:
         native = self._native

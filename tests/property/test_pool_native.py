@@ -25,6 +25,7 @@ from pytest_entropy.core.pool import (
     POOL_MAX_VALUE_BYTES,
     PoolMerger,
     WindowSummary,
+    merge_observation_window,
     parse_observation_pool,
     summarize_window,
     tally_summary,
@@ -365,3 +366,63 @@ def test_a_scan_leaves_the_window_counts_in_the_core(tmp_path: Path) -> None:
     assert list(native_seen[0].counts.to_dict().items()) == list(plain_seen[0].counts.items())
     assert native_seen[0].digest == plain_seen[0].digest
     assert repr(native_pool) == repr(plain_pool) and native_pool["file"]["entries"]
+
+
+def _valued(values: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    return [
+        {"taskKey": "t", "operations": [{"ref": "mcp.a", "args": {"k": value}}]}
+        for value, times in values
+        for _ in range(times)
+    ]
+
+
+def test_a_total_that_drifts_below_zero_is_written_as_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose values overflowed the sixteen an entry keeps, rewritten without them:
+    the retraction of the evicted values still subtracts (spec §14 #10), so the total falls
+    below zero while another file's value keeps the entry. The pool's own loader rejects a
+    negative total; the default writes 0 and says so (``clampedTotals``), on both paths, and
+    the reference mode keeps the reference's negative total."""
+    results = []
+    for kind in PATHS:
+        # One place for both paths: the tracked sessions name their files.
+        sessions = tmp_path / "sessions"
+        sessions.mkdir(exist_ok=True)
+        out = tmp_path / "pool.json"
+        out.unlink(missing_ok=True)
+        write_native_sessions(sessions / "a.jsonl", _valued([(f"v{n}", 2) for n in range(32)]))
+        write_native_sessions(sessions / "b.jsonl", _valued([("x", 3)]))
+        first, _ = _pool_bytes(capsys, kind, sessions, out)
+        assert (
+            json.loads(first)["entries"][0]["total"] == 33
+        )  # sixteen v kept (32), x (3) evicted one more v (2)
+        write_native_sessions(sessions / "a.jsonl", [{"taskKey": "t", "operations": []}])
+        written, text = _pool_bytes(capsys, kind, sessions, out, "--pool-in", str(out), "--json")
+        report = json.loads(text)
+        assert report["clampedTotals"] == 1 and report["mergedSessions"] == 1
+        pool = json.loads(written)
+        assert pool["entries"] == [
+            {"ref": "mcp.a", "key": "k", "total": 0, "values": [{"value": "x", "count": 3}]}
+        ]
+        assert parse_observation_pool(pool) == pool
+        results.append((written, text.replace(str(out), "OUT")))
+    assert results[0] == results[1]
+    # The reference mode: the same merge keeps the total of -31, which its loader rejects.
+    windows = [
+        {
+            "file": "a",
+            "observations": [
+                {"ref": "mcp.a", "key": "k", "value": f"v{n}", "count": 2} for n in range(32)
+            ],
+        },
+        {"file": "b", "observations": [{"ref": "mcp.a", "key": "k", "value": "x", "count": 3}]},
+    ]
+    for drop, total in ((False, -31), (True, 0)):
+        once = merge_observation_window(None, windows, drop_unloadable=drop)
+        again = merge_observation_window(
+            once.file, [{"file": "a", "observations": []}], drop_unloadable=drop
+        )
+        assert again.file["entries"][0]["total"] == total
+        assert again.clamped_totals == (1 if drop else 0)
+        assert (parse_observation_pool(again.file) is not None) == drop
