@@ -205,6 +205,10 @@ def _repeated_plan_ref(value: Any) -> str | None:
     return None
 
 
+def _article(label: str) -> str:
+    return "an" if label[:1] in "aeiou" else "a"
+
+
 def document_text(path: Path, kind: StoreKind, value: dict[str, Any]) -> str:
     """The file text of ``value``, once the loader that reads ``path`` accepts it
     (:func:`document_bytes` decoded)."""
@@ -231,7 +235,8 @@ def document_bytes(path: Path, kind: StoreKind, value: dict[str, Any]) -> bytes:
                 " more than once"
             )
         raise StoreError(
-            f"{path}: refusing to write a {kind.label} its own loader would reject"
+            f"{path}: refusing to write {_article(kind.label)} {kind.label} its own loader"
+            " would reject"
             f" ({problem}{detail}); nothing was written"
         )
     return data

@@ -124,6 +124,26 @@ def test_atomic_writer_never_clobbers_a_directory(tmp_path: Path) -> None:
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["out.json"]
 
 
+def test_a_refused_pool_names_what_it_refused(tmp_path: Path) -> None:
+    """A pool its own loader would reject (here the reference mode's negative total) is not
+    written, and the message reads as English ("an observation pool")."""
+    windows = [
+        {
+            "file": "a",
+            "observations": [{"ref": "r", "key": "k", "value": n, "count": 2} for n in range(32)],
+        },
+        {"file": "b", "observations": [{"ref": "r", "key": "k", "value": "x", "count": 3}]},
+    ]
+    once = merge_observation_window(None, windows, drop_unloadable=False)
+    again = merge_observation_window(
+        once.file, [{"file": "a", "observations": []}], drop_unloadable=False
+    )
+    assert again.file["entries"][0]["total"] < 0
+    with pytest.raises(StoreError, match=r"refusing to write an observation pool its own loader"):
+        document_bytes(tmp_path / "pool.json", POOL, again.file)
+    assert not (tmp_path / "pool.json").exists()
+
+
 def test_a_document_is_written_as_the_bytes_of_its_text(tmp_path: Path) -> None:
     """The pool document (values with astral characters, whose ``str`` would take four bytes
     a character) goes to disk as UTF-8 bytes, the same bytes its text encodes to."""
