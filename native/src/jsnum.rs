@@ -8,7 +8,7 @@
 use crate::json::Number;
 
 /// 2**53: the largest magnitude `js_string` prints as the integer itself.
-const TWO_53: u64 = 1 << 53;
+pub const TWO_53: u64 = 1 << 53;
 
 /// `String(x)` for a double.
 pub fn double_text(x: f64) -> String {

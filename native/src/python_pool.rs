@@ -12,6 +12,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 
 use crate::pool::{Counts, Entries};
+
+/// 2**53, the bound of JavaScript's exact integers, as a double.
+const SAFE: f64 = crate::jsnum::TWO_53 as f64;
 use crate::python_tallies::{text, wtf8};
 
 /// A window's counts, kept in the core until the pool writes them.
@@ -26,7 +29,7 @@ fn count_of(value: &Bound<'_, PyAny>) -> PyResult<i64> {
         return Ok(count);
     }
     let float = value.extract::<f64>()?;
-    if float.fract() != 0.0 || float.abs() > 9_007_199_254_740_992.0 {
+    if float.fract() != 0.0 || float.abs() > SAFE {
         return Err(PyValueError::new_err("a pool count is not a safe integer"));
     }
     Ok(float as i64)
@@ -128,10 +131,7 @@ fn reconstruct<'py>(py: Python<'py>, identity: &[u8]) -> PyResult<Bound<'py, PyA
                     .call1((text(py, rest)?,))?
                     .extract()?,
             };
-            if number.is_finite()
-                && number.fract() == 0.0
-                && number.abs() <= 9_007_199_254_740_992.0
-            {
+            if number.is_finite() && number.fract() == 0.0 && number.abs() <= SAFE {
                 Ok((number as i64).into_pyobject(py)?.into_any())
             } else {
                 Ok(PyFloat::new(py, number).into_any())

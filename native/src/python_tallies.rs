@@ -281,12 +281,13 @@ pub(crate) fn window_digest_summary<'py>(
     py: Python<'py>,
     tally: &pool::WindowTally,
 ) -> PyResult<Bound<'py, PyTuple>> {
+    let digest = window_digest(py, tally)?;
     let counts = window_counts(py, tally)?.into_any();
-    window_summary(py, tally, counts)
+    window_summary(py, tally, counts, digest)
 }
 
 /// [`window_digest_summary`] with the counts left in the core (a `WindowCounts`), taken
-/// out of the tally: what a scan gathers for the pool.
+/// out of the tally (after its digest): what a scan gathers for the pool.
 fn window_taken_summary<'py>(
     py: Python<'py>,
     tally: &mut pool::WindowTally,
@@ -294,23 +295,19 @@ fn window_taken_summary<'py>(
     let digest = window_digest(py, tally)?;
     let inner = tally.take_counts();
     let counts = Bound::new(py, crate::python_pool::WindowCounts { inner })?.into_any();
-    let items = [
-        counts,
-        digest,
-        tally.dropped.into_pyobject(py)?.into_any(),
-        tally.oversized.into_pyobject(py)?.into_any(),
-    ];
-    PyTuple::new(py, items)
+    window_summary(py, tally, counts, digest)
 }
 
+/// `(counts, digest, dropped, oversized)`.
 fn window_summary<'py>(
     py: Python<'py>,
     tally: &pool::WindowTally,
     counts: Bound<'py, PyAny>,
+    digest: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let items = [
         counts,
-        window_digest(py, tally)?,
+        digest,
         tally.dropped.into_pyobject(py)?.into_any(),
         tally.oversized.into_pyobject(py)?.into_any(),
     ];
