@@ -63,6 +63,7 @@ from pytest_entropy.core.v3.compiler import V3CompileOutcome, compile_from_evide
 from pytest_entropy.core.validation import CallChecks
 from pytest_entropy.ingest.base import ReadOptions
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.registry import rereadable
 from pytest_entropy.run.corpus import (
     CorpusPlan,
     EngineOptions,
@@ -71,6 +72,7 @@ from pytest_entropy.run.corpus import (
     SourceFile,
     read_corpus,
 )
+from pytest_entropy.sources.urls import is_url
 
 # ------------------------------------------------------------------------ pass 2 (compile)
 
@@ -249,6 +251,28 @@ def _mentions(refs: set[str]) -> tuple[bytes, ...] | None:
         return None
 
 
+def _listed(names: Sequence[str]) -> str:
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return ", ".join(names[:3]) + more
+
+
+def _changed_error(changed: Sequence[str]) -> SourceChangedError:
+    """What the compile says when its second read did not find what its first read did:
+    a source that can be read only once (a FIFO, a pipe) is named as such, since running
+    it again would not help; the others changed meanwhile."""
+    once = [name for name in changed if not is_url(name) and not rereadable(name)]
+    if once:
+        return SourceChangedError(
+            "the compile reads the session files twice (once to measure, once to replay),"
+            f" and {_listed(once)} can be read only once (a FIFO or a pipe): write it to a"
+            " file and compile that; nothing was written"
+        )
+    return SourceChangedError(
+        f"session files changed while the compile read them twice (once to measure,"
+        f" once to replay): {_listed(changed)}; nothing was written, run it again"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CompileRun:
     """A compile over session files: the outcome, the pool merge (when a pool was given)
@@ -335,12 +359,7 @@ def compile_sources(
             replayed=_ReplayRoot(),
         )
         if again.changed:
-            shown = ", ".join(again.changed[:3])
-            more = f" and {len(again.changed) - 3} more" if len(again.changed) > 3 else ""
-            raise SourceChangedError(
-                f"session files changed while the compile read them twice (once to measure,"
-                f" once to replay): {shown}{more}; nothing was written, run it again"
-            )
+            raise _changed_error(again.changed)
         return again.replayed
 
     def replay(

@@ -97,6 +97,13 @@ def _check_readable(path: str) -> None:
     """Fail now, naming the file, if a session file the user named cannot be read: left to
     the scan, it would only be counted, and the run would pass on nothing."""
     try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            # Not opened: a writer waiting in its open would be connected, and left writing
+            # into a pipe no one reads once this closed it again (SIGPIPE), the read that
+            # follows finding it empty. Whether it may be read is asked without opening it.
+            if not os.access(path, os.R_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+            return
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
             regular = stat.S_ISREG(os.fstat(descriptor).st_mode)

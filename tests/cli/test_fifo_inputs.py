@@ -81,3 +81,63 @@ def test_a_pipe_with_a_writer_reads_like_a_file(tmp_path: Path) -> None:
     plain = _run("measure", "--sessions", str(concatenated))
     assert out.splitlines()[:-1] == plain.stdout.splitlines()[:-1]  # all but "read ..."
     assert "20 lines" in out.splitlines()[-1]
+
+
+def _serve(fifo: Path, lines: bytes, failures: list[BaseException]) -> threading.Thread:
+    """A writer that waits in its open of ``fifo`` until a reader comes, then writes."""
+
+    def write() -> None:
+        try:
+            with open(fifo, "wb") as stream:  # blocks until a reader opens the FIFO
+                stream.write(lines)
+        except OSError as error:  # BrokenPipeError: the reader went away
+            failures.append(error)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def _release(fifo: Path, writer: threading.Thread) -> None:
+    if writer.is_alive():  # never opened: release the writer
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    writer.join(timeout=60)
+
+
+def test_compile_names_a_fifo_it_cannot_read_twice(tmp_path: Path) -> None:
+    """The compile reads its sessions twice (to measure, then to replay): a FIFO read once
+    is named as such, not as a file that changed ("run it again" would not help)."""
+    lines = b"".join(path.read_bytes() for path in sorted((DEMO / "sessions").glob("*.jsonl")))
+    fifo = tmp_path / "producer.jsonl"
+    os.mkfifo(fifo)
+    failures: list[BaseException] = []
+    writer = _serve(fifo, lines, failures)
+    out = tmp_path / "compiled.json"
+    surface = DEMO / "surface.json"
+    result = _run("compile", "--sessions", str(fifo), "--surface", str(surface), "--out", str(out))
+    _release(fifo, writer)
+    assert result.returncode == 2, result.stderr
+    assert "can be read only once (a FIFO or a pipe)" in result.stderr
+    assert "producer.jsonl" in result.stderr and not out.exists()
+    assert not failures
+
+
+def test_a_named_fifo_whose_writer_waits_reads_like_a_file(tmp_path: Path) -> None:
+    """``mkfifo p; producer > p & pytest-entropy measure --sessions p``: the writer waits in
+    its open until the command opens the FIFO. Opening it only to check that it is readable
+    would connect the writer and, closed again, leave it writing into a pipe no one reads
+    (it dies of SIGPIPE) and the command's own read finding it empty."""
+    lines = b"".join(path.read_bytes() for path in sorted((DEMO / "sessions").glob("*.jsonl")))
+    fifo = tmp_path / "producer.jsonl"
+    os.mkfifo(fifo)
+    failures: list[BaseException] = []
+    writer = _serve(fifo, lines, failures)
+    result = _run("measure", "--sessions", str(fifo))
+    _release(fifo, writer)
+    assert result.returncode == 0, result.stderr
+    assert not failures
+    concatenated = tmp_path / "all.jsonl"
+    concatenated.write_bytes(lines)
+    plain = _run("measure", "--sessions", str(concatenated))
+    assert result.stdout.splitlines()[:-1] == plain.stdout.splitlines()[:-1]
+    assert "20 lines" in result.stdout.splitlines()[-1]
