@@ -171,6 +171,13 @@ def load_surface_document(
     return value, detect_surface_format(value) or "snapshot"
 
 
+def _no_tools(value: Any) -> bool:
+    """An empty list, or an object whose ``tools`` (an MCP ``tools/list`` result) is one."""
+    if type(value) is list:
+        return not value
+    return type(value) is dict and "actions" not in value and value.get("tools") == []
+
+
 def surface_from_parsed(
     value: Any,
     *,
@@ -194,6 +201,13 @@ def surface_from_parsed(
         if chosen == "auto":
             # Nothing recognisable: the snapshot reader says what a snapshot must look like.
             chosen = detect_surface_format(value) or "snapshot"
+            if chosen == "snapshot" and _no_tools(value):
+                # An empty tool list has nothing to recognise its format by.
+                raise EntropyInputError(
+                    "surface holds no tool (an empty tool list; name its format with"
+                    " --surface-format to read it as a surface of no tools)",
+                    source=source,
+                )
         found = registered(chosen)
         if found is None:
             known = ", ".join(sorted(surface_formats()))

@@ -274,14 +274,42 @@ class CorpusChecks:
             reasons.append(f"no session file found in {self.settings.sessions}{aside}")
         elif not operations:
             reasons.append("the files hold no tool call at all")
+        mismatch = self._surface_mismatch(read.records) if operations else []
+        reasons.extend(mismatch)
         passed = not reasons
         result = CheckResult("corpus-health", passed, evidence, tuple(reasons))
         if passed:
             return ScopedResult(result)
         reason = "; ".join(reasons)
-        if self.settings.lenient:
+        # Lenience forgives damaged files, not a surface the sessions never called.
+        lenient = self.settings.lenient and not mismatch
+        if lenient:
             reason += " (--entropy-lenient: reported, not gating)"
-        return ScopedResult(result, reason, gating=not self.settings.lenient)
+        return ScopedResult(result, reason, gating=not lenient)
+
+    def _surface_mismatch(self, records: Any) -> list[str]:
+        """Why the surface cannot be the one these sessions called, if it cannot: it declares
+        no tool, or none of the tools the sessions call (nothing passes on nothing: the
+        meter then scores every call against no schema). A surface declaring some of the
+        called tools passes: a corpus may record tools the surface leaves out."""
+        surface = self.settings.surface
+        if surface is None:
+            return []
+        name = self.settings.surface_path or "the surface"
+        declared = {
+            action.get("ref")
+            for action in surface.get("actions") or ()
+            if isinstance(action, dict) and isinstance(action.get("ref"), str)
+        }
+        if not declared:
+            return [f"{name} declares no tool"]
+        called = sorted({row.ref for row in self._report(records).refs}, key=code_unit_key)
+        if called and not declared.intersection(called):
+            return [
+                f"none of the {len(called)} tools the sessions call is declared in {name}"
+                f" (called: {_shown(called)})"
+            ]
+        return []
 
     def _passed_over(self) -> list[str]:
         """Entries of a local sessions directory named like session files that the listing

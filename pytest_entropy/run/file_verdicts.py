@@ -48,7 +48,8 @@ def _holds_json_objects(location: str) -> bool:
         try:
             if isinstance(json.loads(line), dict):
                 return True
-        except ValueError:
+        except (ValueError, RecursionError):
+            # Nested past the decoder's depth: no session record (the scan counted the line).
             continue
     return False
 

@@ -222,3 +222,54 @@ def test_nothing_passes_on_nothing_and_odd_entries_are_named(
     reason = _corpus_checks(report)["corpus-health"]["reason"]
     for name, why in (("d", "a directory"), ("f", "not a regular file"), ("l", "a broken link")):
         assert f"{odd / name}.jsonl ({why})" in reason
+
+
+@pytest.mark.parametrize(
+    ("actions", "expected"),
+    [
+        ([], "declares no tool"),
+        (
+            [{"ref": "other.tool", "inputSchema": {"type": "object"}}],
+            "none of the 7 tools the sessions call is declared in",
+        ),
+    ],
+)
+def test_a_surface_the_sessions_never_called_fails_corpus_health(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, actions: list, expected: str
+) -> None:
+    # Nothing passes on nothing: an empty surface, or one that declares none of the called
+    # tools, scores every call against no schema and must not certify.
+    surface = tmp_path / "surface.json"
+    surface.write_text(json.dumps({"version": 1, "actions": actions}), encoding="utf-8")
+    for lenient in ((), ("--lenient",)):
+        code, report = _certify(
+            capsys, "--sessions", str(DEMO / "sessions"), "--surface", str(surface), *lenient
+        )
+        assert code == 1
+        health = _corpus_checks(report)["corpus-health"]
+        assert health["passed"] is False and health["gating"] is True
+        assert expected in health["reason"] and str(surface) in health["reason"]
+        assert "corpus-health" in report["corpusChecks"]["failed"]
+
+
+def test_a_surface_declaring_some_of_the_called_tools_passes_corpus_health(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    value = json.loads(Path(SURFACE).read_text(encoding="utf-8"))
+    value["actions"] = value["actions"][:1]
+    surface = tmp_path / "partial.json"
+    surface.write_text(json.dumps(value), encoding="utf-8")
+    _, report = _certify(capsys, "--sessions", str(DEMO / "sessions"), "--surface", str(surface))
+    assert _corpus_checks(report)["corpus-health"]["passed"] is True
+
+
+@pytest.mark.parametrize("text", ["[]", '{"tools": []}'])
+def test_an_empty_tool_list_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str
+) -> None:
+    surface = tmp_path / "tools.json"
+    surface.write_text(text, encoding="utf-8")
+    code = main(["measure", "--sessions", str(DEMO / "sessions"), "--surface", str(surface)])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "surface holds no tool" in error and str(surface) in error

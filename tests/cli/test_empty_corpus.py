@@ -211,3 +211,16 @@ def test_a_running_watch_waits_and_says_so_once(tmp_path: Path) -> None:
     shutil.copy(DEMO / "sessions" / sorted(p.name for p in (DEMO / "sessions").iterdir())[0],
                 sessions)  # fmt: skip
     assert not loop.tick().empty
+
+
+@pytest.mark.parametrize("line", ["[" * 1000, '{"a":' * 5000 + "1" + "}" * 5000])
+def test_a_line_nested_past_the_decoders_depth_is_a_usage_error_not_a_crash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, line: str
+) -> None:
+    # The check that tells a file of headers from random bytes decoded each line with the
+    # standard library, whose recursion limit raised through the command (exit 3).
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(line + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "measure", "--sessions", str(deep))
+    assert code == 2
+    assert "no file matched a session format" in err and "internal error" not in err
