@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Generator
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -65,6 +66,9 @@ def pytest_load_initial_conftests(
 def pytest_configure(config: pytest.Config) -> None:
     settings = settings_from_pytest(config)
     config.stash[SETTINGS_KEY] = settings
+    taken = _rootdir_from_an_option_value(config)
+    if taken is not None:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(taken), stacklevel=2)
     # What the assertion helpers read. "auto" is their default already: it is pushed only
     # over a format an enclosing run (pytester) configured, so a run that configures nothing
     # imports nothing for it.
@@ -83,6 +87,61 @@ def pytest_configure(config: pytest.Config) -> None:
         # session machinery waits until a report carries one of its notes (issue 32: a
         # trivial run within 5 % of one without the plugin).
         config.pluginmanager.register(_IdleSession(config, settings), "entropy-session")
+
+
+def _rootdir_from_an_option_value(config: pytest.Config) -> str | None:
+    """Why the rootdir looks chosen from a path option's value, if it does: pytest picks the
+    rootdir before any plugin's options exist, so ``--sessions DIR`` (a space, not ``=``)
+    counts DIR as a test path there. A corpus outside the project then becomes the rootdir:
+    the project's configuration goes unread and its ratchet baseline unused."""
+    from pytest_entropy.state.option_table import OPTIONS
+
+    params = config.invocation_params
+    args = [str(arg) for arg in params.args]
+    if any(arg == "--rootdir" or arg.startswith("--rootdir=") for arg in args):
+        return None
+    flags = {entry.flag for entry in OPTIONS if entry.kind == "path"}
+    flags |= {entry.bare_flag for entry in OPTIONS if entry.kind == "path" and entry.bare}
+    spaced = [
+        f"{flag} {value}"
+        for flag, value in pairwise(args)
+        if flag in flags and not value.startswith("-")
+    ]
+    if not spaced:
+        return None
+    project = _nearest_configuration(params.dir)
+    if project is None or project.parent == config.rootpath:
+        return None
+    return (
+        f"pytest took its rootdir ({config.rootpath}) from '{spaced[0]}' before reading"
+        f" plugin options, so {project} was not read (nor the ratchet baseline beside it);"
+        f" write the option with '=' ({spaced[0].replace(' ', '=', 1)})"
+    )
+
+
+# Where pytest reads its configuration from, and what marks a file as pytest's.
+_CONFIG_FILES: Final = (
+    ("pytest.ini", ""),
+    (".pytest.ini", ""),
+    ("pyproject.toml", "[tool.pytest.ini_options]"),
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
+
+
+def _nearest_configuration(start: Any) -> Any:
+    """The pytest configuration file a run from ``start`` without arguments would read."""
+    for directory in (start, *start.parents):
+        for name, marker in _CONFIG_FILES:
+            candidate = directory / name
+            try:
+                if candidate.is_file() and (
+                    not marker or marker in candidate.read_text(encoding="utf-8")
+                ):
+                    return candidate
+            except (OSError, UnicodeDecodeError):
+                continue
+    return None
 
 
 def _start_session(config: pytest.Config, settings: EntropySettings) -> EntropySession:
