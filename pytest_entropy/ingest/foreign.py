@@ -41,7 +41,8 @@ __all__ = [
 # Whole-document formats (tau-bench, ToolBench, OpenHands replay files) are read at once.
 MAX_DOCUMENT_BYTES: Final = 256 << 20
 
-_WHITESPACE: Final = re.compile(rb"[ \t\r\n]*")
+# JSON whitespace, after an editor's byte order mark if the file starts with one.
+_WHITESPACE: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*")
 
 
 def _reject_constant(name: str) -> Any:

@@ -198,6 +198,15 @@ def _unknown_session_format(name: str) -> EntropyInputError:
     return EntropyInputError(f"unknown session format {name!r} (known: {known})")
 
 
+UTF8_BOM: Final = b"\xef\xbb\xbf"
+
+
+def _without_bom(head: bytes) -> bytes:
+    """A file's head as the detectors see it: an editor's byte order mark is not content
+    (the readers skip it too)."""
+    return head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+
+
 def _detects(known: SessionFormat | _BuiltIn, path: str | os.PathLike[str], head: bytes) -> bool:
     """Whether a format's detector claims a file: this package's detectors take the path as
     given (a command's are strings), a registered format's gets the :class:`pathlib.Path`
@@ -234,6 +243,7 @@ def resolve_format(path: str | os.PathLike[str], options: ReadOptions) -> str:
             head = stream.read(_HEAD_BYTES)
     except (OSError, EOFError):
         return NATIVE_FORMAT
+    head = _without_bom(head)
     for known in detecting:
         if _detects(known, path, head):
             return known.name
@@ -326,6 +336,7 @@ def claiming_format(path: str | os.PathLike[str]) -> str | None:
             head = stream.read(_HEAD_BYTES)
     except (OSError, EOFError):
         return NATIVE_FORMAT  # read natively, so the failure is counted as unreadable
+    head = _without_bom(head)
     for known in _SESSION_FORMATS:
         if _detects(known, path, head):
             return known.name
