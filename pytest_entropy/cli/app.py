@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from pytest_entropy.cli.commands import COMMANDS, command_named
@@ -158,7 +159,25 @@ def build_parser(
     for command_parser in commands.choices.values():
         # Before or after the command name; the command's copy never resets the global one.
         _add_terminal_options(command_parser, argparse.SUPPRESS)
+        _cli_spellings(command_parser)
     return parser
+
+
+_PLUGIN_FLAG = re.compile(r"--entropy-([a-z][a-z0-9-]*)")
+
+
+def _cli_spellings(command_parser: argparse.ArgumentParser) -> None:
+    """The help the CLI shares with the pytest plugin names the plugin's flags
+    (``--entropy-format``); where the command has the option, its own spelling."""
+    flags = command_parser._option_string_actions
+
+    def spelled(match: re.Match[str]) -> str:
+        own = "--" + match.group(1)
+        return own if own in flags else match.group(0)
+
+    for action in command_parser._actions:
+        if action.help and "--entropy-" in action.help:
+            action.help = _PLUGIN_FLAG.sub(spelled, action.help)
 
 
 def _parser_for(words: Sequence[str]) -> argparse.ArgumentParser:

@@ -392,7 +392,9 @@ class CorpusChecks:
         else:
             reason = "the score rises from session to session (slope above 0)"
         if not self.settings.require_ratchet:
-            reason += " (reported; --entropy-require-ratchet makes it gate)"
+            reason += (
+                " (reported; --require-ratchet, in pytest --entropy-require-ratchet, gates it)"
+            )
         return ScopedResult(result, reason, gating=self.settings.require_ratchet)
 
     def _compile(self, records: Any, artifact: Any = None) -> Any:

@@ -273,3 +273,11 @@ def test_an_empty_tool_list_is_named_as_such(
     assert code == 2
     error = capsys.readouterr().err
     assert "surface holds no tool" in error and str(surface) in error
+
+
+def test_the_cli_help_names_the_cli_spellings(capsys: pytest.CaptureFixture[str]) -> None:
+    # The help text is shared with the pytest plugin, whose flags are --entropy-*.
+    assert main(["certify", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--entropy-format" not in text and "--entropy-surface" not in text
+    assert "(other formats: --format)" in text and "the format of --surface:" in text
