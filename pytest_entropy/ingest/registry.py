@@ -198,13 +198,13 @@ def _unknown_session_format(name: str) -> EntropyInputError:
     return EntropyInputError(f"unknown session format {name!r} (known: {known})")
 
 
-UTF8_BOM: Final = b"\xef\xbb\xbf"
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def _without_bom(head: bytes) -> bytes:
     """A file's head as the detectors see it: an editor's byte order mark is not content
     (the readers skip it too)."""
-    return head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+    return head[len(_UTF8_BOM) :] if head.startswith(_UTF8_BOM) else head
 
 
 def _detects(known: SessionFormat | _BuiltIn, path: str | os.PathLike[str], head: bytes) -> bool:

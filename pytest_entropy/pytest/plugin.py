@@ -27,6 +27,8 @@ from pytest_entropy.pytest.options import add_bare_aliases, add_pytest_options, 
 from pytest_entropy.pytest.stash import GATE_LINE, RATCHET_NOTE, SETTINGS_KEY
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pytest_entropy.pytest.session import EntropySession
     from pytest_entropy.state.option_table import EntropySettings
 
@@ -129,7 +131,7 @@ _CONFIG_FILES: Final = (
 )
 
 
-def _nearest_configuration(start: Any) -> Any:
+def _nearest_configuration(start: Path) -> Path | None:
     """The pytest configuration file a run from ``start`` without arguments would read."""
     for directory in (start, *start.parents):
         for name, marker in _CONFIG_FILES:

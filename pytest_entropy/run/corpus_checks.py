@@ -213,6 +213,12 @@ class CorpusChecks:
     def _per_file(self) -> Any:
         return self._read(self.listing[0], file_states=True)
 
+    @cached_property
+    def _full_report(self) -> Any:
+        """The report of the whole corpus (``corpus-health`` reads its refs,
+        ``corpus-deterministic`` hashes it): measured once."""
+        return self._report(self._full.records)
+
     def _report(self, records: Any) -> Any:
         from pytest_entropy.core.status import surface_hash
 
@@ -274,7 +280,7 @@ class CorpusChecks:
             reasons.append(f"no session file found in {self.settings.sessions}{aside}")
         elif not operations:
             reasons.append("the files hold no tool call at all")
-        mismatch = self._surface_mismatch(read.records) if operations else []
+        mismatch = self._surface_mismatch() if operations else []
         reasons.extend(mismatch)
         passed = not reasons
         result = CheckResult("corpus-health", passed, evidence, tuple(reasons))
@@ -287,7 +293,7 @@ class CorpusChecks:
             reason += " (--entropy-lenient: reported, not gating)"
         return ScopedResult(result, reason, gating=not lenient)
 
-    def _surface_mismatch(self, records: Any) -> list[str]:
+    def _surface_mismatch(self) -> list[str]:
         """Why the surface cannot be the one these sessions called, if it cannot: it declares
         no tool, or none of the tools the sessions call (nothing passes on nothing: the
         meter then scores every call against no schema). A surface declaring some of the
@@ -303,7 +309,7 @@ class CorpusChecks:
         }
         if not declared:
             return [f"{name} declares no tool"]
-        called = sorted({row.ref for row in self._report(records).refs}, key=code_unit_key)
+        called = sorted({row.ref for row in self._full_report.refs}, key=code_unit_key)
         if called and not declared.intersection(called):
             return [
                 f"none of the {len(called)} tools the sessions call is declared in {name}"
@@ -343,7 +349,7 @@ class CorpusChecks:
                 "nothing to compare: the corpus holds no tool call (see corpus-health)",
                 gating=False,
             )
-        first = report_hash(self._report(self._full.records))
+        first = report_hash(self._full_report)
         again = self._read(self.listing[0], continuous=True)
         second = report_hash(self._report(again.records))
         if first == second:
