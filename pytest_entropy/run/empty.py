@@ -35,6 +35,16 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}" + ("" if number == 1 else "s")
 
 
+def _first_problem(diagnostics: ScanDiagnostics, kind: str, names: Sequence[str]) -> str:
+    """The problem the first sample about one of ``names`` gives after ``kind``
+    (``"unreadable: "``, or ``""`` for any), or ``""``: the samples are ``file: problem``."""
+    for name in names:
+        for sample in diagnostics.samples:
+            if sample.startswith(f"{name}: {kind}"):
+                return sample[len(name) + 2 + len(kind) :]
+    return ""
+
+
 def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "auto") -> str:
     """Why a read that yielded no operations is empty, naming what was read.
 
@@ -55,6 +65,9 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
         reason = "no file could be read: " + _names(
             diagnostics.unreadable_names, diagnostics.unreadable_files
         )
+        problem = _first_problem(diagnostics, "unreadable: ", diagnostics.unreadable_names)
+        if problem:
+            reason += f" (the first: {problem})"
     elif diagnostics.rejected_traces:
         reason = f"all {diagnostics.rejected_traces:,} traces failed the guard"
     elif session_format == "auto":
@@ -69,10 +82,16 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
     parts.append(reason)
     extra = []
     if diagnostics.unrecognized_files:
-        extra.append(
-            f"{diagnostics.unrecognized_files:,} unrecognised: "
-            + _names(diagnostics.unrecognized_names, diagnostics.unrecognized_files)
+        unrecognised = f"{diagnostics.unrecognized_files:,} unrecognised: " + _names(
+            diagnostics.unrecognized_names, diagnostics.unrecognized_files
         )
+        if diagnostics.unrecognized_files == 1:
+            problem = _first_problem(diagnostics, "", diagnostics.unrecognized_names)
+            if problem:
+                from pytest_entropy.run.file_verdicts import NO_KNOWN_FORMAT
+
+                unrecognised += ": " + problem.removeprefix(NO_KNOWN_FORMAT + ": ")
+        extra.append(unrecognised)
     if diagnostics.surface_files:
         extra.append(f"{_count(diagnostics.surface_files, 'surface or repair file')} skipped")
     message = ": ".join(parts)

@@ -13,7 +13,9 @@ TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["judge_file"]
+__all__ = ["NO_KNOWN_FORMAT", "judge_file"]
+
+NO_KNOWN_FORMAT: Final = "no line of any known session format"
 
 
 def judge_file(location: str, diagnostics: ScanDiagnostics) -> None:
@@ -22,36 +24,46 @@ def judge_file(location: str, diagnostics: ScanDiagnostics) -> None:
     a file that held a malformed line is named as damaged."""
     if diagnostics.malformed_lines:
         _add_damaged(diagnostics, location)
-    if diagnostics.yielded_nothing() and not _holds_json_objects(location):
-        diagnostics.unrecognized(location, "no line of any known session format")
+    if diagnostics.yielded_nothing():
+        problem = _not_json_objects(location)
+        if problem:
+            diagnostics.unrecognized(location, f"{NO_KNOWN_FORMAT}: {problem}")
 
 
 _PROBE_BYTES: Final = 1 << 20
 
 
-def _holds_json_objects(location: str) -> bool:
-    """Whether a local file that yielded no record holds at least one JSON object line
-    among its first MiB (a session file of headers only is a session file; random bytes
-    are not). URLs and compressed files are given the benefit of the doubt."""
+def _not_json_objects(location: str) -> str:
+    """Why a local file that yielded no record is no session file: ``""`` when it holds at
+    least one JSON object line among its first MiB (a session file of headers only is a
+    session file; random bytes are not), else what its lines are (``"none of its 3 lines
+    is JSON"``). URLs and compressed files are given the benefit of the doubt."""
     if is_url(location) or not location.endswith(".jsonl") or not os.path.isfile(location):
-        return True  # never open a FIFO or a device here: it may never answer
+        return ""  # never open a FIFO or a device here: it may never answer
     import json
 
     try:
         with open(location, "rb") as handle:
             head = handle.read(_PROBE_BYTES)
     except OSError:
-        return True  # the read itself already counted what went wrong
+        return ""  # the read itself already counted what went wrong
+    lines = not_json = 0
     for line in head.split(b"\n"):
         if not line.strip():
             continue
+        lines += 1
         try:
             if isinstance(json.loads(line), dict):
-                return True
+                return ""
         except (ValueError, RecursionError):
             # Nested past the decoder's depth: no session record (the scan counted the line).
-            continue
-    return False
+            not_json += 1
+    what = "JSON" if not_json == lines else "a JSON object"
+    if lines == 1:
+        return f"its one line is not {what}"
+    if len(head) == _PROBE_BYTES:
+        return f"none of the {lines:,} lines of its first MiB is {what}"
+    return f"none of its {lines:,} lines is {what}"
 
 
 def _add_damaged(diagnostics: ScanDiagnostics, name: str) -> None:

@@ -224,3 +224,35 @@ def test_a_line_nested_past_the_decoders_depth_is_a_usage_error_not_a_crash(
     code, _, err = run(capsys, "measure", "--sessions", str(deep))
     assert code == 2
     assert "no file matched a session format" in err and "internal error" not in err
+
+
+def test_a_lone_unrecognised_file_says_what_its_lines_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A file of malformed lines was blamed on its format alone, with nothing saying that
+    # none of it was even JSON.
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"type": "trace",\n{bad\nnot json\n', encoding="utf-8")
+    code, _, err = run(capsys, "measure", "--sessions", str(broken))
+    assert code == 2
+    assert f"1 unrecognised: {broken}: none of its 3 lines is JSON)" in err
+    scalars = tmp_path / "scalars.jsonl"
+    scalars.write_text('[1]\n"x"\n', encoding="utf-8")
+    code, _, err = run(capsys, "measure", "--sessions", str(scalars))
+    assert code == 2
+    assert f"{scalars}: none of its 2 lines is a JSON object)" in err
+
+
+def test_a_corpus_of_only_unreadable_files_gives_the_first_ones_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    whole = gzip.compress(b'{"role": "user"}\n' * 400)
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    (sessions / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    code, _, err = run(capsys, "measure", "--sessions", str(sessions))
+    assert code == 2
+    assert "no file could be read: " in err
+    assert "(the first: Compressed file ended before the end-of-stream marker" in err
