@@ -294,7 +294,7 @@ def _finish_part(
     listening: Listeners,
 ) -> CorpusPart:
     """A readable file's part: its verdict, window, stamp, own state and replay result."""
-    judge_file(source.location, part.diagnostics)
+    judge_file(source.location, part.diagnostics, plan.options.session_format)
     if listening.window is not None:
         part.windows.append(listening.window)
     elif listening.tally is not None:

@@ -18,19 +18,50 @@ __all__ = ["NO_KNOWN_FORMAT", "judge_file"]
 NO_KNOWN_FORMAT: Final = "no line of any known session format"
 
 
-def judge_file(location: str, diagnostics: ScanDiagnostics) -> None:
+def judge_file(location: str, diagnostics: ScanDiagnostics, session_format: str = "") -> None:
     """A readable file none of whose lines is of any known format (random bytes under a
     ``.jsonl`` name) is counted as unrecognised, never silently as a few malformed lines;
-    a file that held a malformed line is named as damaged."""
+    a file that held a malformed line is named as damaged. ``session_format``: the read's
+    ``--format`` (under ``auto`` a pipe that yielded nothing is named, with why)."""
     if diagnostics.malformed_lines:
         _add_damaged(diagnostics, location)
+    if session_format == "auto" and _read_no_record(diagnostics):
+        problem = _pipe_problem(location)
+        if problem:
+            diagnostics.unrecognized(location, problem)
+            return
     if diagnostics.yielded_nothing():
         problem = _not_json_objects(location)
         if problem:
             diagnostics.unrecognized(location, f"{NO_KNOWN_FORMAT}: {problem}")
 
 
+def _read_no_record(diagnostics: ScanDiagnostics) -> bool:
+    """Lines, and none a trace, audit or foreign record (model lines alone are no session:
+    another format's messages name their model too)."""
+    return diagnostics.lines > diagnostics.empty_lines and not (
+        diagnostics.trace_lines or diagnostics.foreign_records or diagnostics.audit_calls
+    )
+
+
 _PROBE_BYTES: Final = 1 << 20
+
+
+def _pipe_problem(location: str) -> str:
+    """Why a pipe or FIFO yielded nothing under ``--format auto``: its head cannot be read
+    twice, so no detector saw it and it was read as the native trace lines."""
+    import stat
+
+    try:
+        pipe = not is_url(location) and not stat.S_ISREG(os.stat(location).st_mode)
+    except OSError:
+        return ""
+    if not pipe:
+        return ""
+    return (
+        "a pipe is read as trace lines under --format auto (its first bytes cannot be read"
+        " twice to detect its format); name its format with --format FORMAT"
+    )
 
 
 def _not_json_objects(location: str) -> str:

@@ -141,3 +141,29 @@ def test_a_named_fifo_whose_writer_waits_reads_like_a_file(tmp_path: Path) -> No
     plain = _run("measure", "--sessions", str(concatenated))
     assert result.stdout.splitlines()[:-1] == plain.stdout.splitlines()[:-1]
     assert "20 lines" in result.stdout.splitlines()[-1]
+
+
+def test_a_pipe_of_another_format_under_auto_says_to_name_the_format(tmp_path: Path) -> None:
+    # Under --format auto a pipe cannot be sniffed (its head would be eaten), so a Pi log
+    # piped in is read as trace lines and yields nothing: the error says why, not only
+    # "no file matched a session format".
+    from tests.cli.test_convert import pi_log
+
+    lines = pi_log(tmp_path / "pi.jsonl", {"command": "ls"}).read_bytes()
+    for extra in ([], ["--format", "pi"]):
+        process = subprocess.run(
+            [sys.executable, "-m", "pytest_entropy", "measure", "--sessions", "/dev/stdin",
+             *extra],
+            input=lines,
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )  # fmt: skip
+        err = process.stderr.decode()
+        if extra:
+            assert process.returncode == 0, err
+        else:
+            assert process.returncode == 2
+            assert "/dev/stdin: a pipe is read as trace lines under --format auto" in err
+            assert "name its format with --format FORMAT" in err
