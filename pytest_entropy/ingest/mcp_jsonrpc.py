@@ -11,9 +11,13 @@ timestamp) or hold a batch array. Requests and responses pair by ``id``.
   does not declare the tool (MCP servers answer unknown tools with ``-32602``); other codes
   leave the stage to the surface replay. A ``notifications/cancelled`` for the request
   makes it ``aborted``; a request never answered stays ``aborted``;
-* trace: the calls of one connection (an ``initialize`` request starts a new one); task
+* trace: the calls of one connection (an ``initialize`` request starts a new one, whose
+  request ids number afresh: a call the last one left unanswered stays ``aborted``); task
   key: the server's ``serverInfo.name`` from the ``initialize`` response, else ``mcp``;
-* model: MCP does not record one, so traces carry none.
+* model: MCP does not record one, so traces carry none;
+* counted, not read: a second response to a ``tools/call`` already answered (a repeated
+  record) and a response to no request of the log (a result without a call); responses to
+  the log's other requests (``tools/list``, ``ping``, ...) are passed over quietly.
 """
 
 from __future__ import annotations
@@ -48,15 +52,17 @@ def _key(request_id: Any) -> str | None:
 
 
 class _Connection:
-    __slots__ = ("calls", "initialize", "runs", "writer")
+    __slots__ = ("answered", "calls", "initialize", "others", "runs", "writer")
 
     def __init__(self, writer: NativeWriter) -> None:
         self.writer = writer
         self.runs = RunBuilder(writer, "mcp")
         self.calls: dict[str, str] = {}  # request key -> tool name
         self.initialize: set[str] = set()
+        self.others: set[str] = set()  # keys of the other requests not yet answered
+        self.answered: set[str] = set()  # keys of the tools/call requests answered
 
-    def message(self, message: dict[str, Any]) -> Iterator[bytes]:
+    def message(self, message: dict[str, Any], where: str) -> Iterator[bytes]:
         diagnostics = self.writer.diagnostics
         method = message.get("method")
         key = _key(message.get("id"))
@@ -64,6 +70,13 @@ class _Connection:
             if method == "initialize":
                 yield from self.runs.boundary()
                 self.runs.task_key = "mcp"
+                # A new connection numbers its requests afresh: a call of the last one
+                # still open is never answered.
+                self.runs.new_numbering()
+                self.calls.clear()
+                self.others.clear()
+                self.answered.clear()
+                self.initialize.clear()
                 if key is not None:
                     self.initialize.add(key)
             elif method == "tools/call" and key is not None:
@@ -81,6 +94,9 @@ class _Connection:
                 cancelled = _key(params.get("requestId")) if type(params) is dict else None
                 if cancelled is not None and self.calls.pop(cancelled, None) is not None:
                     self.runs.result(cancelled, "aborted")
+                    self.others.add(cancelled)  # a late response to it is no news
+            elif key is not None:
+                self.others.add(key)
             return
         if key is None or ("result" not in message and "error" not in message):
             diagnostics.unknown_records += 1
@@ -94,7 +110,16 @@ class _Connection:
             return
         name = self.calls.pop(key, None)
         if name is None:
-            return  # the response to another request (tools/list, ping, ...)
+            if key in self.others:
+                self.others.discard(key)  # the response to tools/list, ping, ...
+            elif key in self.answered:
+                diagnostics.duplicate_records += 1
+                diagnostics.note(where, "a second response to an answered tools/call")
+            else:
+                diagnostics.unmatched_results += 1
+                diagnostics.note(where, "a response to no request of this log")
+            return
+        self.answered.add(key)
         if "error" in message:
             error = message.get("error")
             code = error.get("code") if type(error) is dict else None
@@ -122,7 +147,7 @@ def read_mcp_log(path: Path, options: ReadOptions, diagnostics: ScanDiagnostics)
                 diagnostics.unknown_records += 1
                 diagnostics.note(f"{where}:{number}", "not a JSON-RPC 2.0 message")
                 continue
-            yield from connection.message(item)
+            yield from connection.message(item, f"{where}:{number}")
     yield from connection.runs.finish()
 
 

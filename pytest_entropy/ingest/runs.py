@@ -141,6 +141,14 @@ class RunBuilder:
             self._waiting.append(current)
         yield from self._drain(final=False)
 
+    def new_numbering(self) -> None:
+        """The ids that follow number afresh (a new connection): an id seen or answered
+        before is new again, and the calls still open can no longer be answered (they stay
+        aborted, counted as unanswered when written)."""
+        self._seen.clear()
+        self._answered.clear()
+        self._open.clear()
+
     def finish(self) -> Iterator[bytes]:
         """End of the file: every remaining trace is written; unanswered calls stay aborted."""
         yield from self.boundary()

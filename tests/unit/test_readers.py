@@ -356,6 +356,63 @@ def test_mcp_jsonrpc_outcomes_and_typed_codes(tmp_path: Path) -> None:
     assert stages == [None, "validate", "resolve", "validate", "resolve", None, None]
 
 
+def test_mcp_responses_to_nothing_are_counted_not_lost(tmp_path: Path) -> None:
+    # A second response to an answered call and a response to no request of the log were
+    # dropped without a count; responses to other requests (tools/list) and a late one to
+    # a cancelled call stay quiet.
+    call = "tools/call"
+    path = jsonl(
+        tmp_path / "mcp.jsonl",
+        rpc(id=0, method="initialize", params={}),
+        rpc(id=0, result={"serverInfo": {"name": "notes"}}),
+        rpc(id="list", method="tools/list"),
+        rpc(id="list", result={"tools": []}),
+        rpc(id=1, method=call, params={"name": "render", "arguments": {}}),
+        rpc(id=1, result={"content": []}),
+        rpc(id=1, result={"content": []}),
+        rpc(id=2, method=call, params={"name": "render", "arguments": {}}),
+        rpc(method="notifications/cancelled", params={"requestId": 2}),
+        rpc(id=2, result={"content": []}),
+        rpc(id=99, result={"content": []}),
+        rpc(id=0, method="initialize", params={}),
+        rpc(id=0, result={"serverInfo": {"name": "notes"}}),
+        rpc(id=1, method=call, params={"name": "render", "arguments": {}}),
+        rpc(id=1, error={"code": -32602, "message": "bad"}),
+    )
+    evidence, diagnostics = read(path, ref_prefix="mcp.notes.")
+    assert [op.outcome for op in operations(evidence)] == ["succeeded", "aborted", "failed"]
+    assert diagnostics.duplicate_records == 1
+    assert diagnostics.unmatched_results == 1
+    assert diagnostics.unknown_records == 0
+    assert any(":7: a second response" in sample for sample in diagnostics.samples)
+    assert any(":11: a response to no request" in sample for sample in diagnostics.samples)
+
+
+def test_mcp_a_reconnection_numbers_its_requests_afresh(tmp_path: Path) -> None:
+    # Every connection of a client numbers its requests from the start (the SDK's from 0):
+    # the second connection's calls were dropped as repeats of the first's, and a response
+    # could answer the last connection's call left open.
+    call = "tools/call"
+    path = jsonl(
+        tmp_path / "mcp.jsonl",
+        rpc(id=0, method="initialize", params={}),
+        rpc(id=1, method=call, params={"name": "render", "arguments": {}}),
+        rpc(id=1, result={"content": []}),
+        rpc(id=2, method=call, params={"name": "render", "arguments": {"left": True}}),
+        rpc(id=0, method="initialize", params={}),
+        rpc(id=1, method=call, params={"name": "render", "arguments": {}}),
+        rpc(id=1, error={"code": -32602, "message": "bad"}),
+        rpc(id=2, method=call, params={"name": "render", "arguments": {}}),
+        rpc(id=2, result={"content": [], "isError": True}),
+    )
+    evidence, diagnostics = read(path, ref_prefix="mcp.notes.")
+    outcomes = [op.outcome for op in operations(evidence)]
+    assert outcomes == ["succeeded", "aborted", "failed", "failed"]
+    assert len(evidence.traces) == 2
+    assert diagnostics.duplicate_records == 0 and diagnostics.unmatched_results == 0
+    assert diagnostics.unanswered_calls == 1
+
+
 # ------------------------------------------------------------------------------ BFCL
 
 
