@@ -87,7 +87,8 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
         )
         if diagnostics.unrecognized_files == 1:
             problem = _first_problem(diagnostics, "", diagnostics.unrecognized_names)
-            if problem:
+            # A walk's "no reader recognised it" says what the reason above says.
+            if problem and not problem.startswith("no session reader recognised it"):
                 from pytest_entropy.run.file_verdicts import NO_KNOWN_FORMAT
 
                 unrecognised += ": " + problem.removeprefix(NO_KNOWN_FORMAT + ": ")
