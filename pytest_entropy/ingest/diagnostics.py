@@ -123,13 +123,18 @@ class ScanDiagnostics(Record):
             _add_name(self.damaged_names, name)
         return self
 
-    def yielded_nothing(self) -> bool:
+    def held_no_record(self) -> bool:
         """Whether a file (one file's own diagnostics) had lines and none of them was a
-        trace, model, audit or foreign record: it may be of no known format at all."""
-        lines = self.lines - self.empty_lines
-        return lines > 0 and not (
-            self.trace_lines or self.model_lines or self.foreign_records or self.audit_calls
+        trace, audit or foreign record (model lines alone make no session: another format's
+        messages name their model too)."""
+        return self.lines > self.empty_lines and not (
+            self.trace_lines or self.foreign_records or self.audit_calls
         )
+
+    def yielded_nothing(self) -> bool:
+        """:meth:`held_no_record`, and no model line either: it may be of no known format
+        at all."""
+        return self.held_no_record() and not self.model_lines
 
     @property
     def skipped_lines(self) -> int:

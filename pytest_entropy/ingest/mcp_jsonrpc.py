@@ -52,7 +52,7 @@ def _key(request_id: Any) -> str | None:
 
 
 class _Connection:
-    __slots__ = ("answered", "calls", "initialize", "others", "runs", "writer")
+    __slots__ = ("calls", "initialize", "others", "runs", "writer")
 
     def __init__(self, writer: NativeWriter) -> None:
         self.writer = writer
@@ -60,7 +60,6 @@ class _Connection:
         self.calls: dict[str, str] = {}  # request key -> tool name
         self.initialize: set[str] = set()
         self.others: set[str] = set()  # keys of the other requests not yet answered
-        self.answered: set[str] = set()  # keys of the tools/call requests answered
 
     def message(self, message: dict[str, Any], where: str) -> Iterator[bytes]:
         diagnostics = self.writer.diagnostics
@@ -75,7 +74,6 @@ class _Connection:
                 self.runs.new_numbering()
                 self.calls.clear()
                 self.others.clear()
-                self.answered.clear()
                 self.initialize.clear()
                 if key is not None:
                     self.initialize.add(key)
@@ -112,14 +110,9 @@ class _Connection:
         if name is None:
             if key in self.others:
                 self.others.discard(key)  # the response to tools/list, ping, ...
-            elif key in self.answered:
-                diagnostics.duplicate_records += 1
-                diagnostics.note(where, "a second response to an answered tools/call")
-            else:
-                diagnostics.unmatched_results += 1
-                diagnostics.note(where, "a response to no request of this log")
+            else:  # no open call: counted (and noted) as repeated or unmatched there
+                self.runs.result(key, "aborted", where=where)
             return
-        self.answered.add(key)
         if "error" in message:
             error = message.get("error")
             code = error.get("code") if type(error) is dict else None

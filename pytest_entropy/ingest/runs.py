@@ -110,18 +110,26 @@ class RunBuilder:
             decoded=decoded,
         )
 
-    def result(self, call_id: Any, outcome: str, stage: str | None = None) -> bool:
+    def result(
+        self, call_id: Any, outcome: str, stage: str | None = None, *, where: str | None = None
+    ) -> bool:
         """Answer the oldest unanswered call with this id; False (counted) if there is none.
 
         With ``dedupe`` a second result for an answered id is a repeated record (counted as
-        a duplicate); any other result without a call is counted as unmatched.
+        a duplicate); any other result without a call is counted as unmatched. ``where``
+        (``file:line``) notes such a result in the diagnostics' samples.
         """
         queue = self._open.get(call_id) if type(call_id) is str else None
         if not queue:
+            diagnostics = self.writer.diagnostics
             if self.dedupe and type(call_id) is str and call_id in self._answered:
-                self.writer.diagnostics.duplicate_records += 1
+                diagnostics.duplicate_records += 1
+                problem = "a second result for an answered call"
             else:
-                self.writer.diagnostics.unmatched_results += 1
+                diagnostics.unmatched_results += 1
+                problem = "a result without a call"
+            if where is not None:
+                diagnostics.note(where, problem)
             return False
         call = queue.popleft()
         if not queue:

@@ -61,7 +61,7 @@ from pytest_entropy.run.corpus_plan import (  # the records, here too under thei
     source_stamp,
 )
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
-from pytest_entropy.run.file_verdicts import judge_file
+from pytest_entropy.run.file_verdicts import NOT_CLAIMED, judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url
@@ -152,9 +152,7 @@ def _skipped_part(source: SourceFile) -> CorpusPart:
     elif source.skip == SKIPPED_COMPANION:
         part.diagnostics.companion_files += 1
     else:
-        part.diagnostics.unrecognized(
-            source.location, "no session reader recognised it (--format auto)"
-        )
+        part.diagnostics.unrecognized(source.location, NOT_CLAIMED)
     return part
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.run.file_verdicts import NO_KNOWN_FORMAT, NOT_CLAIMED
 
 __all__ = [
     "EmptyCorpusError",
@@ -88,9 +89,7 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
         if diagnostics.unrecognized_files == 1:
             problem = _first_problem(diagnostics, "", diagnostics.unrecognized_names)
             # A walk's "no reader recognised it" says what the reason above says.
-            if problem and not problem.startswith("no session reader recognised it"):
-                from pytest_entropy.run.file_verdicts import NO_KNOWN_FORMAT
-
+            if problem and problem != NOT_CLAIMED:
                 unrecognised += ": " + problem.removeprefix(NO_KNOWN_FORMAT + ": ")
         extra.append(unrecognised)
     if diagnostics.surface_files:

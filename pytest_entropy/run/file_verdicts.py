@@ -7,15 +7,19 @@ from __future__ import annotations
 import os
 
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
+from pytest_entropy.ingest.registry import rereadable
 from pytest_entropy.sources.urls import is_url
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["NO_KNOWN_FORMAT", "judge_file"]
+__all__ = ["NOT_CLAIMED", "NO_KNOWN_FORMAT", "judge_file"]
 
+# Why a file is unrecognised: its lines were read and none was a session record, or (a
+# directory walk under --format auto) no reader's detector claimed it, so it was not read.
 NO_KNOWN_FORMAT: Final = "no line of any known session format"
+NOT_CLAIMED: Final = "no session reader recognised it (--format auto)"
 
 
 def judge_file(location: str, diagnostics: ScanDiagnostics, session_format: str = "") -> None:
@@ -25,43 +29,28 @@ def judge_file(location: str, diagnostics: ScanDiagnostics, session_format: str 
     ``--format`` (under ``auto`` a pipe that yielded nothing is named, with why)."""
     if diagnostics.malformed_lines:
         _add_damaged(diagnostics, location)
-    if session_format == "auto" and _read_no_record(diagnostics):
-        problem = _pipe_problem(location)
-        if problem:
-            diagnostics.unrecognized(location, problem)
-            return
+    if session_format == "auto" and diagnostics.held_no_record() and _is_pipe(location):
+        diagnostics.unrecognized(location, _PIPE_UNDER_AUTO)
+        return
     if diagnostics.yielded_nothing():
         problem = _not_json_objects(location)
         if problem:
             diagnostics.unrecognized(location, f"{NO_KNOWN_FORMAT}: {problem}")
 
 
-def _read_no_record(diagnostics: ScanDiagnostics) -> bool:
-    """Lines, and none a trace, audit or foreign record (model lines alone are no session:
-    another format's messages name their model too)."""
-    return diagnostics.lines > diagnostics.empty_lines and not (
-        diagnostics.trace_lines or diagnostics.foreign_records or diagnostics.audit_calls
-    )
-
-
 _PROBE_BYTES: Final = 1 << 20
 
 
-def _pipe_problem(location: str) -> str:
-    """Why a pipe or FIFO yielded nothing under ``--format auto``: its head cannot be read
-    twice, so no detector saw it and it was read as the native trace lines."""
-    import stat
+# Why a pipe or FIFO yielded nothing under --format auto: its head cannot be read twice,
+# so no detector saw it and it was read as native trace lines (``resolve_format``).
+_PIPE_UNDER_AUTO: Final = (
+    "a pipe is read as trace lines under --format auto (its first bytes cannot be read"
+    " twice to detect its format); name its format with --format FORMAT"
+)
 
-    try:
-        pipe = not is_url(location) and not stat.S_ISREG(os.stat(location).st_mode)
-    except OSError:
-        return ""
-    if not pipe:
-        return ""
-    return (
-        "a pipe is read as trace lines under --format auto (its first bytes cannot be read"
-        " twice to detect its format); name its format with --format FORMAT"
-    )
+
+def _is_pipe(location: str) -> bool:
+    return not is_url(location) and not rereadable(location)
 
 
 def _not_json_objects(location: str) -> str:

@@ -384,8 +384,8 @@ def test_mcp_responses_to_nothing_are_counted_not_lost(tmp_path: Path) -> None:
     assert diagnostics.duplicate_records == 1
     assert diagnostics.unmatched_results == 1
     assert diagnostics.unknown_records == 0
-    assert any(":7: a second response" in sample for sample in diagnostics.samples)
-    assert any(":11: a response to no request" in sample for sample in diagnostics.samples)
+    assert any(":7: a second result for an answered call" in note for note in diagnostics.samples)
+    assert any(":11: a result without a call" in note for note in diagnostics.samples)
 
 
 def test_mcp_a_reconnection_numbers_its_requests_afresh(tmp_path: Path) -> None:
