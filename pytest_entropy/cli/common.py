@@ -479,13 +479,20 @@ def allow_empty_of(args: argparse.Namespace) -> bool:
 
 
 def check_corpus(
-    args: argparse.Namespace, diagnostics: ScanDiagnostics, err: TextIO | None = None
+    args: argparse.Namespace,
+    diagnostics: ScanDiagnostics,
+    err: TextIO | None = None,
+    *,
+    shows_diagnostics: bool = False,
 ) -> None:
     """What every command checks once its corpus is read, before it writes or prints:
     ``--strict`` (:func:`check_strict`), that the corpus yielded operations (exit 2, naming
-    what was read, unless ``--allow-empty``), and a warning line on ``err`` (stderr) naming
-    the unreadable and unrecognised files it passed over."""
+    what was read, unless ``--allow-empty``), and warning lines on ``err`` (stderr) naming
+    the unreadable and unrecognised files it passed over and, unless the command's own
+    output ``shows_diagnostics``, the lines it skipped inside the files."""
     import sys
+
+    from pytest_entropy.report.text import skipped_lines_warning
 
     check_strict(args, diagnostics)
     check_not_empty(
@@ -493,9 +500,12 @@ def check_corpus(
         allow_empty=allow_empty_of(args),
         session_format=getattr(args, "format", None) or "auto",
     )
-    warning = skipped_files_warning(diagnostics)
-    if warning is not None:
-        (err or sys.stderr).write(terminal_line(warning) + "\n")
+    warnings = [skipped_files_warning(diagnostics)]
+    if not shows_diagnostics:
+        warnings.append(skipped_lines_warning(diagnostics))
+    for warning in warnings:
+        if warning is not None:
+            (err or sys.stderr).write(terminal_line(warning) + "\n")
 
 
 def check_strict(args: argparse.Namespace, diagnostics: ScanDiagnostics) -> None:

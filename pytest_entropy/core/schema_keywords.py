@@ -103,20 +103,32 @@ class Finding:
 
 def strip_annotations(schema: Any) -> Any:
     """The schema without annotation keywords at any depth (``properties`` names kept)."""
+    from pytest_entropy.core.tree_map import map_tree
+
+    return map_tree(schema, _strip_node)
+
+
+_NAMED_SCHEMAS: Final = ("properties", "patternProperties", "$defs", "definitions")
+
+
+def _strip_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
     if type(schema) is list:
-        return [strip_annotations(item) for item in schema]
+        items: list[Any] = [None] * len(schema)
+        pending.extend((items, index, item) for index, item in enumerate(schema))
+        return items
     if type(schema) is not dict:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in ("properties", "patternProperties", "$defs", "definitions") and (
-            type(value) is dict
-        ):
-            out[key] = {name: strip_annotations(sub) for name, sub in value.items()}
+        if key in _NAMED_SCHEMAS and type(value) is dict:
+            named: dict[str, Any] = dict.fromkeys(value)
+            pending.extend((named, name, sub) for name, sub in value.items())
+            out[key] = named
         elif key in ("enum", "const"):
             out[key] = value
         elif key not in ANNOTATION_KEYWORDS or key in ("$defs", "definitions"):
-            out[key] = strip_annotations(value)
+            out[key] = None
+            pending.append((out, key, value))
     return out
 
 

@@ -47,7 +47,14 @@ _SCHEMA_VALUES: Final = ("items", "additionalProperties")
 
 
 def bfcl_to_json_schema(schema: Any) -> Any:
-    """A copy of a BFCL parameter schema in standard JSON Schema types (see the table)."""
+    """A copy of a BFCL parameter schema in standard JSON Schema types (see the table),
+    at any nesting depth."""
+    from pytest_entropy.core.tree_map import map_tree
+
+    return map_tree(schema, _copy_bfcl_node)
+
+
+def _copy_bfcl_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
     if type(schema) is not dict:
         return schema
     out: dict[str, Any] = {}
@@ -65,11 +72,16 @@ def bfcl_to_json_schema(schema: Any) -> Any:
                 if kinds:
                     out[key] = kinds
         elif key == "properties" and type(value) is dict:
-            out[key] = {name: bfcl_to_json_schema(item) for name, item in value.items()}
+            properties: dict[str, Any] = dict.fromkeys(value)
+            pending.extend((properties, name, item) for name, item in value.items())
+            out[key] = properties
         elif key in _SCHEMA_VALUES:
-            out[key] = bfcl_to_json_schema(value)
+            out[key] = None
+            pending.append((out, key, value))
         elif key in _SCHEMA_LISTS and type(value) is list:
-            out[key] = [bfcl_to_json_schema(item) for item in value]
+            branches: list[Any] = [None] * len(value)
+            pending.extend((branches, index, item) for index, item in enumerate(value))
+            out[key] = branches
         else:
             out[key] = value
     return out

@@ -187,19 +187,34 @@ _GEMINI_KEYS = ("functionDeclarations", "function_declarations")
 
 def _gemini_schema(schema: Any) -> Any:
     """Gemini's OpenAPI-subset ``Schema`` as JSON Schema: ``STRING`` types lower-cased and
-    ``nullable: true`` as a ``null`` type; everything else kept."""
+    ``nullable: true`` as a ``null`` type; everything else kept (at any nesting depth)."""
+    from pytest_entropy.core.tree_map import map_tree
+
+    return map_tree(schema, _copy_gemini_node)
+
+
+_GEMINI_MAPS = ("properties", "$defs", "definitions")
+_GEMINI_SCHEMAS = ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems")
+
+
+def _copy_gemini_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
     if type(schema) is list:
-        return [_gemini_schema(item) for item in schema]
+        items: list[Any] = [None] * len(schema)
+        pending.extend((items, index, item) for index, item in enumerate(schema))
+        return items
     if type(schema) is not dict:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "type" and type(value) is str:
             out[key] = value.lower()
-        elif key in ("properties", "$defs", "definitions") and type(value) is dict:
-            out[key] = {name: _gemini_schema(sub) for name, sub in value.items()}
-        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems"):
-            out[key] = _gemini_schema(value)
+        elif key in _GEMINI_MAPS and type(value) is dict:
+            named: dict[str, Any] = dict.fromkeys(value)
+            pending.extend((named, name, sub) for name, sub in value.items())
+            out[key] = named
+        elif key in _GEMINI_SCHEMAS:
+            out[key] = None
+            pending.append((out, key, value))
         elif key != "nullable":
             out[key] = value
     if schema.get("nullable") is True and type(out.get("type")) is str:

@@ -95,15 +95,10 @@ def report_lines(report: Report, digest: str, *, top: int = 10) -> list[str]:
     return lines
 
 
-def diagnostics_lines(diagnostics: ScanDiagnostics) -> list[str]:
-    """One summary line, plus one line per sampled problem."""
-    skipped = diagnostics.skipped_lines
-    summary = (
-        f"read {diagnostics.files} files · {diagnostics.lines} lines · {diagnostics.traces} traces"
-    )
+def _skipped_problems(diagnostics: ScanDiagnostics) -> list[str]:
+    """What a read passed over inside the files it read, one phrase per kind."""
     problems = []
-    if diagnostics.unreadable_files:
-        problems.append(f"{diagnostics.unreadable_files} unreadable files")
+    skipped = diagnostics.skipped_lines
     if skipped:
         problems.append(f"{skipped} unusable lines")
     if diagnostics.rejected_traces:
@@ -113,9 +108,36 @@ def diagnostics_lines(diagnostics: ScanDiagnostics) -> list[str]:
         problems.append(f"{diagnostics.rejected_traces} traces failed the guard ({reasons})")
     if diagnostics.skipped_audits:
         problems.append(f"{diagnostics.skipped_audits} unusable audit records")
+    return problems
+
+
+def diagnostics_lines(diagnostics: ScanDiagnostics) -> list[str]:
+    """One summary line, plus one line per sampled problem."""
+    summary = (
+        f"read {diagnostics.files} files · {diagnostics.lines} lines · {diagnostics.traces} traces"
+    )
+    problems = _skipped_problems(diagnostics)
+    if diagnostics.unreadable_files:
+        problems.insert(0, f"{diagnostics.unreadable_files} unreadable files")
     lines = [summary + (" · skipped: " + "; ".join(problems) if problems else "")]
     lines.extend(f"  {sample}" for sample in diagnostics.samples)
     return lines
+
+
+def skipped_lines_warning(diagnostics: ScanDiagnostics) -> str | None:
+    """``warning: ...`` for the commands whose output does not carry the diagnostics: the
+    unusable lines, guard failures and unusable audit records a read skipped, with the first
+    sampled one (``None`` when it skipped none)."""
+    problems = _skipped_problems(diagnostics)
+    if not problems:
+        return None
+    first = f" (the first: {diagnostics.samples[0]})" if diagnostics.samples else ""
+    return (
+        "warning: skipped inside the session files: "
+        + "; ".join(problems)
+        + first
+        + " (`pytest-entropy measure` lists them)"
+    )
 
 
 def freedom_lines(report: Mapping[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_allow_empty,
     add_command_flag,
     add_format_options,
     add_mcp_timeout_option,
@@ -103,6 +104,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--out", metavar="FILE", help="where --fix writes the fixed snapshot")
     add_sessions_option(parser, required=False)
+    add_allow_empty(parser)
     parser.set_defaults(handler=run)
 
 

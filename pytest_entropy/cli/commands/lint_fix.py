@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from pytest_entropy.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    check_corpus,
     print_json,
     print_lines,
     read_options_of,
@@ -44,17 +45,18 @@ def run_fix(
     if not args.out:
         raise EntropyInputError("--fix needs --out FILE (where the fixed surface goes)")
     fixed, tools = fix_surface(surface, profile)
-    target = Path(args.out)
-    write_file_atomic(target, file_text(fixed))
-    remaining = [f for f in lint_surface(fixed, [profile], options) if f.profile == profile.id]
     replay = None
     if args.sessions:
         from pytest_entropy.run.lint import replay_fix
 
         read = read_options_of(args, surface)
-        replay, _ = replay_fix(
+        replay, diagnostics = replay_fix(
             session_sources_of(args, read), FixReplay.of(surface, fixed, tools), read
         )
+        check_corpus(args, diagnostics)  # a corpus that held no call vouches for nothing
+    target = Path(args.out)
+    write_file_atomic(target, file_text(fixed))
+    remaining = [f for f in lint_surface(fixed, [profile], options) if f.profile == profile.id]
     broken = sum(replay.broken.values()) if replay is not None else 0
     from pytest_entropy.core.surface_diff import diff_snapshots
 

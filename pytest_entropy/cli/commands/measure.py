@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         digest = surface_hash(surface) if surface is not None else ""
     result = read_corpus(sources, measure_plan(options), engine_options_of(args))
-    check_corpus(args, result.diagnostics)
+    check_corpus(args, result.diagnostics, shows_diagnostics=True)
     report = result.state.finalize(surface, repairs, digest, metric_version=options.metric_version)
     hashed = report_hash(report)
     document = {

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     plan = records_plan(options, file_states=True, windows=pool.error is None)
     read = read_corpus(source_files((item.path for item in files), skipped), plan, pool=pool.file)
     diagnostics = read.diagnostics
-    check_corpus(args, diagnostics)
+    check_corpus(args, diagnostics, shows_diagnostics=True)
     states = [(source.location, state) for source, state in read.files]
     corpus = measure_session_corpus(states, surface, digest, repairs, metric_version=version)
     review_line, review = _review_line(read, surface, digest, repairs, pool.error, version)

@@ -23,8 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_entropy.core.canonical import json_copy
+from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.core.lint.model import Profile
-from pytest_entropy.core.lint.walk import escape, is_object_schema, resolve_local, subschemas
+from pytest_entropy.core.lint.walk import (
+    WALK_LIMIT,
+    escape,
+    is_object_schema,
+    resolve_local,
+    subschemas,
+)
 from pytest_entropy.core.records import Trace, action_schemas, operations_of
 from pytest_entropy.core.validation import accepts
 
@@ -143,10 +150,18 @@ def _fix_schema(schema: Any, profile: Profile) -> tuple[Any, list[str], dict[str
 def fix_surface(
     surface: Mapping[str, Any], profile: Profile
 ) -> tuple[dict[str, Any], list[FixedTool]]:
-    """The fixed surface (a new object; the input is untouched) and each changed tool."""
+    """The fixed surface (a new object; the input is untouched) and each changed tool.
+
+    A schema nested beyond the lint walk (:data:`WALK_LIMIT` steps) is refused: its deeper
+    subschemas would stay unfixed while the rest reads as fixed."""
     actions = []
     changed: list[FixedTool] = []
     for action in surface.get("actions") or ():
+        if any(node.cut for node in subschemas(action.get("inputSchema"))):
+            raise EntropyInputError(
+                f"tool {str(action.get('ref'))!r}: its schema nests deeper than lint walks"
+                f" ({WALK_LIMIT} steps), so --fix cannot rewrite all of it; flatten it first"
+            )
         before = action.get("inputSchema")
         after, changes, added = _fix_schema(before, profile)
         actions.append({**action, "inputSchema": after})

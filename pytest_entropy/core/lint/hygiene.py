@@ -7,7 +7,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from pytest_entropy.core.lint.model import ERROR, WARNING, Finding, LintOptions
-from pytest_entropy.core.lint.walk import Node, anchors_of, resolve_local, subschemas
+from pytest_entropy.core.lint.walk import (
+    WALK_LIMIT,
+    Node,
+    anchors_of,
+    nesting_depth,
+    resolve_local,
+    subschemas,
+)
 
 __all__ = ["hygiene_findings", "size_findings", "surface_findings"]
 
@@ -411,7 +418,20 @@ def size_findings(
     out: list[Finding] = []
     nodes = list(subschemas(schema)) if nodes is None else nodes
     deepest = max(nodes, key=lambda node: node.depth)
-    if deepest.depth > options.max_depth:
+    cut = next((node for node in nodes if node.cut), None)
+    if cut is not None:
+        out.append(
+            _finding(
+                "schema-too-deep",
+                ref,
+                cut.pointer,
+                f"the schema nests {nesting_depth(schema)} levels deep (threshold"
+                f" {options.max_depth}); lint checked it down to {WALK_LIMIT} steps"
+                " and nothing below",
+                "flatten nested objects into fewer levels",
+            )
+        )
+    elif deepest.depth > options.max_depth:
         out.append(
             _finding(
                 "schema-too-deep",

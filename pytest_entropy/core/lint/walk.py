@@ -10,10 +10,12 @@ __all__ = [
     "SUBSCHEMA_LISTS",
     "SUBSCHEMA_MAPS",
     "SUBSCHEMA_ONE",
+    "WALK_LIMIT",
     "Node",
     "anchors_of",
     "escape",
     "is_object_schema",
+    "nesting_depth",
     "resolve_local",
     "subschemas",
 ]
@@ -55,52 +57,96 @@ def escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+# How many steps below the root the walk goes. Every node holds its whole pointer, so an
+# unbounded walk of a schema nested n levels costs n² (a 1 MB file of 100,000 levels took
+# gigabytes); no real tool schema comes near this, and the cut is reported (schema-too-deep).
+WALK_LIMIT: Final = 128
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     """A subschema: its pointer from the tool's schema, its depth (the root object is 1;
     properties, items and the like add one level; combinators do not), and the keyword
-    that led to it (``""`` at the root)."""
+    that led to it (``""`` at the root). ``cut``: the node lies :data:`WALK_LIMIT` steps
+    below the root and has subschemas that the walk did not enter."""
 
     pointer: str
     schema: Any
     depth: int
     via: str
+    cut: bool = False
+
+
+def _children(node: Node) -> list[Node]:
+    schema = node.schema
+    children: list[Node] = []
+    if type(schema) is not dict:
+        return children
+    for keyword, value in schema.items():
+        if keyword in _ONE and type(value) in (dict, bool):
+            depth = node.depth + (1 if _ONE[keyword] else 0)
+            children.append(Node(f"{node.pointer}/{escape(keyword)}", value, depth, keyword))
+        elif keyword == "items" and type(value) is list:
+            for index, item in enumerate(value):
+                children.append(
+                    Node(f"{node.pointer}/items/{index}", item, node.depth + 1, "items")
+                )
+        elif keyword in _MANY and type(value) is list:
+            depth = node.depth + (1 if _MANY[keyword] else 0)
+            for index, item in enumerate(value):
+                children.append(Node(f"{node.pointer}/{keyword}/{index}", item, depth, keyword))
+        elif keyword in _MAP and type(value) is dict:
+            adds = _MAP[keyword]
+            for name, item in value.items():
+                depth = 1 if adds is None else node.depth + (1 if adds else 0)
+                pointer = f"{node.pointer}/{escape(keyword)}/{escape(name)}"
+                children.append(Node(pointer, item, depth, keyword))
+    return children
 
 
 def subschemas(root: Any) -> Iterator[Node]:
-    """Every subschema of ``root`` (itself included), depth first in document order.
+    """Every subschema of ``root`` (itself included) down to :data:`WALK_LIMIT` steps, depth
+    first in document order; a node whose subschemas lie beyond comes with ``cut`` set.
 
     ``$defs``/``definitions`` entries start again at depth 1: a definition's depth depends
     on where it is used.
     """
-    stack = [Node("", root, 1, "")]
+    stack = [(Node("", root, 1, ""), 0)]
     while stack:
-        node = stack.pop()
+        node, steps = stack.pop()
+        if steps >= WALK_LIMIT:
+            yield (
+                Node(node.pointer, node.schema, node.depth, node.via, cut=True)
+                if _children(node)
+                else node
+            )
+            continue
         yield node
-        schema = node.schema
+        # The children are read after the caller saw the node: lint --fix edits it in place.
+        stack.extend((child, steps + 1) for child in reversed(_children(node)))
+
+
+def nesting_depth(root: Any) -> int:
+    """The deepest :attr:`Node.depth` in ``root``, at any nesting (no pointers are built)."""
+    deepest = 0
+    stack = [(root, 1)]
+    while stack:
+        schema, depth = stack.pop()
+        deepest = max(deepest, depth)
         if type(schema) is not dict:
             continue
-        children: list[Node] = []
         for keyword, value in schema.items():
             if keyword in _ONE and type(value) in (dict, bool):
-                depth = node.depth + (1 if _ONE[keyword] else 0)
-                children.append(Node(f"{node.pointer}/{escape(keyword)}", value, depth, keyword))
+                stack.append((value, depth + (1 if _ONE[keyword] else 0)))
             elif keyword == "items" and type(value) is list:
-                for index, item in enumerate(value):
-                    children.append(
-                        Node(f"{node.pointer}/items/{index}", item, node.depth + 1, "items")
-                    )
+                stack.extend((item, depth + 1) for item in value)
             elif keyword in _MANY and type(value) is list:
-                depth = node.depth + (1 if _MANY[keyword] else 0)
-                for index, item in enumerate(value):
-                    children.append(Node(f"{node.pointer}/{keyword}/{index}", item, depth, keyword))
+                stack.extend((item, depth + (1 if _MANY[keyword] else 0)) for item in value)
             elif keyword in _MAP and type(value) is dict:
                 adds = _MAP[keyword]
-                for name, item in value.items():
-                    depth = 1 if adds is None else node.depth + (1 if adds else 0)
-                    pointer = f"{node.pointer}/{escape(keyword)}/{escape(name)}"
-                    children.append(Node(pointer, item, depth, keyword))
-        stack.extend(reversed(children))
+                for item in value.values():
+                    stack.append((item, 1 if adds is None else depth + (1 if adds else 0)))
+    return deepest
 
 
 def is_object_schema(schema: Any) -> bool:
