@@ -112,9 +112,12 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
             f"--entropy-strict: {problems} unreadable or unrecognised session file(s): {shown}"
         )
     check_not_empty(
-        diagnostics, allow_empty=settings.allow_empty, session_format=settings.session_format
+        diagnostics,
+        allow_empty=settings.allow_empty,
+        session_format=settings.session_format,
+        flags="--entropy-",
     )
-    warning = skipped_files_warning(diagnostics)
+    warning = skipped_files_warning(diagnostics, flags="--entropy-")
     digest = surface_hash(surface) if surface is not None else ""
     report = read.state.finalize(surface, repairs, digest, metric_version=settings.metric_version)
     from pytest_entropy.core.meter import report_hash

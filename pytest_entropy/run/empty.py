@@ -46,8 +46,11 @@ def _first_problem(diagnostics: ScanDiagnostics, kind: str, names: Sequence[str]
     return ""
 
 
-def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "auto") -> str:
-    """Why a read that yielded no operations is empty, naming what was read.
+def empty_corpus_message(
+    diagnostics: ScanDiagnostics, session_format: str = "auto", flags: str = "--"
+) -> str:
+    """Why a read that yielded no operations is empty, naming what was read; ``flags`` is
+    how the options it names are spelt (``--entropy-`` in pytest).
 
     For example ``read 214 files, 2,138 lines, 0 traces: no file matched a session format;
     try --format FORMAT (...)``.
@@ -58,7 +61,8 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
     ]
     if diagnostics.files == 0 and not diagnostics.unrecognized_files:
         reason = (
-            "no session files found (a directory means its *.jsonl files; under --format auto"
+            "no session files found (a directory means its *.jsonl files; under"
+            f" {flags}format auto"
             " a directory without them is searched for the .json, .jsonl and .gz files a"
             " session reader recognises)"
         )
@@ -71,15 +75,25 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
             reason += f" (the first: {problem})"
     elif diagnostics.rejected_traces:
         reason = f"all {diagnostics.rejected_traces:,} traces failed the guard"
+    elif diagnostics.skipped_lines:
+        # Lines of the format were there, but damaged: not a question of --format.
+        reason = (
+            f"no usable trace: {_count(diagnostics.skipped_lines, 'line')} that looked like"
+            " session records could not be used"
+        )
+        if diagnostics.samples:
+            reason += f" (the first: {diagnostics.samples[0]})"
     elif session_format == "auto":
         from pytest_entropy.ingest.registry import session_formats
 
         reason = (
-            "no file matched a session format; try --format FORMAT (one of"
+            f"no file matched a session format; try {flags}format FORMAT (one of"
             f" {', '.join(session_formats()[1:])}; see docs/formats.md)"
         )
     else:
-        reason = f"nothing in them is a --format {session_format} session; try --format auto"
+        reason = (
+            f"nothing in them is a {flags}format {session_format} session; try {flags}format auto"
+        )
     parts.append(reason)
     extra = []
     if diagnostics.unrecognized_files:
@@ -97,19 +111,23 @@ def empty_corpus_message(diagnostics: ScanDiagnostics, session_format: str = "au
     message = ": ".join(parts)
     if extra:
         message += " (" + "; ".join(extra) + ")"
-    return message + "; --allow-empty accepts an empty corpus"
+    return message + f"; {flags}allow-empty accepts an empty corpus"
 
 
 def check_not_empty(
-    diagnostics: ScanDiagnostics, *, allow_empty: bool = False, session_format: str = "auto"
+    diagnostics: ScanDiagnostics,
+    *,
+    allow_empty: bool = False,
+    session_format: str = "auto",
+    flags: str = "--",
 ) -> None:
     """Raise :class:`EmptyCorpusError` when the read yielded no operations (a trace or an
     audit call), unless ``allow_empty``."""
     if not allow_empty and not diagnostics.operations_found:
-        raise EmptyCorpusError(empty_corpus_message(diagnostics, session_format))
+        raise EmptyCorpusError(empty_corpus_message(diagnostics, session_format, flags))
 
 
-def skipped_files_warning(diagnostics: ScanDiagnostics) -> str | None:
+def skipped_files_warning(diagnostics: ScanDiagnostics, flags: str = "--") -> str | None:
     """``warning: ...`` naming the unreadable and unrecognised files a read passed over, or
     ``None`` when there were none."""
     parts = []
@@ -130,5 +148,5 @@ def skipped_files_warning(diagnostics: ScanDiagnostics) -> str | None:
     return (
         "warning: session files passed over: "
         + "; ".join(parts)
-        + " (diagnostics name them; --strict makes this an error)"
+        + f" (diagnostics name them; {flags}strict makes this an error)"
     )

@@ -256,3 +256,20 @@ def test_a_corpus_of_only_unreadable_files_gives_the_first_ones_reason(
     assert code == 2
     assert "no file could be read: " in err
     assert "(the first: Compressed file ended before the end-of-stream marker" in err
+
+
+def test_a_corpus_of_only_damaged_trace_lines_names_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Blamed on the format ("no file matched a session format; try --format") though every
+    # line was a trace line of the native format, cut short.
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    cut = '{"details": {"trace": {"kind": "pi-fabric.execution", "version": 1, "oper\n'
+    (sessions / "a.jsonl").write_text(cut * 2, encoding="utf-8")
+    for extra in ([], ["--format", "fabric"]):
+        code, _, err = run(capsys, "measure", "--sessions", str(sessions), *extra)
+        assert code == 2
+        assert "no usable trace: 2 lines that looked like session records could not be used" in err
+        assert f"(the first: {sessions / 'a.jsonl'}:1: malformed JSON" in err
+        assert "try --format" not in err

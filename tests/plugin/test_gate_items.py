@@ -63,6 +63,10 @@ def test_an_empty_corpus_fails_the_gate_unless_allowed(pytester: pytest.Pytester
     failed.stdout.fnmatch_lines(
         ["*cannot measure the sessions: read 0 files, 0 lines, 0 traces: no session files*"]
     )
+    # The message names the options as pytest spells them.
+    text = failed.stdout.str()
+    assert "under --entropy-format auto" in text and "; --entropy-allow-empty accepts" in text
+    assert " --format" not in text and " --allow-empty" not in text
     run(pytester, *argv, "--entropy-allow-empty").assert_outcomes(passed=2)
     pytester.makeini("[pytest]\nentropy_allow_empty = true\n")
     run(pytester, *argv).assert_outcomes(passed=2)
@@ -76,7 +80,9 @@ def test_the_gate_reads_any_session_format(pytester: pytest.Pytester) -> None:
     run(pytester, *argv).assert_outcomes(passed=2)  # auto: read as Pi
     native = run(pytester, *argv, "--entropy-format=fabric")
     native.assert_outcomes(passed=1, failed=1)
-    native.stdout.fnmatch_lines(["*nothing in them is a --format fabric session*"])
+    native.stdout.fnmatch_lines(
+        ["*nothing in them is a --entropy-format fabric session; try --entropy-format auto*"]
+    )
     pytester.makeini("[pytest]\nentropy_format = fabric\n")
     run(pytester, *argv).assert_outcomes(passed=1, failed=1)
     bad = run(pytester, *argv, "--entropy-format=nope")
