@@ -23,6 +23,7 @@ NATIVE_FORMAT = "fabric"
 SKIPPED_SURFACE = "surface"
 SKIPPED_UNRECOGNIZED = "unrecognized"
 SKIPPED_COMPANION = "companion"
+SKIPPED_SPECIAL = "special"  # a session-named entry that is no regular file (see below)
 
 
 class ReadOptions(Record, frozen=True):
@@ -104,6 +105,28 @@ def is_listed_file(entry: os.DirEntry[str] | str | os.PathLike[str]) -> bool:
         return stat.S_ISREG(os.stat(entry).st_mode)
     except OSError as error:
         return error.errno == errno.ELOOP
+
+
+def special_file_problem(path: str | os.PathLike[str]) -> str:
+    """Why a directory listing passed over a session-named entry that is no regular file:
+    a FIFO, socket or device is never opened from a walk (a FIFO without a writer would
+    read as empty, or wait), and a link to nothing cannot be read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno == errno.ENOENT and os.path.islink(path):
+            return "a symbolic link to nothing"
+        return error.strerror or type(error).__name__
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    return f"{kind} inside a directory is not read (name it alone to read it)"
 
 
 def open_without_waiting(path: str | os.PathLike[str]) -> IO[bytes]:

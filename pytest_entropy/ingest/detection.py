@@ -116,35 +116,66 @@ def looks_like_messages(head: bytes) -> bool:
 # ---------------------------------------------------------------------- directory rules
 
 
-def native_directory_files(path: PathT) -> list[PathT]:
+def native_directory_files(path: PathT, special: list[PathT] | None = None) -> list[PathT]:
     """The native rule: a directory's ``*.jsonl`` and ``*.jsonl.gz`` files, by name (as
-    the kind of path given: str for a str, else :class:`pathlib.Path`)."""
-    names = [
-        entry.name
-        for entry in os.scandir(path)
-        if is_session_name(entry.name) and is_listed_file(entry)
-    ]
+    the kind of path given: str for a str, else :class:`pathlib.Path`). Entries of such a
+    name that are neither a regular file nor a directory (a FIFO, a dangling link) go to
+    ``special`` when given."""
+    names = []
+    for entry in os.scandir(path):
+        if not is_session_name(entry.name):
+            continue
+        if is_listed_file(entry):
+            names.append(entry.name)
+        elif special is not None and not _is_directory(entry.path):
+            special.append(path_like(path, join_path(path, entry.name)))
+    if special:
+        special.sort(key=lambda item: code_unit_key(os.fspath(item)))
     return [path_like(path, join_path(path, name)) for name in sorted(names, key=code_unit_key)]
 
 
-def sorted_files(root: PathT, keep: Callable[[str], bool], *, recursive: bool) -> list[PathT]:
+def _is_directory(path: str) -> bool:
+    return os.path.isdir(path)
+
+
+def sorted_files(
+    root: PathT,
+    keep: Callable[[str], bool],
+    *,
+    recursive: bool,
+    special: list[PathT] | None = None,
+) -> list[PathT]:
     """Files under ``root`` whose name passes ``keep``, by relative path in code-unit order
-    (as the kind of path given: str for a str, else :class:`pathlib.Path`)."""
+    (as the kind of path given: str for a str, else :class:`pathlib.Path`); entries that
+    pass ``keep`` but are neither a regular file nor a directory go to ``special``, in the
+    same order, when given."""
     top = normal_path(root)
     found: list[tuple[str, str]] = []
+    passed: list[tuple[str, str]] = []
     if recursive:
         for directory, subdirectories, names in os.walk(top):
             subdirectories.sort()
             for name in names:
                 full = join_path(directory, name)
-                if keep(name) and is_listed_file(full):
-                    relative = os.path.relpath(full, top).replace(os.sep, "/")
+                if not keep(name):
+                    continue
+                relative = os.path.relpath(full, top).replace(os.sep, "/")
+                if is_listed_file(full):
                     found.append((relative, full))
+                elif not _is_directory(full):
+                    passed.append((relative, full))
     else:
         for entry in os.scandir(top):
-            if keep(entry.name) and is_listed_file(entry):
+            if not keep(entry.name):
+                continue
+            if is_listed_file(entry):
                 found.append((entry.name, join_path(top, entry.name)))
+            elif not _is_directory(entry.path):
+                passed.append((entry.name, join_path(top, entry.name)))
     found.sort(key=lambda item: code_unit_key(item[0]))
+    if special is not None:
+        passed.sort(key=lambda item: code_unit_key(item[0]))
+        special.extend(path_like(root, path) for _, path in passed)
     return [path_like(root, path) for _, path in found]
 
 

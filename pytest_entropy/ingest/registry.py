@@ -24,6 +24,7 @@ from pytest_entropy.ingest import detectors, tool_lists
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
     SKIPPED_COMPANION,
+    SKIPPED_SPECIAL,
     SKIPPED_SURFACE,
     SKIPPED_UNRECOGNIZED,
     DirectoryRule,
@@ -287,12 +288,14 @@ def directory_listing(
         if found is not None:
             rule = found.directory_files
     try:
+        special: list[PathT] = []
         if chosen == "auto":
-            if not native_directory_files(path):
+            if not native_directory_files(path, special):
                 return _walk(path, exclude)
-            return DirectoryListing(_AUTO_DIRECTORY_FILES(path))
+            return DirectoryListing(_AUTO_DIRECTORY_FILES(path), _specials(special))
         if rule is None:
-            return DirectoryListing(native_directory_files(path))
+            files = native_directory_files(path, special)
+            return DirectoryListing(files, _specials(special))
         return DirectoryListing([path_like(path, os.fspath(item)) for item in rule(as_path(path))])
     except OSError as error:
         raise EntropyInputError(
@@ -300,11 +303,16 @@ def directory_listing(
         ) from None
 
 
+def _specials(paths: list[PathT]) -> list[tuple[PathT, str]]:
+    return [(path, SKIPPED_SPECIAL) for path in paths]
+
+
 def _walk(root: PathT, exclude: Collection[str]) -> DirectoryListing:
+    special: list[PathT] = []
     listing = DirectoryListing([])
     passed: list[tuple[PathT, str | None]] = []  # in walk order; None: decided below
     companions: set[str] = set()
-    for path in sorted_files(root, is_walked_name, recursive=True):
+    for path in sorted_files(root, is_walked_name, recursive=True, special=special):
         if os.path.abspath(path) in exclude:
             passed.append((path, SKIPPED_SURFACE))
             continue
@@ -325,6 +333,7 @@ def _walk(root: PathT, exclude: Collection[str]) -> DirectoryListing:
             else:
                 why = SKIPPED_UNRECOGNIZED
         listing.skipped.append((path, why))
+    listing.skipped.extend(_specials(special))
     return listing
 
 

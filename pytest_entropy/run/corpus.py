@@ -32,7 +32,12 @@ from pytest_entropy.core.regex import (
     watch_unenforced,
 )
 from pytest_entropy.core.typing_lite import TypeVar
-from pytest_entropy.ingest.base import SKIPPED_COMPANION, SKIPPED_SURFACE
+from pytest_entropy.ingest.base import (
+    SKIPPED_COMPANION,
+    SKIPPED_SPECIAL,
+    SKIPPED_SURFACE,
+    special_file_problem,
+)
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.ingest.native_tallies import CoreCarry
 from pytest_entropy.ingest.paths import as_path
@@ -151,6 +156,8 @@ def _skipped_part(source: SourceFile) -> CorpusPart:
         part.diagnostics.surface_files += 1
     elif source.skip == SKIPPED_COMPANION:
         part.diagnostics.companion_files += 1
+    elif source.skip == SKIPPED_SPECIAL:
+        part.diagnostics.unreadable(source.location, special_file_problem(source.location))
     else:
         part.diagnostics.unrecognized(source.location, NOT_CLAIMED)
     return part

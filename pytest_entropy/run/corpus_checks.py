@@ -29,6 +29,7 @@ from pytest_entropy.core.certify.scopes import CORPUS_CHECK_ORDER, ScopedResult
 from pytest_entropy.core.errors import EntropyError
 from pytest_entropy.core.jscompat import code_unit_key, js_string
 from pytest_entropy.core.meter import measure, report_hash
+from pytest_entropy.ingest.base import SKIPPED_SPECIAL
 from pytest_entropy.sources.urls import is_url
 
 __all__ = ["DEFAULT_HOLDOUT", "CorpusCheckSettings", "CorpusChecks", "planned_corpus_checks"]
@@ -259,8 +260,11 @@ class CorpusChecks:
             f" · traces {operations}"
         )
         reasons = []
-        if d.unreadable_files:
-            reasons.append(f"unreadable: {_shown(d.unreadable_names, d.unreadable_files)}")
+        # A FIFO or dangling link the walk counted as unreadable is named below with why.
+        special = self._specials()
+        unreadable = [name for name in d.unreadable_names if os.path.abspath(name) not in special]
+        if d.unreadable_files > len(special):
+            reasons.append(f"unreadable: {_shown(unreadable, d.unreadable_files - len(special))}")
         passed_over = self._passed_over()
         if passed_over:
             reasons.append(f"not a readable session file: {_shown(passed_over)}")
@@ -317,6 +321,10 @@ class CorpusChecks:
             ]
         return []
 
+    def _specials(self) -> set[str]:
+        """The listing's session-named entries that are no regular file (absolute paths)."""
+        return {os.path.abspath(name) for name, why in self.listing[1] if why == SKIPPED_SPECIAL}
+
     def _passed_over(self) -> list[str]:
         """Entries of a local sessions directory named like session files that the listing
         could not take: a directory, a broken link, a FIFO or a device (``name (why)``)."""
@@ -325,6 +333,7 @@ class CorpusChecks:
             return []
         listed = {os.path.abspath(name) for name in self.listing[0]}
         listed |= {os.path.abspath(name) for name, _ in self.listing[1]}
+        listed -= self._specials()
         found = []
         for name in _other_entries(directory):
             path = os.path.join(directory, name)

@@ -60,6 +60,9 @@ def expand_session_paths(
     return [as_path(name) for name in session_listing(paths, options).files]
 
 
+_STDIN = "/dev/stdin"
+
+
 def session_listing(
     paths: Sequence[str | os.PathLike[str]],
     options: ReadOptions | None = None,
@@ -72,6 +75,8 @@ def session_listing(
     listing = SessionListing()
     for raw in paths:
         path = normal_path(raw)  # the text pathlib would give, without importing it
+        if path == "-":  # standard input, as a pipe (the pipe rules of docs/formats.md)
+            path = _STDIN
         try:
             mode: int | None = os.stat(path).st_mode
         except OSError as error:

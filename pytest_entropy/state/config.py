@@ -239,7 +239,8 @@ COMMAND_FLAGS: Final = {
     "sessions": CommandFlag(
         "--sessions",
         "session files, directories (a directory means its *.jsonl, by name, or what"
-        " --format says) or fsspec URLs (s3://..., file://...; needs the dask extra)",
+        " --format says), - for standard input, or fsspec URLs (s3://..., file://...;"
+        " needs the dask extra)",
         "PATH",
         many=True,
     ),

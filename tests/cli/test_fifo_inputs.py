@@ -167,3 +167,45 @@ def test_a_pipe_of_another_format_under_auto_says_to_name_the_format(tmp_path: P
             assert process.returncode == 2
             assert "/dev/stdin: a pipe is read as trace lines under --format auto" in err
             assert "name its format with --format FORMAT" in err
+
+
+@pytest.mark.parametrize("walked", [False, True], ids=["jsonl-directory", "walked-directory"])
+def test_a_fifo_or_dangling_link_inside_a_directory_is_counted_and_named(
+    tmp_path: Path, walked: bool
+) -> None:
+    # They were dropped from the listing without a word: a corpus could lose a file (a
+    # link whose target moved) and pass as if it never held one.
+    sessions = tmp_path / "sessions"
+    inner = sessions / "deep" if walked else sessions
+    inner.mkdir(parents=True)
+    source = DEMO / "sessions" / "2026-01-05-notes-release.jsonl"
+    (inner / ("a.json" if walked else "a.jsonl")).write_bytes(source.read_bytes())
+    suffix = ".json" if walked else ".jsonl"
+    os.mkfifo(inner / f"pipe{suffix}")
+    (inner / f"moved{suffix}").symlink_to(tmp_path / "nowhere")
+    assert _run("measure", "--sessions", str(sessions), "--json").returncode == 0
+    result = _run("measure", "--sessions", str(sessions))
+    assert result.returncode == 0, result.stderr
+    assert "skipped: 2 unreadable files" in result.stdout
+    assert f"moved{suffix}: unreadable: a symbolic link to nothing" in result.stdout
+    assert f"pipe{suffix}: unreadable: a FIFO inside a directory is not read" in result.stdout
+    assert "warning: session files passed over: 2 unreadable" in result.stderr
+    strict = _run("measure", "--sessions", str(sessions), "--strict")
+    assert strict.returncode == 2
+    assert "--strict: 2 unreadable and 0 unrecognised session file(s)" in strict.stderr
+
+
+def test_a_dash_names_standard_input() -> None:
+    source = DEMO / "sessions" / "2026-01-05-notes-release.jsonl"
+    piped = subprocess.run(
+        [sys.executable, "-m", "pytest_entropy", "measure", "--sessions", "-", "--json"],
+        input=source.read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert piped.returncode == 0, piped.stderr
+    named = _run("measure", "--sessions", str(source), "--json")
+    assert piped.stdout.split('"diagnostics"')[0] == named.stdout.split('"diagnostics"')[0]

@@ -41,9 +41,11 @@ from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
     SKIPPED_COMPANION,
+    SKIPPED_SPECIAL,
     SKIPPED_SURFACE,
     ReadOptions,
     open_session,
+    special_file_problem,
 )
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import SignedOperation
@@ -113,6 +115,8 @@ def _inputs(
                 diagnostics.surface_files += 1
             elif why == SKIPPED_COMPANION:
                 diagnostics.companion_files += 1
+            elif why == SKIPPED_SPECIAL:
+                diagnostics.unreadable(skipped, special_file_problem(skipped))
             else:
                 diagnostics.unrecognized(skipped, NOT_CLAIMED)
     return out
