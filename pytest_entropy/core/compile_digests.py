@@ -26,7 +26,6 @@ with :func:`~pytest_entropy.core.gate.apply_proposals_to_surface`, the copying o
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -71,6 +70,8 @@ class CompileDigests:
         key = id(value)
         digest = self._digests.get(key)
         if digest is None:
+            import hashlib  # loaded where a digest is taken (OpenSSL is no start-up cost)
+
             digest = hashlib.sha256(self._text(value).encode("utf-8")).hexdigest()
             self._digests[key] = digest
             self._held.append(value)
@@ -78,6 +79,8 @@ class CompileDigests:
 
     def surface_hash(self, surface: Mapping[str, Any]) -> str:
         # Not memoised itself: a steered compile hashes many candidates, which are not kept.
+        import hashlib
+
         return hashlib.sha256(self._surface_text(surface).encode("utf-8")).hexdigest()
 
     def _surface_text(self, surface: Mapping[str, Any]) -> str:

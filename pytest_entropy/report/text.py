@@ -107,7 +107,9 @@ def _skipped_problems(diagnostics: ScanDiagnostics) -> list[str]:
         )
         problems.append(f"{diagnostics.rejected_traces} traces failed the guard ({reasons})")
     if diagnostics.skipped_audits:
-        problems.append(f"{diagnostics.skipped_audits} unusable audit records")
+        problems.append(
+            f"{diagnostics.skipped_audits} unusable audit records (no ref, or args not an object)"
+        )
     return problems
 
 
@@ -132,11 +134,13 @@ def skipped_lines_warning(diagnostics: ScanDiagnostics) -> str | None:
     if not problems:
         return None
     first = f" (the first: {diagnostics.samples[0]})" if diagnostics.samples else ""
+    # measure reads no audit records, so it lists the lines and traces only.
+    listed = diagnostics.skipped_lines or diagnostics.rejected_traces
     return (
         "warning: skipped inside the session files: "
         + "; ".join(problems)
         + first
-        + " (`pytest-entropy measure` lists them)"
+        + (" (`pytest-entropy measure` lists them)" if listed else "")
     )
 
 

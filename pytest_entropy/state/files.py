@@ -196,11 +196,10 @@ def stage_file(path: Path, data: bytes, *, suffix: str = ".tmp", mode: int = 0o6
 
     Created exclusively, never through a symbolic link; removed again when writing fails.
     """
-    import secrets  # where a file is written (hmac and its hashes are no start-up cost)
 
     path = as_path(path)
     ensure_directory(path.parent)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}{suffix}")
+    temporary = path.with_name(f".{path.name}.{os.urandom(8).hex()}{suffix}")
     try:
         descriptor = os.open(
             temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import socket
 import stat
 import time
 from collections.abc import Iterator
@@ -66,6 +64,8 @@ class StoreLockTimeout(StoreError):
 
 
 def _host_name() -> str:
+    import socket  # only where a lock is taken
+
     name = re.sub(r"[^A-Za-z0-9._-]", "", socket.gethostname())[:64]
     return name or "unknown-host"
 
@@ -210,7 +210,7 @@ def _remove_tree(path: Path) -> None:
 
 def _break_stale(lock_path: Path) -> None:
     """Claim a stale lock by renaming it aside, re-check it, then remove it."""
-    aside = lock_path.with_name(f"{lock_path.name}.stale-{secrets.token_hex(8)}")
+    aside = lock_path.with_name(f"{lock_path.name}.stale-{os.urandom(8).hex()}")
     try:
         os.rename(lock_path, aside)
     except OSError:
@@ -237,7 +237,7 @@ def state_lock(
 ) -> Iterator[str]:
     """Hold the reference-compatible lock ``directory/lockname``; yields our token."""
     lock_path = Path(directory) / lockname
-    token = f"{secrets.token_hex(16)}@{_host_name()}"
+    token = f"{os.urandom(16).hex()}@{_host_name()}"
     for _ in range(attempts):
         try:
             os.mkdir(lock_path, 0o700)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +50,7 @@ _BACKUP: Final = ".backup"
 
 def _backup(target: Path) -> Path | None:
     """A second name for ``target``'s current bytes, or ``None`` when there is no target."""
-    backup = target.with_name(f".{target.name}.{secrets.token_hex(8)}{_BACKUP}")
+    backup = target.with_name(f".{target.name}.{os.urandom(8).hex()}{_BACKUP}")
     try:
         os.link(target, backup, follow_symlinks=False)
         return backup
@@ -141,7 +140,7 @@ def write_files(items: Sequence[tuple[Path, bytes]]) -> None:
             fsync_directory(directory)
         first = current = moves[0].target
         journal_staged = stage_file(first, _journal_text(moves), suffix=_STAGED)
-        journal = first.with_name(f"{JOURNAL_PREFIX}{secrets.token_hex(8)}{_JOURNAL_SUFFIX}")
+        journal = first.with_name(f"{JOURNAL_PREFIX}{os.urandom(8).hex()}{_JOURNAL_SUFFIX}")
         os.replace(journal_staged, journal)
         fsync_directory(first.parent)
         for move in moves:

@@ -183,6 +183,16 @@ def test_a_command_imports_its_own_module_only() -> None:
         assert [name for name in ("hashlib", "_hashlib") if name in modules] == []
 
 
+def test_propose_loads_no_openssl_and_no_sockets() -> None:
+    # A propose hashes nothing with hashlib and takes no lock, yet its imports loaded both
+    # (compile digests, the store's lock and journal): OpenSSL's libcrypto and the socket
+    # module were about 5 MB of its peak memory (issue 28, point 5).
+    argv = ["propose", "--sessions", str(DEMO / "sessions"), "--surface"]
+    status, modules, out, _ = _imported_after([*argv, str(DEMO / "surface.json")])
+    assert status == 0 and "report hash" in out
+    assert [name for name in ("_hashlib", "socket", "secrets", "hmac") if name in modules] == []
+
+
 @pytest.mark.parametrize("columns", [None, "100", "37", "0", "-4", "wide", ""])
 def test_the_help_is_as_wide_as_argparse_would_make_it(
     columns: str | None, monkeypatch: pytest.MonkeyPatch
