@@ -16,7 +16,7 @@ from pytest_entropy.core.inputs import (
     surface_from_value,
     without_tool_fields,
 )
-from pytest_entropy.core.jscompat import code_unit_key
+from pytest_entropy.core.jscompat import code_unit_key, js_trim
 from pytest_entropy.core.records import RepairRow
 from pytest_entropy.ingest.base import open_without_waiting
 from pytest_entropy.ingest.jsonparse import JSONParseError, parse_json_bytes
@@ -56,6 +56,15 @@ def _read_input_bytes(source: str, what: str) -> bytes:
     return raw
 
 
+def _empty_file_error(raw: bytes, source: str, what: str) -> EntropyInputError | None:
+    """The error for a file of nothing but (JavaScript) whitespace, asked only once the file
+    failed to parse: the JSON Lines fallback would read it as a list of no tools, which every
+    foreign format takes for a surface of no actions."""
+    if js_trim(raw.decode("utf-8", errors="replace")):
+        return None
+    return EntropyInputError(f"{what} file is empty", source=source)
+
+
 def load_json_file(path: str | os.PathLike[str], what: str) -> Any:
     """Parse a whole JSON file with the reference's rules; errors name the file."""
     source = os.fspath(path)
@@ -63,6 +72,9 @@ def load_json_file(path: str | os.PathLike[str], what: str) -> Any:
     try:
         value, _ = parse_json_bytes(raw)
     except JSONParseError as error:
+        empty = _empty_file_error(raw, source, what)
+        if empty is not None:
+            raise empty from None
         raise EntropyInputError(f"{what} file is not valid JSON ({error})", source=source) from None
     return value
 
@@ -76,6 +88,9 @@ def _load_surface_file(source: str) -> Any:
     try:
         return parse_json_bytes(raw)[0]
     except JSONParseError as error:
+        empty = _empty_file_error(raw, source, "surface")
+        if empty is not None:
+            raise empty from None
         values = []
         for number, line in enumerate(raw.split(b"\n"), 1):
             if not line.strip():

@@ -276,3 +276,30 @@ def test_certify_format_is_the_session_format(
     assert code == 0
     totals = json.loads(out)["corpus"]["totals"]
     assert (totals["operations"], totals["failed"]) == (2, 1)
+
+
+def test_trial_text_rounds_the_raw_delta_for_reading(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    state = str(tmp_path / "state")
+    common = ["--sessions", SESSIONS, "--surface", SURFACE, "--state-dir", state]
+    code, _, err = run(capsys, "compile", *common, "--write")
+    assert code == 0, err
+    code, out, _ = run(capsys, "trial", *common, "--json")
+    assert (code, json.loads(out)["delta"]) == (0, -0.012712000000000001)  # exact, as before
+    code, out, _ = run(capsys, "trial", *common)
+    assert code == 0
+    assert out.splitlines()[0] == (
+        "trial: clean · score 0.406227 → 0.393515 (delta -0.012712) · wins 0 · costs 0"
+    )
+
+
+def test_a_trial_delta_too_small_for_six_decimals_still_shows() -> None:
+    from pytest_entropy.cli.commands.trial import _delta_text
+
+    assert [_delta_text(value) for value in (0.0, -1e-9, 0.0078125, -0.10169399999999995)] == [
+        "0.000000",
+        "-1.00e-9",
+        "0.007813",
+        "-0.101694",
+    ]

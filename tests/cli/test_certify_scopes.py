@@ -275,6 +275,40 @@ def test_an_empty_tool_list_is_named_as_such(
     assert "surface holds no tool" in error and str(surface) in error
 
 
+@pytest.mark.parametrize("surface_format", ["mcp", "openai", "tau-bench", "snapshot", "auto"])
+@pytest.mark.parametrize("text", ["", " \n\t\r\n", "\ufeff\n"])
+@pytest.mark.parametrize("command", ["freedom", "measure"])
+def test_an_empty_surface_file_is_an_input_error(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    surface_format: str,
+    text: str,
+    command: str,
+) -> None:
+    # Read as JSON Lines, an empty file was a list of no tools: a surface of no actions
+    # under every foreign format.
+    surface = tmp_path / "empty.json"
+    surface.write_text(text, encoding="utf-8")
+    sessions = ["--sessions", str(DEMO / "sessions")] if command == "measure" else []
+    argv = [command, *sessions, "--surface", str(surface), "--surface-format", surface_format]
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (2, "")
+    assert f"{surface}: surface file is empty" in captured.err
+
+
+def test_an_empty_file_in_a_surface_directory_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    tool = {"name": "echo", "inputSchema": {"type": "object"}}
+    (tmp_path / "a.json").write_text(json.dumps([tool]), encoding="utf-8")
+    assert main(["freedom", "--surface", str(tmp_path), "--surface-format", "mcp"]) == 0
+    capsys.readouterr()
+    (tmp_path / "b.json").write_bytes(b"")
+    assert main(["freedom", "--surface", str(tmp_path), "--surface-format", "mcp"]) == 2
+    assert f"{tmp_path / 'b.json'}: surface file is empty" in capsys.readouterr().err
+
+
 def test_the_cli_help_names_the_cli_spellings(capsys: pytest.CaptureFixture[str]) -> None:
     # The help text is shared with the pytest plugin, whose flags are --entropy-*.
     assert main(["certify", "--help"]) == 0

@@ -337,3 +337,55 @@ def test_patterns_the_linear_engine_cannot_run_are_reported(
     assert "were not enforced: '^(?!draft).*$'" in out
     plain = run_json(capsys, "compile", "--sessions", SESSIONS, "--surface", SURFACE)
     assert "unsupportedPatterns" not in plain
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (b"{ nope", "malformed JSON"),
+        (b"", "malformed JSON"),
+        (b'{"version": 1, "entries": "x"}', "invalid"),
+    ],
+)
+@pytest.mark.parametrize("with_pool_in", [False, True])
+def test_pool_never_overwrites_a_damaged_out(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    damage: bytes,
+    problem: str,
+    with_pool_in: bool,
+) -> None:
+    # Without --pool-in (or with another file as --pool-in) --out was replaced whatever it
+    # held; a damaged state file is reported and left byte for byte as it was.
+    out = tmp_path / "pool.json"
+    out.write_bytes(damage)
+    pool_in = []
+    if with_pool_in:
+        pool_in = ["--pool-in", str(tmp_path / "in.json")]
+        assert main(["pool", "--sessions", SESSIONS, "--out", pool_in[1]]) == 0
+        capsys.readouterr()
+    code, stdout, err = run(capsys, "pool", "--sessions", SESSIONS, *pool_in, "--out", str(out))
+    assert (code, stdout) == (2, "")
+    assert f"{out}: observation pool is {problem}" in err
+    assert out.read_bytes() == damage
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["pool.json", *(["in.json"] if with_pool_in else [])]
+    )
+
+
+def test_pool_replaces_a_valid_out_without_pool_in(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # --out is where the merge of --pool-in (default: an empty pool) goes: a valid pool
+    # there is replaced, not merged into (that is --pool-in FILE --out FILE).
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "a.jsonl").write_bytes(
+        (Path(SESSIONS) / "2026-01-05-notes-release.jsonl").read_bytes()
+    )
+    out = tmp_path / "pool.json"
+    assert run_json(capsys, "pool", "--sessions", str(first), "--out", str(out))["written"]
+    again = run_json(capsys, "pool", "--sessions", SESSIONS, "--out", str(out))
+    assert (again["mergedSessions"], again["skippedSessions"], again["written"]) == (3, 0, True)
+    tracked = json.loads(out.read_text(encoding="utf-8"))["tracked"]
+    assert [Path(row["file"]).parent for row in tracked] == [Path(SESSIONS).resolve()] * 3

@@ -99,3 +99,23 @@ def test_line_formatters() -> None:
     assert format_review_line(review).endswith(" · +2 more")
     assert format_review_line([], has_window_evidence=False) == "review: no window evidence"
     assert format_review_line(None) == "review: unavailable"
+
+
+def test_a_session_file_is_a_window_of_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `status --sessions FILE` said "sessions directory not found"; it reads the file as
+    # `measure --sessions FILE` does, as a directory holding only that file would be read.
+    session = DEMO / "sessions" / "2026-01-07-notes-cleanup.jsonl"
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / session.name).write_bytes(session.read_bytes())
+    common = ["--surface", SURFACE, "--state-dir", str(tmp_path / "state")]
+    code = main(["status", "--sessions", str(session), *common])
+    from_file = capsys.readouterr()
+    assert (code, from_file.err) == (0, "")
+    assert main(["status", "--sessions", str(alone), *common]) == 0
+    assert capsys.readouterr().out == from_file.out
+    assert "session entropy (observed): 1 sessions · latest 7 ops" in from_file.out
+    assert main(["status", "--sessions", str(tmp_path / "missing.jsonl")]) == 2
+    assert "missing.jsonl: sessions directory not found" in capsys.readouterr().err

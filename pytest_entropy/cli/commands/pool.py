@@ -31,9 +31,12 @@ from pytest_entropy.run.compile import pool_sources
 from pytest_entropy.state.store import (
     POOL,
     Snapshot,
+    StoreDamagedError,
     Write,
+    ensure_directory,
+    load_path,
+    save_path,
     update_many,
-    write_document,
 )
 
 
@@ -54,12 +57,23 @@ def _pool_in(path: str) -> dict[str, Any]:
     return load_state_file(path, POOL)
 
 
+def _refuse_damaged(target: Path) -> None:
+    """A damaged pool at ``target`` (malformed, invalid, a symlink, not a regular file) is
+    reported, naming it, before any session is read (spec §1.8: never overwritten)."""
+    existing = load_path(target, POOL)
+    if existing.error is not None:
+        raise StoreDamagedError(existing.error, source=str(target))
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     target = Path(args.out)
     # Merging a pool into itself is a read-modify-write: snapshot it, and merge again if
-    # another writer changed it meanwhile. Otherwise --out is a plain (validated) output.
+    # another writer changed it meanwhile. Otherwise --out is replaced by the merge of
+    # --pool-in (or of no pool) - unless a damaged file is there (docs/decisions.md).
     in_place = bool(args.pool_in) and os.path.abspath(args.pool_in) == os.path.abspath(target)
     given = _pool_in(args.pool_in) if args.pool_in else None
+    if not in_place:
+        _refuse_damaged(target)
     surface = optional_surface_of(args)
     options = read_options_of(args, surface)
     redact_values = redact_values_of(args)
@@ -94,7 +108,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         # The surface is not needed once the sessions are read: its objects (a large
         # surface's are several MB) go before the document is written and checked.
         del surface, options
-        written = write_document(target, POOL, writes[0].value)
+        # Saved under the file's lock, which checks for damage again (another writer may
+        # have left some since); a new directory is a plain one (no state .gitignore).
+        ensure_directory(target.parent)
+        written = save_path(target, POOL, writes[0].value).written
     if in_state_dir:
         record_state_generation(args, target.parent)
     if args.json:

@@ -126,11 +126,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     options = read_options_of(args, None)
     if args.sessions:
         directory = Path(args.sessions)
-        if not directory.is_dir():
+        if directory.is_dir():
+            paths = [item.path for item in directory_session_files(directory, options=options)]
+            # What a directory walk passed over is counted, as every command counts it.
+            skipped = session_listing([directory], options, surface_files_of(args)).skipped
+        elif directory.exists():
+            # One session file is a window of one, read as `measure --sessions FILE` reads it
+            # (checked readable first, so the verdict is never about a file it did not see).
+            paths = [Path(name) for name in session_listing([directory], options).files]
+        else:
             raise EntropyInputError("sessions directory not found", source=args.sessions)
-        files = directory_session_files(directory, options=options)
-        # What a directory walk passed over is counted, as every command counts it.
-        skipped = session_listing([directory], options, surface_files_of(args)).skipped
     else:
         require_agent_dir(args.agent_dir)
         agent_dir = Path(args.agent_dir)
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             scope = "project"
         else:
             files = machine_session_files(agent_dir, cwd, kind=args.agent_kind)
+        paths = [item.path for item in files]
         exported = layout.surface_path(cwd) if layout is not None else None
         default_surface = str(exported) if exported is not None and exported.is_file() else None
     surface_path = args.surface or default_surface
@@ -154,7 +160,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     digest = surface_hash(surface)
     pool = load(state_dir, POOL)
     plan = records_plan(options, file_states=True, windows=pool.error is None)
-    read = read_corpus(source_files((item.path for item in files), skipped), plan, pool=pool.file)
+    read = read_corpus(source_files(paths, skipped), plan, pool=pool.file)
     diagnostics = read.diagnostics
     check_corpus(args, diagnostics, shows_diagnostics=True)
     states = [(source.location, state) for source, state in read.files]

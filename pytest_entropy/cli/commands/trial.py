@@ -39,7 +39,7 @@ from pytest_entropy.cli.steering import (
     redact_values_of,
 )
 from pytest_entropy.core.errors import EntropyInputError
-from pytest_entropy.core.jscompat import js_string
+from pytest_entropy.core.jscompat import js_string, js_to_exponential, js_to_fixed
 from pytest_entropy.core.regex import watch_unenforced
 from pytest_entropy.core.trial import TrialReport
 from pytest_entropy.core.v3.trial import V3TrialReport
@@ -135,15 +135,29 @@ def _run_v3(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if trial.costs() > 0 else EXIT_OK
 
 
+def _delta_text(delta: float) -> str:
+    """The trial's raw delta for reading: six decimals, as ``measure`` prints scores, or
+    ``toExponential(2)`` for a change too small to show in six (a change never reads as
+    none, as in the compile notice). ``--json`` and the certification summary keep it exact.
+
+    >>> _delta_text(-0.012712000000000001), _delta_text(-1e-9), _delta_text(0.0)
+    ('-0.012712', '-1.00e-9', '0.000000')
+    """
+    text = js_to_fixed(delta, 6)
+    if delta != 0 and float(text) == 0:
+        return js_to_exponential(delta, 2)
+    return text
+
+
 def trial_lines(trial: TrialReport) -> list[str]:
     """The human summary of a trial."""
     totals = trial.totals
     wins = totals["typedFailureWin"] + totals["quarantineWin"]
     costs = totals["tighteningCost"] + totals["quarantineCost"]
     lines = [
-        f"trial: {trial.verdict} · score {js_string(trial.declared_score)} →"
-        f" {js_string(trial.effective_score)} (delta {js_string(trial.delta)}) · wins {wins}"
-        f" · costs {costs}",
+        f"trial: {trial.verdict} · score {js_to_fixed(trial.declared_score, 6)} →"
+        f" {js_to_fixed(trial.effective_score, 6)} (delta {_delta_text(trial.delta)})"
+        f" · wins {wins} · costs {costs}",
         f"calls: {totals['operations']} replayed · "
         + " · ".join(f"{totals[key]} {label}" for key, label in TRIAL_CLASSES),
     ]
