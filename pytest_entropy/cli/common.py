@@ -190,11 +190,14 @@ def add_state_options(parser: argparse.ArgumentParser) -> None:
     add_command_flag(parser, "agent-kind")
 
 
-def add_session_dir_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+def add_session_dir_options(
+    parser: argparse.ArgumentParser, *, required: bool = False, sessions_help: str | None = None
+) -> None:
     """``--sessions-dir D`` or ``--agent-dir A`` (one of them ``required``), ``--agent-kind``
-    and ``--project``: where the commands that follow an agent find its sessions."""
+    and ``--project``: where the commands that follow an agent find its sessions
+    (``sessions_help``: what this command takes for ``--sessions``)."""
     where = parser.add_mutually_exclusive_group(required=required)
-    add_command_flag(where, "sessions-dir")
+    add_command_flag(where, "sessions-dir", help=sessions_help)
     add_command_flag(where, "agent-dir")
     add_command_flag(parser, "agent-kind")
     parser.add_argument(

@@ -58,7 +58,11 @@ def register(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "status", help="latest session entropy, trend and ratchet verdict over a window"
     )
-    add_session_dir_options(parser, required=True)
+    add_session_dir_options(
+        parser,
+        required=True,
+        sessions_help="a directory of session files, or one session file (a window of one)",
+    )
     add_command_flag(parser, "cwd")
     add_surface_option(parser)
     add_repairs_option(parser)
