@@ -23,24 +23,18 @@ flushed when the call ends, so a crash loses at most the line being written.
 from __future__ import annotations
 
 import contextlib
-import os
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import orjson
 
 from pytest_entropy.core.artifact import effective_schema_for, is_quarantined_ref
-from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.enforce import validate_call
-from pytest_entropy.core.inputs import live_surface_snapshot
-from pytest_entropy.ingest.base import ReadOptions
-from pytest_entropy.ingest.diagnostics import ScanDiagnostics
-from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace, NativeWriter
+from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace
 from pytest_entropy.run.proxy_artifact import ArtifactHolder, proxy_notice
+from pytest_entropy.run.proxy_hub import ProxyHub, ProxyStats
+from pytest_entropy.run.proxy_recording import SessionRecording
 from pytest_entropy.run.proxy_values import (
     accepts,
     as_listed,
@@ -50,8 +44,6 @@ from pytest_entropy.run.proxy_values import (
     request_key,
     request_keys,
 )
-from pytest_entropy.sources.agent_dir import state_surface_path
-from pytest_entropy.state.store import StoreError, state_lock, write_file_atomic
 
 __all__ = [
     "LIST_CHANGED",
@@ -69,7 +61,7 @@ LIST_CHANGED: Final = b'{"jsonrpc":"2.0","method":"notifications/tools/list_chan
 INVALID_PARAMS: Final = -32602
 METHOD_NOT_FOUND: Final = -32601
 UPSTREAM_GONE: Final = -32000
-_SURFACE_LOCK: Final = "surface.lock"
+_HANDSHAKES: Final = ("initialize", "server/discover")
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_CLIENT: Final = "io.modelcontextprotocol/clientInfo"
 _META_SERVER: Final = "io.modelcontextprotocol/serverInfo"
@@ -77,98 +69,6 @@ _META_SERVER: Final = "io.modelcontextprotocol/serverInfo"
 
 def _dumps(value: Any) -> bytes:
     return orjson.dumps(value)
-
-
-@dataclass(slots=True)
-class ProxyStats:
-    """What crossed the proxy, for stderr and tests."""
-
-    messages: int = 0
-    malformed: int = 0
-    calls: int = 0
-    refused: int = 0
-    listings: int = 0
-
-
-# ------------------------------------------------------------------------- the hub
-
-
-class ProxyHub:
-    """What every connection of one proxy shares: the live surface, the artifact, the
-    recording directory, and the connections to tell when the surface changes."""
-
-    def __init__(
-        self,
-        *,
-        record_dir: Path | None,
-        state_dir: Path,
-        artifact: ArtifactHolder,
-        ref_prefix: str | None = None,
-        redact: bool = False,
-        advertise_list_changed: bool = False,
-    ) -> None:
-        self.record_dir = record_dir
-        self.state_dir = state_dir
-        self.artifact = artifact
-        self.ref_prefix = ref_prefix
-        self.redact = redact
-        self.advertise_list_changed = advertise_list_changed
-        self.stats = ProxyStats()
-        self.surface: dict[str, Any] | None = None  # {version, actions} with the refs
-        self._surface_text: str | None = None
-        self._lock = threading.Lock()
-        self._connections: list[ProxyConnection] = []
-        self._sequence = 0
-        self.on_surface: Callable[[dict[str, Any]], None] | None = None
-
-    def connect(self, send_to_client: Callable[[bytes], None]) -> ProxyConnection:
-        """A new client connection (one session file)."""
-        with self._lock:
-            self._sequence += 1
-            connection = ProxyConnection(self, send_to_client, self._sequence)
-            self._connections.append(connection)
-        return connection
-
-    def disconnect(self, connection: ProxyConnection) -> None:
-        with self._lock:
-            if connection in self._connections:
-                self._connections.remove(connection)
-
-    def surface_changed(self) -> int:
-        """Tell every initialized client to list its tools again; how many were told."""
-        with self._lock:
-            connections = [c for c in self._connections if c.initialized]
-        for connection in connections:
-            connection.notify_list_changed()
-        return len(connections)
-
-    def keep_surface(self, surface: dict[str, Any]) -> None:
-        """The live declared surface: kept in memory and as ``STATE_DIR/surface.json``."""
-        snapshot = live_surface_snapshot(surface["actions"])
-        # The file keeps the tool fields, as `export` writes it; the surface compiled and
-        # enforced against is the one `--surface surface.json` loads (ref and schema).
-        exported = live_surface_snapshot(surface["actions"], tool_fields=True)
-        text = file_text(exported, indent_depth=EXPORT_INDENT_DEPTH)
-        with self._lock:
-            self.surface = snapshot
-            changed = text != self._surface_text
-            self._surface_text = text
-        if not changed:
-            return
-        try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            with state_lock(self.state_dir, _SURFACE_LOCK, "Timed out waiting for the surface"):
-                write_file_atomic(state_surface_path(self.state_dir), text)
-        except (OSError, StoreError) as error:
-            proxy_notice(f"entropy: proxy: cannot keep the surface in {self.state_dir}: {error}")
-        if self.on_surface is not None:
-            self.on_surface(snapshot)
-
-    def session_path(self, sequence: int) -> Path | None:
-        if self.record_dir is None:
-            return None
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        return self.record_dir / f"proxy-{stamp}-{os.getpid()}-{sequence}.jsonl"
 
 
 # ------------------------------------------------------------------ one connection
@@ -193,6 +93,26 @@ class _Pending:
     forward: Any = None
 
 
+@dataclass(slots=True)
+class _HeldBatch:
+    """A client batch some of whose requests the proxy answered itself: those answers wait
+    for the server's, so the client gets one array in the batch's order (JSON-RPC 2.0 §6)."""
+
+    slots: list[bytes | str]  # an answer, or the key of a request still waiting for one
+    waiting: set[str]
+
+    def fill(self, key: str, answer: bytes | None) -> None:
+        """The answer to ``key`` (``None``: there will be none, it was cancelled)."""
+        self.waiting.discard(key)
+        if answer is None:
+            self.slots = [slot for slot in self.slots if slot != key]
+        else:
+            self.slots = [answer if slot == key else slot for slot in self.slots]
+
+    def array(self) -> bytes:
+        return b"[" + b",".join(slot for slot in self.slots if type(slot) is bytes) + b"]"
+
+
 class ProxyConnection:
     """One client connection: its pending requests, its model and its session file."""
 
@@ -208,14 +128,20 @@ class ProxyConnection:
         self.initialized = False
         self._rewritten = False  # the client message being routed had its arguments rewritten
         self._tools: list[Any] = []  # the pages of the listing in progress
-        self._diagnostics = ScanDiagnostics()
-        self._writer = NativeWriter(ReadOptions(), self._diagnostics)
-        self._file: IO[bytes] | None = None
-        self._closed = False
-        self._lock = threading.Lock()
-        # A transport that calls flush() after each batch sets this; alone, each line is
-        # flushed as it is written.
-        self.batched = False
+        self.recording = SessionRecording(hub, sequence)
+        # Client batches waiting for the server's answers to merge the proxy's into.
+        self._held: dict[str, _HeldBatch] = {}
+        self._released: list[bytes] = []  # held batches a cancellation completed
+
+    @property
+    def batched(self) -> bool:
+        """Set by a transport that calls :meth:`flush` after each batch; alone, each line
+        is flushed as it is written."""
+        return self.recording.batched
+
+    @batched.setter
+    def batched(self, value: bool) -> None:
+        self.recording.batched = value
 
     # ------------------------------------------------------------------ naming
 
@@ -224,6 +150,18 @@ class ProxyConnection:
         if self.hub.ref_prefix is not None:
             return self.hub.ref_prefix
         return (self.server_name or "mcp") + "."
+
+    def _prefix_known(self) -> bool:
+        """Whether the prefix is settled: given, or no handshake is waiting for the
+        server's answer (the one that names the server)."""
+        if self.hub.ref_prefix is not None or self.server_name is not None:
+            return True
+        return all(pending.method not in _HANDSHAKES for pending in self.pending.values())
+
+    def _ref_of(self, call: _Pending) -> str:
+        if not call.ref:
+            call.ref = self.prefix + call.name
+        return call.ref
 
     def _declared(self, ref: str) -> tuple[bool, Any]:
         surface = self.hub.surface
@@ -258,41 +196,78 @@ class ProxyConnection:
         message = self._parse(raw, "client")
         self._rewritten = False
         if isinstance(message, list):
-            kept = []
-            for item in message:
-                answer = self._client_item(item) if type(item) is dict else None
-                if answer is None:
-                    kept.append(item)
-                else:
-                    routed.to_client.append(answer)
-            if len(kept) == len(message) and not self._rewritten:
-                routed.to_server.append(raw)
-            elif kept:
-                routed.to_server.append(_dumps(kept))
-            return routed
-        answer = self._client_item(message) if type(message) is dict else None
-        if answer is None:
-            routed.to_server.append(_dumps(message) if self._rewritten else raw)
+            self._client_batch(raw, message, routed)
         else:
-            routed.to_client.append(answer)
+            answer = self._client_item(message) if type(message) is dict else None
+            if answer is None:
+                routed.to_server.append(_dumps(message) if self._rewritten else raw)
+            else:
+                routed.to_client.append(answer)
+        routed.to_client.extend(self._released)
+        self._released.clear()
         return routed
+
+    def _client_batch(self, raw: bytes, message: list[Any], routed: Routed) -> None:
+        kept: list[Any] = []
+        slots: list[bytes | str] = []  # the batch's answers, in its order
+        for item in message:
+            answer = self._client_item(item) if type(item) is dict else None
+            if answer is not None:
+                slots.append(answer)
+                continue
+            kept.append(item)
+            key = request_key(item.get("id")) if type(item) is dict and "method" in item else None
+            if key is not None and key in self.pending:
+                slots.append(key)
+        if len(kept) == len(message):
+            routed.to_server.append(_dumps(kept) if self._rewritten else raw)
+            return
+        if kept:
+            routed.to_server.append(_dumps(kept))
+        held = _HeldBatch(slots, {slot for slot in slots if type(slot) is str})
+        if not held.waiting:
+            routed.to_client.append(held.array())
+        for key in held.waiting:
+            self._held[key] = held
 
     def _from_server(self, raw: bytes) -> Routed:
         routed = Routed()
         message = self._parse(raw, "server")
         if isinstance(message, list):
             items = [self._server_item(item) if type(item) is dict else None for item in message]
-            if all(item is None for item in items):
+            batch: list[Any] = []
+            changed = False
+            for new, old in zip(items, message, strict=True):
+                item = old if new is None else new
+                if self._merged(item, None, routed):
+                    changed = True
+                else:
+                    changed = changed or new is not None
+                    batch.append(item)
+            if not changed:
                 routed.to_client.append(raw)
-            else:
-                batch = [
-                    new if new is not None else old for new, old in zip(items, message, strict=True)
-                ]
-                routed.to_client.append(_dumps(batch))
+            elif batch:
+                routed.to_client.insert(0, _dumps(batch))
             return routed
-        changed = self._server_item(message) if type(message) is dict else None
-        routed.to_client.append(raw if changed is None else _dumps(changed))
+        changed_item = self._server_item(message) if type(message) is dict else None
+        item = message if changed_item is None else changed_item
+        if not self._merged(item, raw if changed_item is None else None, routed):
+            routed.to_client.append(raw if changed_item is None else _dumps(changed_item))
         return routed
+
+    def _merged(self, message: Any, raw: bytes | None, routed: Routed) -> bool:
+        """Whether ``message`` answers a request of a held batch (it then waits there; the
+        whole batch goes into ``routed`` when it was the last answer missing)."""
+        if not self._held or type(message) is not dict or "method" in message:
+            return False
+        key = request_key(message.get("id"))
+        held = self._held.pop(key, None) if key is not None else None
+        if key is None or held is None:
+            return False
+        held.fill(key, raw if raw is not None else _dumps(message))
+        if not held.waiting:
+            routed.to_client.append(held.array())
+        return True
 
     def _parse(self, raw: bytes, side: str) -> Any:
         self.hub.stats.messages += 1
@@ -317,6 +292,11 @@ class ProxyConnection:
             pending = self.pending.pop(cancelled, None) if cancelled is not None else None
             if pending is not None and pending.method == "tools/call":
                 self._record(pending, "aborted", None)
+            held = self._held.pop(cancelled, None) if cancelled is not None else None
+            if cancelled is not None and held is not None:
+                held.fill(cancelled, None)  # a cancelled request gets no answer
+                if not held.waiting:
+                    self._released.append(held.array())
         if key is None:
             return None
         params = message.get("params")
@@ -328,17 +308,21 @@ class ProxyConnection:
             if info is None and type(meta) is dict:
                 info = meta.get(_META_CLIENT)
             self.model = model_of(info)
-        if method in ("initialize", "server/discover"):
+        if method in _HANDSHAKES:
             self.pending[key] = _Pending(method)
         elif method == "tools/list":
             self.pending[key] = _Pending(method, cursor=params.get("cursor") is not None)
         elif method == "tools/call":
             name = params.get("name")
             if type(name) is not str:
+                self.pending[key] = _Pending("")  # answered for if the server goes away
                 return None
             sent = params.get("arguments", {})
             args = redacted(sent, "") if self.hub.redact else sent
-            call = _Pending(method, name, self.prefix + name, args)
+            # Before the handshake's answer the server's name (the prefix) is not known: the
+            # ref is made when the call is recorded (and the call is not enforced).
+            ref = self.prefix + name if self._prefix_known() else ""
+            call = _Pending(method, name, ref, args)
             self.hub.stats.calls += 1
             refusal = self._enforce(call, sent)
             if refusal is not None:
@@ -356,12 +340,17 @@ class ProxyConnection:
                 # A normal form rewrote the arguments: the server gets the rewritten call.
                 message["params"] = {**params, "arguments": call.forward}
                 self._rewritten = True
+        else:
+            # Every other request is only passed on, and answered for if the server goes away.
+            self.pending[key] = _Pending(method)
         return None
 
     def _enforce(self, call: _Pending, sent: Any = None) -> tuple[str, str] | None:
         """``(stage, message)`` when the compiled surface refuses the call. Under metric v3
         the call's normal form (of ``sent``, the arguments as the client sent them) is kept
         in ``call.forward`` when a rule rewrote them."""
+        if not call.ref:
+            return None  # the ref is not known yet: nothing to enforce against
         artifact = self.hub.artifact.current()
         surface = self.hub.surface
         if artifact is None or surface is None:
@@ -398,7 +387,7 @@ class ProxyConnection:
                 info = meta.get(_META_SERVER)
             if type(info) is dict and type(info.get("name")) is str and info["name"]:
                 self.server_name = info["name"]
-        if pending.method in ("initialize", "server/discover"):
+        if pending.method in _HANDSHAKES:
             return self._initialized(message, result)
         if pending.method == "tools/list":
             return self._listed(message, result, pending)
@@ -479,7 +468,7 @@ class ProxyConnection:
         if error is None and not (type(result) is dict and result.get("isError") is True):
             self._record(call, "succeeded", None)
             return
-        known, declared = self._declared(call.ref)
+        known, declared = self._declared(self._ref_of(call))
         code = error.get("code") if type(error) is dict else None
         if (self.hub.surface is not None and not known) or code == METHOD_NOT_FOUND:
             stage = "resolve"
@@ -497,33 +486,14 @@ class ProxyConnection:
         trace = ForeignTrace(
             self.server_name or "mcp",
             self.model,
-            [ForeignCall(call.ref, call.args, outcome, stage)],
+            [ForeignCall(self._ref_of(call), call.args, outcome, stage)],
         )
-        with self._lock:
-            if self._closed:
-                return
-            try:
-                if self._file is None:
-                    path = self.hub.session_path(self.sequence)
-                    if path is None:
-                        return
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    self._file = open(path, "ab")  # noqa: SIM115 - kept open for the connection
-                self._file.write(b"".join(line + b"\n" for line in self._writer.lines(trace)))
-                if not self.batched:
-                    self._file.flush()
-            except OSError as error:
-                proxy_notice(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
+        self.recording.write(trace)
 
     def flush(self) -> None:
         """Put what was recorded on disk (a transport calls it after each batch it read,
         before it forwards the batch's answers)."""
-        with self._lock:
-            if self._file is not None:
-                try:
-                    self._file.flush()
-                except OSError as error:
-                    proxy_notice(f"entropy: proxy: cannot record to {self.hub.record_dir}: {error}")
+        self.recording.flush()
 
     def notify_list_changed(self) -> None:
         with contextlib.suppress(OSError):  # the client is gone
@@ -531,8 +501,8 @@ class ProxyConnection:
 
     def upstream_gone(self, reason: str, raw: bytes | None = None) -> list[bytes]:
         """The upstream ended: an error for every request still waiting (only those of the
-        message ``raw``, when given), their calls aborted."""
-        answers = []
+        message ``raw``, when given), whatever its method, their calls aborted."""
+        routed = Routed()
         keys = list(self.pending) if raw is None else request_keys(raw)
         for key in keys:
             pending = self.pending.pop(key, None)
@@ -542,8 +512,10 @@ class ProxyConnection:
                 self._record(pending, "aborted", None)
             request_id: Any = key[2:] if key.startswith("s:") else id_number(key[2:])
             error = {"code": UPSTREAM_GONE, "message": f"the MCP server is gone: {reason}"}
-            answers.append(_dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
-        return answers
+            answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
+            if not self._merged(answer, None, routed):
+                routed.to_client.append(_dumps(answer))
+        return routed.to_client
 
     def close(self) -> None:
         """The client is gone: calls still waiting are recorded as aborted."""
@@ -551,9 +523,6 @@ class ProxyConnection:
             del self.pending[key]
             if pending.method == "tools/call":
                 self._record(pending, "aborted", None)
-        with self._lock:
-            self._closed = True
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+        self._held.clear()
+        self.recording.close()
         self.hub.disconnect(self)

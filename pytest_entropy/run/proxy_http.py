@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import os
+import socket
 from collections.abc import AsyncIterator
 from typing import Any, Final
+from urllib.parse import urlsplit
 
+from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.run.proxy import ProxyConnection, ProxyHub
 from pytest_entropy.run.proxy_artifact import proxy_notice
 
-__all__ = ["parse_listen", "run_http_proxy"]
+__all__ = ["bind_listener", "parse_listen", "parse_upstream", "run_http_proxy"]
 
 _SESSION: Final = "mcp-session-id"
 _HOP: Final = frozenset(
@@ -54,6 +59,77 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 <= int(port) < 65536:
         raise ValueError(f"--listen takes PORT or HOST:PORT, got {text!r}")
     return host, int(port)
+
+
+def parse_upstream(text: str) -> str:
+    """The ``--upstream`` URL, checked before anything is served: an http(s) URL with a
+    host and, when it names one, a port from 1 to 65535 (what httpx would only refuse, or
+    misread, at the first request)."""
+    import httpx2
+
+    parts = urlsplit(text)
+    try:
+        port = parts.port  # ValueError: not a number, or out of range
+    except ValueError:
+        port = -1
+    try:
+        httpx2.URL(text)
+        problem = None
+    except httpx2.InvalidURL as error:
+        problem = str(error).rstrip(".")
+    if parts.scheme not in ("http", "https"):
+        problem = "it takes an http(s):// URL"
+    elif not parts.hostname:
+        problem = "it names no host"
+    elif port is not None and not 0 < port < 65536:
+        problem = "its port is not a number from 1 to 65535"
+    elif any(character.isspace() for character in text):
+        problem = "it holds a space"
+    if problem is not None:
+        raise ValueError(f"--upstream {text!r} is not a URL the proxy can use: {problem}")
+    return text
+
+
+def _shown(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _bind_problem(error: OSError) -> str:
+    if isinstance(error, socket.gaierror):
+        return f"unknown host ({error.strerror or error})"
+    if error.errno == errno.EADDRINUSE:
+        return "address in use"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return "this machine has no such address"
+    if error.errno == errno.EACCES:
+        return "permission denied"
+    return error.strerror or str(error)
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """The listening socket of ``--listen HOST:PORT``, bound before the proxy says it
+    listens (port 0: one the system picks). A usage error names the address when it
+    cannot be bound: in use, not this machine's, or not allowed."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listener = socket.socket(family, kind, proto)
+    except OSError as error:
+        raise EntropyInputError(
+            f"cannot listen on {_shown(host, port)}: {_bind_problem(error)}"
+        ) from None
+    try:
+        if os.name != "nt":  # as asyncio does: a port left in TIME_WAIT can be bound again
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(socket.SOMAXCONN)
+    except OSError as error:
+        listener.close()
+        raise EntropyInputError(
+            f"cannot listen on {_shown(host, port)}: {_bind_problem(error)}"
+        ) from None
+    return listener
 
 
 class _Push:
@@ -117,7 +193,8 @@ async def _events(connection: ProxyConnection, lines: AsyncIterator[str]) -> Asy
             payload = line[5:].strip().encode("utf-8")
             if payload:
                 out = connection.from_server(payload).to_client
-                yield b"data: " + (_joined(out) if out else payload) + b"\n"
+                if out:  # none: it answered a held batch, which goes out whole later
+                    yield b"data: " + _joined(out) + b"\n"
                 continue
         yield line.encode("utf-8") + b"\n"
 
@@ -231,6 +308,9 @@ def build_app(hub: ProxyHub, upstream: str) -> Any:
             return StreamingResponse(stream(), status_code=answer.status_code, headers=headers)
         raw = await answer.aread()
         await answer.aclose()
+        if extra and not raw.strip():
+            # Only notifications went up (202, no body): the proxy's own answers are the body.
+            return Response(_joined(extra), status_code=200, media_type="application/json")
         if raw.strip() and kind.startswith("application/json"):
             out = connection.from_server(raw).to_client
             connection.flush()
@@ -241,12 +321,17 @@ def build_app(hub: ProxyHub, upstream: str) -> Any:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-def run_http_proxy(hub: ProxyHub, upstream: str, host: str, port: int) -> int:
-    """Serve until interrupted (Ctrl-C, SIGTERM)."""
+def run_http_proxy(hub: ProxyHub, upstream: str, listener: socket.socket) -> int:
+    """Serve on ``listener`` (from :func:`bind_listener`) until interrupted (Ctrl-C,
+    SIGTERM); 1 when calls could not be recorded."""
     import uvicorn
 
+    host, port = listener.getsockname()[:2]
     app = build_app(hub, upstream)
-    proxy_notice(f"entropy: proxy: listening on http://{host}:{port}/mcp -> {upstream}")
+    proxy_notice(f"entropy: proxy: listening on http://{_shown(host, port)}/mcp -> {upstream}")
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run()
-    return 0
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        listener.close()
+    return 1 if hub.unrecorded_said() else 0

@@ -278,10 +278,18 @@ def test_a_crashing_server_gives_the_client_an_error_and_a_valid_session(
     _start(process)
     _send(process, _call(3, "echo", {"text": "a"}))
     assert _read(process)["id"] == 3
-    _send(process, _call(4, "crash", {}))
-    answer = _read(process)
-    assert answer["id"] == 4 and answer["error"]["code"] == -32000
+    # Waiting behind the crash (one write: all are read before the server dies), every
+    # request gets the error, not only tools/*.
+    waiting = [(5, "ping"), (6, "resources/list"), ("7", "prompts/get")]
+    lines = [_call(4, "crash", {})] + [
+        {"jsonrpc": "2.0", "id": request_id, "method": method} for request_id, method in waiting
+    ]
+    _send(process, b"\n".join(json.dumps(line).encode() for line in lines))
     assert process.wait(timeout=30) == 1  # the server failed (its status 3 on stderr)
+    assert process.stdout is not None
+    answers = {answer["id"]: answer for answer in map(json.loads, process.stdout)}
+    assert sorted(answers, key=str) == [4, 5, 6, "7"]
+    assert all(answer["error"]["code"] == -32000 for answer in answers.values())
     assert process.stderr is not None and b"exited (3)" in process.stderr.read()
     totals = _recorded(state, capsys)
     assert (totals["succeeded"], totals["aborted"]) == (1, 1)

@@ -319,7 +319,51 @@ def test_a_batch_keeps_its_other_members_when_one_call_is_refused(tmp_path: Path
     ]
     routed = wire.connection.from_client(_line(batch))
     assert [orjson.loads(out) for out in routed.to_server] == [[batch[1]]]
-    assert orjson.loads(routed.to_client[0])["id"] == 1
+    assert routed.to_client == []  # the refusal waits for the server's part of the batch
+    answered = wire.connection.from_server(_line([{"jsonrpc": "2.0", "id": 2, "result": {}}]))
+    (array,) = [orjson.loads(out) for out in answered.to_client]
+    assert [item["id"] for item in array] == [1, 2]  # one batch answer, in the batch's order
+    assert array[0]["result"]["isError"] is True and array[1]["result"] == {}
+
+
+def _refused_call(request_id: Any) -> dict[str, Any]:
+    params = {"name": "book", "arguments": {"room": "blue"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def test_a_batch_the_proxy_answers_alone_is_answered_with_an_array(tmp_path: Path) -> None:
+    wire = Wire(tmp_path, _artifact())
+    wire.handshake()
+    notice = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}
+    routed = wire.connection.from_client(_line([_refused_call(1), notice, _refused_call("b")]))
+    assert [orjson.loads(out) for out in routed.to_server] == [[notice]]
+    (array,) = [orjson.loads(out) for out in routed.to_client]
+    assert [item["id"] for item in array] == [1, "b"]
+
+
+def test_a_held_batch_is_completed_by_answers_one_by_one_by_errors_and_by_cancels(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path, _artifact())
+    wire.handshake()
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    echo = {"jsonrpc": "2.0", "id": 3, "method": "prompts/get"}
+    wire.connection.from_client(_line([ping, _refused_call(1), echo]))
+    assert wire.answer(3, result={"messages": []}).to_client == []
+    (array,) = [orjson.loads(out) for out in wire.answer(2, result={}).to_client]
+    assert [item["id"] for item in array] == [2, 1, 3]
+    # The server going away answers the batch's waiting requests inside its array.
+    wire.connection.from_client(_line([_refused_call(4), {**ping, "id": 5}]))
+    (array,) = [orjson.loads(out) for out in wire.connection.upstream_gone("it crashed")]
+    assert [item["id"] for item in array] == [4, 5]
+    assert array[1]["error"]["code"] == -32000
+    # A cancelled request gets no answer: the batch's array goes without it.
+    wire.connection.from_client(_line([_refused_call(6), {**ping, "id": 7}]))
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+    routed = wire.connection.from_client(_line(cancel))
+    assert routed.to_server == [_line(cancel)]
+    (array,) = [orjson.loads(out) for out in routed.to_client]
+    assert [item["id"] for item in array] == [6]
 
 
 def test_the_upstream_going_away_answers_every_waiting_request(tmp_path: Path) -> None:
@@ -331,6 +375,82 @@ def test_the_upstream_going_away_answers_every_waiting_request(tmp_path: Path) -
     assert sorted(str(answer["id"]) for answer in answers) == ["1", "two"]
     assert all(answer["error"]["code"] == -32000 for answer in answers)
     assert wire.operations()[1:] == [("calendar.book", "aborted", None)] * 2
+
+
+def test_the_upstream_going_away_answers_waiting_requests_of_every_method(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path)
+    wire.handshake()
+    for request_id, method in enumerate(["ping", "resources/list", "prompts/get", "x/new"]):
+        wire.connection.from_client(_line({"jsonrpc": "2.0", "id": request_id, "method": method}))
+    wire.call(9, "book", {"room": "red"})
+    wire.answer(1, result={"resources": []})  # answered: nothing more to say
+    answers = [orjson.loads(out) for out in wire.connection.upstream_gone("it crashed")]
+    assert sorted(answer["id"] for answer in answers) == [0, 2, 3, 9]
+    assert all(answer["error"]["code"] == -32000 for answer in answers)
+    assert wire.operations()[1:] == [("calendar.book", "aborted", None)]
+
+
+def test_a_call_sent_before_the_handshake_is_answered_is_recorded_under_the_servers_name(
+    tmp_path: Path,
+) -> None:
+    wire = Wire(tmp_path)
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    wire.connection.from_client(_line(initialize))
+    wire.call(1, "book", {"room": "red"})  # the client did not wait for the answer
+    wire.call(2, "book", {"room": "red"})
+    wire.answer(0, result={"serverInfo": {"name": "calendar"}, "capabilities": {}})
+    wire.answer(1, result={"content": []})
+    assert wire.operations() == [
+        ("calendar.book", "succeeded", None),
+        ("calendar.book", "aborted", None),  # still waiting when the client left
+    ]
+
+
+def test_a_recording_the_disk_refuses_is_said_once_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = Wire(tmp_path)
+    (wire.state / "sessions").write_text("a file where the directory should be")
+    wire.handshake()
+    for number in range(3):
+        wire.call(number, "book", {"room": "red"})
+        wire.answer(number, result={"content": []})
+    assert wire.hub.stats.unrecorded == 4  # the listing and three calls
+    assert capsys.readouterr().err.count("cannot record to") == 1
+    assert wire.hub.unrecorded_said()
+    assert "4 calls were not recorded" in capsys.readouterr().err
+
+
+def test_a_session_file_that_fails_mid_connection_stops_its_recording_and_counts_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = Wire(tmp_path)
+    wire.connection.batched = True
+    wire.handshake()
+    wire.connection.flush()
+    wire.call(1, "book", {"room": "red"})
+    wire.answer(1, result={"content": []})
+
+    class Full:
+        def write(self, data: bytes) -> int:
+            return len(data)
+
+        def flush(self) -> None:
+            raise OSError(28, "No space left on device")
+
+        def close(self) -> None:
+            self.flush()
+
+    assert wire.connection.recording._file is not None
+    wire.connection.recording._file.close()  # the call's line stays in the buffer the disk refuses
+    wire.connection.recording._file = Full()  # type: ignore[assignment]
+    wire.connection.flush()  # the call's line was in the buffer: lost
+    wire.call(2, "book", {"room": "red"})
+    wire.answer(2, result={"content": []})
+    assert wire.hub.stats.unrecorded == 2
+    assert capsys.readouterr().err.count("No space left on device") == 1
 
 
 def test_compile_mode_announces_list_changed_and_notifies_initialized_clients(
@@ -501,3 +621,36 @@ def test_v3_live_compile_writes_normal_forms_without_changing_the_listing(
     wire.hub.artifact.metric_version = 2  # under v2 the same notice re-lists the clients
     live.notify(Notice("compiled", "entropy: compiled"))
     assert wire.sent == [LIST_CHANGED]
+
+
+def test_an_event_stream_answering_a_held_batch_sends_the_whole_array_once(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    pytest.importorskip("httpx2")
+    from pytest_entropy.run.proxy_http import _events
+
+    wire = Wire(tmp_path, _artifact())
+    wire.handshake()
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    wire.connection.from_client(_line([_refused_call(1), ping, {**ping, "id": 3}]))
+    upstream = [
+        "event: message",
+        'data: {"jsonrpc":"2.0","id":3,"result":{}}',
+        "",
+        "event: message",
+        'data: {"jsonrpc":"2.0","id":2,"result":{}}',
+        "",
+    ]
+
+    async def lines() -> Any:
+        for line in upstream:
+            yield line
+
+    async def relayed() -> list[bytes]:
+        return [chunk async for chunk in _events(wire.connection, lines())]
+
+    data = [chunk for chunk in asyncio.run(relayed()) if chunk.startswith(b"data:")]
+    assert len(data) == 1  # the first answer waited inside the batch: not sent alone
+    assert [item["id"] for item in orjson.loads(data[0][5:])] == [1, 2, 3]

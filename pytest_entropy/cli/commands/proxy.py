@@ -6,14 +6,20 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_entropy.cli.common import add_state_options, state_dir_of
 from pytest_entropy.cli.generation import add_metric_version_option, metric_version_of
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.sources.agent_dir import state_sessions_dir
 from pytest_entropy.state.config import add_command_flag, load_config
+from pytest_entropy.state.files import ensure_state_directory, os_error_reason
+from pytest_entropy.state.store import StoreError
+
+if TYPE_CHECKING:
+    from pytest_entropy.run.proxy import ProxyHub
 
 
 def register(commands: Any) -> None:
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     listen: tuple[str, int] | None = None
     if args.upstream:
-        from pytest_entropy.run.proxy_http import parse_listen
+        from pytest_entropy.run.proxy_http import parse_listen, parse_upstream
 
         if not args.upstream.startswith(("http://", "https://")):
             raise EntropyInputError(f"--upstream takes an http(s):// URL, got {args.upstream!r}")
@@ -103,6 +109,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise EntropyInputError(
                 f"proxy --upstream needs the MCP SDK, which is not installed: {MCP_EXTRA}"
             ) from None
+        try:
+            parse_upstream(args.upstream)
+        except ValueError as error:
+            raise EntropyInputError(str(error)) from None
     elif args.listen:
         raise EntropyInputError("--listen goes with --upstream URL")
     cwd = args.cwd or os.getcwd()
@@ -125,6 +135,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.artifact and not Path(args.artifact).exists():
         raise EntropyInputError("artifact not found", source=args.artifact)
     enforce = config.compile and not args.no_enforce
+    # Nothing is served before both directories are known to take files: a recording the
+    # disk refuses would otherwise be lost call by call (docs/decisions.md).
+    _writable(state_dir, "--state-dir", state=True)
+    _writable(record, "--record")
     # The generation follows --metric-version, else the configuration, as for every command.
     metric_version = metric_version_of(args)
     if not config.compile:
@@ -141,9 +155,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         redact=config.redact_values,
         advertise_list_changed=bool(args.compile and config.compile),
     )
-    enforcing = f"enforcing {artifact_path}" if enforce else "not enforcing"
+    listener = None
+    if listen is not None:
+        from pytest_entropy.run.proxy_http import bind_listener
+
+        listener = bind_listener(*listen)
     target = args.upstream or shlex.join(args.server_command)
-    proxy_notice(f"entropy: proxy: {target} · recording to {record} · {enforcing}")
+    proxy_notice(f"entropy: proxy: {target} · recording to {record} · {_enforcing(hub)}")
     live = None
     if args.compile and config.compile:
         from pytest_entropy.run.proxy_compile import LiveCompile
@@ -158,13 +176,45 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             redact_values=config.redact_values,
         )
     try:
-        if listen is not None:
+        if listener is not None:
             from pytest_entropy.run.proxy_http import run_http_proxy
 
-            status = run_http_proxy(hub, args.upstream, *listen)
+            status = run_http_proxy(hub, args.upstream, listener)
         else:
             status = run_stdio_proxy(hub, args.server_command)
     finally:
+        if listener is not None:
+            listener.close()
         if live is not None:
             live.stop()
     return status
+
+
+def _writable(directory: Path, option: str, *, state: bool = False) -> None:
+    """Create ``directory`` if needed and prove a file can be made in it, or stop with a
+    usage error naming the option, the path and why (a file in its place, read-only)."""
+    try:
+        if state:
+            ensure_state_directory(directory)  # with its .gitignore, as every command does
+        else:
+            directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory, prefix=".entropy-probe-"):
+            pass
+    except StoreError as error:
+        raise EntropyInputError(f"{option}: {error}") from None
+    except OSError as error:
+        reason = os_error_reason(error, directory)
+        raise EntropyInputError(f"{option} {directory}: cannot write there: {reason}") from None
+
+
+def _enforcing(hub: ProxyHub) -> str:
+    """What the banner says is enforced: the artifact is read now, as each message reads it
+    (a damaged one says so on stderr first)."""
+    holder = hub.artifact
+    if not holder.enabled:
+        return "not enforcing"
+    if holder.current() is not None:
+        return f"enforcing {holder.path}"
+    if holder.path is not None and not os.path.lexists(holder.path):
+        return f"no compiled artifact yet at {holder.path}: enforcing nothing until one is written"
+    return f"not enforcing {holder.path} (unusable, see above): enforcing nothing until it is fixed"
