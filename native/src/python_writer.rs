@@ -17,8 +17,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::writer::{
-    canonical_order, own_order, push_double, push_int, push_string, push_surrogate_string,
-    sha256_hex,
+    canonical_order, hex_digest, own_order, push_double, push_int, push_string,
+    push_surrogate_string, sha256_hex,
 };
 
 /// Containers nested deeper than this are left to the Python writer (hostile values nest
@@ -312,7 +312,48 @@ fn file_bytes<'py>(
     file_text(value, indent_depth).map(|out| PyBytes::new(value.py(), out.as_bytes()))
 }
 
+/// `Sha256(data=b"")`: SHA-256 fed piece by piece, as `hashlib.sha256` is, so that the
+/// commands hash without loading `hashlib` (and with it OpenSSL's libcrypto, about 4 MB).
+#[pyclass(module = "pytest_entropy._core")]
+struct Sha256 {
+    hasher: sha2::Sha256,
+}
+
+#[pymethods]
+impl Sha256 {
+    #[new]
+    #[pyo3(signature = (data = None))]
+    fn new(data: Option<&[u8]>) -> Self {
+        use sha2::Digest;
+
+        let mut hasher = sha2::Sha256::new();
+        if let Some(data) = data {
+            hasher.update(data);
+        }
+        Sha256 { hasher }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        use sha2::Digest;
+
+        self.hasher.update(data);
+    }
+
+    /// A hasher holding what this one was fed (each goes on alone).
+    fn copy(&self) -> Self {
+        Sha256 {
+            hasher: self.hasher.clone(),
+        }
+    }
+
+    /// The lowercase hex digest of what was fed so far (more may follow).
+    fn hexdigest(&self) -> String {
+        hex_digest(self.hasher.clone())
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Sha256>()?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(stable_json_hash, m)?)?;

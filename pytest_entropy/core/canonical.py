@@ -36,7 +36,17 @@ from pytest_entropy.core.versions import icu_version
 
 TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
-    from typing import Any, Final
+    from typing import Any, Final, Protocol
+
+    class Hasher(Protocol):
+        """What :func:`sha256` gives: ``hashlib``'s interface, as far as it is used."""
+
+        def update(self, data: bytes, /) -> None: ...
+
+        def copy(self) -> Hasher: ...
+
+        def hexdigest(self) -> str: ...
+
 
 __all__ = [
     "EMPTY_ARRAY_DIGEST",
@@ -53,6 +63,7 @@ __all__ = [
     "json_copy",
     "json_string",
     "schema_digest",
+    "sha256",
     "stable_json_hash",
     "stable_json_hash_array",
 ]
@@ -406,9 +417,19 @@ def stable_json_hash(value: Any) -> str:
     digest = _native_text("stable_json_hash", value, _icu_positions)
     if digest is not None:
         return digest  # type: ignore[no-any-return]
+    return sha256(_canonical_bytes(value)).hexdigest()
+
+
+def sha256(data: bytes = b"") -> Hasher:
+    """A SHA-256 hasher (``update``, ``hexdigest``) holding ``data``: the Rust core's where
+    it is in use, so a command never loads hashlib (and OpenSSL's libcrypto, about 4 MB of
+    its peak memory) to hash, else hashlib's."""
+    native = core()
+    if native is not None:
+        return native.Sha256(data)  # type: ignore[no-any-return]
     import hashlib
 
-    return hashlib.sha256(_canonical_bytes(value)).hexdigest()
+    return hashlib.sha256(data)
 
 
 def _canonical_bytes(value: Any) -> bytes:
@@ -419,9 +440,7 @@ def _canonical_bytes(value: Any) -> bytes:
 
 def stable_json_hash_array(items: Any) -> str:
     """Hash of a large array written item by item; equals ``stable_json_hash(list(items))``."""
-    import hashlib
-
-    digest = hashlib.sha256()
+    digest = sha256()
     digest.update(b"[")
     first = True
     for item in items:
@@ -447,9 +466,7 @@ class ArrayHasher:
     __slots__ = ("_digest", "_empty")
 
     def __init__(self) -> None:
-        import hashlib
-
-        self._digest = hashlib.sha256(b"[")
+        self._digest = sha256(b"[")
         self._empty = True
 
     def add_fragment(self, fragment: str) -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_entropy.core.canonical import canonical_json, json_string
+from pytest_entropy.core.canonical import canonical_json, json_string, sha256
 from pytest_entropy.core.gate import apply_proposals_shared
 from pytest_entropy.core.records import action_schemas
 
@@ -70,18 +70,14 @@ class CompileDigests:
         key = id(value)
         digest = self._digests.get(key)
         if digest is None:
-            import hashlib  # loaded where a digest is taken (OpenSSL is no start-up cost)
-
-            digest = hashlib.sha256(self._text(value).encode("utf-8")).hexdigest()
+            digest = sha256(self._text(value).encode("utf-8")).hexdigest()
             self._digests[key] = digest
             self._held.append(value)
         return digest
 
     def surface_hash(self, surface: Mapping[str, Any]) -> str:
         # Not memoised itself: a steered compile hashes many candidates, which are not kept.
-        import hashlib
-
-        return hashlib.sha256(self._surface_text(surface).encode("utf-8")).hexdigest()
+        return sha256(self._surface_text(surface).encode("utf-8")).hexdigest()
 
     def _surface_text(self, surface: Mapping[str, Any]) -> str:
         if type(surface) is not dict or surface.keys() != _SURFACE_KEYS:

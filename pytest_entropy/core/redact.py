@@ -13,11 +13,11 @@ Off by default: the pool then stays byte-compatible with the reference.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 from typing import Any, Final
 
+from pytest_entropy.core.canonical import sha256
 from pytest_entropy.core.records import ValueObservation
 
 __all__ = [
@@ -97,7 +97,7 @@ def is_redacted(value: Any) -> bool:
 
 def _digest(text: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
-    return f"{_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}]"
+    return f"{_PREFIX}{sha256(data).hexdigest()[:16]}]"
 
 
 def redact_observed_value(key: str, value: Any, bound: int = REDACT_BOUND) -> Any:

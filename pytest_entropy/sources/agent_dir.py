@@ -23,13 +23,13 @@ too. Every file is scanned alone with its own model cursor; reads stream line by
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from pytest_entropy.core.canonical import sha256
 from pytest_entropy.core.jscompat import code_unit_key
 from pytest_entropy.sources.locate import (
     DEFAULT_WINDOW,
@@ -186,7 +186,7 @@ def detect_agent_kind(agent_dir: str | os.PathLike[str]) -> str:
 
 def gemini_project_hash(cwd: str | os.PathLike[str]) -> str:
     """Gemini CLI's ``projectHash`` of a project root: the SHA-256 of its absolute path."""
-    return hashlib.sha256(os.path.abspath(os.fspath(cwd)).encode("utf-8")).hexdigest()
+    return sha256(os.path.abspath(os.fspath(cwd)).encode("utf-8")).hexdigest()
 
 
 _CODEX_META: Final = re.compile(rb'"type"\s*:\s*"session_meta"')

@@ -190,7 +190,25 @@ def test_propose_loads_no_openssl_and_no_sockets() -> None:
     argv = ["propose", "--sessions", str(DEMO / "sessions"), "--surface"]
     status, modules, out, _ = _imported_after([*argv, str(DEMO / "surface.json")])
     assert status == 0 and "report hash" in out
-    assert [name for name in ("_hashlib", "socket", "secrets", "hmac") if name in modules] == []
+    assert [name for name in ("socket", "secrets", "hmac") if name in modules] == []
+    assert ("_hashlib" in modules) == _plain_forced()  # the plain path hashes the report
+
+
+def _plain_forced() -> bool:
+    return not native_core.core_available() or any(
+        os.environ.get(variable, "").strip() not in ("", "0")
+        for variable in ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")
+    )
+
+
+def test_compile_hashes_without_openssl(tmp_path: Path) -> None:
+    # With the core, a compile's digests are the core's SHA-256 (canonical.sha256): hashlib
+    # and OpenSSL's libcrypto stay out of the process.
+    argv = ["compile", "--sessions", str(DEMO / "sessions"), "--surface"]
+    argv += [str(DEMO / "surface.json"), "--out", str(tmp_path / "compiled.json")]
+    status, modules, _, _ = _imported_after(argv)
+    assert status == 0 and (tmp_path / "compiled.json").is_file()
+    assert ("_hashlib" in modules) == _plain_forced()
 
 
 @pytest.mark.parametrize("columns", [None, "100", "37", "0", "-4", "wide", ""])

@@ -234,3 +234,18 @@ def test_a_shared_container_is_no_cycle(native: ModuleType) -> None:
     value = [shared, {"x": shared, "y": [shared, shared]}]
     assert native.canonical_json(value) == plain(canonical.canonical_json, value)
     assert native.file_text(value) == plain(canonical.file_text, value)
+
+
+@given(st.lists(st.binary(max_size=200), max_size=6))
+@settings(max_examples=100)
+def test_the_core_sha256_is_hashlib_s(native: ModuleType, pieces: list[bytes]) -> None:
+    # canonical.sha256 hands the commands this hasher instead of hashlib's (no OpenSSL).
+    ours, theirs = native.Sha256(pieces[0] if pieces else None), hashlib.sha256()
+    theirs.update(pieces[0] if pieces else b"")
+    for piece in pieces[1:]:
+        before = ours.copy()
+        ours.update(piece)
+        theirs.update(piece)
+        assert before.hexdigest() != ours.hexdigest() or not piece
+    assert ours.hexdigest() == theirs.hexdigest()
+    assert ours.copy().hexdigest() == theirs.hexdigest()

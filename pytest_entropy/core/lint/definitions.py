@@ -13,13 +13,13 @@ tools and naming them all. A definition that no tool references gets one
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 from urllib.parse import unquote
 
+from pytest_entropy.core.canonical import sha256
 from pytest_entropy.core.lint.model import INFO, Finding
 from pytest_entropy.core.lint.walk import Node, escape
 
@@ -108,7 +108,7 @@ def _digest(value: Any) -> str:
             # An integer past the double range, say: this copy is then a definition of its
             # own, never merged with another tool's (nothing is lost, only repeated).
             return f"unmerged:{id(value)}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def carries_definitions(schema: Any) -> bool:
