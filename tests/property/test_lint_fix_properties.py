@@ -41,6 +41,26 @@ def _fixed(schema: dict[str, Any], profile: Any) -> tuple[Any, Any]:
     schema=_object_schemas(),
     call=st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), json_values(6), max_size=4),
 )
+@example(  # an array in an anyOf branch: its items are filled (no branch was tried)
+    schema={
+        "type": "object",
+        "properties": {
+            "b": {
+                "anyOf": [
+                    {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                            "required": [],
+                        },
+                    }
+                ]
+            }
+        },
+    },
+    call={"b": [{}]},
+)
 @example(  # an undeclared key in an open anyOf branch: the branch is still filled
     schema={
         "type": "object",

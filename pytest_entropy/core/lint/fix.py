@@ -190,10 +190,11 @@ def _branches(value: Any, branches: list[Any], root: Any) -> tuple[list[int], in
     """The ``anyOf``/``oneOf`` branches a value may be filled along, in order: those that
     declare all its keys, then the open object branches (they accepted undeclared keys),
     then the other schema branches (a nested combinator, say); and how many of them are of
-    the first two kinds."""
-    if type(value) is not dict:
-        return [], 0
+    the first two kinds. A value that is no object (an array whose items need filling)
+    declares no keys: every schema branch is a candidate, none a likely one."""
     found: list[int] = []
+    if type(value) is not dict:
+        return [index for index, branch in enumerate(branches) if type(branch) is dict], 0
     for open_only in (False, True):
         for index, branch in enumerate(branches):
             if index not in found and _fits(value, branch, root, open_only=open_only):
