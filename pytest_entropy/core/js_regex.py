@@ -18,11 +18,13 @@ import functools
 import re
 from typing import Final
 
+from pytest_entropy.core.patterns import LazyPattern
+
 __all__ = ["js_regex_compiles"]
 
 _SYNTAX: Final = frozenset("^$\\.*+?()[]{}|")
 _BRACED: Final = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
-_NAME: Final = re.compile(
+_NAME: Final = LazyPattern(  # compiled at first use (its astral ranges cost 5 ms)
     r"[A-Za-z_$\u00aa-\uffff\U00010000-\U0010ffff][\w$\u00aa-\uffff\U00010000-\U0010ffff]*"
 )
 _CLASS_ESCAPES: Final = frozenset("dDsSwW")
@@ -145,7 +147,7 @@ class _Parser:
                 self.i += 2
             elif self.peek(1) == "<":
                 self.i += 2
-                name = _NAME.match(self.s, self.i)
+                name = _NAME.compiled.match(self.s, self.i)
                 if name is None or self.s[name.end() : name.end() + 1] != ">":
                     raise _Invalid("invalid capture group name")
                 if name.group() in self.names:
@@ -176,7 +178,7 @@ class _Parser:
                 self.i += 1
                 if self.peek() != "<":
                     raise _Invalid("invalid named reference")
-                name = _NAME.match(self.s, self.i + 1)
+                name = _NAME.compiled.match(self.s, self.i + 1)
                 if name is None or self.s[name.end() : name.end() + 1] != ">":
                     raise _Invalid("invalid named reference")
                 self.named_refs.append(name.group())
