@@ -315,3 +315,17 @@ def test_the_cli_help_names_the_cli_spellings(capsys: pytest.CaptureFixture[str]
     text = " ".join(capsys.readouterr().out.split())
     assert "--entropy-format" not in text and "--entropy-surface" not in text
     assert "(other formats: --format)" in text and "the format of --surface:" in text
+
+
+def test_one_cause_failing_every_corpus_check_is_said_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A surface that cannot be read failed all five checks, and the line said why five times.
+    surface = tmp_path / "cut.json"
+    surface.write_text('{"tools": [', encoding="utf-8")
+    code = main(["certify", "--sessions", str(DEMO / "sessions"), "--surface", str(surface)])
+    out = capsys.readouterr().out
+    assert code == 1
+    (line,) = [line for line in out.splitlines() if "your corpus:" in line]
+    assert "checks passed (all 5 failed: cannot read: " in line
+    assert line.count("surface file is not valid JSON") == 1

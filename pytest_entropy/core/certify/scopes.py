@@ -147,6 +147,10 @@ def corpus_line(report: Mapping[str, Any]) -> str | None:
     passed = sum(bool(check["passed"]) for check in checks)
     line = f"your corpus: {passed} of {len(checks)} checks passed"
     failures = _failures(section)
-    if failures:
+    reasons = {failure.split(": ", 1)[1] for failure in failures}
+    if len(failures) > 1 and len(reasons) == 1:
+        # One cause failed them all (a surface that cannot be read): said once.
+        line += f" (all {len(failures)} failed: {reasons.pop()})"
+    elif failures:
         line += f" ({'; '.join(failures)})"
     return line
