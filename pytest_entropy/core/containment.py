@@ -51,6 +51,7 @@ from pytest_entropy.core.schema_keywords import (
     NOTHING,
     UNIVERSAL_PATTERNS,
     Finding,
+    StrippedDigests,
     check_lengths,
     empty_interval,
     fragment_document,
@@ -69,7 +70,6 @@ from pytest_entropy.core.schema_keywords import (
     readers_for,
     refs_in,
     resolve_pointer,
-    same_schema,
     snap,
     strip_annotations,
     type_set,
@@ -136,12 +136,13 @@ class _Checker(UnionChecks):
         self.readers = readers_for(outer_root, inner_root)
         self._equal_targets: dict[str, bool] = {}
         self.assumed: set[tuple[int, int]] = set()
+        self._digests = StrippedDigests()  # same_schema's answers, each node hashed once
 
     def same(self, a: Any, b: Any) -> bool:
         """``a`` and ``b`` accept the same values: the same text, and every ``$ref`` inside
         (followed to the end) pointing at the same text under both roots. Equal text alone is
         not enough: ``{"$ref": "#/$defs/M"}`` means two things when ``M`` changed."""
-        if not same_schema(a, b):
+        if not self._digests.same(a, b):
             return False
         pending, seen = list(refs_in(a)), set[str]()
         while pending:
@@ -153,7 +154,7 @@ class _Checker(UnionChecks):
             theirs = resolve_pointer(self.outer_root, ref)
             if equal is None:
                 mine = resolve_pointer(self.inner_root, ref)
-                equal = theirs is not None and mine is not None and same_schema(theirs, mine)
+                equal = theirs is not None and mine is not None and self._digests.same(theirs, mine)
                 self._equal_targets[ref] = equal
             if not equal:
                 return False
