@@ -192,30 +192,62 @@ fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
+/// One Python `str` per distinct text of an export: a corpus's meter and evidence name the
+/// same refs, models, stages and keys thousands of times (each model's accumulator of each
+/// ref, each sequence's window), and one object each keeps the hand-over, and the Python
+/// state built from it, to what is distinct.
+pub(crate) struct Names<'py> {
+    py: Python<'py>,
+    made: std::collections::HashMap<Vec<u8>, Bound<'py, PyAny>>,
+}
+
+impl<'py> Names<'py> {
+    pub(crate) fn new(py: Python<'py>) -> Self {
+        Names {
+            py,
+            made: std::collections::HashMap::new(),
+        }
+    }
+
+    pub(crate) fn get(&mut self, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(made) = self.made.get(bytes) {
+            return Ok(made.clone());
+        }
+        let made = text(self.py, bytes)?;
+        self.made.insert(bytes.to_vec(), made.clone());
+        Ok(made)
+    }
+}
+
 /// An ordered count map as a dict in first-seen order (what `MeterState` keeps, so it is
 /// taken as it is); each key is freed as soon as its text is built.
-fn counts<'py>(py: Python<'py>, map: Ordered<i64>) -> PyResult<Bound<'py, PyDict>> {
+fn counts<'py>(
+    py: Python<'py>,
+    names: &mut Names<'py>,
+    map: Ordered<i64>,
+) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for (key, count) in map.into_entries() {
-        dict.set_item(text(py, &key)?, count)?;
+        dict.set_item(names.get(&key)?, count)?;
     }
     Ok(dict)
 }
 
 fn accumulator<'py>(
     py: Python<'py>,
+    names: &mut Names<'py>,
     name: &[u8],
     acc: RefAccumulator,
 ) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(
         py,
         [
-            text(py, name)?,
+            names.get(name)?,
             acc.calls.into_bound_py_any(py)?,
             acc.succeeded.into_bound_py_any(py)?,
             acc.failed.into_bound_py_any(py)?,
-            counts(py, acc.signatures)?.into_any(),
-            counts(py, acc.stages)?.into_any(),
+            counts(py, names, acc.signatures)?.into_any(),
+            counts(py, names, acc.stages)?.into_any(),
             acc.churn_pairs.into_bound_py_any(py)?,
             acc.churn_sum.into_bound_py_any(py)?,
             PyList::new(py, &acc.churn_terms)?.into_any(),
@@ -227,6 +259,14 @@ fn accumulator<'py>(
 /// state is given up piece by piece as its plain data is built, so the two are never both
 /// held whole.
 fn meter<'py>(py: Python<'py>, state: MeterState) -> PyResult<Bound<'py, PyTuple>> {
+    meter_named(py, &mut Names::new(py), state)
+}
+
+fn meter_named<'py>(
+    py: Python<'py>,
+    names: &mut Names<'py>,
+    state: MeterState,
+) -> PyResult<Bound<'py, PyTuple>> {
     let totals = [
         state.traces,
         state.operations,
@@ -241,7 +281,7 @@ fn meter<'py>(py: Python<'py>, state: MeterState) -> PyResult<Bound<'py, PyTuple
     ];
     let mut refs = Vec::with_capacity(state.refs.len());
     for (name, acc) in state.refs.into_entries() {
-        refs.push(accumulator(py, &name, acc)?);
+        refs.push(accumulator(py, names, &name, acc)?);
     }
     let churn_terms = PyList::new(py, &state.churn_terms)?.into_any();
     drop(state.churn_terms);
@@ -249,14 +289,14 @@ fn meter<'py>(py: Python<'py>, state: MeterState) -> PyResult<Bound<'py, PyTuple
     for (task, sequences) in state.task_sequences.into_entries() {
         tasks.push(PyTuple::new(
             py,
-            [text(py, &task)?, counts(py, sequences)?.into_any()],
+            [names.get(&task)?, counts(py, names, sequences)?.into_any()],
         )?);
     }
     let mut models = Vec::with_capacity(state.models.len());
     for (model, inner) in state.models.into_entries() {
         models.push(PyTuple::new(
             py,
-            [text(py, &model)?, meter(py, inner)?.into_any()],
+            [names.get(&model)?, meter_named(py, names, inner)?.into_any()],
         )?);
     }
     PyTuple::new(

@@ -28,7 +28,7 @@ use crate::audit::{self, Observation};
 use crate::evidence::{self, Operation};
 use crate::json::{self, JsString, Object, Value};
 use crate::pool;
-use crate::python::to_python;
+use crate::python::{to_python, Names};
 use crate::replay::{self, ReplayChecks, Surface};
 use crate::tallies::{Tallies, TrialCalls};
 use crate::trial::{self, Checks, Kind, RefSpec, Side};
@@ -164,6 +164,7 @@ pub(crate) fn export_evidence<'py>(
     py: Python<'py>,
     found: &evidence::Evidence,
 ) -> PyResult<Bound<'py, PyTuple>> {
+    let mut names = Names::new(py);
     let tallies = PyList::empty(py);
     for ((reference, key), tally) in &found.tallies {
         let counts = PyList::empty(py);
@@ -171,8 +172,8 @@ pub(crate) fn export_evidence<'py>(
             counts.append((text(py, identity)?, to_python(py, value)?, *count))?;
         }
         tallies.append((
-            text(py, reference)?,
-            text(py, key)?,
+            names.get(reference)?,
+            names.get(key)?,
             tally.total,
             tally.overflowed,
             counts,
@@ -182,20 +183,20 @@ pub(crate) fn export_evidence<'py>(
     for (reference, rows) in &found.clusters {
         let per_ref = PyList::empty(py);
         for (keys, calls) in rows {
-            let names = keys
+            let row = keys
                 .iter()
-                .map(|k| text(py, k))
+                .map(|k| names.get(k))
                 .collect::<PyResult<Vec<_>>>()?;
-            per_ref.append((PyTuple::new(py, names)?, *calls))?;
+            per_ref.append((PyTuple::new(py, row)?, *calls))?;
         }
-        clusters.append((text(py, reference)?, per_ref))?;
+        clusters.append((names.get(reference)?, per_ref))?;
     }
     let sequences = PyList::empty(py);
     for sequence in &found.sequences {
         let window = sequence
             .window
             .iter()
-            .map(|r| text(py, r))
+            .map(|r| names.get(r))
             .collect::<PyResult<Vec<_>>>()?;
         sequences.append((
             text(py, &sequence.identity)?,

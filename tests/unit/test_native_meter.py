@@ -172,3 +172,41 @@ def test_native_evidence_pickles_as_the_plain_evidence(interleaved: list[Path]) 
     expected = native_tallies.settled_evidence(first.origin, True, first.export())
     assert _evidence(travelled) == _evidence(expected)
     assert any(len(ids) > 1 for _, _, ids in travelled.sequences.values())
+
+
+def test_an_export_makes_one_str_per_distinct_name(interleaved: list[Path]) -> None:
+    # The export named every ref, model, stage and key afresh each time it occurred: on the
+    # 64 MB real-call corpus that was 3-6 MB of the commands' peak (issue 28, point 5).
+    native = native_core_module()
+    merged = native.NativeMeter()
+    for meter in _scans([p for p in interleaved if p.suffix == ".jsonl"], native):
+        merged.merge(meter)
+    data = merged.to_bytes()
+    exported = merged.export()
+    seen: dict[str, list[int]] = {}
+
+    def note(name: str) -> None:
+        seen.setdefault(name, [])
+        if id(name) not in seen[name]:
+            seen[name].append(id(name))
+
+    def walk(state: Any) -> None:
+        _, refs, _, _, _, tasks, models = state
+        for ref, *_, signatures, stages, _, _, _ in refs:
+            note(ref)
+            for key in (*signatures, *stages):
+                note(key)
+        for task, sequences in tasks:
+            note(task)
+            for key in sequences:
+                note(key)
+        for model, inner in models:
+            note(model)
+            walk(inner)
+
+    walk(exported)
+    assert len(seen) > 5
+    assert all(len(ids) == 1 for ids in seen.values()), [n for n, i in seen.items() if len(i) > 1]
+    assert state_snapshot(MeterState.from_plain(exported)) == state_snapshot(
+        MeterState.from_plain(native.meter_from_bytes(data).export())
+    )
