@@ -117,7 +117,10 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
         session_format=settings.session_format,
         flags="--entropy-",
     )
+    from pytest_entropy.report.text import skipped_lines_warning
+
     warning = skipped_files_warning(diagnostics, flags="--entropy-")
+    damaged = skipped_lines_warning(diagnostics)
     digest = surface_hash(surface) if surface is not None else ""
     report = read.state.finalize(surface, repairs, digest, metric_version=settings.metric_version)
     from pytest_entropy.core.meter import report_hash
@@ -127,7 +130,8 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
         "report": report.to_json(),
         "diagnostics": diagnostics.to_json(),
     }
-    return _Measured(report, [warning] if warning else [], document, surface)
+    warnings = [text for text in (warning, damaged) if text]
+    return _Measured(report, warnings, document, surface)
 
 
 def _write_reports(settings: EntropySettings, measured: _Measured) -> list[str]:

@@ -97,6 +97,10 @@ def _path(config: pytest.Config, entry: Option, configured: Configured) -> Path 
     import pytest
 
     value, origin = _raw(config, entry, configured)
+    if origin in ("cli", "env") and isinstance(value, str) and not value.strip():
+        # `--entropy-sessions=$UNSET` would otherwise name the working directory.
+        where = entry.flag if origin == "cli" else configured[entry.name].source
+        raise pytest.UsageError(f"{where} is empty: give it a path")
     if origin == "cli":
         return (config.invocation_params.dir / str(value)).absolute()
     if origin == "ini":
@@ -297,6 +301,12 @@ def settings_from_pytest(config: pytest.Config) -> EntropySettings:
         mcp_timeout=_seconds(config, option("mcp-timeout"), configured),
         metric_version=_metric_version(config, configured),
     )
+    if settings.max_score is not None and settings.sessions is None:
+        _, origin = _raw(config, option("max-score"), configured)
+        if origin in ("cli", "ini"):  # asked of pytest itself (a file's may be for the CLI)
+            raise pytest.UsageError(
+                "--entropy-max-score needs --entropy-sessions (the corpus whose score it gates)"
+            )
     if settings.metric_version == 3 and settings.certify:
         # The v3 list reads the upstream's corpus-mode options only (docs/metric-v3.md).
         used = [

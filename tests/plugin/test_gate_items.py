@@ -177,3 +177,35 @@ def test_in_ci_a_missing_baseline_fails_its_item(
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED entropy-gate::baseline - *"])
     assert not (pytester.path / "base.json").exists()  # CI never writes a baseline itself
+
+
+def test_an_empty_sessions_path_or_a_gate_without_one_is_a_usage_error(
+    pytester: pytest.Pytester,
+) -> None:
+    # `--entropy-sessions=$UNSET` measured the working directory (and could pass on it);
+    # a max score with no corpus was left out without a word, so the run passed on nothing.
+    data = pytester.path / "tests" / "data"
+    data.mkdir(parents=True)
+    shutil.copy(DEMO / "sessions" / "2026-01-06-notes-triage.jsonl", data)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    empty = run(pytester, "--entropy-sessions=", "--entropy-max-score=0.9")
+    assert empty.ret == pytest.ExitCode.USAGE_ERROR
+    empty.stderr.fnmatch_lines(["*--entropy-sessions is empty: give it a path*"])
+    alone = run(pytester, "--entropy-max-score=0.9")
+    assert alone.ret == pytest.ExitCode.USAGE_ERROR
+    alone.stderr.fnmatch_lines(["*--entropy-max-score needs --entropy-sessions*"])
+    pytester.makeini("[pytest]\nentropy_max_score = 0.9\n")
+    assert run(pytester).ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_gate_warns_of_lines_it_skipped(pytester: pytest.Pytester) -> None:
+    sessions = pytester.path / "sessions"
+    sessions.mkdir()
+    source = (DEMO / "sessions" / "2026-01-05-notes-release.jsonl").read_bytes()
+    (sessions / "cut.jsonl").write_bytes(source[:-40])  # the last line cut short
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = run(pytester, f"--entropy-sessions={sessions}", "--entropy-max-score=0.9")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["*warning: skipped inside the session files: 1 unusable lines*cut.jsonl:8: malformed*"]
+    )
