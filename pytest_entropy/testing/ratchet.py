@@ -277,6 +277,9 @@ class RatchetResult:
             f" {self.detail}",
             "loosened": f"the surface loosened against the baseline {where}: a tool now accepts"
             " calls it refused",
+            "emptied": f"the surface lists no tool, where the baseline {where} has"
+            f" {self.detail}: a surface of nothing is no tightening (if it is meant, run with"
+            f" {self.update_hint} and commit {self.path.name})",
         }
         lines = [headers[self.status]]
         if self.status == "size-mismatch" and self.passed:
@@ -502,6 +505,9 @@ def check_baseline(
             detail=f"tracks a metric v{stored_generation} report, not a metric v{generation}"
             f" one (start a baseline of its own, or rewrite it with {update_hint})",
         )
+    if current.kind == "surface" and not current.tools and baseline.tools:
+        # Nothing passes on nothing: a server that lists no tool is no tightening.
+        return result("emptied", False, detail=f"{len(baseline.tools)} tools")
     off = _size_mismatch(stored.get("corpusSize"), size, size_factor or SIZE_FACTOR)
     if off is not None:
         return result("size-mismatch", not ci, detail=off)

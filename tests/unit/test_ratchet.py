@@ -104,6 +104,21 @@ def test_a_fall_passes_and_says_the_baseline_can_be_lowered(tmp_path: Path) -> N
     assert path.read_bytes() == before  # a check never rewrites without --entropy-update
 
 
+def test_a_surface_of_no_tools_fails_against_an_entry_with_tools(tmp_path: Path) -> None:
+    # Dropping every tool lowered every number, so a server that listed nothing passed.
+    path = tmp_path / "b.json"
+    check_baseline(path, "s", TIGHT)
+    before = path.read_bytes()
+    nothing = {"version": 1, "actions": []}
+    result = check_baseline(path, "s", nothing)
+    assert (result.status, result.passed) == ("emptied", False)
+    assert "the surface lists no tool, where the baseline 's'" in result.message()
+    assert f"has {len(TIGHT['actions'])} tools" in result.message()
+    assert path.read_bytes() == before
+    assert check_baseline(path, "s", nothing, update=True).status == "updated"
+    assert check_baseline(path, "s", nothing).status == "unchanged"  # recorded on purpose
+
+
 def test_the_tolerance_is_one_millionth(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     base = tracked_values(TIGHT).to_json()
