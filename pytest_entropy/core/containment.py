@@ -43,7 +43,6 @@ from typing import Any
 
 from pytest_entropy.core.containment_unions import UnionChecks
 from pytest_entropy.core.schema_keywords import (
-    ANNOTATION_KEYWORDS,
     ANY,
     CONTEXTUAL,
     DECIDED,
@@ -51,7 +50,6 @@ from pytest_entropy.core.schema_keywords import (
     NOTHING,
     UNIVERSAL_PATTERNS,
     Finding,
-    StrippedDigests,
     check_lengths,
     empty_interval,
     fragment_document,
@@ -71,10 +69,10 @@ from pytest_entropy.core.schema_keywords import (
     refs_in,
     resolve_pointer,
     snap,
-    strip_annotations,
     type_set,
     without,
 )
+from pytest_entropy.core.schema_strip import ANNOTATION_KEYWORDS, StrippedDigests, strip_annotations
 
 __all__ = ["ANNOTATION_KEYWORDS", "Finding", "containment_findings", "strip_annotations"]
 

@@ -7,7 +7,6 @@ from typing import Any
 
 from pytest_entropy.core.schema_keywords import (
     ALL_TYPES,
-    ANNOTATION_KEYWORDS,
     Finding,
     accepts_nothing,
     definition_pointer,
@@ -19,6 +18,7 @@ from pytest_entropy.core.schema_keywords import (
     type_set,
     without,
 )
+from pytest_entropy.core.schema_strip import ANNOTATION_KEYWORDS
 
 Schema = dict[str, Any]
 Findings = list[Finding]

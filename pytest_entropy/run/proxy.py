@@ -33,7 +33,7 @@ from pytest_entropy.core.artifact import effective_schema_for, is_quarantined_re
 from pytest_entropy.core.enforce import validate_call
 from pytest_entropy.ingest.writer import ForeignCall, ForeignTrace
 from pytest_entropy.run.proxy_artifact import ArtifactHolder, proxy_notice
-from pytest_entropy.run.proxy_hub import ProxyHub, ProxyStats
+from pytest_entropy.run.proxy_hub import HubState, ProxyStats
 from pytest_entropy.run.proxy_recording import SessionRecording
 from pytest_entropy.run.proxy_values import (
     accepts,
@@ -69,6 +69,14 @@ _META_SERVER: Final = "io.modelcontextprotocol/serverInfo"
 
 def _dumps(value: Any) -> bytes:
     return orjson.dumps(value)
+
+
+class ProxyHub(HubState):
+    """What every connection of one proxy shares (:class:`HubState`), and its connections."""
+
+    def connect(self, send_to_client: Callable[[bytes], None]) -> ProxyConnection:
+        """A new client connection (one session file)."""
+        return self.attach(lambda sequence: ProxyConnection(self, send_to_client, sequence))
 
 
 # ------------------------------------------------------------------ one connection

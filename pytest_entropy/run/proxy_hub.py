@@ -1,6 +1,7 @@
-"""What every connection of one MCP proxy shares (:class:`ProxyHub`), and its counts.
+"""What every connection of one MCP proxy shares (:class:`HubState`), and its counts.
 
-The hub keeps the live declared surface (the state directory's ``surface.json``, written
+The hub (:class:`pytest_entropy.run.proxy.ProxyHub` makes its connections) keeps the live
+declared surface (the state directory's ``surface.json``, written
 under its lock), the compiled artifact's holder, the recording directory and its losses,
 and the connections to tell when the surface changes. The message logic of a connection is
 :mod:`pytest_entropy.run.proxy`.
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from pytest_entropy.core.canonical import EXPORT_INDENT_DEPTH, file_text
 from pytest_entropy.core.inputs import live_surface_snapshot
@@ -22,10 +23,18 @@ from pytest_entropy.run.proxy_artifact import ArtifactHolder, proxy_notice
 from pytest_entropy.sources.agent_dir import state_surface_path
 from pytest_entropy.state.store import StoreError, state_lock, write_file_atomic
 
-if TYPE_CHECKING:
-    from pytest_entropy.run.proxy import ProxyConnection
+__all__ = ["Connection", "HubState", "ProxyStats"]
 
-__all__ = ["ProxyHub", "ProxyStats"]
+
+class Connection(Protocol):
+    """What the hub needs of a connection (:class:`pytest_entropy.run.proxy.ProxyConnection`)."""
+
+    initialized: bool
+
+    def notify_list_changed(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=Connection)
 
 _SURFACE_LOCK: Final = "surface.lock"
 
@@ -45,7 +54,7 @@ class ProxyStats:
 # ------------------------------------------------------------------------- the hub
 
 
-class ProxyHub:
+class HubState:
     """What every connection of one proxy shares: the live surface, the artifact, the
     recording directory, and the connections to tell when the surface changes."""
 
@@ -69,22 +78,21 @@ class ProxyHub:
         self.surface: dict[str, Any] | None = None  # {version, actions} with the refs
         self._surface_text: str | None = None
         self._lock = threading.Lock()
-        self._connections: list[ProxyConnection] = []
+        self._connections: list[Connection] = []
         self._sequence = 0
         self._record_failed = False
         self.on_surface: Callable[[dict[str, Any]], None] | None = None
 
-    def connect(self, send_to_client: Callable[[bytes], None]) -> ProxyConnection:
-        """A new client connection (one session file)."""
-        from pytest_entropy.run.proxy import ProxyConnection
-
+    def attach(self, make: Callable[[int], _C]) -> _C:
+        """The connection ``make`` builds given its number (one session file each), kept to
+        be told when the surface changes."""
         with self._lock:
             self._sequence += 1
-            connection = ProxyConnection(self, send_to_client, self._sequence)
+            connection = make(self._sequence)
             self._connections.append(connection)
         return connection
 
-    def disconnect(self, connection: ProxyConnection) -> None:
+    def disconnect(self, connection: Connection) -> None:
         with self._lock:
             if connection in self._connections:
                 self._connections.remove(connection)

@@ -17,7 +17,7 @@ from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.writer import ForeignTrace, NativeWriter
 
 if TYPE_CHECKING:
-    from pytest_entropy.run.proxy_hub import ProxyHub
+    from pytest_entropy.run.proxy_hub import HubState
 
 __all__ = ["SessionRecording"]
 
@@ -25,7 +25,7 @@ __all__ = ["SessionRecording"]
 class SessionRecording:
     """The session file of connection ``sequence`` of ``hub`` (in its record directory)."""
 
-    def __init__(self, hub: ProxyHub, sequence: int) -> None:
+    def __init__(self, hub: HubState, sequence: int) -> None:
         self.hub = hub
         self.sequence = sequence
         self._writer = NativeWriter(ReadOptions(), ScanDiagnostics())

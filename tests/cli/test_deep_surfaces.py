@@ -12,7 +12,7 @@ import pytest
 from pytest_entropy.cli.app import main
 from pytest_entropy.core.canonical import js_stringify
 from pytest_entropy.core.lint.walk import WALK_LIMIT
-from pytest_entropy.core.schema_keywords import strip_annotations
+from pytest_entropy.core.schema_strip import strip_annotations
 from pytest_entropy.ingest.bfcl_schema import bfcl_to_json_schema
 from pytest_entropy.ingest.jsonparse import parse_json_text
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pytest_entropy.core.schema_keywords import StrippedDigests, same_schema
+from pytest_entropy.core.schema_strip import StrippedDigests, same_schema
 from pytest_entropy.testing.strategies import json_values, schemas
 
 # Values whose canonical texts agree or differ in ways Python's == does not say.
