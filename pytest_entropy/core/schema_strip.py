@@ -52,18 +52,16 @@ _NAMED_SCHEMAS: Final = ("properties", "patternProperties", "$defs", "definition
 
 
 def _strip_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
+    from pytest_entropy.core.tree_map import later_list, later_map
+
     if type(schema) is list:
-        items: list[Any] = [None] * len(schema)
-        pending.extend((items, index, item) for index, item in enumerate(schema))
-        return items
+        return later_list(schema, pending)
     if type(schema) is not dict:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in _NAMED_SCHEMAS and type(value) is dict:
-            named: dict[str, Any] = dict.fromkeys(value)
-            pending.extend((named, name, sub) for name, sub in value.items())
-            out[key] = named
+            out[key] = later_map(value, pending)
         elif key in ("enum", "const"):
             out[key] = value
         elif key not in ANNOTATION_KEYWORDS or key in ("$defs", "definitions"):

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     Pending = list[tuple[Any, Any, Any]]
 
 
-__all__ = ["map_tree"]
+__all__ = ["later_list", "later_map", "map_tree"]
 
 
 def map_tree(root: Any, copy_node: Callable[[Any, Pending], Any]) -> Any:
@@ -37,3 +37,17 @@ def map_tree(root: Any, copy_node: Callable[[Any, Pending], Any]) -> Any:
         container[key] = copy_node(node, pending)
         stack.extend(pending)
     return holder[0]
+
+
+def later_list(items: list[Any], pending: Pending) -> list[Any]:
+    """Placeholders for ``items``, each queued in ``pending`` to be copied into its place."""
+    out: list[Any] = [None] * len(items)
+    pending.extend((out, index, item) for index, item in enumerate(items))
+    return out
+
+
+def later_map(mapping: dict[str, Any], pending: Pending) -> dict[str, Any]:
+    """Placeholders for a map of names (in its key order), each value queued as above."""
+    out: dict[str, Any] = dict.fromkeys(mapping)
+    pending.extend((out, name, item) for name, item in mapping.items())
+    return out

@@ -55,6 +55,8 @@ def bfcl_to_json_schema(schema: Any) -> Any:
 
 
 def _copy_bfcl_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
+    from pytest_entropy.core.tree_map import later_list, later_map
+
     if type(schema) is not dict:
         return schema
     out: dict[str, Any] = {}
@@ -72,16 +74,12 @@ def _copy_bfcl_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
                 if kinds:
                     out[key] = kinds
         elif key == "properties" and type(value) is dict:
-            properties: dict[str, Any] = dict.fromkeys(value)
-            pending.extend((properties, name, item) for name, item in value.items())
-            out[key] = properties
+            out[key] = later_map(value, pending)
         elif key in _SCHEMA_VALUES:
             out[key] = None
             pending.append((out, key, value))
         elif key in _SCHEMA_LISTS and type(value) is list:
-            branches: list[Any] = [None] * len(value)
-            pending.extend((branches, index, item) for index, item in enumerate(value))
-            out[key] = branches
+            out[key] = later_list(value, pending)
         else:
             out[key] = value
     return out

@@ -198,10 +198,10 @@ _GEMINI_SCHEMAS = ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "
 
 
 def _copy_gemini_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
+    from pytest_entropy.core.tree_map import later_list, later_map
+
     if type(schema) is list:
-        items: list[Any] = [None] * len(schema)
-        pending.extend((items, index, item) for index, item in enumerate(schema))
-        return items
+        return later_list(schema, pending)
     if type(schema) is not dict:
         return schema
     out: dict[str, Any] = {}
@@ -209,9 +209,7 @@ def _copy_gemini_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
         if key == "type" and type(value) is str:
             out[key] = value.lower()
         elif key in _GEMINI_MAPS and type(value) is dict:
-            named: dict[str, Any] = dict.fromkeys(value)
-            pending.extend((named, name, sub) for name, sub in value.items())
-            out[key] = named
+            out[key] = later_map(value, pending)
         elif key in _GEMINI_SCHEMAS:
             out[key] = None
             pending.append((out, key, value))
