@@ -296,7 +296,10 @@ fn meter_named<'py>(
     for (model, inner) in state.models.into_entries() {
         models.push(PyTuple::new(
             py,
-            [names.get(&model)?, meter_named(py, names, inner)?.into_any()],
+            [
+                names.get(&model)?,
+                meter_named(py, names, inner)?.into_any(),
+            ],
         )?);
     }
     PyTuple::new(
