@@ -62,6 +62,7 @@ from pytest_entropy.core.typebox_keywords import (
 from pytest_entropy.core.typebox_refs import UNDEFINED, fragment_of, resolve_ref
 from pytest_entropy.core.typebox_values import (
     JS_FUNCTION,
+    enum_check,
     has_property_key,
     is_integer,
     is_number,
@@ -395,8 +396,7 @@ class _Compiler:
             constant = node["const"]
             checks.append(lambda value, context: js_equal(value, constant))
         if type(node.get("enum")) is list:
-            options = tuple(node["enum"])
-            checks.append(lambda value, context: any(js_equal(value, o) for o in options))
+            checks.append(enum_check(tuple(node["enum"])))
         if _is_schema(node.get("if", 0)):
             checks.append(self.conditional(node, scope))
         if _is_schema(node.get("not", 0)):

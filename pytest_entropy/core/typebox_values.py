@@ -14,11 +14,13 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Callable
 from typing import Any, Final
 
 __all__ = [
     "JS_FUNCTION",
     "PROTOTYPE_KEYS",
+    "enum_check",
     "has_property_key",
     "is_integer",
     "is_number",
@@ -338,3 +340,17 @@ def unique_items(items: list[Any]) -> bool:
         _stream(item, out)
         seen.add(b"".join(out))
     return len(seen) == len(items)
+
+
+def enum_check(options: tuple[Any, ...]) -> Callable[[Any, Any], bool]:
+    """``enum``: ``js_equal`` to some option. A string equals exactly the options that are
+    the same string, so it is looked up in a set: a long enum checked value by value (as
+    ``lint --fix`` verifies every value of it) was quadratic in its length."""
+    strings = frozenset(option for option in options if type(option) is str)
+
+    def check(value: Any, context: Any) -> bool:
+        if type(value) is str:
+            return value in strings
+        return any(js_equal(value, option) for option in options)
+
+    return check

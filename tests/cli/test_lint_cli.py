@@ -271,3 +271,18 @@ def test_fix_usage_errors(
     code, _, err = run(capsys, "--surface", _write(tmp_path, CLEAN_TOOL), *argv)
     assert code == 2
     assert message in err
+
+
+def test_fix_writes_nothing_for_a_surface_it_cannot_compare(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The fixed surface was written, then the containment diff refused the duplicate name.
+    first = {"name": "t", "inputSchema": {"type": "object"}}
+    second = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {}}}}
+    surface = _write(tmp_path, first, second)
+    fixed = tmp_path / "fixed.json"
+    argv = ["--surface", surface, "--profile", "openai-strict", "--fix", "--out", str(fixed)]
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert f"{surface}: the before surface lists the tool 't' twice" in err
+    assert not fixed.exists()

@@ -54,14 +54,20 @@ def run_fix(
             session_sources_of(args, read), FixReplay.of(surface, fixed, tools), read
         )
         check_corpus(args, diagnostics)  # a corpus that held no call vouches for nothing
+    from pytest_entropy.core.surface_diff import diff_snapshots
+
+    # What the fix does to the calls each tool accepts (the ratchet's containment check),
+    # decided before anything is written: a surface it cannot compare leaves no --out.
+    try:
+        contained = diff_snapshots(surface, fixed)
+    except EntropyInputError as error:
+        if error.source is not None:
+            raise
+        raise EntropyInputError(error.problem, source=args.surface) from None
     target = Path(args.out)
     write_file_atomic(target, file_text(fixed))
     remaining = [f for f in lint_surface(fixed, [profile], options) if f.profile == profile.id]
     broken = sum(replay.broken.values()) if replay is not None else 0
-    from pytest_entropy.core.surface_diff import diff_snapshots
-
-    # What the fix does to the calls each tool accepts (the ratchet's containment check).
-    contained = diff_snapshots(surface, fixed)
     if args.json or args.output_format == "json":
         value: dict[str, Any] = {
             "fixed": str(target.resolve()),
