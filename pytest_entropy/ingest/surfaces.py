@@ -128,12 +128,28 @@ def _load_surface_value(source: str) -> Any:
         )
     values: list[Any] = []
     for name in sorted(names, key=code_unit_key):
-        value = _load_surface_file(os.path.join(source, name))
+        value = _listed_tools(_load_surface_file(os.path.join(source, name)))
         if type(value) is list:
             values.extend(value)
         else:
             values.append(value)
     return values
+
+
+def _listed_tools(value: Any) -> Any:
+    """A file's tools where it wraps them in a document: an MCP ``tools/list`` result (or
+    its JSON-RPC response), an OpenAI or Anthropic ``{"tools": [...]}`` request, a
+    ToolBench answer's ``answer_generation.function``; else the value as it is. A
+    directory's files are concatenated tool by tool, so each document gives its tools."""
+    if type(value) is not dict or "actions" in value:
+        return value
+    if type(value.get("result")) is dict and "jsonrpc" in value:
+        value = value["result"]
+    generation = value.get("answer_generation")
+    if type(generation) is dict and type(generation.get("function")) is list:
+        return generation["function"]
+    tools = value.get("tools")
+    return tools if type(tools) is list else value
 
 
 def load_surface(

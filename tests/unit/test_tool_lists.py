@@ -135,6 +135,37 @@ def test_directory_of_snap_files_in_name_order(tmp_path: Path) -> None:
     assert refs(load_surface(snaps)) == ["B_tool", "a_tool", "b_tool"]
 
 
+@pytest.mark.parametrize(
+    ("wrap", "surface_format"),
+    [
+        (lambda tools: {"tools": tools}, "auto"),
+        (lambda tools: {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}, "auto"),
+        (lambda tools: {"serverInfo": {"name": "s"}, "tools": tools}, "mcp"),
+    ],
+    ids=["tools-list-result", "json-rpc-response", "captured-listing"],
+)
+def test_a_directory_of_tool_list_documents_gives_their_tools(
+    tmp_path: Path, wrap: Any, surface_format: str
+) -> None:
+    # Each document was taken as one tool ("surface snapshot must be ...", "tool 0 has no
+    # name"): only directories of bare arrays or single tools worked.
+    tool = {"type": "object", "properties": {}}
+    write(tmp_path / "b.json", wrap([{"name": "b2", "inputSchema": tool}]))
+    write(
+        tmp_path / "a.json",
+        wrap([{"name": "a1", "inputSchema": tool}, {"name": "a2", "inputSchema": tool}]),
+    )
+    assert refs(load_surface(tmp_path, surface_format=surface_format)) == ["a1", "a2", "b2"]
+
+
+def test_a_directory_of_toolbench_answers_gives_their_functions(tmp_path: Path) -> None:
+    function = {"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}
+    for name in ("x", "y"):
+        answer = {"answer_generation": {"function": [{**function, "name": name}]}}
+        write(tmp_path / f"{name}.json", answer)
+    assert refs(load_surface(tmp_path, surface_format="toolbench")) == ["x", "y"]
+
+
 def test_bfcl_dialect_mapping() -> None:
     schema = {
         "type": "dict",
