@@ -185,7 +185,7 @@ fn into_python<'py>(py: Python<'py>, root: Value<'_>) -> PyResult<Bound<'py, PyA
 }
 
 /// WTF-8 bytes as a Python `str` (lone surrogates kept, as `surrogatepass` reads them).
-fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     match std::str::from_utf8(bytes) {
         Ok(valid) => Ok(PyString::new(py, valid).into_any()),
         Err(_) => PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass")),

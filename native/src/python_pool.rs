@@ -15,7 +15,8 @@ use crate::pool::{Counts, Entries};
 
 /// 2**53, the bound of JavaScript's exact integers, as a double.
 const SAFE: f64 = crate::jsnum::TWO_53 as f64;
-use crate::python_tallies::{text, wtf8};
+use crate::python::text;
+use crate::python_tallies::wtf8;
 
 /// A window's counts, kept in the core until the pool writes them.
 #[pyclass(module = "pytest_entropy._core")]

@@ -22,24 +22,16 @@
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::audit::{self, Observation};
 use crate::evidence::{self, Operation};
 use crate::json::{self, JsString, Object, Value};
 use crate::pool;
-use crate::python::{to_python, Names};
+use crate::python::{text, to_python, Names};
 use crate::replay::{self, ReplayChecks, Surface};
 use crate::tallies::{Tallies, TrialCalls};
 use crate::trial::{self, Checks, Kind, RefSpec, Side};
-
-/// A WTF-8 string as a Python `str` (a lone surrogate through `surrogatepass`).
-pub(crate) fn text<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(PyString::new(py, text).into_any()),
-        Err(_) => PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass")),
-    }
-}
 
 /// A Python `str` as WTF-8 bytes (a lone surrogate through `surrogatepass`).
 pub(crate) fn wtf8(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
