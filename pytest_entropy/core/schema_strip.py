@@ -41,42 +41,36 @@ ANNOTATION_KEYWORDS: Final = frozenset(
 )
 
 
+# Where a value sits, for what stripping does to it: a schema (annotations go), a map of
+# names to schemas (``properties``: every name stays), or a verbatim value (``enum``).
+_SCHEMA, _NAMES, _VERBATIM = 0, 1, 2
+_NAMED_SCHEMAS: Final = ("properties", "patternProperties", "$defs", "definitions")
+
+
 def strip_annotations(schema: Any) -> Any:
     """The schema without annotation keywords at any depth (``properties`` names kept)."""
     from pytest_entropy.core.tree_map import map_tree
 
-    return map_tree(schema, _strip_node)
+    return map_tree((schema, _SCHEMA), _strip_node)
 
 
-_NAMED_SCHEMAS: Final = ("properties", "patternProperties", "$defs", "definitions")
-
-
-def _strip_node(schema: Any, pending: list[tuple[Any, Any, Any]]) -> Any:
-    from pytest_entropy.core.tree_map import later_list, later_map
-
-    if type(schema) is list:
-        return later_list(schema, pending)
-    if type(schema) is not dict:
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _NAMED_SCHEMAS and type(value) is dict:
-            out[key] = later_map(value, pending)
-        elif key in ("enum", "const"):
-            out[key] = value
-        elif key not in ANNOTATION_KEYWORDS or key in ("$defs", "definitions"):
-            out[key] = None
-            pending.append((out, key, value))
+def _strip_node(item: tuple[Any, int], pending: list[tuple[Any, Any, Any]]) -> Any:
+    """One node's copy as :func:`_stripped_members` keeps it: a verbatim value stays the
+    very object, every other member is queued with where it sits."""
+    node, where = item
+    members = _stripped_members(node, where)
+    if members is None:
+        return node
+    out: Any = [None] * len(node) if type(node) is list else {}
+    for key, child, inner in members:
+        out[key] = child if inner == _VERBATIM else None
+        if inner != _VERBATIM:
+            pending.append((out, key, (child, inner)))
     return out
 
 
 def same_schema(a: Any, b: Any) -> bool:
     return a is b or canonical_json(strip_annotations(a)) == canonical_json(strip_annotations(b))
-
-
-# Where a value sits, for what stripping does to it: a schema (annotations go), a map of
-# names to schemas (``properties``: every name stays), or a verbatim value (``enum``).
-_SCHEMA, _NAMES, _VERBATIM = 0, 1, 2
 
 
 class StrippedDigests:
@@ -132,8 +126,9 @@ class StrippedDigests:
 
 
 def _stripped_members(node: Any, where: int) -> list[tuple[Any, Any, int]] | None:
-    """What :func:`strip_annotations` keeps of a container, ``(key, value, where)`` each
-    (``None``: not a container)."""
+    """What stripping keeps of a container, ``(key, value, where)`` each (``None``: not a
+    container): the one statement of the rules, which :func:`strip_annotations` and
+    :class:`StrippedDigests` both follow."""
     if type(node) is list:
         return [
             (index, item, _VERBATIM if where == _VERBATIM else _SCHEMA)
