@@ -77,31 +77,34 @@ class Node:
     cut: bool = False
 
 
-def _children(node: Node) -> list[Node]:
-    schema = node.schema
-    children: list[Node] = []
+def _steps(schema: Any, depth: int) -> Iterator[tuple[str, Any, int, str]]:
+    """The subschemas right below ``schema`` (at ``depth``), in document order: each as
+    ``(pointer suffix, subschema, depth, keyword)``; the one statement of what the walk
+    enters and what adds a level."""
     if type(schema) is not dict:
-        return children
+        return
     for keyword, value in schema.items():
         if keyword in _ONE and type(value) in (dict, bool):
-            depth = node.depth + (1 if _ONE[keyword] else 0)
-            children.append(Node(f"{node.pointer}/{escape(keyword)}", value, depth, keyword))
+            yield f"/{escape(keyword)}", value, depth + (1 if _ONE[keyword] else 0), keyword
         elif keyword == "items" and type(value) is list:
             for index, item in enumerate(value):
-                children.append(
-                    Node(f"{node.pointer}/items/{index}", item, node.depth + 1, "items")
-                )
+                yield f"/items/{index}", item, depth + 1, "items"
         elif keyword in _MANY and type(value) is list:
-            depth = node.depth + (1 if _MANY[keyword] else 0)
+            inner = depth + (1 if _MANY[keyword] else 0)
             for index, item in enumerate(value):
-                children.append(Node(f"{node.pointer}/{keyword}/{index}", item, depth, keyword))
+                yield f"/{keyword}/{index}", item, inner, keyword
         elif keyword in _MAP and type(value) is dict:
             adds = _MAP[keyword]
+            inner = 1 if adds is None else depth + (1 if adds else 0)
             for name, item in value.items():
-                depth = 1 if adds is None else node.depth + (1 if adds else 0)
-                pointer = f"{node.pointer}/{escape(keyword)}/{escape(name)}"
-                children.append(Node(pointer, item, depth, keyword))
-    return children
+                yield f"/{escape(keyword)}/{escape(name)}", item, inner, keyword
+
+
+def _children(node: Node) -> list[Node]:
+    return [
+        Node(node.pointer + suffix, value, depth, keyword)
+        for suffix, value, depth, keyword in _steps(node.schema, node.depth)
+    ]
 
 
 def subschemas(root: Any) -> Iterator[Node]:
@@ -127,25 +130,13 @@ def subschemas(root: Any) -> Iterator[Node]:
 
 
 def nesting_depth(root: Any) -> int:
-    """The deepest :attr:`Node.depth` in ``root``, at any nesting (no pointers are built)."""
+    """The deepest :attr:`Node.depth` in ``root``, at any nesting (no pointers are kept)."""
     deepest = 0
     stack = [(root, 1)]
     while stack:
         schema, depth = stack.pop()
         deepest = max(deepest, depth)
-        if type(schema) is not dict:
-            continue
-        for keyword, value in schema.items():
-            if keyword in _ONE and type(value) in (dict, bool):
-                stack.append((value, depth + (1 if _ONE[keyword] else 0)))
-            elif keyword == "items" and type(value) is list:
-                stack.extend((item, depth + 1) for item in value)
-            elif keyword in _MANY and type(value) is list:
-                stack.extend((item, depth + (1 if _MANY[keyword] else 0)) for item in value)
-            elif keyword in _MAP and type(value) is dict:
-                adds = _MAP[keyword]
-                for item in value.values():
-                    stack.append((item, 1 if adds is None else depth + (1 if adds else 0)))
+        stack.extend((value, inner) for _, value, inner, _ in _steps(schema, depth))
     return deepest
 
 
