@@ -143,13 +143,12 @@ def _listed_tools(value: Any) -> Any:
     directory's files are concatenated tool by tool, so each document gives its tools."""
     if type(value) is not dict or "actions" in value:
         return value
-    if type(value.get("result")) is dict and "jsonrpc" in value:
-        value = value["result"]
+    from pytest_entropy.ingest.tool_lists import tool_array
+
     generation = value.get("answer_generation")
-    if type(generation) is dict and type(generation.get("function")) is list:
-        return generation["function"]
-    tools = value.get("tools")
-    return tools if type(tools) is list else value
+    found = tool_array(generation, "function") if type(generation) is dict else None
+    found = tool_array(value, "tools") if found is None else found
+    return value if found is None else found
 
 
 def load_surface(

@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Any, Final, TypeAlias
 
-__all__ = ["FORMATS", "NO_PARAMETERS", "SNAPSHOT_FORMAT", "detect_surface_format"]
+__all__ = ["FORMATS", "NO_PARAMETERS", "SNAPSHOT_FORMAT", "detect_surface_format", "tool_array"]
 
 # (name, schema, description or None, or a dict of MCP tool fields); what the third item
 # holds is kept only for ``lint`` and ``export`` (``load_surface(..., tool_fields=True)``),
@@ -66,8 +66,9 @@ def _named(entry: Any, position: int, source: str, what: str) -> dict[str, Any]:
     return entry
 
 
-def _listed(value: Any, source: str, *keys: str) -> list[Any]:
-    """The tool array: the value itself, or under one of ``keys`` (``result`` unwrapped)."""
+def tool_array(value: Any, *keys: str) -> list[Any] | None:
+    """The tool array: the value itself, or under one of ``keys`` (a JSON-RPC response's
+    ``result`` unwrapped); ``None`` when there is none."""
     if type(value) is dict and type(value.get("result")) is dict and "jsonrpc" in value:
         value = value["result"]
     if type(value) is list:
@@ -77,7 +78,15 @@ def _listed(value: Any, source: str, *keys: str) -> list[Any]:
             items = value.get(key)
             if type(items) is list:
                 return items
-    raise _fail(source, f"no tool list found (expected an array or {', '.join(keys)})")
+    return None
+
+
+def _listed(value: Any, source: str, *keys: str) -> list[Any]:
+    """:func:`tool_array`, or the error saying none was found."""
+    found = tool_array(value, *keys)
+    if found is None:
+        raise _fail(source, f"no tool list found (expected an array or {', '.join(keys)})")
+    return found
 
 
 # ----------------------------------------------------------------------------- readers
