@@ -170,11 +170,7 @@ def test_a_command_imports_its_own_module_only() -> None:
     assert dataclass_uses == []
     # With the Rust core, the surface's parse and the report's text are the core's: orjson
     # (and the uuid, platform and datetime it imports) is never loaded (issue 32).
-    refused = any(
-        os.environ.get(variable, "").strip() not in ("", "0")
-        for variable in ("PYTEST_ENTROPY_PURE", "PYTEST_ENTROPY_NO_NATIVE")
-    )
-    if native_core.core_available() and not refused:
+    if not _plain_forced():
         assert "orjson" not in modules
         # Nor, then, what orjson itself imports.
         assert [name for name in ("dataclasses", "inspect", "uuid") if name in modules] == []
