@@ -127,15 +127,11 @@ def native_directory_files(path: PathT, special: list[PathT] | None = None) -> l
             continue
         if is_listed_file(entry):
             names.append(entry.name)
-        elif special is not None and not _is_directory(entry.path):
+        elif special is not None and not os.path.isdir(entry.path):
             special.append(path_like(path, join_path(path, entry.name)))
     if special:
         special.sort(key=lambda item: code_unit_key(os.fspath(item)))
     return [path_like(path, join_path(path, name)) for name in sorted(names, key=code_unit_key)]
-
-
-def _is_directory(path: str) -> bool:
-    return os.path.isdir(path)
 
 
 def sorted_files(
@@ -162,7 +158,7 @@ def sorted_files(
                 relative = os.path.relpath(full, top).replace(os.sep, "/")
                 if is_listed_file(full):
                     found.append((relative, full))
-                elif not _is_directory(full):
+                elif not os.path.isdir(full):
                     passed.append((relative, full))
     else:
         for entry in os.scandir(top):
@@ -170,7 +166,7 @@ def sorted_files(
                 continue
             if is_listed_file(entry):
                 found.append((entry.name, join_path(top, entry.name)))
-            elif not _is_directory(entry.path):
+            elif not os.path.isdir(entry.path):
                 passed.append((entry.name, join_path(top, entry.name)))
     found.sort(key=lambda item: code_unit_key(item[0]))
     if special is not None:
