@@ -19,7 +19,7 @@ from pytest_entropy.ingest.paths import as_path
 from pytest_entropy.ingest.surfaces import load_repairs_with_notes
 from pytest_entropy.report.names import terminal_line
 from pytest_entropy.run.corpus import EngineOptions, SourceFile, source_files
-from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
+from pytest_entropy.run.empty import check_not_empty
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT
 from pytest_entropy.sources.locate import session_source_listing
 from pytest_entropy.sources.urls import is_url
@@ -495,7 +495,7 @@ def check_corpus(
     output ``shows_diagnostics``, the lines it skipped inside the files."""
     import sys
 
-    from pytest_entropy.report.text import skipped_lines_warning
+    from pytest_entropy.report.text import corpus_warnings
 
     check_strict(args, diagnostics)
     check_not_empty(
@@ -503,12 +503,8 @@ def check_corpus(
         allow_empty=allow_empty_of(args),
         session_format=getattr(args, "format", None) or "auto",
     )
-    warnings = [skipped_files_warning(diagnostics)]
-    if not shows_diagnostics:
-        warnings.append(skipped_lines_warning(diagnostics))
-    for warning in warnings:
-        if warning is not None:
-            (err or sys.stderr).write(terminal_line(warning) + "\n")
+    for warning in corpus_warnings(diagnostics, lines=not shows_diagnostics):
+        (err or sys.stderr).write(terminal_line(warning) + "\n")
 
 
 def check_strict(args: argparse.Namespace, diagnostics: ScanDiagnostics) -> None:

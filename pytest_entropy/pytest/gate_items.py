@@ -74,7 +74,7 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
     from pytest_entropy.ingest.base import ReadOptions
     from pytest_entropy.ingest.surfaces import load_repairs
     from pytest_entropy.run.corpus import measure_plan, read_corpus, source_files
-    from pytest_entropy.run.empty import check_not_empty, skipped_files_warning
+    from pytest_entropy.run.empty import check_not_empty
     from pytest_entropy.sources.locate import session_listing
     from pytest_entropy.sources.surface import load_surface
 
@@ -117,10 +117,9 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
         session_format=settings.session_format,
         flags="--entropy-",
     )
-    from pytest_entropy.report.text import skipped_lines_warning
+    from pytest_entropy.report.text import corpus_warnings
 
-    warning = skipped_files_warning(diagnostics, flags="--entropy-")
-    damaged = skipped_lines_warning(diagnostics)
+    warnings = corpus_warnings(diagnostics, flags="--entropy-")
     digest = surface_hash(surface) if surface is not None else ""
     report = read.state.finalize(surface, repairs, digest, metric_version=settings.metric_version)
     from pytest_entropy.core.meter import report_hash
@@ -130,7 +129,6 @@ def _measure_sessions(settings: EntropySettings) -> _Measured:
         "report": report.to_json(),
         "diagnostics": diagnostics.to_json(),
     }
-    warnings = [text for text in (warning, damaged) if text]
     return _Measured(report, warnings, document, surface)
 
 

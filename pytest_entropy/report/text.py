@@ -126,6 +126,20 @@ def diagnostics_lines(diagnostics: ScanDiagnostics) -> list[str]:
     return lines
 
 
+def corpus_warnings(
+    diagnostics: ScanDiagnostics, *, flags: str = "--", lines: bool = True
+) -> list[str]:
+    """The warnings a read leaves for stderr: the files it passed over (options spelt with
+    ``flags``) and, with ``lines`` (the output does not show the diagnostics), what it
+    skipped inside the files."""
+    from pytest_entropy.run.empty import skipped_files_warning
+
+    found = [skipped_files_warning(diagnostics, flags)]
+    if lines:
+        found.append(skipped_lines_warning(diagnostics))
+    return [warning for warning in found if warning is not None]
+
+
 def skipped_lines_warning(diagnostics: ScanDiagnostics) -> str | None:
     """``warning: ...`` for the commands whose output does not carry the diagnostics: the
     unusable lines, guard failures and unusable audit records a read skipped, with the first
