@@ -32,12 +32,6 @@ from pytest_entropy.core.regex import (
     watch_unenforced,
 )
 from pytest_entropy.core.typing_lite import TypeVar
-from pytest_entropy.ingest.base import (
-    SKIPPED_COMPANION,
-    SKIPPED_SPECIAL,
-    SKIPPED_SURFACE,
-    special_file_problem,
-)
 from pytest_entropy.ingest.native import SessionEvidence
 from pytest_entropy.ingest.native_tallies import CoreCarry
 from pytest_entropy.ingest.paths import as_path
@@ -66,7 +60,7 @@ from pytest_entropy.run.corpus_plan import (  # the records, here too under thei
     source_stamp,
 )
 from pytest_entropy.run.executor import ENGINES, SCHEDULER_TIMEOUT, map_merge
-from pytest_entropy.run.file_verdicts import NOT_CLAIMED, judge_file
+from pytest_entropy.run.file_verdicts import count_passed_over, judge_file
 from pytest_entropy.run.progress import ProgressSink, tracked_merge
 from pytest_entropy.sources.scan import ModelCursor, scan_source
 from pytest_entropy.sources.urls import is_url
@@ -150,16 +144,9 @@ class EngineOptions(Record, frozen=True):
         )
 
 
-def _skipped_part(source: SourceFile) -> CorpusPart:
+def _skipped_part(location: str, why: str) -> CorpusPart:
     part = CorpusPart()
-    if source.skip == SKIPPED_SURFACE:
-        part.diagnostics.surface_files += 1
-    elif source.skip == SKIPPED_COMPANION:
-        part.diagnostics.companion_files += 1
-    elif source.skip == SKIPPED_SPECIAL:
-        part.diagnostics.unreadable(source.location, special_file_problem(source.location))
-    else:
-        part.diagnostics.unrecognized(source.location, NOT_CLAIMED)
+    count_passed_over(part.diagnostics, location, why)
     return part
 
 
@@ -261,7 +248,7 @@ def _read_one(
     carry: CoreCarry | None = None,
 ) -> CorpusPart:
     if source.skip is not None:
-        return _skipped_part(source)
+        return _skipped_part(source.location, source.skip)
     if plan.check_stamps and source_stamp(source.location, plan.options) != source.stamp:
         return CorpusPart(changed=[source.location])
     stamp = source_stamp(source.location, plan.options) if plan.stamps else None

@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # typing is not imported on a command's way (issue 32)
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["NOT_CLAIMED", "NO_KNOWN_FORMAT", "judge_file"]
+__all__ = ["NOT_CLAIMED", "NO_KNOWN_FORMAT", "count_passed_over", "judge_file"]
 
 # Why a file is unrecognised: its lines were read and none was a session record, or (a
 # directory walk under --format auto) no reader's detector claimed it, so it was not read.
@@ -89,3 +89,24 @@ def _not_json_objects(location: str) -> str:
 def _add_damaged(diagnostics: ScanDiagnostics, name: str) -> None:
     if len(diagnostics.damaged_names) < ScanDiagnostics.NAME_LIMIT:
         diagnostics.damaged_names.append(name)
+
+
+def count_passed_over(diagnostics: ScanDiagnostics, location: str, why: str) -> None:
+    """Count one file a directory walk passed over (``why``: the listing's ``SKIPPED_*``)
+    as a read counts it: a surface or companion file, an unreadable odd entry (a FIFO, a
+    dangling link) with why, or an unrecognised file."""
+    from pytest_entropy.ingest.base import (
+        SKIPPED_COMPANION,
+        SKIPPED_SPECIAL,
+        SKIPPED_SURFACE,
+        special_file_problem,
+    )
+
+    if why == SKIPPED_SURFACE:
+        diagnostics.surface_files += 1
+    elif why == SKIPPED_COMPANION:
+        diagnostics.companion_files += 1
+    elif why == SKIPPED_SPECIAL:
+        diagnostics.unreadable(location, special_file_problem(location))
+    else:
+        diagnostics.unrecognized(location, NOT_CLAIMED)

@@ -40,12 +40,8 @@ from pytest_entropy.cli.common import (
 from pytest_entropy.core.errors import EntropyInputError
 from pytest_entropy.ingest.base import (
     NATIVE_FORMAT,
-    SKIPPED_COMPANION,
-    SKIPPED_SPECIAL,
-    SKIPPED_SURFACE,
     ReadOptions,
     open_session,
-    special_file_problem,
 )
 from pytest_entropy.ingest.diagnostics import ScanDiagnostics
 from pytest_entropy.ingest.guard import SignedOperation
@@ -54,7 +50,11 @@ from pytest_entropy.ingest.lines import iter_line_batches
 from pytest_entropy.ingest.native import SessionScanner
 from pytest_entropy.ingest.registry import resolve_format, session_reader
 from pytest_entropy.report.text import diagnostics_lines
-from pytest_entropy.run.file_verdicts import NO_KNOWN_FORMAT, NOT_CLAIMED, judge_file
+from pytest_entropy.run.file_verdicts import (
+    NO_KNOWN_FORMAT,
+    count_passed_over,
+    judge_file,
+)
 from pytest_entropy.sources.locate import session_listing
 
 __all__ = ["converted_name", "register", "run"]
@@ -111,14 +111,7 @@ def _inputs(
             path = Path(found)
             out.append((path, path.relative_to(root).as_posix() if named_directory else path.name))
         for skipped, why in listing.skipped:
-            if why == SKIPPED_SURFACE:
-                diagnostics.surface_files += 1
-            elif why == SKIPPED_COMPANION:
-                diagnostics.companion_files += 1
-            elif why == SKIPPED_SPECIAL:
-                diagnostics.unreadable(skipped, special_file_problem(skipped))
-            else:
-                diagnostics.unrecognized(skipped, NOT_CLAIMED)
+            count_passed_over(diagnostics, skipped, why)
     return out
 
 
